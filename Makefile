@@ -1,0 +1,41 @@
+# fourcorner — the two commands: `make serve` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: serve test lint typecheck layers unit install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@ $(STAMP)
+
+install: $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/fourcorner serve
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(TEST_STAMP)
+	$(BIN)/mypy
+
+layers: $(TEST_STAMP)
+	$(BIN)/lint-imports
+
+test: lint typecheck layers
+	$(BIN)/pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,95 @@
+"""Helpers shared by the token verifiers: time checks against an injectable clock, claim reading,
+and the translation of PyJWT's errors into ``Unauthorised`` (AT-1018)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import jwt
+
+from domain.clock import utc
+from domain.errors import Unauthorised
+
+Clock = Callable[[], datetime]
+
+LEEWAY_SECONDS = 30.0
+"""How far a token's ``exp``, ``nbf`` and ``iat`` may be off the verifier's clock."""
+
+# PyJWT checks times against its own clock; the verifiers check them against theirs instead.
+DECODE_OPTIONS: dict[str, Any] = {"verify_exp": False, "verify_nbf": False, "verify_iat": False}
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def now_from(clock: Clock) -> datetime:
+    """The clock's reading as an aware UTC datetime (a naive reading is taken to be UTC)."""
+    return utc(clock())
+
+
+def refusal(error: jwt.PyJWTError) -> Unauthorised:
+    """The ``Unauthorised`` that stands for one of PyJWT's refusals."""
+    if isinstance(error, jwt.InvalidSignatureError):
+        return Unauthorised(reason="the token's signature is not valid")
+    if isinstance(error, jwt.InvalidAlgorithmError):
+        return Unauthorised(reason="the token's signing algorithm is not accepted")
+    if isinstance(error, jwt.InvalidAudienceError):
+        return Unauthorised(reason="the token is not meant for this service (audience)")
+    if isinstance(error, jwt.InvalidIssuerError):
+        return Unauthorised(reason="the token was not issued by the expected issuer")
+    if isinstance(error, jwt.MissingRequiredClaimError):
+        return Unauthorised(reason=f"the token lacks the {error.claim!r} claim")
+    if isinstance(error, jwt.InvalidSubjectError):
+        return Unauthorised(reason="the token's subject is not valid")
+    if isinstance(error, jwt.DecodeError):
+        return Unauthorised(reason="the token is not a well-formed signed JWT")
+    if isinstance(error, jwt.InvalidKeyError | jwt.PyJWKError):
+        return Unauthorised(reason="the token's key cannot verify it")
+    return Unauthorised(reason="the token is not valid")
+
+
+def _numeric_date(claims: Mapping[str, Any], name: str) -> float | None:
+    value = claims.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise Unauthorised(reason=f"the token's {name!r} claim is not a time")
+    return float(value)
+
+
+def check_times(claims: Mapping[str, Any], now: datetime) -> datetime:
+    """Check ``exp`` (required), ``nbf`` and ``iat`` against ``now``; return the expiry time."""
+    exp = _numeric_date(claims, "exp")
+    if exp is None:
+        raise Unauthorised(reason="the token lacks the 'exp' claim")
+    current = now.timestamp()
+    if exp <= current - LEEWAY_SECONDS:
+        raise Unauthorised(reason="the token has expired")
+    nbf = _numeric_date(claims, "nbf")
+    if nbf is not None and nbf > current + LEEWAY_SECONDS:
+        raise Unauthorised(reason="the token is not valid yet")
+    iat = _numeric_date(claims, "iat")
+    if iat is not None and iat > current + LEEWAY_SECONDS:
+        raise Unauthorised(reason="the token was issued in the future")
+    try:
+        return datetime.fromtimestamp(exp, UTC)
+    except (OverflowError, OSError, ValueError) as e:
+        raise Unauthorised(reason="the token's 'exp' claim is not a time") from e
+
+
+def text_claim(claims: Mapping[str, Any], name: str) -> str:
+    """The claim's value when it is a string, else the empty string."""
+    value = claims.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def required_text(claims: Mapping[str, Any], name: str) -> str:
+    """The claim's value, unchanged; refused when it is missing, not a string or blank."""
+    value = text_claim(claims, name)
+    if not value.strip():
+        raise Unauthorised(reason=f"the token lacks the {name!r} claim")
+    return value

@@ -1,0 +1,182 @@
+"""The storage port in memory: serialisable units of work with copy-on-write rollback."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
+
+import attrs
+
+from application.storage import Collection, Page, Query, page_of
+from domain.errors import Conflict
+from domain.filtering import Condition, Scalar, evaluate, storable
+
+T = TypeVar("T")
+
+
+@attrs.define
+class _Table:
+    items: dict[str, Any] = attrs.field(factory=dict)
+    rows: dict[str, dict[str, Scalar]] = attrs.field(factory=dict)
+    search: dict[str, str] = attrs.field(factory=dict)
+
+    def copy(self) -> _Table:
+        return _Table(dict(self.items), dict(self.rows), dict(self.search))
+
+
+class InMemoryStorage:
+    """All state in one process's memory; units of work run one at a time."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, _Table] = {}
+        self._lock = asyncio.Lock()
+
+    def unit_of_work(self) -> InMemoryUnitOfWork:
+        return InMemoryUnitOfWork(self)
+
+    async def open(self) -> None:
+        return None
+
+    async def ping(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def _table(self, name: str) -> _Table:
+        return self._tables.setdefault(name, _Table())
+
+
+class InMemoryUnitOfWork:
+    def __init__(self, storage: InMemoryStorage) -> None:
+        self._storage = storage
+        self._working: dict[str, _Table] = {}
+
+    async def __aenter__(self) -> Self:
+        await self._storage._lock.acquire()
+        self._working = {}
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._working = {}
+        self._storage._lock.release()
+
+    async def commit(self) -> None:
+        self._storage._tables.update(self._working)
+        self._working = {}
+
+    async def rollback(self) -> None:
+        self._working = {}
+
+    def repository(self, collection: Collection[T]) -> InMemoryRepository[T]:
+        return InMemoryRepository(self, collection)
+
+    def _read(self, name: str) -> _Table:
+        return self._working.get(name) or self._storage._table(name)
+
+    def _write(self, name: str) -> _Table:
+        if name not in self._working:
+            self._working[name] = self._storage._table(name).copy()
+        return self._working[name]
+
+
+def _sort_key(row: dict[str, Scalar]) -> tuple[str, str]:
+    return (str(row["createdAt"]), str(row["id"]))
+
+
+class InMemoryRepository(Generic[T]):
+    def __init__(self, uow: InMemoryUnitOfWork, collection: Collection[T]) -> None:
+        self._uow = uow
+        self._c = collection
+
+    async def get(self, ident: object) -> T | None:
+        item: T | None = self._uow._read(self._c.name).items.get(str(ident))
+        return item
+
+    def _matching(self, equals: dict[str, Scalar]) -> list[T]:
+        table = self._uow._read(self._c.name)
+        wanted = {k: storable(v) for k, v in equals.items()}
+        for k in wanted:
+            if k not in self._c.columns:
+                raise KeyError(f"{k} is not a column of {self._c.name}")
+        keys = [
+            ident
+            for ident, row in table.rows.items()
+            if all(row[k] == v and row[k] is not None for k, v in wanted.items())
+        ]
+        keys.sort(key=lambda i: _sort_key(table.rows[i]))
+        return [table.items[i] for i in keys]
+
+    async def first(self, **equals: Scalar) -> T | None:
+        found = self._matching(equals)
+        return found[0] if found else None
+
+    async def all(self, **equals: Scalar) -> list[T]:
+        return self._matching(equals)
+
+    async def count(self, **equals: Scalar) -> int:
+        return len(self._matching(equals))
+
+    def _check_unique(self, table: _Table, ident: str, row: dict[str, Scalar]) -> None:
+        for group in self._c.unique:
+            key = tuple(row[c] for c in group)
+            if any(v is None for v in key):
+                continue
+            for other_id, other in table.rows.items():
+                if other_id != ident and tuple(other[c] for c in group) == key:
+                    raise Conflict(reason=f"a {self._c.name} record with this {', '.join(group)}")
+
+    async def add(self, item: T) -> None:
+        row = self._c.row(item)
+        ident = str(row["id"])
+        table = self._uow._write(self._c.name)
+        if ident in table.items:
+            raise Conflict(reason=f"a {self._c.name} record with id {ident} exists")
+        self._check_unique(table, ident, row)
+        self._put(table, ident, item, row)
+
+    async def update(self, item: T) -> None:
+        row = self._c.row(item)
+        ident = str(row["id"])
+        table = self._uow._write(self._c.name)
+        self._check_unique(table, ident, row)
+        self._put(table, ident, item, row)
+
+    def _put(self, table: _Table, ident: str, item: T, row: dict[str, Scalar]) -> None:
+        table.items[ident] = item
+        table.rows[ident] = row
+        table.search[ident] = self._c.search_text(item)
+
+    async def remove(self, ident: object) -> bool:
+        key = str(ident)
+        if key not in self._uow._read(self._c.name).items:
+            return False
+        table = self._uow._write(self._c.name)
+        del table.items[key], table.rows[key], table.search[key]
+        return True
+
+    async def list(self, query: Query) -> Page[T]:
+        table = self._uow._read(self._c.name)
+        needle = query.search.lower() if query.search else None
+        after = (query.after.created_at, query.after.id) if query.after else None
+        chosen: list[str] = []
+        for ident, row in table.rows.items():
+            if after is not None and _sort_key(row) <= after:
+                continue
+            if needle is not None and needle not in table.search[ident]:
+                continue
+            if all(_holds(c, row) for c in query.where):
+                chosen.append(ident)
+        chosen.sort(key=lambda i: _sort_key(table.rows[i]))
+        rows = [table.items[i] for i in chosen[: query.limit + 1]]
+        return page_of(self._c, rows, query.limit)
+
+
+def _holds(condition: Condition, row: dict[str, Scalar]) -> bool:
+    return evaluate(condition.op, row[condition.field.name], condition.stored_value)

@@ -1,0 +1,29 @@
+"""Who is calling: the identity a verified bearer token carries, and the port that verifies it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+import attrs
+
+
+@attrs.frozen
+class Identity:
+    """A verified token's claims that the service uses.
+
+    ``subject`` becomes the user's id; a user record is created from these claims on the first
+    authenticated call.
+    """
+
+    subject: str
+    email: str
+    name: str = ""
+    superadmin: bool = False
+    expires_at: datetime | None = None
+
+
+class TokenVerifier(Protocol):
+    """Verifies a bearer token and returns its identity; raises ``domain.errors.Unauthorised``."""
+
+    async def verify(self, token: str) -> Identity: ...

@@ -1,0 +1,175 @@
+"""The storage port: a unit of work over typed collections, queried by the filter language.
+
+Every aggregate is a ``Collection``: a record type plus the columns it is found and filtered
+by. Adapters (memory, SQLite, PostgreSQL) store the whole record and index those columns; the
+contract suite in ``tests/contract`` checks that they agree. Lists page by keyset on
+(``createdAt``, ``id``), so a page costs the same whatever its number.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+import attrs
+
+from domain.errors import InvalidCursor
+from domain.filtering import Condition, FieldSpec, Scalar
+
+T = TypeVar("T")
+
+MAX_LIMIT = 500
+DEFAULT_LIMIT = 100
+
+
+@attrs.frozen
+class Collection(Generic[T]):
+    """An aggregate's storage description.
+
+    ``columns`` are stored beside the record (by their JSON field names) and may be used in
+    ``Query.where`` and ``first``/``all``; ``filterable`` names those a client may filter on;
+    ``search`` names the string columns that free-text search covers; ``unique`` lists column
+    tuples that are unique together (``None`` values never clash).
+    """
+
+    name: str
+    type: type[T]
+    columns: Mapping[str, FieldSpec]
+    filterable: frozenset[str]
+    search: tuple[str, ...] = ()
+    unique: tuple[tuple[str, ...], ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        for required in ("id", "createdAt"):
+            if required not in self.columns:
+                raise ValueError(f"collection {self.name} needs a column {required}")
+        for group in self.unique:
+            for col in group:
+                if col not in self.columns:
+                    raise ValueError(f"unique column {col} of {self.name} is not a column")
+
+    @property
+    def filters(self) -> dict[str, FieldSpec]:
+        return {n: s for n, s in self.columns.items() if n in self.filterable}
+
+    def row(self, item: T) -> dict[str, Scalar]:
+        """The column values of ``item`` in stored form."""
+        return {name: spec.column(item) for name, spec in self.columns.items()}
+
+    def search_text(self, item: T) -> str:
+        """The lower-cased text that free-text search looks in."""
+        return "\x1f".join(str(self.columns[n].get(item) or "") for n in self.search).lower()
+
+
+@attrs.frozen
+class Cursor:
+    """Where a page ends: the (sortable createdAt, id) of its last record."""
+
+    created_at: str
+    id: str
+
+    def encode(self) -> str:
+        raw = f"{self.created_at}|{self.id}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+            created_at, ident = raw.split("|", 1)
+        except (ValueError, UnicodeDecodeError, binascii.Error):
+            raise InvalidCursor() from None
+        if len(created_at) != 27 or not ident or len(ident) > 200:
+            raise InvalidCursor()
+        return cls(created_at, ident)
+
+
+@attrs.frozen
+class Query:
+    where: tuple[Condition, ...] = ()
+    search: str | None = None
+    after: Cursor | None = None
+    limit: int = DEFAULT_LIMIT
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None
+
+
+def page_of(collection: Collection[Any], rows: Sequence[T], limit: int) -> Page[T]:
+    """Cut ``limit + 1`` fetched records to a page and its cursor."""
+    if len(rows) <= limit:
+        return Page(list(rows), None)
+    items = list(rows[:limit])
+    last = items[-1]
+    created = collection.columns["createdAt"].column(last)
+    ident = collection.columns["id"].column(last)
+    return Page(items, Cursor(str(created), str(ident)).encode())
+
+
+class Repository(Protocol[T]):
+    async def get(self, ident: object) -> T | None: ...
+
+    async def first(self, **equals: Scalar) -> T | None:
+        """The first record (in list order) whose columns equal the given values."""
+        ...
+
+    async def all(self, **equals: Scalar) -> list[T]:
+        """Every record whose columns equal the given values, in list order."""
+        ...
+
+    async def add(self, item: T) -> None:
+        """Insert; ``domain.errors.Conflict`` when the id or a unique column group clashes."""
+        ...
+
+    async def update(self, item: T) -> None:
+        """Replace the stored record with the same id; ``Conflict`` on a unique clash."""
+        ...
+
+    async def remove(self, ident: object) -> bool: ...
+
+    async def list(self, query: Query) -> Page[T]: ...
+
+    async def count(self, **equals: Scalar) -> int: ...
+
+
+class UnitOfWork(Protocol):
+    """``async with uow: ...; await uow.commit()`` — anything not committed is rolled back."""
+
+    def repository(self, collection: Collection[T]) -> Repository[T]: ...
+
+    async def commit(self) -> None: ...
+
+    async def rollback(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(self) -> UnitOfWork: ...
+
+
+class Storage(Protocol):
+    """A storage adapter's life cycle: open (and migrate), check, close."""
+
+    def unit_of_work(self) -> UnitOfWork: ...
+
+    async def open(self) -> None: ...
+
+    async def ping(self) -> None:
+        """Raise ``domain.errors.ServiceUnavailable`` when the store cannot be reached."""
+        ...
+
+    async def close(self) -> None: ...

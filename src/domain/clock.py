@@ -1,0 +1,31 @@
+"""Time values as the interface writes them: UTC, ISO 8601 ending in ``Z`` with a fraction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utc(dt: datetime) -> datetime:
+    """The same instant in UTC; a naive datetime is taken to be UTC already."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def iso(dt: datetime) -> str:
+    """``2026-01-02T10:00:00.123Z``: millisecond precision, UTC, ``Z``."""
+    dt = utc(dt)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def sortable(dt: datetime) -> str:
+    """A fixed-width microsecond UTC form whose string order is time order (for storage keys)."""
+    return utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp; one without a zone is taken to be UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    return utc(datetime.fromisoformat(value))

@@ -1,0 +1,412 @@
+"""The error catalogue: every error the service reports, with its stable code.
+
+Each error is a plain exception carrying data. Its ``kind`` says what sort of refusal it is;
+the HTTP edge maps kinds to status codes (see ``entrypoints.http.errors``). Codes are stable
+once released; ``AT-1018`` and ``AT-1120`` are fixed by the interface specification.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+import attrs
+
+
+class ErrorKind(enum.Enum):
+    INVALID = "invalid"  # 400
+    UNAUTHORISED = "unauthorised"  # 401
+    FORBIDDEN = "forbidden"  # 403
+    NOT_FOUND = "not_found"  # 404
+    METHOD_NOT_ALLOWED = "method_not_allowed"  # 405
+    CONFLICT = "conflict"  # 409
+    TOO_LARGE = "too_large"  # 413
+    UNSUPPORTED_MEDIA = "unsupported_media"  # 415
+    RULE = "rule"  # 422
+    UNAVAILABLE = "unavailable"  # 503
+    INTERNAL = "internal"  # 500
+
+
+@attrs.frozen
+class Detail:
+    """One problem with one part of the input; ``field`` is a JSON path (``$.contacts[0]``)."""
+
+    field: str
+    problem: str
+
+
+@attrs.define(eq=False, slots=False)
+class DomainError(Exception):
+    """Base of every error of the catalogue."""
+
+    code: ClassVar[str] = "AT-1599"
+    kind: ClassVar[ErrorKind] = ErrorKind.INTERNAL
+    title: ClassVar[str] = "Internal error"
+
+    def message(self) -> str:
+        return self.title
+
+    def details(self) -> list[Detail]:
+        return []
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message()}"
+
+
+# --- 400: the input is malformed ---------------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class MalformedBody(DomainError):
+    code = "AT-1000"
+    kind = ErrorKind.INVALID
+    title = "The request body is not well-formed"
+    reason: str = "the body is not valid JSON"
+
+    def message(self) -> str:
+        return f"The request body is not well-formed: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class InvalidInput(DomainError):
+    code = "AT-1001"
+    kind = ErrorKind.INVALID
+    title = "The request has invalid fields"
+    problems: list[Detail] = attrs.field(factory=list)
+
+    def message(self) -> str:
+        if len(self.problems) == 1:
+            p = self.problems[0]
+            return f"Invalid value at {p.field}: {p.problem}."
+        return f"The request has {len(self.problems)} invalid fields."
+
+    def details(self) -> list[Detail]:
+        return list(self.problems)
+
+    @classmethod
+    def one(cls, field: str, problem: str) -> InvalidInput:
+        return cls([Detail(field, problem)])
+
+
+@attrs.define(eq=False, slots=False)
+class InvalidFilter(DomainError):
+    code = "AT-1004"
+    kind = ErrorKind.INVALID
+    title = "Invalid filter"
+    expression: str = ""
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"Invalid filter {self.expression!r}: {self.reason}."
+
+    def details(self) -> list[Detail]:
+        return [Detail("filter", f"{self.expression}: {self.reason}")]
+
+
+@attrs.define(eq=False, slots=False)
+class InvalidCursor(DomainError):
+    code = "AT-1005"
+    kind = ErrorKind.INVALID
+    title = "Invalid cursor"
+
+    def message(self) -> str:
+        return "The cursor is not one this service issued for this list."
+
+
+@attrs.define(eq=False, slots=False)
+class InvalidIdentifier(DomainError):
+    """A participant or legal identifier broke a rule of its scheme ("0088: check digit ...")."""
+
+    code = "AT-1006"
+    kind = ErrorKind.INVALID
+    title = "Invalid identifier"
+    value: str = ""
+    rule: str = ""
+    field: str = "participantIdentifier"
+
+    def message(self) -> str:
+        return f"Invalid identifier {self.value!r}: {self.rule}."
+
+    def details(self) -> list[Detail]:
+        return [Detail(f"$.{self.field}", self.rule)]
+
+
+# --- 401 / 403: who is calling, and may they -----------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class Unauthorised(DomainError):
+    code = "AT-1018"
+    kind = ErrorKind.UNAUTHORISED
+    title = "Unauthorised"
+    reason: str = "no valid credentials were presented"
+
+    def message(self) -> str:
+        return f"Unauthorised: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class RoleNotPermitted(DomainError):
+    code = "AT-1019"
+    kind = ErrorKind.FORBIDDEN
+    title = "Role not permitted"
+    required: str = ""
+    held: str = ""
+
+    def message(self) -> str:
+        return f"This operation needs the role {self.required}; the caller has {self.held}."
+
+
+@attrs.define(eq=False, slots=False)
+class NotAMember(DomainError):
+    code = "AT-1020"
+    kind = ErrorKind.FORBIDDEN
+    title = "Not a member of the organisation"
+    org_id: str = ""
+
+    def message(self) -> str:
+        return "The caller is not a member of this organisation."
+
+
+@attrs.define(eq=False, slots=False)
+class ModeNotPermitted(DomainError):
+    code = "AT-1021"
+    kind = ErrorKind.FORBIDDEN
+    title = "Not allowed in the organisation's mode"
+    mode: str = ""
+    action: str = ""
+
+    def message(self) -> str:
+        return f"An organisation in mode {self.mode} may not {self.action}."
+
+
+@attrs.define(eq=False, slots=False)
+class Forbidden(DomainError):
+    code = "AT-1022"
+    kind = ErrorKind.FORBIDDEN
+    title = "Forbidden"
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"Forbidden: {self.reason}."
+
+
+# --- 404 / 405 ------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class NotFound(DomainError):
+    code = "AT-1040"
+    kind = ErrorKind.NOT_FOUND
+    title = "Not found"
+    resource: str = "resource"
+    ident: str = ""
+
+    def message(self) -> str:
+        return f"No {self.resource} with id {self.ident!r}."
+
+
+@attrs.define(eq=False, slots=False)
+class RouteNotFound(DomainError):
+    code = "AT-1041"
+    kind = ErrorKind.NOT_FOUND
+    title = "No such route"
+    path: str = ""
+
+    def message(self) -> str:
+        return f"No route matches {self.path!r}."
+
+
+@attrs.define(eq=False, slots=False)
+class MethodNotAllowed(DomainError):
+    code = "AT-1042"
+    kind = ErrorKind.METHOD_NOT_ALLOWED
+    title = "Method not allowed"
+    method: str = ""
+
+    def message(self) -> str:
+        return f"Method {self.method} is not allowed on this route."
+
+
+# --- 409: conflicts with the stored state ---------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class Conflict(DomainError):
+    code = "AT-1090"
+    kind = ErrorKind.CONFLICT
+    title = "Conflict"
+    reason: str = "the resource already exists"
+
+    def message(self) -> str:
+        return f"Conflict: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class DuplicateOrganisation(DomainError):
+    code = "AT-1091"
+    kind = ErrorKind.CONFLICT
+    title = "Organisation exists"
+    legal_identifier_code: str = ""
+    legal_identifier: str = ""
+
+    def message(self) -> str:
+        return (
+            "An organisation with legal identifier "
+            f"{self.legal_identifier_code} {self.legal_identifier} already exists."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class AlreadyMember(DomainError):
+    code = "AT-1092"
+    kind = ErrorKind.CONFLICT
+    title = "Already a member"
+    user_id: str = ""
+
+    def message(self) -> str:
+        return f"User {self.user_id} is already a member of, or waiting to join, the organisation."
+
+
+@attrs.define(eq=False, slots=False)
+class LastOrgAdmin(DomainError):
+    code = "AT-1093"
+    kind = ErrorKind.CONFLICT
+    title = "Last orgadmin"
+
+    def message(self) -> str:
+        return "An organisation keeps at least one orgadmin; this change would remove the last."
+
+
+@attrs.define(eq=False, slots=False)
+class NoModeChangePending(DomainError):
+    code = "AT-1094"
+    kind = ErrorKind.CONFLICT
+    title = "No mode change request pending"
+
+    def message(self) -> str:
+        return "The organisation mode changes only while a mode change request is pending."
+
+
+@attrs.define(eq=False, slots=False)
+class InUse(DomainError):
+    code = "AT-1095"
+    kind = ErrorKind.CONFLICT
+    title = "Resource in use"
+    resource: str = ""
+    ident: str = ""
+    used_by: str = ""
+
+    def message(self) -> str:
+        return f"The {self.resource} {self.ident} is in use by {self.used_by}."
+
+
+@attrs.define(eq=False, slots=False)
+class NotPending(DomainError):
+    code = "AT-1096"
+    kind = ErrorKind.CONFLICT
+    title = "Not pending"
+    member_id: str = ""
+
+    def message(self) -> str:
+        return f"Member {self.member_id} has no pending request to join."
+
+
+# --- 413 / 415 ------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class BodyTooLarge(DomainError):
+    code = "AT-1002"
+    kind = ErrorKind.TOO_LARGE
+    title = "Body too large"
+    limit: int = 0
+
+    def message(self) -> str:
+        return f"The request body is larger than the limit of {self.limit} bytes."
+
+
+@attrs.define(eq=False, slots=False)
+class UnsupportedMediaType(DomainError):
+    code = "AT-1003"
+    kind = ErrorKind.UNSUPPORTED_MEDIA
+    title = "Unsupported media type"
+    got: str = ""
+    expected: str = "application/json"
+
+    def message(self) -> str:
+        return f"Content type {self.got or '(none)'} is not accepted here; send {self.expected}."
+
+
+# --- 422: a business rule refused the request -----------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class ModeChangeNeedsBusinessContact(DomainError):
+    code = "AT-1120"
+    kind = ErrorKind.RULE
+    title = "Mode change needs a BUSINESS contact"
+    org_id: str = ""
+
+    def message(self) -> str:
+        return "A mode change can be requested only when the organisation has a BUSINESS contact."
+
+
+@attrs.define(eq=False, slots=False)
+class ModeChangeToCurrentMode(DomainError):
+    code = "AT-1121"
+    kind = ErrorKind.RULE
+    title = "Mode change to the current mode"
+    mode: str = ""
+
+    def message(self) -> str:
+        return f"The organisation is already in mode {self.mode}."
+
+
+@attrs.define(eq=False, slots=False)
+class RoleAboveCreator(DomainError):
+    code = "AT-1122"
+    kind = ErrorKind.RULE
+    title = "Role above the creator's"
+    requested: str = ""
+    held: str = ""
+
+    def message(self) -> str:
+        return (
+            f"An API key cannot carry role {self.requested}, above its creator's role {self.held}."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class ExpiryInPast(DomainError):
+    code = "AT-1123"
+    kind = ErrorKind.RULE
+    title = "Expiry in the past"
+
+    def message(self) -> str:
+        return "The expiry time of an API key must lie in the future."
+
+
+# --- 503 ------------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class ServiceUnavailable(DomainError):
+    code = "AT-1500"
+    kind = ErrorKind.UNAVAILABLE
+    title = "Service unavailable"
+    reason: str = "the database cannot be reached"
+
+    def message(self) -> str:
+        return f"The service is unavailable: {self.reason}. Try again shortly."
+
+
+def catalogue() -> list[type[DomainError]]:
+    """Every error class with its code, for the OpenAPI document and the docs."""
+    seen: list[type[DomainError]] = []
+    stack: list[type[DomainError]] = [DomainError]
+    while stack:
+        cls = stack.pop()
+        seen.append(cls)
+        stack.extend(cls.__subclasses__())
+    return sorted(seen, key=lambda c: c.code)

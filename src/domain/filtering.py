@@ -1,0 +1,224 @@
+"""One filter language for every list: ``filter=<field>:<op>:<value>``.
+
+Fields are declared per resource (``FieldSpec``), each with a type that fixes which operators
+apply and how the value is read. ``in`` takes values joined by ``|``. The literal ``null``
+compares a nullable field with "no value" (``eq`` and ``ne`` only). ``contains`` is a
+case-sensitive substring test on string fields; free-text ``search`` is the case-insensitive one.
+
+The parser keeps the text it read, so ``render(parse(s)) == s`` for every accepted ``s``.
+Every storage adapter evaluates conditions with the semantics of ``Condition.matches``.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from domain import clock
+from domain.errors import InvalidFilter
+
+Scalar = str | int | bool | datetime | None
+
+
+class FieldType(enum.Enum):
+    STRING = "string"
+    ENUM = "enum"
+    BOOL = "boolean"
+    INT = "integer"
+    DATETIME = "date-time"
+    UUID = "uuid"
+
+
+class Op(enum.Enum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LTE = "lte"
+    GT = "gt"
+    GTE = "gte"
+    IN = "in"
+    CONTAINS = "contains"
+
+
+_ORDERED = frozenset({Op.LT, Op.LTE, Op.GT, Op.GTE})
+OPS_BY_TYPE: Mapping[FieldType, frozenset[Op]] = {
+    FieldType.STRING: frozenset(Op),
+    FieldType.ENUM: frozenset({Op.EQ, Op.NE, Op.IN}),
+    FieldType.BOOL: frozenset({Op.EQ, Op.NE}),
+    FieldType.INT: frozenset(Op) - {Op.CONTAINS},
+    FieldType.DATETIME: frozenset(Op) - {Op.CONTAINS},
+    FieldType.UUID: frozenset({Op.EQ, Op.NE, Op.IN}),
+}
+
+
+@attrs.frozen
+class FieldSpec:
+    """A field a list can be filtered on: its JSON name, type and how to read it off a record."""
+
+    name: str
+    type: FieldType
+    get: Callable[[Any], Scalar] = attrs.field(eq=False, repr=False)
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+
+    def read(self, raw: str, expression: str) -> Scalar:
+        """The typed value of ``raw`` for this field, or ``InvalidFilter`` naming the problem."""
+        if raw == "null" and self.nullable:
+            return None
+        try:
+            return _READERS[self.type](self, raw)
+        except (ValueError, TypeError) as e:
+            raise InvalidFilter(expression=expression, reason=str(e)) from e
+
+    def column(self, record: Any) -> Scalar:
+        """The stored, comparable form of this field of ``record`` (datetimes as sortable text)."""
+        return storable(self.get(record))
+
+
+def storable(value: Scalar) -> Scalar:
+    if isinstance(value, datetime):
+        return clock.sortable(value)
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _read_string(spec: FieldSpec, raw: str) -> Scalar:
+    return raw
+
+
+def _read_enum(spec: FieldSpec, raw: str) -> Scalar:
+    if raw not in spec.choices:
+        raise ValueError(f"{spec.name} is one of {', '.join(spec.choices)}, not {raw!r}")
+    return raw
+
+
+def _read_bool(spec: FieldSpec, raw: str) -> Scalar:
+    if raw not in ("true", "false"):
+        raise ValueError(f"{spec.name} is a boolean: true or false, not {raw!r}")
+    return raw == "true"
+
+
+def _read_int(spec: FieldSpec, raw: str) -> Scalar:
+    if not raw.lstrip("-").isdigit() or len(raw) > 18:
+        raise ValueError(f"{spec.name} is an integer, not {raw!r}")
+    return int(raw)
+
+
+def _read_datetime(spec: FieldSpec, raw: str) -> Scalar:
+    try:
+        return clock.parse(raw)
+    except ValueError:
+        raise ValueError(f"{spec.name} is an ISO 8601 timestamp, not {raw!r}") from None
+
+
+def _read_uuid(spec: FieldSpec, raw: str) -> Scalar:
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise ValueError(f"{spec.name} is a UUID, not {raw!r}") from None
+
+
+_READERS: Mapping[FieldType, Callable[[FieldSpec, str], Scalar]] = {
+    FieldType.STRING: _read_string,
+    FieldType.ENUM: _read_enum,
+    FieldType.BOOL: _read_bool,
+    FieldType.INT: _read_int,
+    FieldType.DATETIME: _read_datetime,
+    FieldType.UUID: _read_uuid,
+}
+
+
+@attrs.frozen
+class Condition:
+    field: FieldSpec
+    op: Op
+    value: Scalar | tuple[Scalar, ...]
+    text: str = attrs.field(eq=False)  # the value as written, for rendering
+
+    def render(self) -> str:
+        return f"{self.field.name}:{self.op.value}:{self.text}"
+
+    @property
+    def stored_value(self) -> Scalar | tuple[Scalar, ...]:
+        """The value in the form the storage column holds."""
+        if isinstance(self.value, tuple):
+            return tuple(storable(v) for v in self.value)
+        return storable(self.value)
+
+    def matches(self, record: Any) -> bool:
+        """Reference semantics, which every storage adapter reproduces."""
+        return evaluate(self.op, self.field.column(record), self.stored_value)
+
+
+def evaluate(op: Op, actual: Scalar, target: Scalar | tuple[Scalar, ...]) -> bool:
+    if op is Op.EQ:
+        return actual is not None and actual == target if target is not None else actual is None
+    if op is Op.NE:
+        return actual != target
+    if op is Op.IN:
+        assert isinstance(target, tuple)
+        return actual is not None and actual in target
+    if actual is None or target is None:
+        return False
+    if op is Op.CONTAINS:
+        return isinstance(actual, str) and isinstance(target, str) and target in actual
+    a: Any = actual
+    t: Any = target
+    if op is Op.LT:
+        return bool(a < t)
+    if op is Op.LTE:
+        return bool(a <= t)
+    if op is Op.GT:
+        return bool(a > t)
+    return bool(a >= t)
+
+
+def parse(expression: str, fields: Mapping[str, FieldSpec]) -> Condition:
+    """Parse one ``<field>:<op>:<value>`` against the fields a resource declares."""
+    parts = expression.split(":", 2)
+    if len(parts) != 3:
+        raise InvalidFilter(expression=expression, reason="the form is <field>:<operator>:<value>")
+    name, op_text, raw = parts
+    spec = fields.get(name)
+    if spec is None:
+        known = ", ".join(sorted(fields)) or "none"
+        raise InvalidFilter(
+            expression=expression, reason=f"unknown field {name!r}; fields: {known}"
+        )
+    try:
+        op = Op(op_text)
+    except ValueError:
+        ops = " ".join(o.value for o in Op)
+        raise InvalidFilter(
+            expression=expression, reason=f"unknown operator {op_text!r}; operators: {ops}"
+        ) from None
+    if op not in OPS_BY_TYPE[spec.type]:
+        raise InvalidFilter(
+            expression=expression,
+            reason=f"operator {op.value} does not apply to the {spec.type.value} field {name}",
+        )
+    if op is Op.IN:
+        values = tuple(spec.read(v, expression) for v in raw.split("|"))
+        if any(v is None for v in values):
+            raise InvalidFilter(expression=expression, reason="in takes values, not null")
+        return Condition(spec, op, values, raw)
+    value = spec.read(raw, expression)
+    if value is None and op not in (Op.EQ, Op.NE):
+        raise InvalidFilter(expression=expression, reason="null compares only with eq and ne")
+    return Condition(spec, op, value, raw)
+
+
+def parse_all(expressions: Iterable[str], fields: Mapping[str, FieldSpec]) -> tuple[Condition, ...]:
+    return tuple(parse(e, fields) for e in expressions)
+
+
+def fields(*specs: FieldSpec) -> dict[str, FieldSpec]:
+    return {s.name: s for s in specs}

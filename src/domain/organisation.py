@@ -1,0 +1,128 @@
+"""Organisations: their mode, the mode-change rule, and their contacts."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+
+import attrs
+
+from domain.errors import (
+    ModeChangeNeedsBusinessContact,
+    ModeChangeToCurrentMode,
+    NoModeChangePending,
+)
+from domain.filtering import FieldSpec, FieldType, fields
+
+
+class Mode(enum.Enum):
+    DEMO = "DEMO"
+    SHARED = "SHARED"
+    WHITELABEL = "WHITELABEL"
+
+
+class ContactType(enum.Enum):
+    TECHNICAL = "TECHNICAL"
+    BUSINESS = "BUSINESS"
+
+
+@attrs.frozen
+class UserRef:
+    user_id: str
+
+
+@attrs.frozen
+class Contact:
+    name: str = ""
+    email: str = ""
+    phone: str = ""
+    title: str = ""
+    contact_type: ContactType = ContactType.TECHNICAL
+    web_contact_url: str | None = None
+    annotation: str = ""
+
+
+@attrs.frozen
+class Address:
+    street_address: str = ""
+    city: str = ""
+    country: str = ""
+    postal_code: str = ""
+
+
+@attrs.frozen
+class Organisation:
+    id: uuid.UUID
+    legal_name: str
+    country_code: str
+    legal_identifier: str
+    legal_identifier_code: str
+    # The scheme's ICD and the normalised identifier ("0007:2120000787"): the uniqueness key,
+    # whichever spelling of the code the client used.
+    legal_key: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    short_name: str = ""
+    organisation_mode: Mode = Mode.DEMO
+    mode_change_request: Mode | None = None
+    contacts: tuple[Contact, ...] = ()
+    business_address: Address | None = None
+    website: str = ""
+    shared_mode_enabled: bool = False
+
+    def has_business_contact(self) -> bool:
+        return any(c.contact_type is ContactType.BUSINESS for c in self.contacts)
+
+    def request_mode_change(self, mode: Mode) -> Organisation:
+        """Record a request for ``mode``; it needs a BUSINESS contact (AT-1120)."""
+        if mode is self.organisation_mode:
+            raise ModeChangeToCurrentMode(mode=mode.value)
+        if not self.has_business_contact():
+            raise ModeChangeNeedsBusinessContact(org_id=str(self.id))
+        return attrs.evolve(self, mode_change_request=mode)
+
+    def set_mode(self, mode: Mode) -> Organisation:
+        """A superadmin grants a pending request: the mode is set and the request cleared."""
+        if mode is self.organisation_mode and self.mode_change_request is None:
+            return self
+        if self.mode_change_request is None:
+            raise NoModeChangePending()
+        return attrs.evolve(
+            self,
+            organisation_mode=mode,
+            mode_change_request=None,
+            shared_mode_enabled=self.shared_mode_enabled and mode is not Mode.WHITELABEL,
+        )
+
+    def touched(self, at: datetime, by: UserRef) -> Organisation:
+        return attrs.evolve(self, last_modified_at=at, last_modified_by=by)
+
+
+FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda o: o.id),
+    FieldSpec("legalName", FieldType.STRING, lambda o: o.legal_name),
+    FieldSpec("shortName", FieldType.STRING, lambda o: o.short_name),
+    FieldSpec("countryCode", FieldType.STRING, lambda o: o.country_code),
+    FieldSpec("legalIdentifier", FieldType.STRING, lambda o: o.legal_identifier),
+    FieldSpec("legalIdentifierCode", FieldType.STRING, lambda o: o.legal_identifier_code),
+    FieldSpec(
+        "organisationMode",
+        FieldType.ENUM,
+        lambda o: o.organisation_mode,
+        choices=tuple(m.value for m in Mode),
+    ),
+    FieldSpec(
+        "modeChangeRequest",
+        FieldType.ENUM,
+        lambda o: o.mode_change_request,
+        choices=tuple(m.value for m in Mode),
+        nullable=True,
+    ),
+    FieldSpec("sharedModeEnabled", FieldType.BOOL, lambda o: o.shared_mode_enabled),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda o: o.created_at),
+    FieldSpec("lastModifiedAt", FieldType.DATETIME, lambda o: o.last_modified_at),
+)
+SEARCH = ("legalName", "shortName", "legalIdentifier")
