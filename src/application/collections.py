@@ -21,6 +21,7 @@ ORGANISATIONS: Collection[Organisation] = Collection(
     columns={
         **organisation.FILTERS,
         "legalKey": FieldSpec("legalKey", FieldType.STRING, lambda o: o.legal_key),
+        "createdBy": FieldSpec("createdBy", FieldType.STRING, lambda o: o.created_by.user_id),
     },
     filterable=frozenset(organisation.FILTERS),
     search=organisation.SEARCH,
@@ -39,7 +40,8 @@ MEMBERS: Collection[Member] = Collection(
     name="members",
     type=Member,
     columns={**member.FILTERS, "orgId": _org_id()},
-    filterable=frozenset(member.FILTERS),
+    # status is the list itself (members, or pending members), not a client filter
+    filterable=frozenset(member.FILTERS) - {"status"},
     search=member.SEARCH,
     unique=(("orgId", "userRef"),),
 )

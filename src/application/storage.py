@@ -115,11 +115,11 @@ def page_of(collection: Collection[Any], rows: Sequence[T], limit: int) -> Page[
 class Repository(Protocol[T]):
     async def get(self, ident: object) -> T | None: ...
 
-    async def first(self, **equals: Scalar) -> T | None:
+    async def first(self, **equals: object) -> T | None:
         """The first record (in list order) whose columns equal the given values."""
         ...
 
-    async def all(self, **equals: Scalar) -> list[T]:
+    async def all(self, **equals: object) -> list[T]:
         """Every record whose columns equal the given values, in list order."""
         ...
 
@@ -135,7 +135,7 @@ class Repository(Protocol[T]):
 
     async def list(self, query: Query) -> Page[T]: ...
 
-    async def count(self, **equals: Scalar) -> int: ...
+    async def count(self, **equals: object) -> int: ...
 
 
 class UnitOfWork(Protocol):

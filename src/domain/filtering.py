@@ -80,14 +80,17 @@ class FieldSpec:
         return storable(self.get(record))
 
 
-def storable(value: Scalar) -> Scalar:
+def storable(value: object) -> Scalar:
+    """A value in the form storage columns hold: datetimes as sortable text, enums by value."""
     if isinstance(value, datetime):
         return clock.sortable(value)
     if isinstance(value, enum.Enum):
         return str(value.value)
     if isinstance(value, uuid.UUID):
         return str(value)
-    return value
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    raise TypeError(f"{type(value).__name__} is not a column value")
 
 
 def _read_string(spec: FieldSpec, raw: str) -> Scalar:

@@ -6,20 +6,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jwt
+from jwt.exceptions import InvalidSubjectError
 
 from domain.clock import utc
 from domain.errors import Unauthorised
+
+if TYPE_CHECKING:
+    from jwt.types import Options
 
 Clock = Callable[[], datetime]
 
 LEEWAY_SECONDS = 30.0
 """How far a token's ``exp``, ``nbf`` and ``iat`` may be off the verifier's clock."""
 
-# PyJWT checks times against its own clock; the verifiers check them against theirs instead.
-DECODE_OPTIONS: dict[str, Any] = {"verify_exp": False, "verify_nbf": False, "verify_iat": False}
+
+def decode_options(require: list[str]) -> Options:
+    """PyJWT's options: these claims required, and no time checks (PyJWT reads its own clock;
+    the verifiers check times against theirs with ``check_times``)."""
+    return {"verify_exp": False, "verify_nbf": False, "verify_iat": False, "require": require}
 
 
 def system_clock() -> datetime:
@@ -43,7 +50,7 @@ def refusal(error: jwt.PyJWTError) -> Unauthorised:
         return Unauthorised(reason="the token was not issued by the expected issuer")
     if isinstance(error, jwt.MissingRequiredClaimError):
         return Unauthorised(reason=f"the token lacks the {error.claim!r} claim")
-    if isinstance(error, jwt.InvalidSubjectError):
+    if isinstance(error, InvalidSubjectError):
         return Unauthorised(reason="the token's subject is not valid")
     if isinstance(error, jwt.DecodeError):
         return Unauthorised(reason="the token is not a well-formed signed JWT")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -24,9 +25,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from adapters.auth.claim import (
-    DECODE_OPTIONS,
     Clock,
     check_times,
+    decode_options,
     now_from,
     refusal,
     required_text,
@@ -69,9 +70,7 @@ def _thumbprint(key: ec.EllipticCurvePublicKey) -> str:
 
 def _read_key(path: Path) -> ec.EllipticCurvePrivateKey:
     key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(
-        key.curve, ec.SECP256R1
-    ):
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(key.curve, ec.SECP256R1):
         raise ValueError(f"{path} does not hold an EC P-256 private key")
     return key
 
@@ -92,10 +91,9 @@ def _create_key(path: Path) -> None:
             f.write(pem)
             f.flush()
             os.fsync(f.fileno())
-        try:
+        # When another process linked its key first, this fails and that key is the one used.
+        with contextlib.suppress(FileExistsError):
             os.link(temp, path)
-        except FileExistsError:
-            pass  # another process created the key first; its key is the one to use
     finally:
         temp.unlink(missing_ok=True)
 
@@ -130,6 +128,7 @@ class LocalTokenAuthority:
         self._clock: Clock = clock or system_clock
         self._lock = threading.Lock()
         self._key: ec.EllipticCurvePrivateKey | None = None
+        self._public: ec.EllipticCurvePublicKey | None = None
         self._kid = ""
 
     @property
@@ -140,7 +139,8 @@ class LocalTokenAuthority:
         with self._lock:
             if self._key is None:
                 key = load_or_create_key(self._key_path)
-                self._kid = _thumbprint(key.public_key())
+                self._public = key.public_key()
+                self._kid = _thumbprint(self._public)
                 self._key = key
             return self._key
 
@@ -181,17 +181,17 @@ class LocalTokenAuthority:
         return jwt.encode(claims, key, algorithm=_ALGORITHM, headers={"kid": self._kid})
 
     async def verify(self, token: str) -> Identity:
-        key = self._key
-        if key is None:
-            key = await asyncio.to_thread(self._signing_key)
+        public = self._public
+        if public is None:
+            public = (await asyncio.to_thread(self._signing_key)).public_key()
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
-                key.public_key(),
+                public,
                 algorithms=[_ALGORITHM],
                 audience=self._audience,
                 issuer=self._issuer,
-                options={**DECODE_OPTIONS, "require": ["iss", "aud", "sub", "email", "exp"]},
+                options=decode_options(["iss", "aud", "sub", "email", "exp"]),
             )
         except jwt.PyJWTError as e:
             raise refusal(e) from e
@@ -206,4 +206,3 @@ class LocalTokenAuthority:
 
     def __repr__(self) -> str:
         return f"LocalTokenAuthority(key_path={str(self._key_path)!r}, issuer={self._issuer!r})"
-

@@ -99,7 +99,7 @@ class InMemoryRepository(Generic[T]):
         item: T | None = self._uow._read(self._c.name).items.get(str(ident))
         return item
 
-    def _matching(self, equals: dict[str, Scalar]) -> list[T]:
+    def _matching(self, equals: dict[str, object]) -> list[T]:
         table = self._uow._read(self._c.name)
         wanted = {k: storable(v) for k, v in equals.items()}
         for k in wanted:
@@ -113,14 +113,14 @@ class InMemoryRepository(Generic[T]):
         keys.sort(key=lambda i: _sort_key(table.rows[i]))
         return [table.items[i] for i in keys]
 
-    async def first(self, **equals: Scalar) -> T | None:
+    async def first(self, **equals: object) -> T | None:
         found = self._matching(equals)
         return found[0] if found else None
 
-    async def all(self, **equals: Scalar) -> list[T]:
+    async def all(self, **equals: object) -> list[T]:
         return self._matching(equals)
 
-    async def count(self, **equals: Scalar) -> int:
+    async def count(self, **equals: object) -> int:
         return len(self._matching(equals))
 
     def _check_unique(self, table: _Table, ident: str, row: dict[str, Scalar]) -> None:

@@ -1,0 +1,21 @@
+"""The baseline: a bare aiohttp handler answering fixed bytes from memory."""
+
+import sys
+
+from aiohttp import web
+
+
+def main() -> None:
+    port, body_file = int(sys.argv[1]), sys.argv[2]
+    body = open(body_file, "rb").read()  # noqa: SIM115
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

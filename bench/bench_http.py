@@ -1,0 +1,134 @@
+"""HTTP throughput of the API against a bare aiohttp handler returning the same bytes.
+
+Target (issue "Foundation"): at least 0.3 of the bare handler's requests/s, on SQLite and on
+PostgreSQL. The server runs on core 0, wrk on core 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import psycopg
+from common import BIN, env_for, free_port, http, need_wrk, pinned, stop, wait_ready, wrk
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def start(env: dict[str, str], port: int, profile: Path | None = None) -> subprocess.Popen[bytes]:
+    argv = [str(BIN / "fourcorner"), "serve"]
+    if profile is not None:
+        argv = [sys.executable, "-m", "cProfile", "-o", str(profile), *argv]
+    proc = subprocess.Popen(pinned(0, argv), env=env)
+    wait_ready(f"http://127.0.0.1:{port}/readyz", proc)
+    return proc
+
+
+def token(env: dict[str, str], email: str) -> str:
+    out = subprocess.run(
+        [str(BIN / "fourcorner"), "token", "--email", email],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def setup(base: str, auth: dict[str, str]) -> str:
+    body = {
+        "legalIdentifier": "2120000787",
+        "legalName": "Bench AB",
+        "countryCode": "SE",
+        "legalIdentifierCode": "SE:ORGNR",
+    }
+    status, raw = http("POST", base + "/orgs", auth, body)
+    assert status == 201, raw
+    return str(json.loads(raw)["id"])
+
+
+def measure(backend: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, dict, dict]]:
+    port = free_port()
+    extra: dict[str, str] = {}
+    schema = None
+    if backend == "postgres":
+        schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(args.pg_url, autocommit=True) as c:
+            c.execute(f'CREATE SCHEMA "{schema}"')
+        extra = {"FOURCORNER_DATABASE_URL": args.pg_url, "FOURCORNER_DATABASE_SCHEMA": schema}
+    data = tmp / backend
+    env = env_for(data, port, **extra)
+    profile = tmp / f"{backend}.prof" if args.profile else None
+    proc = start(env, port, profile)
+    results = []
+    try:
+        base = f"http://127.0.0.1:{port}"
+        auth = {"Authorization": f"Bearer {token(env, 'bench@example.com')}"}
+        org_id = setup(base, auth)
+        for path in (f"/orgs/{org_id}", "/users/me"):
+            _, body = http("GET", base + path, auth)
+            ours = wrk(base + path, auth, duration=args.duration, connections=args.connections)
+            bare = bare_run(body, tmp, args)
+            results.append((path.replace(org_id, ":orgId"), ours, bare))
+    finally:
+        stop(proc)
+        if schema:
+            with psycopg.connect(args.pg_url, autocommit=True) as c:
+                c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    if profile is not None:
+        print(f"\nprofile of the {backend} server (top 25 by internal time):")
+        pstats.Stats(str(profile)).sort_stats("tottime").print_stats(25)
+    return results
+
+
+def bare_run(body: bytes, tmp: Path, args: argparse.Namespace) -> dict:
+    f = tmp / "bare-body.json"
+    f.write_bytes(body)
+    port = free_port()
+    here = Path(__file__).parent
+    proc = subprocess.Popen(
+        pinned(0, [sys.executable, str(here / "bare_server.py"), str(port), str(f)])
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/", proc)
+        return wrk(
+            f"http://127.0.0.1:{port}/x", {}, duration=args.duration, connections=args.connections
+        )
+    finally:
+        stop(proc)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--backends", default="sqlite,postgres")
+    p.add_argument("--duration", type=int, default=10)
+    p.add_argument("--connections", type=int, default=64)
+    p.add_argument("--pg-url", default=PG_URL)
+    p.add_argument("--profile", action="store_true", help="run the server under cProfile")
+    args = p.parse_args()
+    need_wrk()
+    rows = []
+    with tempfile.TemporaryDirectory() as t:
+        for backend in args.backends.split(","):
+            for path, ours, bare in measure(backend, args, Path(t)):
+                rows.append((backend, path, ours, bare))
+    print(
+        f"\n{'backend':9} {'route':14} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}"
+        f" {'bare req/s':>11} {'ratio':>6}  target 0.30"
+    )
+    for backend, path, ours, bare in rows:
+        ratio = ours["rps"] / bare["rps"]
+        print(
+            f"{backend:9} {path:14} {ours['rps']:9.0f} {ours['p50']:8.2f} {ours['p99']:8.2f}"
+            f" {bare['rps']:11.0f} {ratio:6.2f}  {'ok' if ratio >= 0.3 else 'BELOW'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

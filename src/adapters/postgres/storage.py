@@ -1,0 +1,349 @@
+"""The storage port on PostgreSQL: psycopg 3 (async) and a ``psycopg_pool`` connection pool.
+
+Many API processes and workers may share one database; migrations are applied on ``open()``
+and serialised across processes by an advisory lock.
+
+A unit of work takes a connection from the pool in ``__aenter__`` and returns it in
+``__aexit__``, rolling back whatever was not committed; it commits and rolls back itself
+(psycopg's connection context manager, which commits on exit, is not used). Connections are
+in autocommit mode and a transaction is opened lazily, to spend as few round trips as
+possible:
+
+- a unit of work that sends nothing costs nothing, and reads before the first write run as
+  single statements, one round trip each: at READ COMMITTED every statement takes its own
+  snapshot anyway, so wrapping reads in BEGIN/COMMIT would add two round trips and nothing
+  else;
+- the first write goes out pipelined with its ``BEGIN`` (one round trip), later statements
+  run in that transaction, and ``commit()`` sends ``COMMIT`` only when one was begun;
+- ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
+  ``update`` that may clash with a unique group runs inside a savepoint, pipelined with it,
+  so a ``Conflict`` leaves the unit of work usable, as in the other adapters.
+
+The SQL text of every statement depends only on its shape, so psycopg prepares each one on a
+connection after ``prepare_threshold`` uses. ``psycopg.errors.UniqueViolation`` becomes
+``domain.errors.Conflict``; every other ``psycopg.Error`` (connection lost, pool exhausted,
+server shutting down) becomes ``domain.errors.ServiceUnavailable``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import psycopg
+from psycopg import errors, sql
+from psycopg.pq import TransactionStatus
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from adapters.sql import migrations
+from adapters.sql.codec import make_converter
+from adapters.sql.dialect import POSTGRES
+from adapters.sql.migrations import Migration
+from adapters.sql.repository import SqlRepository
+from adapters.sql.table import Tables
+from application.storage import Collection
+from domain.errors import Conflict, DomainError, ServiceUnavailable
+
+T = TypeVar("T")
+Connection = psycopg.AsyncConnection[Any]
+
+_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_SAVEPOINT = "fourcorner_write"
+
+
+def _translate(e: psycopg.Error) -> DomainError:
+    if isinstance(e, errors.UniqueViolation):
+        return Conflict(reason="a record with this id or unique key exists")
+    if isinstance(e, PoolTimeout):
+        return ServiceUnavailable(reason="no database connection came free in time")
+    if isinstance(e, psycopg.OperationalError | psycopg.InterfaceError):
+        return ServiceUnavailable(reason="the database cannot be reached")
+    return ServiceUnavailable(reason="the database refused a statement")
+
+
+class PostgresStorage:
+    """State in the PostgreSQL database at ``url`` (a libpq URL or conninfo string).
+
+    ``schema``: keep the tables in this schema (created when missing) by setting the
+    connections' ``search_path``; otherwise the server's default applies. ``timeout``
+    bounds opening the pool and waiting for a free connection, in seconds.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+    ) -> None:
+        if schema is not None and not _SCHEMA.match(schema):
+            raise ValueError(f"schema {schema!r} is not a plain identifier")
+        self._url = url
+        self._schema = schema
+        self._min_size = min_size
+        self._max_size = max_size
+        self._timeout = timeout
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self._tables = Tables(POSTGRES)
+        self._converter = make_converter()
+
+    @property
+    def schema(self) -> str | None:
+        return self._schema
+
+    def unit_of_work(self) -> PostgresUnitOfWork:
+        return PostgresUnitOfWork(self)
+
+    def _connect_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if self._schema is not None:
+            kwargs["options"] = f"-c search_path={self._schema}"
+        return kwargs
+
+    async def open(self) -> None:
+        """Open the pool (waiting for its first connection) and apply pending migrations."""
+        if self._pool is not None:
+            return
+        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            self._url,
+            min_size=self._min_size,
+            max_size=self._max_size,
+            kwargs=self._connect_kwargs(),
+            timeout=self._timeout,
+            open=False,
+            name="fourcorner",
+        )
+        try:
+            await pool.open(wait=True, timeout=self._timeout)
+            conn = await pool.getconn()
+            try:
+                await _migrate(conn, self._schema)
+            finally:
+                await pool.putconn(conn)
+        except BaseException as e:
+            await pool.close()
+            if isinstance(e, psycopg.Error):
+                raise _translate(e) from e
+            raise
+        self._pool = pool
+
+    async def migrate(self) -> list[Migration]:
+        """Apply the pending migrations (for ``fourcorner migrate``); return those applied.
+        Works whether or not the storage is open."""
+        try:
+            if self._pool is not None:
+                conn = await self._pool.getconn()
+                try:
+                    return await _migrate(conn, self._schema)
+                finally:
+                    await self._pool.putconn(conn)
+            connection = await psycopg.AsyncConnection.connect(
+                self._url, connect_timeout=max(1, int(self._timeout)), **self._connect_kwargs()
+            )
+            async with connection:  # autocommit: closing is all this does
+                return await _migrate(connection, self._schema)
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
+    async def ping(self) -> None:
+        pool = self._open_pool()
+        try:
+            conn = await pool.getconn()
+            try:
+                await conn.execute("SELECT 1")
+            finally:
+                await pool.putconn(conn)
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    def _open_pool(self) -> AsyncConnectionPool[Connection]:
+        if self._pool is None:
+            raise ServiceUnavailable(reason="the database is not open")
+        return self._pool
+
+
+class PostgresUnitOfWork:
+    def __init__(self, storage: PostgresStorage) -> None:
+        self._storage = storage
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self._conn: Connection | None = None
+        self._in_transaction = False
+
+    async def __aenter__(self) -> Self:
+        pool = self._storage._open_pool()
+        try:
+            self._conn = await pool.getconn()
+        except psycopg.Error as e:
+            raise _translate(e) from e
+        self._pool = pool
+        self._in_transaction = False
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, pool = self._conn, self._pool
+        self._conn = self._pool = None
+        self._in_transaction = False
+        if conn is None or pool is None:
+            return
+        try:
+            if conn.info.transaction_status is not TransactionStatus.IDLE:
+                await conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # the connection is broken; the pool discards it
+        finally:
+            await pool.putconn(conn)
+
+    def repository(self, collection: Collection[T]) -> SqlRepository[T]:
+        return SqlRepository(self, self._storage._tables(collection), self._storage._converter)
+
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            raise RuntimeError("a unit of work is used inside `async with uow:` only")
+        return self._conn
+
+    async def commit(self) -> None:
+        conn = self._connection()
+        if not self._in_transaction:
+            return
+        self._in_transaction = False
+        try:
+            if conn.info.transaction_status is TransactionStatus.INERROR:
+                # COMMIT would quietly roll back; say so instead.
+                await conn.execute("ROLLBACK")
+                raise ServiceUnavailable(reason="the transaction failed and was rolled back")
+            await conn.execute("COMMIT")
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
+    async def rollback(self) -> None:
+        conn = self._connection()
+        self._in_transaction = False
+        if conn.info.transaction_status is TransactionStatus.IDLE:
+            return
+        try:
+            await conn.execute("ROLLBACK")
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
+    async def fetch(self, query: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        conn = self._connection()
+        try:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchall()
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
+    async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
+        conn = self._connection()
+        if not self._in_transaction:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    cursor = await conn.execute(query, params)
+            except psycopg.Error as e:
+                await self._abandon(conn)  # the transaction held this statement only
+                raise _translate(e) from e
+            self._in_transaction = True
+            return cursor.rowcount
+        if not may_clash:
+            try:
+                return (await conn.execute(query, params)).rowcount
+            except psycopg.Error as e:
+                raise _translate(e) from e
+        try:
+            async with conn.pipeline():
+                await conn.execute(f"SAVEPOINT {_SAVEPOINT}")
+                cursor = await conn.execute(query, params)
+                await conn.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+        except errors.UniqueViolation as e:
+            try:
+                await conn.execute(
+                    f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}; RELEASE SAVEPOINT {_SAVEPOINT}",
+                    prepare=False,
+                )
+            except psycopg.Error as again:
+                raise _translate(again) from again
+            raise _translate(e) from e
+        except psycopg.Error as e:
+            raise _translate(e) from e
+        return cursor.rowcount
+
+    async def _abandon(self, conn: Connection) -> None:
+        self._in_transaction = False
+        try:
+            if conn.info.transaction_status is not TransactionStatus.IDLE:
+                await conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # broken: the error being raised already says the database is unavailable
+
+
+class _Migrations:
+    """``adapters.sql.migrations.MigrationTarget`` on one autocommit connection."""
+
+    def __init__(self, conn: Connection, schema: str | None) -> None:
+        self._conn = conn
+        self._schema = schema
+
+    async def begin(self) -> None:
+        await self._conn.execute("BEGIN")
+        # One lock per schema: migrators of other schemas (test runs) do not wait on us.
+        await self._conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(%s))",
+            (f"fourcorner.migrations:{self._schema or ''}",),
+        )
+
+    async def prepare(self) -> None:
+        if self._schema is not None:
+            cursor = await self._conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self._schema,)
+            )
+            if await cursor.fetchone() is None:
+                await self._conn.execute(
+                    sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(self._schema))
+                )
+        await self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+            "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+
+    async def applied(self) -> set[int]:
+        cursor = await self._conn.execute("SELECT version FROM schema_migrations")
+        return {row[0] for row in await cursor.fetchall()}
+
+    async def apply(self, migration: Migration) -> None:
+        await self._conn.execute(migration.sql.encode(), prepare=False)  # one simple query
+        await self._conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+            (migration.version, migration.name),
+        )
+
+    async def commit(self) -> None:
+        await self._conn.execute("COMMIT")
+
+    async def rollback(self) -> None:
+        if self._conn.info.transaction_status is not TransactionStatus.IDLE:
+            await self._conn.execute("ROLLBACK")
+
+
+async def _migrate(conn: Connection, schema: str | None) -> list[Migration]:
+    try:
+        return await migrations.apply_pending(
+            _Migrations(conn, schema), migrations.load("postgres")
+        )
+    except psycopg.Error as e:
+        raise ServiceUnavailable(reason="migrating the database failed") from e

@@ -1,0 +1,99 @@
+"""The repository of the storage port over SQL, shared by the SQLite and PostgreSQL adapters.
+
+A unit of work hands it an ``Executor``: the one place that talks to the driver, opens the
+transaction when needed and turns driver errors into domain errors (``Conflict`` for a unique
+clash, ``ServiceUnavailable`` for the rest), so no driver exception reaches the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+from cattrs.preconf.json import JsonConverter
+
+from adapters.sql.table import Table, sql_value
+from application.storage import Page, Query, page_of
+from domain.errors import Conflict
+
+T = TypeVar("T")
+
+
+class Executor(Protocol):
+    async def fetch(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of a query."""
+        ...
+
+    async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
+        """Run a change and return its row count. ``may_clash``: the statement may break a
+        unique constraint, and the unit of work must survive that (``Conflict``)."""
+        ...
+
+
+class SqlRepository(Generic[T]):
+    def __init__(self, executor: Executor, table: Table, converter: JsonConverter) -> None:
+        self._x = executor
+        self._t = table
+        self._c = table.collection
+        self._converter = converter
+
+    def _load(self, data: str) -> T:
+        item: T = self._converter.loads(data, self._c.type)
+        return item
+
+    async def _all(self, sql: str, params: Sequence[object]) -> list[T]:
+        return [self._load(row[0]) for row in await self._x.fetch(sql, params)]
+
+    async def get(self, ident: object) -> T | None:
+        rows = await self._x.fetch(self._t.get_sql, (str(ident),))
+        return self._load(rows[0][0]) if rows else None
+
+    async def first(self, **equals: object) -> T | None:
+        statement = self._t.select(equals, first=True)
+        found = await self._all(statement.sql, statement.params)
+        return found[0] if found else None
+
+    async def all(self, **equals: object) -> list[T]:
+        statement = self._t.select(equals)
+        return await self._all(statement.sql, statement.params)
+
+    async def count(self, **equals: object) -> int:
+        statement = self._t.count(equals)
+        rows = await self._x.fetch(statement.sql, statement.params)
+        return int(rows[0][0])
+
+    async def list(self, query: Query) -> Page[T]:
+        statement = self._t.page(query)
+        return page_of(self._c, await self._all(statement.sql, statement.params), query.limit)
+
+    async def add(self, item: T) -> None:
+        values = self._t.values(item, self._converter.dumps(item))
+        # ON CONFLICT DO NOTHING: a clash leaves the transaction usable, in PostgreSQL too.
+        if await self._x.write(self._t.insert_sql, values, may_clash=False) == 0:
+            raise Conflict(reason=await self._clash_reason(item, check_id=True))
+
+    async def update(self, item: T) -> None:
+        """Replace the record with the item's id (inserting it when absent, as the memory
+        adapter does); ``Conflict`` when another record holds one of its unique groups."""
+        values = self._t.values(item, self._converter.dumps(item))
+        try:
+            await self._x.write(self._t.upsert_sql, values, may_clash=bool(self._c.unique))
+        except Conflict as e:
+            raise Conflict(reason=await self._clash_reason(item, check_id=False)) from e
+
+    async def remove(self, ident: object) -> bool:
+        return await self._x.write(self._t.delete_sql, (str(ident),), may_clash=False) > 0
+
+    async def _clash_reason(self, item: T, *, check_id: bool) -> str:
+        row = self._c.row(item)
+        ident = str(row["id"])
+        if check_id and await self._x.fetch(self._t.get_sql, (ident,)):
+            return f"a {self._c.name} record with id {ident} exists"
+        for group in self._c.unique:
+            values = [sql_value(row[field]) for field in group]
+            if any(v is None for v in values):
+                continue
+            if await self._x.fetch(self._t.clash(group), (*values, ident)):
+                return f"a {self._c.name} record with this {', '.join(group)} exists"
+        # The clashing record belongs to a transaction not yet committed.
+        return f"a {self._c.name} record with this id or unique key exists"

@@ -1,0 +1,236 @@
+"""A collection laid out as a table, and the SQL text of every statement on it.
+
+Each collection is one table named after it: a column per ``Collection.columns`` entry (the
+field name in snake case, ``legalKey`` → ``legal_key``) holding the value in stored form
+(``Collection.row``: datetimes as fixed-width sortable text, enums by value, UUIDs as text,
+booleans as 0/1), then ``search_text`` (``Collection.search_text``, lower-cased) and ``data``
+(the whole record as JSON). ``id`` is the primary key; each ``Collection.unique`` group is a
+UNIQUE constraint; (``created_at``, ``id``) is indexed for keyset pages, and so is
+(``org_id``, ``created_at``, ``id``) where the collection has an ``orgId`` column.
+
+Conditions compile to SQL with exactly the semantics of ``domain.filtering.evaluate``:
+``eq null`` is ``IS NULL``, ``ne`` is NULL-safe, a comparison with NULL holds for nothing,
+``contains`` is a case-sensitive substring test, and text compares in code point order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from adapters.sql.dialect import Dialect
+from application.storage import Collection, Query
+from domain.filtering import Condition, FieldType, Op, storable
+
+RESERVED = frozenset({"search_text", "data"})
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+_NEVER = "1 = 0"
+_COMPARE = {Op.LT: "<", Op.LTE: "<=", Op.GT: ">", Op.GTE: ">="}
+_TEXT_STORED = frozenset({FieldType.STRING, FieldType.ENUM, FieldType.UUID, FieldType.DATETIME})
+
+
+def column_name(field: str) -> str:
+    """The column of a JSON field name: ``legalKey`` → ``legal_key``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", field).lower()
+
+
+def sql_value(value: object) -> object:
+    """A parameter in stored form; booleans are the integers 0 and 1 in both dialects."""
+    stored = storable(value)
+    return int(stored) if isinstance(stored, bool) else stored
+
+
+def _q(name: str) -> str:
+    return f'"{name}"'
+
+
+@attrs.frozen
+class Statement:
+    sql: str
+    params: tuple[object, ...]
+
+
+class Table:
+    """The statements on one collection's table in one dialect; the SQL text of a statement
+    depends only on its shape, never on values, so drivers can prepare it once."""
+
+    def __init__(self, collection: Collection[Any], dialect: Dialect) -> None:
+        if not _IDENTIFIER.match(collection.name):
+            raise ValueError(f"collection name {collection.name!r} is not a plain identifier")
+        columns = {field: column_name(field) for field in collection.columns}
+        for field, column in columns.items():
+            if not _IDENTIFIER.match(column) or column in RESERVED:
+                raise ValueError(f"{collection.name}.{field} cannot be a column ({column})")
+        if len(set(columns.values())) != len(columns):
+            raise ValueError(f"two fields of {collection.name} share a column name")
+        self.collection = collection
+        self.dialect = dialect
+        self.columns: Mapping[str, str] = columns
+        p = dialect.placeholder
+        name = _q(collection.name)
+        all_columns = [*columns.values(), "search_text", "data"]
+        listed = ", ".join(map(_q, all_columns))
+        marks = dialect.placeholders(len(all_columns))
+        # Identifiers are checked against _IDENTIFIER above; values are always parameters.
+        insert = f"INSERT INTO {name} ({listed}) VALUES ({marks})"  # noqa: S608
+        updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in all_columns if c != "id")
+        self.insert_sql = f"{insert} ON CONFLICT DO NOTHING"
+        self.upsert_sql = f'{insert} ON CONFLICT ("id") DO UPDATE SET {updates}'
+        self.get_sql = f'SELECT "data" FROM {name} WHERE "id" = {p}'  # noqa: S608
+        self.delete_sql = f'DELETE FROM {name} WHERE "id" = {p}'  # noqa: S608
+        self._select = f'SELECT "data" FROM {name}'  # noqa: S608
+        self._count = f"SELECT count(*) FROM {name}"  # noqa: S608
+        self._order = ' ORDER BY "created_at", "id"'
+
+    @property
+    def name(self) -> str:
+        return self.collection.name
+
+    def values(self, item: Any, data: str) -> tuple[object, ...]:
+        """The parameters of ``insert_sql``/``upsert_sql`` for ``item`` (JSON ``data``)."""
+        row = self.collection.row(item)
+        return (
+            *(sql_value(row[field]) for field in self.columns),
+            self.collection.search_text(item),
+            data,
+        )
+
+    def column(self, field: str) -> str:
+        if field not in self.columns:
+            raise KeyError(f"{field} is not a column of {self.collection.name}")
+        return _q(self.columns[field])
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def _equals(self, equals: Mapping[str, object]) -> tuple[list[str], list[object]]:
+        p = self.dialect.placeholder
+        clauses = [f"{self.column(field)} = {p}" for field in equals]
+        return clauses, [sql_value(v) for v in equals.values()]
+
+    def select(self, equals: Mapping[str, object], *, first: bool = False) -> Statement:
+        """Records whose columns equal ``equals`` (a NULL equals nothing), in list order."""
+        clauses, params = self._equals(equals)
+        limit = " LIMIT 1" if first else ""
+        return Statement(self._select + _where(clauses) + self._order + limit, tuple(params))
+
+    def count(self, equals: Mapping[str, object]) -> Statement:
+        clauses, params = self._equals(equals)
+        return Statement(self._count + _where(clauses), tuple(params))
+
+    def page(self, query: Query) -> Statement:
+        """One keyset page of ``query``, with one record more than the limit."""
+        d = self.dialect
+        clauses: list[str] = []
+        params: list[object] = []
+        for condition in query.where:
+            sql, values = self.condition(condition)
+            clauses.append(sql)
+            params.extend(values)
+        if query.search:
+            clauses.append(d.contains('"search_text"'))
+            params.append(query.search.lower())
+        if query.after is not None:
+            clauses.append(f'("created_at", "id") > ({d.placeholder}, {d.placeholder})')
+            params.extend((query.after.created_at, query.after.id))
+        sql = f"{self._select}{_where(clauses)}{self._order} LIMIT {d.placeholder}"
+        return Statement(sql, (*params, query.limit + 1))
+
+    def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
+        """``condition`` as a SQL predicate that holds exactly where ``evaluate`` does."""
+        column = self.column(condition.field.name)
+        kind = self.collection.columns[condition.field.name].type
+        op = condition.op
+        value = condition.stored_value
+        d = self.dialect
+        p = d.placeholder
+        if op is Op.IN:
+            values = value if isinstance(value, tuple) else (value,)
+            if not values:
+                return _NEVER, ()
+            return f"{column} IN ({d.placeholders(len(values))})", [sql_value(v) for v in values]
+        if isinstance(value, tuple):
+            return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
+        if op is Op.EQ:
+            return (
+                (f"{column} IS NULL", ())
+                if value is None
+                else (f"{column} = {p}", [sql_value(value)])
+            )
+        if op is Op.NE:
+            if value is None:
+                return f"{column} IS NOT NULL", ()
+            return f"{column} {d.distinct} {p}", [sql_value(value)]
+        if value is None:
+            return _NEVER, ()
+        if op is Op.CONTAINS:
+            if not isinstance(value, str) or kind not in _TEXT_STORED:
+                return _NEVER, ()
+            return d.contains(column), [value]
+        return f"{column} {_COMPARE[op]} {p}", [sql_value(value)]
+
+    def clash(self, group: Sequence[str]) -> str:
+        """Another record (id differs) with these values in a unique group."""
+        p = self.dialect.placeholder
+        tests = " AND ".join(f"{self.column(field)} = {p}" for field in group)
+        name = _q(self.collection.name)
+        return f'SELECT 1 FROM {name} WHERE {tests} AND "id" <> {p} LIMIT 1'  # noqa: S608
+
+    # --- schema --------------------------------------------------------------------------
+
+    def ddl(self) -> list[str]:
+        """The statements that create this table and its indexes (for a new migration)."""
+        d = self.dialect
+        name = self.collection.name
+        lines = []
+        for field, column in self.columns.items():
+            spec = self.collection.columns[field]
+            line = f"{_q(column)} {d.column_type(spec.type)}"
+            if field in ("id", "createdAt"):
+                line += " NOT NULL"
+            if field == "id":
+                line += " PRIMARY KEY"
+            lines.append(line)
+        lines += [f'"search_text" {d.text} NOT NULL', '"data" TEXT NOT NULL']
+        for group in self.collection.unique:
+            cols = [self.columns[f] for f in group]
+            constraint = _q(f"{name}_{'_'.join(cols)}_key")
+            lines.append(f"CONSTRAINT {constraint} UNIQUE ({', '.join(map(_q, cols))})")
+        body = ",\n    ".join(lines)
+        statements = [f"CREATE TABLE {_q(name)} (\n    {body}\n)"]
+        keyset = '"created_at", "id"'
+        statements.append(
+            f"CREATE INDEX {_q(name + '_created_at_id_idx')} ON {_q(name)} ({keyset})"
+        )
+        if "orgId" in self.columns:
+            statements.append(
+                f'CREATE INDEX {_q(name + "_org_id_idx")} ON {_q(name)} ("org_id", {keyset})'
+            )
+        return statements
+
+
+def ddl_script(collections: Sequence[Collection[Any]], dialect: Dialect) -> str:
+    """The text of a migration file that creates the tables of ``collections``."""
+    return (
+        "".join(f"{s};\n\n" for c in collections for s in Table(c, dialect).ddl()).rstrip() + "\n"
+    )
+
+
+class Tables:
+    """Each collection's ``Table`` in one dialect, built once on first use."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._by_name: dict[str, Table] = {}
+
+    def __call__(self, collection: Collection[Any]) -> Table:
+        table = self._by_name.get(collection.name)
+        if table is None or table.collection is not collection:
+            table = self._by_name[collection.name] = Table(collection, self._dialect)
+        return table
+
+
+def _where(clauses: Sequence[str]) -> str:
+    return " WHERE " + " AND ".join(f"({c})" for c in clauses) if clauses else ""

@@ -1,0 +1,88 @@
+"""Who is calling and what they may do: principals, and the organisation role check."""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+
+from application.collections import MEMBERS, ORGANISATIONS
+from application.storage import UnitOfWork
+from domain import roles
+from domain.api_key import ApiKey
+from domain.errors import Forbidden, NotAMember, NotFound
+from domain.member import Member, MemberStatus
+from domain.organisation import Organisation, UserRef
+from domain.roles import Role
+from domain.user import User
+
+
+@attrs.frozen
+class Principal:
+    """A signed-in user, or an organisation's API key."""
+
+    user: User | None = None
+    key: ApiKey | None = None
+
+    @property
+    def actor(self) -> UserRef:
+        if self.user is not None:
+            return UserRef(self.user.id)
+        assert self.key is not None
+        return self.key.created_by
+
+    @property
+    def is_superadmin(self) -> bool:
+        return self.user is not None and self.user.role is Role.SUPERADMIN
+
+    @property
+    def global_role(self) -> Role:
+        """The role outside any organisation: ``user`` or ``superadmin``."""
+        return Role.SUPERADMIN if self.is_superadmin else Role.USER
+
+    def require_user(self) -> User:
+        """The signed-in user; an API key is refused where only a person may act."""
+        if self.user is None:
+            raise Forbidden(reason="this operation needs a user's token, not an API key")
+        return self.user
+
+    def require(self, required: Role) -> None:
+        """Check a role that does not depend on an organisation (``user``, ``superadmin``)."""
+        roles.require(self.global_role, required)
+
+
+@attrs.frozen
+class OrgAccess:
+    org: Organisation
+    role: Role
+    member: Member | None
+
+
+async def authorise(
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+) -> OrgAccess:
+    """The caller's role in ``org_id``, checked against ``required``.
+
+    A superadmin may act in any organisation; an API key only in its own; a user only where an
+    active member. A non-member gets 403 whether or not the organisation exists, so ids of other
+    organisations are not disclosed.
+    """
+    if principal.key is not None:
+        if principal.key.org_id != org_id:
+            raise NotAMember(org_id=str(org_id))
+        role, member = principal.key.role, None
+    elif principal.is_superadmin:
+        role, member = Role.SUPERADMIN, None
+    else:
+        user = principal.require_user()
+        member = await uow.repository(MEMBERS).first(
+            orgId=org_id, userRef=user.id, status=MemberStatus.ACTIVE
+        )
+        if member is None:
+            raise NotAMember(org_id=str(org_id))
+        role = member.role
+    roles.require(role, required)
+    org = await uow.repository(ORGANISATIONS).get(org_id)
+    if org is None:
+        raise NotFound(resource="organisation", ident=str(org_id))
+    return OrgAccess(org, role, member)

@@ -1,0 +1,97 @@
+"""Use cases of API keys: create (the key is shown once), list, revoke, and authenticate."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import datetime
+
+import attrs
+
+from application.access import Principal, authorise
+from application.collections import API_KEYS, USERS
+from application.context import Context
+from application.listing import ListRequest, build_query, equals
+from application.storage import Page
+from domain import api_key
+from domain.api_key import KEY_PREFIX, ApiKey
+from domain.errors import NotFound, Unauthorised
+from domain.roles import Role
+
+
+@attrs.frozen
+class CreateApiKey:
+    name: str
+    expires: datetime
+    role: Role
+    description: str = ""
+    is_active: bool = True
+
+
+@attrs.frozen
+class NewKey:
+    record: ApiKey
+    key: str
+
+
+async def create(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateApiKey
+) -> NewKey:
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        api_key.check_new_key(cmd.role, access.role, cmd.expires, now)
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        record = ApiKey(
+            id=ctx.new_id(),
+            org_id=org_id,
+            name=cmd.name,
+            description=cmd.description,
+            expires=cmd.expires,
+            is_active=cmd.is_active,
+            role=cmd.role,
+            key_hash=api_key.hash_key(key),
+            prefix=key[: len(KEY_PREFIX) + 6],
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+        )
+        await uow.repository(API_KEYS).add(record)
+        await uow.commit()
+    return NewKey(record, key)
+
+
+async def list_keys(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[ApiKey]:
+    query = build_query(API_KEYS, request, scope=(equals(API_KEYS, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(API_KEYS).list(query)
+
+
+async def revoke(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, key_id: uuid.UUID
+) -> ApiKey:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        keys = uow.repository(API_KEYS)
+        record = await keys.get(key_id)
+        if record is None or record.org_id != org_id:
+            raise NotFound(resource="API key", ident=str(key_id))
+        await keys.remove(key_id)
+        await uow.commit()
+    return record
+
+
+async def authenticate(ctx: Context, presented: str) -> Principal:
+    """The principal of an ``X-Api-Key``: active, unexpired, and its creator still a user."""
+    if not presented.startswith(KEY_PREFIX) or len(presented) > 200:
+        raise Unauthorised(reason="the API key is not valid")
+    async with ctx.uow() as uow:
+        record = await uow.repository(API_KEYS).first(keyHash=api_key.hash_key(presented))
+        if record is None or not record.usable_at(ctx.clock()):
+            raise Unauthorised(reason="the API key is not valid, inactive or expired")
+        if await uow.repository(USERS).get(record.created_by.user_id) is None:
+            raise Unauthorised(reason="the API key's creator no longer exists")
+    return Principal(key=record)

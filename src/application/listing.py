@@ -1,0 +1,44 @@
+"""List requests as the interface takes them: filters, search, cursor and limit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from application.storage import DEFAULT_LIMIT, MAX_LIMIT, Collection, Cursor, Query
+from domain import filtering
+from domain.errors import InvalidInput
+from domain.filtering import Condition
+
+
+@attrs.frozen
+class ListRequest:
+    filters: tuple[str, ...] = ()
+    search: str | None = None
+    cursor: str | None = None
+    limit: int | None = None
+
+
+def build_query(
+    collection: Collection[Any],
+    request: ListRequest,
+    *,
+    scope: Sequence[Condition] = (),
+    default_limit: int = DEFAULT_LIMIT,
+) -> Query:
+    limit = default_limit if request.limit is None else request.limit
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput.one("limit", f"limit is between 1 and {MAX_LIMIT}")
+    conditions = filtering.parse_all(request.filters, collection.filters)
+    after = Cursor.decode(request.cursor) if request.cursor else None
+    search = request.search.strip() if request.search else None
+    return Query(where=(*scope, *conditions), search=search or None, after=after, limit=limit)
+
+
+def equals(collection: Collection[Any], field: str, value: Any) -> Condition:
+    """A scope condition (``orgId = ...``) on a column clients need not be able to filter on."""
+    spec = collection.columns[field]
+    stored = filtering.storable(value)
+    return Condition(spec, filtering.Op.EQ, stored, str(stored))

@@ -1,0 +1,141 @@
+"""Use cases of an organisation's members, for its orgadmins."""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+
+from application.access import Principal, authorise
+from application.collections import MEMBERS, USERS
+from application.context import Context
+from application.listing import ListRequest, build_query, equals
+from application.storage import Page, UnitOfWork
+from domain import member as membership
+from domain.errors import InvalidInput, NotFound
+from domain.member import Member, MemberStatus
+from domain.roles import ORG_ROLES, Role
+
+
+@attrs.frozen
+class CreateMember:
+    user_id: str
+    role: Role = Role.ORGMEMBER
+
+
+@attrs.frozen
+class UpdateMember:
+    role: Role
+
+
+def _org_role(role: Role, field: str = "$.role") -> Role:
+    if role not in ORG_ROLES:
+        raise InvalidInput.one(field, "a member's role is orgmember or orgadmin")
+    return role
+
+
+async def list_members(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    request: ListRequest,
+    status: MemberStatus,
+) -> Page[Member]:
+    scope = (equals(MEMBERS, "orgId", org_id), equals(MEMBERS, "status", status))
+    query = build_query(MEMBERS, request, scope=scope)
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(MEMBERS).list(query)
+
+
+async def _member(uow: UnitOfWork, org_id: uuid.UUID, member_id: uuid.UUID) -> Member:
+    found = await uow.repository(MEMBERS).get(member_id)
+    if found is None or found.org_id != org_id:
+        raise NotFound(resource="member", ident=str(member_id))
+    return found
+
+
+async def get(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID
+) -> Member:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await _member(uow, org_id, member_id)
+
+
+async def create(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateMember
+) -> Member:
+    """Make a user a member directly (a pending request of theirs is granted)."""
+    role = _org_role(cmd.role)
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        user = await uow.repository(USERS).get(cmd.user_id)
+        if user is None:
+            raise NotFound(resource="user", ident=cmd.user_id)
+        members = uow.repository(MEMBERS)
+        existing = await members.first(orgId=org_id, userRef=user.id)
+        fresh = Member(
+            id=ctx.new_id(),
+            org_id=org_id,
+            user_ref=user.id,
+            role=role,
+            status=MemberStatus.ACTIVE,
+            first_name=user.first_name,
+            last_name=user.last_name,
+            member_since=now,
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+        )
+        result = membership.add_directly(existing, fresh)
+        await (members.add(result) if existing is None else members.update(result))
+        await uow.commit()
+    return result
+
+
+async def decide(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID], approve: bool
+) -> list[Member]:
+    """Approve or reject pending members, all or none."""
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        members = uow.repository(MEMBERS)
+        done = []
+        for mid in dict.fromkeys(ids):
+            m = await _member(uow, org_id, mid)
+            m = m.approve(now) if approve else m.reject(now)
+            await members.update(m)
+            done.append(m)
+        await uow.commit()
+    return done
+
+
+async def update(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID, cmd: UpdateMember
+) -> Member:
+    role = _org_role(cmd.role)
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        members = uow.repository(MEMBERS)
+        m = await _member(uow, org_id, member_id)
+        membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, role)
+        m = m.with_role(role, ctx.clock())
+        await members.update(m)
+        await uow.commit()
+    return m
+
+
+async def delete(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID
+) -> Member:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        members = uow.repository(MEMBERS)
+        m = await _member(uow, org_id, member_id)
+        membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, None)
+        await members.remove(m.id)
+        await uow.commit()
+    return m

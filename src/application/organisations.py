@@ -1,0 +1,213 @@
+"""Use cases of organisations: create, read, update (incl. the mode-change rule), list."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import attrs
+
+from application.access import Principal, authorise
+from application.collections import MEMBERS, ORGANISATIONS
+from application.context import Context
+from application.listing import ListRequest, build_query
+from application.storage import Page
+from domain.errors import (
+    Conflict,
+    Detail,
+    DuplicateOrganisation,
+    InvalidInput,
+    NotFound,
+    RoleNotPermitted,
+)
+from domain.member import Member, MemberStatus
+from domain.organisation import Address, Contact, Mode, Organisation, UserRef
+from domain.roles import Role
+
+_COUNTRY = re.compile(r"[A-Z]{2}")
+_URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+@attrs.frozen
+class CreateOrganisation:
+    legal_identifier: str
+    legal_name: str
+    country_code: str
+    legal_identifier_code: str
+    short_name: str = ""
+    contacts: tuple[Contact, ...] = ()
+    business_address: Address | None = None
+    website: str = ""
+
+
+@attrs.frozen
+class UpdateOrganisation:
+    """A PUT body: fields left out (or null) keep their value; read-only fields are ignored."""
+
+    legal_name: str | None = None
+    short_name: str | None = None
+    country_code: str | None = None
+    legal_identifier: str | None = None
+    legal_identifier_code: str | None = None
+    contacts: tuple[Contact, ...] | None = None
+    business_address: Address | None = None
+    website: str | None = None
+    mode_change_request: Mode | None = None
+    organisation_mode: Mode | None = None
+
+
+def _check_fields(
+    legal_name: str | None,
+    country_code: str | None,
+    website: str | None,
+    contacts: tuple[Contact, ...] | None,
+) -> None:
+    problems: list[Detail] = []
+    if legal_name is not None and not legal_name.strip():
+        problems.append(Detail("$.legalName", "must not be empty"))
+    if legal_name is not None and len(legal_name) > 300:
+        problems.append(Detail("$.legalName", "at most 300 characters"))
+    if country_code is not None and not _COUNTRY.fullmatch(country_code):
+        problems.append(Detail("$.countryCode", "a two-letter country code in capitals, e.g. SE"))
+    if website and not _URL.fullmatch(website):
+        problems.append(Detail("$.website", "an http or https URL"))
+    for i, c in enumerate(contacts or ()):
+        if c.email and not _EMAIL.fullmatch(c.email):
+            problems.append(Detail(f"$.contacts[{i}].email", "an email address"))
+        if c.web_contact_url and not _URL.fullmatch(c.web_contact_url):
+            problems.append(Detail(f"$.contacts[{i}].webContactUrl", "an http or https URL"))
+    if problems:
+        raise InvalidInput(problems)
+
+
+def _legal_key(ctx: Context, code: str, identifier: str) -> str:
+    scheme, normalised = ctx.identifiers.validate_legal_identifier(code, identifier)
+    return f"{scheme.iso6523}:{normalised.lower()}"
+
+
+async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) -> Organisation:
+    """Any signed-in user creates an organisation (mode DEMO) and becomes its orgadmin."""
+    user = principal.require_user()
+    _check_fields(cmd.legal_name, cmd.country_code, cmd.website, cmd.contacts)
+    legal_key = _legal_key(ctx, cmd.legal_identifier_code, cmd.legal_identifier)
+    now, me = ctx.clock(), UserRef(user.id)
+    async with ctx.uow() as uow:
+        orgs = uow.repository(ORGANISATIONS)
+        if await orgs.first(legalKey=legal_key) is not None:
+            raise DuplicateOrganisation(
+                legal_identifier_code=cmd.legal_identifier_code,
+                legal_identifier=cmd.legal_identifier,
+            )
+        first_of_user = await orgs.count(createdBy=user.id) == 0
+        org = Organisation(
+            id=ctx.new_id(),
+            legal_name=cmd.legal_name.strip(),
+            short_name=cmd.short_name,
+            country_code=cmd.country_code,
+            legal_identifier=cmd.legal_identifier,
+            legal_identifier_code=cmd.legal_identifier_code,
+            legal_key=legal_key,
+            contacts=cmd.contacts,
+            business_address=cmd.business_address,
+            website=cmd.website,
+            shared_mode_enabled=first_of_user,
+            created_at=now,
+            created_by=me,
+            last_modified_at=now,
+            last_modified_by=me,
+        )
+        admin = Member(
+            id=ctx.new_id(),
+            org_id=org.id,
+            user_ref=user.id,
+            role=Role.ORGADMIN,
+            status=MemberStatus.ACTIVE,
+            first_name=user.first_name,
+            last_name=user.last_name,
+            member_since=now,
+            created_at=now,
+            created_by=me,
+            last_modified_at=now,
+        )
+        try:
+            await orgs.add(org)
+        except Conflict:
+            raise DuplicateOrganisation(
+                legal_identifier_code=cmd.legal_identifier_code,
+                legal_identifier=cmd.legal_identifier,
+            ) from None
+        await uow.repository(MEMBERS).add(admin)
+        await uow.commit()
+    return org
+
+
+async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> Organisation:
+    async with ctx.uow() as uow:
+        return (await authorise(uow, principal, org_id, Role.ORGADMIN)).org
+
+
+async def update(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: UpdateOrganisation
+) -> Organisation:
+    _check_fields(cmd.legal_name, cmd.country_code, cmd.website, cmd.contacts)
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        org = access.org
+        changes: dict[str, Any] = {
+            k: v
+            for k, v in {
+                "legal_name": cmd.legal_name,
+                "short_name": cmd.short_name,
+                "country_code": cmd.country_code,
+                "contacts": cmd.contacts,
+                "business_address": cmd.business_address,
+                "website": cmd.website,
+            }.items()
+            if v is not None
+        }
+        if cmd.legal_identifier is not None or cmd.legal_identifier_code is not None:
+            code = cmd.legal_identifier_code or org.legal_identifier_code
+            ident = cmd.legal_identifier or org.legal_identifier
+            key = _legal_key(ctx, code, ident)
+            clash = await uow.repository(ORGANISATIONS).first(legalKey=key)
+            if clash is not None and clash.id != org.id:
+                raise DuplicateOrganisation(legal_identifier_code=code, legal_identifier=ident)
+            changes |= {"legal_identifier": ident, "legal_identifier_code": code, "legal_key": key}
+        org = attrs.evolve(org, **changes)
+        wanted = cmd.mode_change_request
+        if wanted is not None and wanted is not org.mode_change_request:
+            org = org.request_mode_change(wanted)
+        mode = cmd.organisation_mode
+        if mode is not None and (mode is not org.organisation_mode or org.mode_change_request):
+            if mode is not org.organisation_mode and not principal.is_superadmin:
+                raise RoleNotPermitted(required=Role.SUPERADMIN.value, held=access.role.value)
+            if principal.is_superadmin:
+                org = org.set_mode(mode)
+        org = org.touched(ctx.clock(), principal.actor)
+        try:
+            await uow.repository(ORGANISATIONS).update(org)
+        except Conflict:
+            raise DuplicateOrganisation(
+                legal_identifier_code=org.legal_identifier_code,
+                legal_identifier=org.legal_identifier,
+            ) from None
+        await uow.commit()
+    return org
+
+
+async def list_all(ctx: Context, principal: Principal, request: ListRequest) -> Page[Organisation]:
+    """Every organisation, for a superadmin (e.g. ``modeChangeRequest:ne:null``)."""
+    principal.require(Role.SUPERADMIN)
+    query = build_query(ORGANISATIONS, request)
+    async with ctx.uow() as uow:
+        return await uow.repository(ORGANISATIONS).list(query)
+
+
+async def require_exists(ctx: Context, org_id: uuid.UUID) -> Organisation:
+    async with ctx.uow() as uow:
+        org = await uow.repository(ORGANISATIONS).get(org_id)
+    if org is None:
+        raise NotFound(resource="organisation", ident=str(org_id))
+    return org

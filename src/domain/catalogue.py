@@ -1,0 +1,292 @@
+"""The network's reference data: document types, identifier schemes, processes, transports.
+
+Records hold one code-list entry each, with snake_case attributes; ``to_record()`` gives the
+kebab-case fields of the interface, leaving out optional fields that are absent. Names where the
+network's own name stands as a word use the neutral word ``net`` (``net-doctype-wildcard``,
+``issued_by_opennet``); the published spelling is kept as ``wire_scheme`` / ``wire_profile_id``.
+Published URN values (document type and process values) are kept exactly as published.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+
+from domain.errors import InvalidIdentifier
+from domain.identifier import ParticipantIdentifier, SchemeRule, local_part_problem
+
+# Document type ids are uuid5(DOCUMENT_TYPE_NAMESPACE, "<wire scheme>::<value>"): stable across
+# restarts and code-list versions. Never change this constant.
+DOCUMENT_TYPE_NAMESPACE = uuid.UUID("e7e0871e-27c6-4954-a1c6-7ba72e7a6b6d")
+
+ACTIVE, DEPRECATED, REMOVED = "active", "deprecated", "removed"
+
+
+def document_type_id(wire_scheme: str, value: str) -> str:
+    """The ``id`` of the document type (``scheme`` as published on the wire, ``value``)."""
+    return str(uuid.uuid5(DOCUMENT_TYPE_NAMESPACE, f"{wire_scheme}::{value}"))
+
+
+def _kebab(record: attrs.AttrsInstance, skip: frozenset[str] = frozenset()) -> dict[str, object]:
+    """The init fields of ``record`` under kebab-case names, leaving out ``None`` values."""
+    out: dict[str, object] = {}
+    for f in attrs.fields(type(record)):
+        value = getattr(record, f.name)
+        if f.init and value is not None and f.name not in skip:
+            out[f.name.replace("_", "-")] = value
+    return out
+
+
+@attrs.frozen
+class ProcessRef:
+    """One entry of a document type's ``process-ids``."""
+
+    scheme: str
+    value: str
+
+    @property
+    def process_id(self) -> str:
+        """``<scheme>::<value>``, the ``processId`` of a supported document type entry."""
+        return f"{self.scheme}::{self.value}"
+
+    def to_record(self) -> dict[str, object]:
+        return {"scheme": self.scheme, "value": self.value}
+
+
+@attrs.frozen(kw_only=True)
+class DocumentType:
+    id: str
+    name: str
+    scheme: str
+    wire_scheme: str
+    value: str
+    version: str
+    initial_release: str
+    state: str
+    abstract: bool
+    issued_by_opennet: bool
+    category: str
+    process_ids: tuple[ProcessRef, ...]
+    bis_version: str | None = None
+    comment: str | None = None
+    domain_community: str | None = None
+    deprecation_release: str | None = None
+    removal_date: str | None = None
+
+    def to_record(self) -> dict[str, object]:
+        """The DocumentType of the interface: ``id`` first, then the fields by name."""
+        fields = _kebab(self, skip=frozenset({"id", "wire_scheme", "process_ids"}))
+        fields["process-ids"] = [p.to_record() for p in self.process_ids]
+        return {"id": self.id, **dict(sorted(fields.items()))}
+
+
+@attrs.frozen(kw_only=True)
+class IdentifierScheme:
+    """A participant identifier scheme; ``iso6523`` is its 4-digit ICD."""
+
+    schemeid: str
+    iso6523: str
+    country: str
+    scheme_name: str
+    initial_release: str
+    state: str
+    registrable: bool
+    issuing_agency: str | None = None
+    deprecation_release: str | None = None
+    removal_date: str | None = None
+    structure: str | None = None
+    display: str | None = None
+    examples: str | None = None
+    validation_rules: str | None = None
+    usage: str | None = None
+    rule: SchemeRule = attrs.field(init=False, eq=False, repr=False)
+
+    @rule.default
+    def _rule(self) -> SchemeRule:
+        return SchemeRule.of(self.iso6523, self.validation_rules)
+
+    # Precomputed, so that validation builds no text for valid identifiers.
+    registration_refusal: str | None = attrs.field(init=False, eq=False, repr=False)
+    warning: str | None = attrs.field(init=False, eq=False, repr=False)
+
+    @registration_refusal.default
+    def _refusal(self) -> str | None:
+        """Why participants cannot be registered in this scheme, or ``None`` when they can."""
+        if self.state == REMOVED:
+            on = f" on {self.removal_date}" if self.removal_date else ""
+            return f"{self.iso6523}: the scheme {self.schemeid} was removed{on}"
+        if not self.registrable:
+            return (
+                f"{self.iso6523}: participants of the scheme {self.schemeid} cannot be registered"
+            )
+        return None
+
+    @warning.default
+    def _warning(self) -> str | None:
+        """A note for identifiers of a deprecated or removed scheme, else ``None``."""
+        removal = f", removal date {self.removal_date}" if self.removal_date else ""
+        if self.state == DEPRECATED:
+            since = f" since code list release {self.deprecation_release}"
+            return f"{self.iso6523}: the scheme {self.schemeid} is deprecated{since}{removal}"
+        if self.state == REMOVED:
+            return f"{self.iso6523}: the scheme {self.schemeid} was removed{removal}"
+        return None
+
+    @property
+    def code(self) -> str:
+        return self.schemeid
+
+    @property
+    def example_values(self) -> tuple[str, ...]:
+        return tuple(e.strip() for e in (self.examples or "").splitlines() if e.strip())
+
+    def to_record(self) -> dict[str, object]:
+        return _kebab(self)
+
+
+@attrs.frozen
+class Process:
+    scheme: str
+    value: str
+    state: str
+
+    @property
+    def process_id(self) -> str:
+        return f"{self.scheme}::{self.value}"
+
+    def to_record(self) -> dict[str, object]:
+        return _kebab(self)
+
+
+@attrs.frozen(kw_only=True)
+class TransportProfile:
+    protocol: str
+    profile_version: str
+    profile_id: str
+    wire_profile_id: str
+    initial_release: str
+    state: str
+    deprecation_release: str | None = None
+    removal_date: str | None = None
+    comment: str | None = None
+
+    def to_record(self) -> dict[str, object]:
+        return _kebab(self, skip=frozenset({"wire_profile_id"}))
+
+
+@attrs.frozen
+class ValidatedIdentifier:
+    """A participant identifier that passed its scheme's rules; ``warning`` if deprecated."""
+
+    identifier: ParticipantIdentifier
+    scheme: IdentifierScheme
+    warning: str | None = None
+
+    @property
+    def canonical(self) -> str:
+        return self.identifier.canonical
+
+
+def _code_key(code: str) -> str:
+    return code.strip().upper().replace("_", ":")
+
+
+@attrs.frozen
+class Catalogue:
+    """One version of the code lists, with look-ups and identifier validation."""
+
+    version: str
+    document_types: tuple[DocumentType, ...]
+    schemes: tuple[IdentifierScheme, ...]
+    processes: tuple[Process, ...]
+    transport_profiles: tuple[TransportProfile, ...]
+    _by_id: dict[str, DocumentType] = attrs.field(init=False, eq=False, repr=False)
+    _by_value: dict[tuple[str, str], DocumentType] = attrs.field(init=False, eq=False, repr=False)
+    _by_icd: dict[str, IdentifierScheme] = attrs.field(init=False, eq=False, repr=False)
+    _by_code: dict[str, IdentifierScheme] = attrs.field(init=False, eq=False, repr=False)
+
+    @_by_id.default
+    def _index_ids(self) -> dict[str, DocumentType]:
+        return {d.id: d for d in self.document_types}
+
+    @_by_value.default
+    def _index_values(self) -> dict[tuple[str, str], DocumentType]:
+        index = {(d.wire_scheme, d.value): d for d in self.document_types}
+        index.update({(d.scheme, d.value): d for d in self.document_types})
+        return index
+
+    @_by_icd.default
+    def _index_icds(self) -> dict[str, IdentifierScheme]:
+        return {s.iso6523: s for s in self.schemes}
+
+    @_by_code.default
+    def _index_codes(self) -> dict[str, IdentifierScheme]:
+        return {_code_key(s.schemeid): s for s in self.schemes}
+
+    # --- look-ups ---------------------------------------------------------------------------
+
+    def document_type(self, id: str) -> DocumentType | None:
+        return self._by_id.get(id)
+
+    def document_type_by_value(self, scheme: str, value: str) -> DocumentType | None:
+        """By (scheme, value); ``scheme`` in the neutral or the published spelling."""
+        return self._by_value.get((scheme, value))
+
+    def scheme_by_icd(self, icd: str) -> IdentifierScheme | None:
+        return self._by_icd.get(icd)
+
+    def scheme_by_code(self, code: str) -> IdentifierScheme | None:
+        """By scheme id in either spelling (``SE:ORGNR``, ``se_orgnr``) or by ICD (``0007``)."""
+        key = _code_key(code)
+        return self._by_icd.get(key) or self._by_code.get(key)
+
+    # --- constants --------------------------------------------------------------------------
+
+    def categories(self) -> tuple[str, ...]:
+        return tuple(sorted({d.category for d in self.document_types}))
+
+    def document_type_states(self) -> tuple[str, ...]:
+        return tuple(sorted({d.state for d in self.document_types}))
+
+    def process_ids(self) -> tuple[str, ...]:
+        return tuple(p.process_id for p in self.processes)
+
+    def transport_profile_ids(self) -> tuple[str, ...]:
+        return tuple(t.profile_id for t in self.transport_profiles)
+
+    # --- identifiers ------------------------------------------------------------------------
+
+    def validate_participant_identifier(
+        self, value: str, *, for_registration: bool = True, field: str = "participantIdentifier"
+    ) -> ValidatedIdentifier:
+        """Check ``NNNN:local`` against the general form and its scheme's rules.
+
+        For registration, schemes that are removed or not registrable are refused. Raises
+        ``InvalidIdentifier`` with the broken rule (``"0088: check digit is 5, expected 3"``).
+        """
+        identifier = ParticipantIdentifier.parse(value, field=field)
+        scheme = self._by_icd.get(identifier.icd)
+        if scheme is None:
+            rule = f"{identifier.icd}: no participant identifier scheme has this ICD"
+            raise InvalidIdentifier(value=value, rule=rule, field=field)
+        if for_registration and (refusal := scheme.registration_refusal) is not None:
+            raise InvalidIdentifier(value=value, rule=refusal, field=field)
+        problem = scheme.rule.problem(identifier.local)
+        if problem is not None:
+            raise InvalidIdentifier(value=value, rule=problem, field=field)
+        return ValidatedIdentifier(identifier, scheme, scheme.warning)
+
+    def validate_legal_identifier(self, code: str, identifier: str) -> tuple[IdentifierScheme, str]:
+        """An organisation's (legal identifier code, legal identifier): the scheme, and the
+        identifier without white space, upper case. Removed schemes are refused."""
+        scheme = self.scheme_by_code(code)
+        if scheme is None or scheme.state == REMOVED:
+            why = "is not a participant identifier scheme" if scheme is None else "was removed"
+            rule = f"the scheme code {code!r} {why}"
+            raise InvalidIdentifier(value=code, rule=rule, field="legalIdentifierCode")
+        normalised = "".join(identifier.split()).upper()
+        problem = local_part_problem(normalised) or scheme.rule.problem(normalised)
+        if problem is not None:
+            raise InvalidIdentifier(value=identifier, rule=problem, field="legalIdentifier")
+        return scheme, normalised

@@ -1,0 +1,82 @@
+"""``fourcorner``: serve, migrate, token."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+
+from aiohttp import web
+
+from entrypoints.config import Settings
+from entrypoints.container import build_container, web_app
+from entrypoints.http.app import json_log_formatter
+
+
+def _logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(json_log_formatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def serve(settings: Settings) -> None:
+    container = build_container(settings)
+    app = web_app(container)  # a coroutine: run_app awaits it inside its own loop
+    logging.getLogger("fourcorner").info(
+        "serving", extra={"url": settings.base_url, "storage": settings.storage_kind}
+    )
+    web.run_app(
+        app, host=settings.host, port=settings.port, access_log=None, print=None, backlog=1024
+    )
+
+
+async def _migrate(settings: Settings) -> None:
+    container = build_container(settings)
+    await container.init_resources()  # opening a storage applies its migrations
+    await container.shutdown_resources()
+
+
+def token(settings: Settings, email: str, name: str, superadmin: bool, hours: float) -> str:
+    container = build_container(settings)
+    return str(
+        container.token_authority().issue(
+            email, name=name, superadmin=superadmin, ttl=timedelta(hours=hours)
+        )
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fourcorner", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="serve the API on FOURCORNER_HOST:FOURCORNER_PORT")
+    sub.add_parser("migrate", help="apply the database migrations and exit")
+    tok = sub.add_parser("token", help="print a bearer token for the server on this data dir")
+    tok.add_argument("--email", required=True)
+    tok.add_argument("--name", default="")
+    tok.add_argument("--superadmin", action="store_true")
+    tok.add_argument("--hours", type=float, default=12.0, help="validity (default 12)")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.load()
+    except ValueError as e:
+        parser.error(str(e))
+    _logging(settings.log_level)
+    if args.command == "serve":
+        serve(settings)
+    elif args.command == "migrate":
+        asyncio.run(_migrate(settings))
+    elif args.command == "token":
+        if settings.auth_mode != "local":
+            parser.error("tokens are minted only in FOURCORNER_AUTH_MODE=local")
+        print(token(settings, args.email, args.name, args.superadmin, args.hours))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Settings from the environment (names of API.md "Running"), or an optional TOML file.
+
+Precedence: environment, then the file named by ``FOURCORNER_CONFIG_FILE``, then defaults.
+In the file, keys are the variable names without the ``FOURCORNER_`` prefix, lower-cased
+(``database_url = "postgresql://..."``). Reading happens only when ``Settings.load`` is called.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+PREFIX = "FOURCORNER_"
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{text!r} is not true or false")
+
+
+@attrs.frozen
+class Settings:
+    data_dir: Path = Path("var")
+    database_url: str = ""
+    database_schema: str = ""
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_url: str = ""
+    auth_mode: str = "local"
+    oidc_issuer: str = ""
+    oidc_audience: str = ""
+    oidc_jwks_url: str = ""
+    oidc_superadmin_claim: str = "roles"
+    max_body_bytes: int = 1024 * 1024
+    log_level: str = "info"
+    db_pool_size: int = 10
+
+    @property
+    def database(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'fourcorner.db'}"
+
+    @property
+    def storage_kind(self) -> str:
+        url = self.database
+        if url.startswith("memory://"):
+            return "memory"
+        if url.startswith("sqlite://"):
+            return "sqlite"
+        if url.startswith(("postgresql://", "postgres://")):
+            return "postgres"
+        raise ValueError(f"FOURCORNER_DATABASE_URL: unknown scheme in {url!r}")
+
+    @property
+    def sqlite_path(self) -> str:
+        return self.database.removeprefix("sqlite:///") if self.storage_kind == "sqlite" else ""
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def check(self) -> Settings:
+        self.storage_kind  # noqa: B018 - raises on an unknown scheme
+        if self.auth_mode not in ("local", "oidc"):
+            raise ValueError("FOURCORNER_AUTH_MODE is local or oidc")
+        if self.auth_mode == "oidc" and not (
+            self.oidc_issuer and self.oidc_audience and self.oidc_jwks_url
+        ):
+            raise ValueError(
+                "oidc mode needs FOURCORNER_OIDC_ISSUER, FOURCORNER_OIDC_AUDIENCE "
+                "and FOURCORNER_OIDC_JWKS_URL"
+            )
+        if not 0 < self.port < 65536:
+            raise ValueError("FOURCORNER_PORT is a TCP port number")
+        return self
+
+    def as_config(self) -> dict[str, Any]:
+        """The values the container's ``Configuration`` provider holds."""
+        out = {a.name: getattr(self, a.name) for a in attrs.fields(Settings)}
+        out |= {
+            "data_dir": str(self.data_dir),
+            "database": self.database,
+            "storage_kind": self.storage_kind,
+            "sqlite_path": self.sqlite_path,
+            "base_url": self.base_url,
+        }
+        return out
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        values: dict[str, Any] = {}
+        file = env.get(PREFIX + "CONFIG_FILE")
+        if file:
+            with open(file, "rb") as f:
+                values.update({k.lower(): v for k, v in tomllib.load(f).items()})
+        for a in attrs.fields(cls):
+            key = PREFIX + a.name.upper()
+            if key in env:
+                values[a.name] = env[key]
+        values.update(overrides)
+        typed: dict[str, Any] = {}
+        for a in attrs.fields(cls):
+            if a.name not in values:
+                continue
+            raw = values[a.name]
+            try:
+                if a.type in (int, "int"):
+                    typed[a.name] = int(raw)
+                elif a.type in (bool, "bool"):
+                    typed[a.name] = raw if isinstance(raw, bool) else _bool(str(raw))
+                elif a.type in (Path, "Path"):
+                    typed[a.name] = Path(raw)
+                else:
+                    typed[a.name] = str(raw)
+            except ValueError as e:
+                raise ValueError(f"{PREFIX}{a.name.upper()}: {e}") from None
+        return cls(**typed).check()

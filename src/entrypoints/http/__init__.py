@@ -1,0 +1,1 @@
+"""The aiohttp interface: routes, middlewares and the JSON shape of the service."""

@@ -1,0 +1,142 @@
+"""The aiohttp application: middlewares (request id, errors, access log) and the routes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import cattrs
+from aiohttp import web
+
+from domain import errors
+from domain.errors import DomainError
+from entrypoints.http import openapi
+from entrypoints.http.routing import (
+    ORG_ID,
+    REQUEST_ID,
+    Authenticate,
+    Route,
+    dumps,
+    endpoint,
+    json_response,
+)
+
+log = logging.getLogger("fourcorner.http")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]], Any]
+
+
+def error_response(error: DomainError, request_id: str) -> web.Response:
+    body: dict[str, Any] = {"code": error.code, "error": error.message()}
+    details = error.details()
+    if details:
+        body["details"] = [{"field": d.field, "problem": d.problem} for d in details]
+    return json_response(openapi.status_of(error.kind), body, headers={"X-Request-Id": request_id})
+
+
+def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> DomainError:
+    if isinstance(exc, web.HTTPNotFound):
+        return errors.RouteNotFound(path=request.path)
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        return errors.MethodNotAllowed(method=request.method)
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return errors.BodyTooLarge(limit=max_size)
+    if exc.status == 400:
+        return errors.MalformedBody(reason=exc.reason or "the request is malformed")
+    return errors.Forbidden(reason=exc.reason) if exc.status == 403 else errors.DomainError()
+
+
+def middleware(max_size: int) -> Middleware:
+    @web.middleware
+    async def handle(
+        request: web.Request,
+        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
+        started = time.perf_counter()
+        given = request.headers.get("X-Request-Id", "")
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        request[REQUEST_ID] = request_id
+        try:
+            response = await handler(request)
+            response.headers["X-Request-Id"] = request_id
+        except DomainError as e:
+            response = error_response(e, request_id)
+        except web.HTTPException as e:
+            if e.status < 400:
+                raise
+            response = error_response(_from_http(e, request, max_size), request_id)
+        except Exception:
+            log.exception("unhandled error", extra={"request_id": request_id})
+            response = error_response(errors.DomainError(), request_id)
+        _access_log(request, response, started)
+        return response
+
+    return handle
+
+
+def _access_log(request: web.Request, response: web.StreamResponse, started: float) -> None:
+    if not log.isEnabledFor(logging.INFO):
+        return
+    info = request.match_info.route.resource
+    log.info(
+        "request",
+        extra={
+            "request_id": request[REQUEST_ID],
+            "method": request.method,
+            "route": info.canonical if info is not None else request.path,
+            "status": response.status,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "org_id": request.get(ORG_ID) or request.match_info.get("orgId"),
+        },
+    )
+
+
+def build_app(
+    routes: Iterable[Route],
+    *,
+    converter: cattrs.Converter,
+    authenticate: Authenticate,
+    max_body: int,
+    title: str = "fourcorner",
+    version: str = "0.1.0",
+) -> web.Application:
+    table = list(routes)
+    app = web.Application(middlewares=[middleware(max_body)], client_max_size=max_body)
+    spec = dumps(openapi.document(table, title=title, version=version))
+
+    async def openapi_json(request: web.Request) -> web.Response:
+        return web.Response(body=spec, content_type="application/json")
+
+    app.router.add_get("/openapi.json", openapi_json)
+    for route in table:
+        app.router.add_route(route.method, route.path, endpoint(route, converter, authenticate))
+    return app
+
+
+def json_log_formatter() -> logging.Formatter:
+    """One JSON object per line: time, level, message and the request fields."""
+
+    standard = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+    class JsonFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            out: dict[str, Any] = {
+                "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                "level": record.levelname.lower(),
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+            out.update({k: v for k, v in record.__dict__.items() if k not in standard})
+            if record.exc_info:
+                out["exception"] = self.formatException(record.exc_info)
+            return json.dumps(out, default=str)
+
+    formatter = JsonFormatter()
+    formatter.converter = time.gmtime
+    return formatter

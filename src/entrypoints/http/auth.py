@@ -1,0 +1,33 @@
+"""Turning a request's credentials into a principal: a bearer token or an ``X-Api-Key``."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from application import api_keys, users
+from application.access import Principal
+from application.context import Context
+from application.identity import TokenVerifier
+from domain.errors import Unauthorised
+
+
+class Authenticator:
+    def __init__(self, ctx: Context, verifier: TokenVerifier) -> None:
+        self._ctx = ctx
+        self._verifier = verifier
+
+    async def __call__(self, request: web.Request) -> Principal:
+        header = request.headers.get("Authorization")
+        if header is not None:
+            scheme, _, token = header.partition(" ")
+            token = token.strip()
+            if scheme.lower() != "bearer" or not token:
+                raise Unauthorised(reason="the Authorization header is not 'Bearer <token>'")
+            identity = await self._verifier.verify(token)
+            return Principal(user=await users.sign_in(self._ctx, identity))
+        key = request.headers.get("X-Api-Key")
+        if key is not None:
+            return await api_keys.authenticate(self._ctx, key.strip())
+        raise Unauthorised(
+            reason="no credentials: send 'Authorization: Bearer <token>' or 'X-Api-Key: <key>'"
+        )

@@ -1,0 +1,223 @@
+"""The JSON edge: one cattrs converter for the interface (camelCase, strict types), and JSON
+Schema for the same classes so the OpenAPI document and the validation never disagree."""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+import typing
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.errors import IterableValidationError, IterableValidationNote
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from domain import clock
+from domain.errors import Detail, InvalidInput, MalformedBody
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _strict(kind: type, label: str) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        if type(value) is not kind and not (kind is float and type(value) is int):
+            raise TypeError(f"expected {label}, got {_json_type(value)}")
+        return value
+
+    return hook
+
+
+def _json_type(value: Any) -> str:
+    return {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+        list: "an array",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _datetime(value: Any, _: Any) -> datetime:
+    if not isinstance(value, str):
+        raise TypeError(f"expected an ISO 8601 timestamp string, got {_json_type(value)}")
+    try:
+        return clock.parse(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 timestamp") from None
+
+
+def _uuid(value: Any, _: Any) -> uuid.UUID:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a UUID string, got {_json_type(value)}")
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a UUID") from None
+
+
+def _enum(cls: type[enum.Enum]) -> Any:
+    def hook(value: Any, _: Any) -> enum.Enum:
+        for member in cls:
+            if member.value == value:
+                return member
+        allowed = ", ".join(str(m.value) for m in cls)
+        raise ValueError(f"expected one of {allowed}, got {value!r}")
+
+    return hook
+
+
+def _sequence(conv: cattrs.Converter, item: Any) -> Any:
+    def hook(value: Any, tp: Any) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise TypeError(f"expected an array, got {_json_type(value)}")
+        out, failed = [], []
+        for i, v in enumerate(value):
+            try:
+                out.append(conv.structure(v, item))
+            except Exception as e:
+                note = IterableValidationNote(f"Structuring {item} @ index {i}", i, item)
+                e.__notes__ = [*getattr(e, "__notes__", []), note]
+                failed.append(e)
+        if failed:
+            raise IterableValidationError(f"While structuring {tp!r}", failed, tp)
+        return tuple(out)
+
+    return hook
+
+
+def make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
+    conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook(float, _strict(float, "a number"))
+    conv.register_structure_hook(datetime, _datetime)
+    conv.register_unstructure_hook(datetime, clock.iso)
+    conv.register_structure_hook(uuid.UUID, _uuid)
+    conv.register_unstructure_hook(uuid.UUID, str)
+    conv.register_structure_hook_factory(
+        lambda t: isinstance(t, type) and issubclass(t, enum.Enum), _enum
+    )
+    conv.register_unstructure_hook_factory(
+        lambda t: isinstance(t, type) and issubclass(t, enum.Enum), lambda _: lambda e: e.value
+    )
+    conv.register_structure_hook_factory(
+        lambda t: typing.get_origin(t) in (tuple, list),
+        lambda t: _sequence(conv, typing.get_args(t)[0]),
+    )
+
+    def structure_attrs(cls: type) -> Any:
+        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+
+        def hook(value: Any, t: Any) -> Any:
+            if not isinstance(value, dict):
+                raise TypeError(f"expected an object, got {_json_type(value)}")
+            return inner(value, t)
+
+        return hook
+
+    def unstructure_attrs(cls: type) -> Any:
+        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+
+    conv.register_structure_hook_factory(attrs.has, structure_attrs)
+    conv.register_unstructure_hook_factory(attrs.has, unstructure_attrs)
+    return conv
+
+
+def load_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise MalformedBody(reason="the body is not UTF-8") from None
+    except ValueError as e:
+        raise MalformedBody(reason=f"the body is not valid JSON ({e})") from None
+
+
+def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
+    """Structure ``data`` into ``cls``, turning every failure into ``InvalidInput`` details."""
+    if not isinstance(data, dict):
+        raise InvalidInput.one("$", f"expected a JSON object, got {_json_type(data)}")
+    try:
+        return conv.structure(data, cls)
+    except cattrs.BaseValidationError as e:
+        problems = []
+        for line in cattrs.transform_error(e, path="$"):
+            problem, _, where = line.rpartition(" @ ")
+            path = ".".join(camel(part) for part in (where or "$").split("."))
+            problems.append(Detail(path, problem or line))
+        raise InvalidInput(problems) from None
+    except (TypeError, ValueError) as e:
+        raise InvalidInput.one("$", str(e)) from None
+
+
+# --- JSON Schema of the same classes --------------------------------------------------------
+
+
+def schema_of(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema (OpenAPI 3.1) of a type as this converter reads and writes it."""
+    if tp is str:
+        return {"type": "string"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is datetime:
+        return {"type": "string", "format": "date-time"}
+    if tp is uuid.UUID:
+        return {"type": "string", "format": "uuid"}
+    if tp is Any:
+        return {}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"type": "string", "enum": [m.value for m in tp]}
+    origin = typing.get_origin(tp)
+    if origin in (tuple, list):
+        return {"type": "array", "items": schema_of(typing.get_args(tp)[0], components)}
+    if origin in (dict, Mapping):
+        return {"type": "object"}
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        inner = (
+            schema_of(args[0], components)
+            if len(args) == 1
+            else {"anyOf": [schema_of(a, components) for a in args]}
+        )
+        return {"anyOf": [inner, {"type": "null"}]}
+    if attrs.has(tp):
+        name = tp.__name__
+        if name not in components:
+            components[name] = {}  # reserve the name first: classes may refer to themselves
+            components[name] = object_schema(tp, components)
+        return {"$ref": f"#/components/schemas/{name}"}
+    raise TypeError(f"no JSON schema for {tp!r}")
+
+
+def object_schema(
+    cls: type, components: dict[str, Any], *, omit: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for a in attrs.fields(cls):
+        if a.name in omit:
+            continue
+        props[camel(a.name)] = schema_of(hints[a.name], components)
+        if a.default is attrs.NOTHING:
+            required.append(camel(a.name))
+    out: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        out["required"] = required
+    return out

@@ -1,0 +1,164 @@
+"""The route table's shape, the request object handlers receive, and the JSON replies."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import cattrs
+from aiohttp import web
+
+from application.access import Principal
+from application.listing import ListRequest
+from domain.errors import InvalidInput, MalformedBody, UnsupportedMediaType
+from domain.roles import Role
+from entrypoints.http.converter import load_json, structure
+from entrypoints.http.views import View
+
+JSON_TYPES = ("application/json",)
+REQUEST_ID = web.RequestKey("request_id", str)
+ORG_ID = web.RequestKey("org_id", str)
+
+
+@attrs.frozen
+class Envelope:
+    """A list answer: ``{"items": [...], "nextCursor": ...}`` of a view."""
+
+    view: View
+
+
+@attrs.frozen
+class QueryParam:
+    name: str
+    schema: Mapping[str, Any]
+    required: bool = False
+    description: str = ""
+    repeated: bool = False
+
+
+LIST_PARAMS = (
+    QueryParam(
+        "filter",
+        {"type": "string", "pattern": "^[^:]+:[a-z]+:.*$"},
+        description="<field>:<op>:<value>; ops eq ne lt lte gt gte in contains; repeatable",
+        repeated=True,
+    ),
+    QueryParam("search", {"type": "string"}, description="free text, case-insensitive"),
+    QueryParam("cursor", {"type": "string"}, description="nextCursor of the previous page"),
+    QueryParam("limit", {"type": "integer", "minimum": 1, "maximum": 500}),
+)
+
+
+@attrs.frozen
+class Req:
+    """What a handler gets: the request, the caller, the parsed body and path values."""
+
+    raw: web.Request
+    principal: Principal | None
+    body: Any
+
+    @property
+    def caller(self) -> Principal:
+        assert self.principal is not None, "route declared public"
+        return self.principal
+
+    def path_uuid(self, name: str) -> uuid.UUID:
+        text = self.raw.match_info[name]
+        try:
+            return uuid.UUID(text)
+        except ValueError:
+            raise InvalidInput.one(name, f"{text!r} is not a UUID") from None
+
+    def path(self, name: str) -> str:
+        return self.raw.match_info[name]
+
+    def listing(self) -> ListRequest:
+        q = self.raw.query
+        limit = q.get("limit")
+        if limit is not None and not (limit.isdigit() and len(limit) <= 4):
+            raise InvalidInput.one("limit", "limit is an integer between 1 and 500")
+        return ListRequest(
+            filters=tuple(q.getall("filter", ())),
+            search=q.get("search"),
+            cursor=q.get("cursor"),
+            limit=int(limit) if limit is not None else None,
+        )
+
+
+@attrs.frozen
+class Reply:
+    status: int
+    body: Any
+
+
+Handler = Callable[[Req], Awaitable[Reply]]
+
+
+@attrs.frozen
+class Route:
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    role: Role | None  # None: public
+    tag: str
+    body: type | None = None
+    response: View | Envelope | Mapping[str, Any] | None = None
+    status: int = 200
+    query: tuple[QueryParam, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def org_scoped(self) -> bool:
+        return "{orgId}" in self.path
+
+    @property
+    def operation_id(self) -> str:
+        words = re.sub(r"[{}]", "", self.path).replace("-", "_").strip("/").split("/")
+        return self.method.lower() + "_" + "_".join(w for w in words if w)
+
+
+def dumps(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status, body=dumps(body), content_type="application/json", headers=headers
+    )
+
+
+async def read_body(request: web.Request, conv: cattrs.Converter, cls: type) -> Any:
+    ctype = request.content_type
+    if ctype not in JSON_TYPES and not ctype.endswith("+json"):
+        raise UnsupportedMediaType(got=ctype if request.can_read_body else "")
+    raw = await request.read()
+    if not raw.strip():
+        raise MalformedBody(reason="the body is empty; a JSON object is expected")
+    return structure(conv, load_json(raw), cls)
+
+
+Authenticate = Callable[[web.Request], Awaitable[Principal]]
+
+
+def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -> Any:
+    """The aiohttp handler of a route: authenticate, read the body, run, answer JSON."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        principal = await authenticate(request) if route.role is not None else None
+        if principal is not None and principal.key is not None:
+            request[ORG_ID] = str(principal.key.org_id)
+        body = await read_body(request, conv, route.body) if route.body is not None else None
+        reply = await route.handler(Req(request, principal, body))
+        if isinstance(reply.body, bytes):  # already rendered JSON
+            return web.Response(
+                status=reply.status, body=reply.body, content_type="application/json"
+            )
+        return json_response(reply.status, reply.body)
+
+    handle.__name__ = route.operation_id
+    return handle

@@ -1,0 +1,92 @@
+"""How records look on the wire: a ``View`` per resource (type tag, hidden fields, extras)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import cattrs
+
+from domain.api_key import ApiKey
+from domain.member import Member
+from domain.organisation import Organisation
+from domain.user import User
+from entrypoints.http.converter import camel, object_schema
+
+
+@attrs.frozen
+class View:
+    """A domain record as the interface shows it.
+
+    ``omit`` hides internal attributes (hashes, keys); ``extra`` declares fields a handler adds
+    (their JSON Schema), so the OpenAPI document lists them too.
+    """
+
+    cls: type
+    name: str
+    tag: str | None = None
+    omit: frozenset[str] = frozenset()
+    extra: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+    def dump(self, conv: cattrs.Converter, obj: Any, **extra: Any) -> dict[str, Any]:
+        data: dict[str, Any] = conv.unstructure(obj)
+        for hidden in self.omit:
+            data.pop(camel(hidden), None)
+        if self.tag is not None:
+            data["type"] = self.tag
+        data.update(extra)
+        return data
+
+    def schema(self, components: dict[str, Any]) -> dict[str, Any]:
+        if self.name not in components:
+            body = object_schema(self.cls, components, omit=self.omit)
+            props = body["properties"]
+            if self.tag is not None:
+                props["type"] = {"type": "string", "const": self.tag}
+            props.update({k: dict(v) for k, v in self.extra.items()})
+            body["required"] = sorted(props)
+            components[self.name] = body
+        return {"$ref": f"#/components/schemas/{self.name}"}
+
+
+_ref = {"type": "object", "properties": {"userId": {"type": "string"}}, "required": ["userId"]}
+_cert = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "type": {"type": "string", "enum": ["TEST", "PRODUCTION"]},
+        "id": {"type": "string"},
+    },
+}
+
+ORGANISATION = View(
+    Organisation,
+    "Organisation",
+    tag="ORGANISATION",
+    omit=frozenset({"legal_key"}),
+    extra={"certificates": {"type": "array", "items": _cert}},
+)
+USER = View(User, "User", tag="USER")
+MEMBER = View(Member, "Member", tag="MEMBER")
+API_KEY = View(ApiKey, "ApiKey", tag="API_KEY", omit=frozenset({"key_hash"}))
+NEW_API_KEY = attrs.evolve(
+    API_KEY,
+    name="NewApiKey",
+    extra={"key": {"type": "string", "description": "The key itself, shown this once only."}},
+)
+_membership = {
+    "type": "object",
+    "properties": {
+        "orgId": {"type": "string", "format": "uuid"},
+        "role": {"type": "string", "enum": ["orgadmin", "orgmember"]},
+        "legalName": {"type": "string"},
+        "legalIdentifier": {"type": "string"},
+        "memberSince": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+        "memberRef": {"type": "string", "format": "uuid"},
+    },
+    "required": ["orgId", "role", "legalName", "legalIdentifier", "memberSince", "memberRef"],
+}
+ME = attrs.evolve(
+    USER, name="UserWithMemberships", extra={"memberships": {"type": "array", "items": _membership}}
+)

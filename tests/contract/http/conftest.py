@@ -1,0 +1,96 @@
+"""The HTTP interface, served by the real container over every storage adapter."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import pg
+from entrypoints.config import Settings
+from entrypoints.container import build_container, web_app
+
+BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+class Api:
+    """A client of the service: call it as a user (by email), with an API key, or anonymously."""
+
+    def __init__(self, client: Any, container: Any) -> None:
+        self.client = client
+        self.container = container
+        self._tokens: dict[tuple[str, bool], str] = {}
+
+    def token(self, email: str, *, superadmin: bool = False, name: str = "") -> str:
+        key = (email, superadmin)
+        if key not in self._tokens:
+            authority = self.container.token_authority()
+            self._tokens[key] = authority.issue(
+                email, name=name or email.split("@")[0].title(), superadmin=superadmin
+            )
+        return self._tokens[key]
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        as_: str | None = None,
+        superadmin: bool = False,
+        key: str | None = None,
+        json: Any = None,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        h = dict(headers or {})
+        if as_ is not None:
+            h["Authorization"] = f"Bearer {self.token(as_, superadmin=superadmin)}"
+        if key is not None:
+            h["X-Api-Key"] = key
+        resp = await self.client.request(method, path, json=json, data=data, headers=h)
+        body = await resp.json() if resp.content_type == "application/json" else await resp.read()
+        return resp.status, body
+
+    async def me(self, email: str) -> dict[str, Any]:
+        status, body = await self.call("GET", "/users/me", as_=email)
+        assert status == 200, body
+        return body
+
+    async def org(
+        self, email: str, legal_id: str = "2120000787", code: str = "SE:ORGNR", **extra: Any
+    ) -> dict[str, Any]:
+        body = {
+            "legalIdentifier": legal_id,
+            "legalName": "ACME AB",
+            "countryCode": "SE",
+            "legalIdentifierCode": code,
+            **extra,
+        }
+        status, org = await self.call("POST", "/orgs", as_=email, json=body)
+        assert status == 201, org
+        return org
+
+
+def settings_for(backend: str, tmp_path: Any, schema: str = "") -> Settings:
+    url = {
+        "memory": "memory://",
+        "sqlite": f"sqlite:///{tmp_path / 'fourcorner.db'}",
+        "postgres": pg.URL,
+    }[backend]
+    return Settings(data_dir=tmp_path, database_url=url, database_schema=schema).check()
+
+
+@pytest.fixture(params=BACKENDS)
+async def api(request: Any, tmp_path: Any, aiohttp_client: Any) -> AsyncIterator[Api]:
+    if request.param == "postgres":
+        with pg.fresh_schema("fc_http") as schema:
+            yield await _start(settings_for("postgres", tmp_path, schema), aiohttp_client)
+    else:
+        yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
+
+
+async def _start(settings: Settings, aiohttp_client: Any) -> Api:
+    container = build_container(settings)
+    client = await aiohttp_client(await web_app(container))
+    return Api(client, container)

@@ -1,0 +1,94 @@
+"""API keys over HTTP: shown once, hashed, enforced (active, expiry, role, own org only)."""
+
+from datetime import UTC, datetime, timedelta
+
+ALICE, BOB = "alice@example.com", "bob@example.com"
+
+
+def future(days: int = 30) -> str:
+    return (datetime.now(UTC) + timedelta(days=days)).isoformat().replace("+00:00", "Z")
+
+
+async def make_key(api, org_id, **changes):
+    body = {
+        "name": "ci",
+        "description": "pipeline",
+        "expires": future(),
+        "isActive": True,
+        "role": "orgadmin",
+    }
+    body.update(changes)
+    return await api.call("POST", f"/orgs/{org_id}/api_keys", as_=ALICE, json=body)
+
+
+async def test_the_key_is_returned_once_and_works_for_its_org(api):
+    org = await api.org(ALICE)
+    status, created = await make_key(api, org["id"])
+    assert status == 201, created
+    key = created["key"]
+    assert key.startswith("fck_") and created["type"] == "API_KEY" and "keyHash" not in created
+    status, got = await api.call("GET", f"/orgs/{org['id']}", key=key)
+    assert status == 200 and got["id"] == org["id"]
+    status, listed = await api.call("GET", f"/orgs/{org['id']}/api_keys", as_=ALICE)
+    assert [k["id"] for k in listed["items"]] == [created["id"]]
+    assert "key" not in listed["items"][0] and key not in str(listed)
+
+
+async def test_a_key_is_refused_in_another_org_and_where_a_user_is_needed(api):
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    _, created = await make_key(api, a["id"])
+    status, body = await api.call("GET", f"/orgs/{b['id']}", key=created["key"])
+    assert status == 403 and body["code"] == "AT-1020"
+    status, body = await api.call("GET", "/users/me", key=created["key"])
+    assert status == 403
+
+
+async def test_inactive_expired_revoked_and_unknown_keys_are_401(api):
+    org = await api.org(ALICE)
+    _, inactive = await make_key(api, org["id"], isActive=False)
+    _, live = await make_key(api, org["id"])
+    for key in (inactive["key"], "fck_not-a-key", "garbage"):
+        status, body = await api.call("GET", f"/orgs/{org['id']}", key=key)
+        assert status == 401 and body["code"] == "AT-1018"
+    status, body = await api.call("DELETE", f"/orgs/{org['id']}/api_keys/{live['id']}", as_=ALICE)
+    assert status == 200 and body == {"ids": [live["id"]]}
+    status, body = await api.call("GET", f"/orgs/{org['id']}", key=live["key"])
+    assert status == 401
+
+
+async def test_expiry_must_be_in_the_future_and_role_an_org_role(api):
+    org = await api.org(ALICE)
+    past = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    status, body = await make_key(api, org["id"], expires=past)
+    assert status == 422 and body["code"] == "AT-1123"
+    status, body = await make_key(api, org["id"], role="superadmin")
+    assert status == 400
+    status, body = await make_key(api, org["id"], role="boss")
+    assert status == 400 and body["details"][0]["field"] == "$.role"
+
+
+async def test_an_orgmember_key_cannot_do_orgadmin_work_nor_mint_an_admin_key(api):
+    org = await api.org(ALICE)
+    _, member_key = await make_key(api, org["id"], role="orgmember")
+    status, body = await api.call("GET", f"/orgs/{org['id']}", key=member_key["key"])
+    assert status == 403 and body["code"] == "AT-1019"
+    status, _ = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/api_keys",
+        key=member_key["key"],
+        json={"name": "x", "expires": future(), "role": "orgadmin"},
+    )
+    assert status == 403
+
+
+async def test_an_admin_key_cannot_mint_a_key_above_its_role(api):
+    org = await api.org(ALICE)
+    _, admin_key = await make_key(api, org["id"], role="orgadmin")
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/api_keys",
+        key=admin_key["key"],
+        json={"name": "x", "expires": future(), "role": "orgmember"},
+    )
+    assert status == 201, body

@@ -1,0 +1,194 @@
+"""Organisations over HTTP (spec sections 2–4, 7; API.md)."""
+
+import pytest
+
+ALICE, BOB, ROOT = "alice@example.com", "bob@example.com", "root@example.com"
+
+
+async def test_create_get_and_the_creator_becomes_orgadmin(api):
+    org = await api.org(ALICE)
+    assert org["type"] == "ORGANISATION"
+    assert org["organisationMode"] == "DEMO"
+    assert org["modeChangeRequest"] is None
+    assert org["sharedModeEnabled"] is True  # the first organisation this user creates
+    assert org["certificates"] == []
+    assert org["createdAt"].endswith("Z") and "." in org["createdAt"]
+    me = await api.me(ALICE)
+    assert org["createdBy"] == {"userId": me["id"]}
+    status, got = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert status == 200 and got == org
+    assert [m["orgId"] for m in me["memberships"]] == [org["id"]]
+    assert me["memberships"][0]["role"] == "orgadmin"
+    assert me["memberships"][0]["legalName"] == "ACME AB"
+
+
+async def test_a_second_organisation_is_not_shared_mode_by_default(api):
+    await api.org(ALICE)
+    second = await api.org(ALICE, legal_id="5560360793")
+    assert second["sharedModeEnabled"] is False
+
+
+@pytest.mark.parametrize("spelling", ["SE:ORGNR", "SE_ORGNR", "0007"])
+async def test_legal_identifier_pairs_are_unique_whatever_the_spelling(api, spelling):
+    await api.org(ALICE, code="SE:ORGNR")
+    status, body = await api.call(
+        "POST",
+        "/orgs",
+        as_=BOB,
+        json={
+            "legalIdentifier": "2120000787",
+            "legalName": "Other",
+            "countryCode": "SE",
+            "legalIdentifierCode": spelling,
+        },
+    )
+    assert status == 409 and body["code"] == "AT-1091"
+
+
+async def test_a_legal_identifier_failing_its_check_digit_is_refused(api):
+    status, body = await api.call(
+        "POST",
+        "/orgs",
+        as_=ALICE,
+        json={
+            "legalIdentifier": "2120000788",
+            "legalName": "ACME",
+            "countryCode": "SE",
+            "legalIdentifierCode": "SE:ORGNR",
+        },
+    )
+    assert status == 400, body
+    assert body["code"] == "AT-1006"
+    assert body["details"][0]["field"] == "$.legalIdentifier"
+
+
+async def test_mode_change_needs_a_business_contact(api):
+    org = await api.org(ALICE)
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"modeChangeRequest": "WHITELABEL"}
+    )
+    assert status == 422 and body["code"] == "AT-1120"
+    status, body = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert body["modeChangeRequest"] is None  # nothing changed
+
+
+async def test_the_mode_change_flow_with_a_superadmin(api):
+    org = await api.org(ALICE)
+    contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    status, body = await api.call(
+        "PUT",
+        f"/orgs/{org['id']}",
+        as_=ALICE,
+        json={"contacts": [contact], "modeChangeRequest": "WHITELABEL"},
+    )
+    assert status == 200, body
+    assert body["modeChangeRequest"] == "WHITELABEL" and body["organisationMode"] == "DEMO"
+    assert body["contacts"][0]["contactType"] == "BUSINESS"
+    # an orgadmin cannot set the mode, but may send the current value back
+    status, denied = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"organisationMode": "WHITELABEL"}
+    )
+    assert status == 403 and denied["code"] == "AT-1019"
+    status, same = await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json=body)
+    assert status == 200 and same["organisationMode"] == "DEMO"
+    # a superadmin finds the pending request and grants it
+    status, listed = await api.call(
+        "GET", "/orgs?filter=modeChangeRequest:ne:null", as_=ROOT, superadmin=True
+    )
+    assert status == 200 and [o["id"] for o in listed["items"]] == [org["id"]]
+    status, granted = await api.call(
+        "PUT",
+        f"/orgs/{org['id']}",
+        as_=ROOT,
+        superadmin=True,
+        json={"organisationMode": "WHITELABEL"},
+    )
+    assert status == 200, granted
+    assert granted["organisationMode"] == "WHITELABEL"
+    assert granted["modeChangeRequest"] is None
+    assert granted["lastModifiedBy"] == {"userId": (await api.me(ROOT))["id"]}
+
+
+async def test_read_only_fields_sent_back_are_ignored(api):
+    org = await api.org(ALICE)
+    edited = {
+        **org,
+        "id": "00000000-0000-0000-0000-000000000000",
+        "createdAt": "2000-01-01T00:00:00Z",
+    }
+    edited["sharedModeEnabled"] = False
+    edited["legalName"] = "ACME Renamed"
+    status, body = await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json=edited)
+    assert status == 200, body
+    assert body["id"] == org["id"] and body["createdAt"] == org["createdAt"]
+    assert body["sharedModeEnabled"] is True and body["legalName"] == "ACME Renamed"
+
+
+async def test_only_a_superadmin_lists_every_organisation(api):
+    await api.org(ALICE)
+    status, body = await api.call("GET", "/orgs", as_=ALICE)
+    assert status == 403 and body["code"] == "AT-1019"
+
+
+async def test_other_users_cannot_read_or_change_an_organisation(api):
+    org = await api.org(ALICE)
+    status, body = await api.call("GET", f"/orgs/{org['id']}", as_=BOB)
+    assert status == 403 and body["code"] == "AT-1020"
+    status, body = await api.call("PUT", f"/orgs/{org['id']}", as_=BOB, json={"legalName": "x"})
+    assert status == 403
+    status, body = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert body["legalName"] == "ACME AB"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (
+            {"legalName": "X", "countryCode": "SE", "legalIdentifierCode": "SE:ORGNR"},
+            "$.legalIdentifier",
+        ),
+        (
+            {
+                "legalIdentifier": 2120000787,
+                "legalName": "X",
+                "countryCode": "SE",
+                "legalIdentifierCode": "SE:ORGNR",
+            },
+            "$.legalIdentifier",
+        ),
+        (
+            {
+                "legalIdentifier": "2120000787",
+                "legalName": "X",
+                "countryCode": "Sweden",
+                "legalIdentifierCode": "SE:ORGNR",
+            },
+            "$.countryCode",
+        ),
+        (
+            {
+                "legalIdentifier": "2120000787",
+                "legalName": "X",
+                "countryCode": "SE",
+                "legalIdentifierCode": "XX:NOPE",
+            },
+            "$.legalIdentifierCode",
+        ),
+        (
+            {
+                "legalIdentifier": "2120000787",
+                "legalName": "X",
+                "countryCode": "SE",
+                "legalIdentifierCode": "SE:ORGNR",
+                "contacts": [{"contactType": "FRIEND"}],
+            },
+            "$.contacts[0].contactType",
+        ),
+    ],
+)
+async def test_bad_bodies_are_400_naming_the_field_and_change_nothing(api, body, field):
+    status, err = await api.call("POST", "/orgs", as_=ALICE, json=body)
+    assert status == 400, err
+    assert err["code"] in ("AT-1001", "AT-1006")
+    assert field in [d["field"] for d in err["details"]]
+    assert (await api.me(ALICE))["memberships"] == []

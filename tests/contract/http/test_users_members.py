@@ -1,0 +1,178 @@
+"""Users and members over HTTP: join, approve, reject, roles, leave, and the last orgadmin."""
+
+ALICE, BOB, CAROL, ROOT = (
+    "alice@example.com",
+    "bob@example.com",
+    "carol@example.com",
+    "root@example.com",
+)
+
+
+async def test_users_me_creates_the_user_from_the_token(api):
+    me = await api.me(BOB)
+    assert me["email"] == BOB and me["role"] == "user" and me["memberships"] == []
+    assert me["type"] == "USER"
+    again = await api.me(BOB)
+    assert again["id"] == me["id"] and again["createdAt"] == me["createdAt"]
+
+
+async def test_a_user_updates_only_their_own_record(api):
+    me = await api.me(BOB)
+    status, body = await api.call(
+        "PUT",
+        f"/users/{me['id']}",
+        as_=BOB,
+        json={"phone": "+46 8 123", "optedInToReceiveInfo": True},
+    )
+    assert status == 200, body
+    assert body["phone"] == "+46 8 123" and body["optedInToReceiveInfo"] is True
+    other = await api.me(CAROL)
+    status, body = await api.call("PUT", f"/users/{other['id']}", as_=BOB, json={"phone": "1"})
+    assert status == 403 and body["code"] == "AT-1022"
+    assert (await api.me(CAROL))["phone"] == ""
+
+
+async def test_join_approve_and_membership_shows(api):
+    org = await api.org(ALICE)
+    bob = await api.me(BOB)
+    status, pending = await api.call(
+        "POST", f"/users/{bob['id']}/join_org", as_=BOB, json={"orgId": org["id"]}
+    )
+    assert status == 201, pending
+    assert pending["type"] == "MEMBER" and pending["status"] == "PENDING"
+    status, listed = await api.call("GET", f"/orgs/{org['id']}/members/pending", as_=ALICE)
+    assert [m["userRef"] for m in listed["items"]] == [bob["id"]]
+    # a pending member has no access yet
+    status, _ = await api.call("GET", f"/orgs/{org['id']}/members", as_=BOB)
+    assert status == 403
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/approve", as_=ALICE, json={"ids": [pending["id"]]}
+    )
+    assert status == 200 and body == {"ids": [pending["id"]]}
+    me = await api.me(BOB)
+    assert [(m["orgId"], m["role"]) for m in me["memberships"]] == [(org["id"], "orgmember")]
+    # an orgmember is not an orgadmin
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members", as_=BOB)
+    assert status == 403 and body["code"] == "AT-1019"
+    status, listed = await api.call("GET", f"/orgs/{org['id']}/members", as_=ALICE)
+    assert sorted(m["role"] for m in listed["items"]) == ["orgadmin", "orgmember"]
+
+
+async def test_reject_and_ask_again(api):
+    org = await api.org(ALICE)
+    bob = await api.me(BOB)
+    _, pending = await api.call(
+        "POST", f"/users/{bob['id']}/join_org", as_=BOB, json={"orgId": org["id"]}
+    )
+    status, _ = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/reject", as_=ALICE, json={"ids": [pending["id"]]}
+    )
+    assert status == 200
+    status, got = await api.call("GET", f"/orgs/{org['id']}/members/{pending['id']}", as_=ALICE)
+    assert got["status"] == "REJECTED"
+    assert (await api.me(BOB))["memberships"] == []
+    # approving a rejected request is a conflict; asking again makes it pending again
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/approve", as_=ALICE, json={"ids": [pending["id"]]}
+    )
+    assert status == 409 and body["code"] == "AT-1096"
+    status, again = await api.call(
+        "POST", f"/users/{bob['id']}/join_org", as_=BOB, json={"orgId": org["id"]}
+    )
+    assert status == 201 and again["status"] == "PENDING"
+    status, body = await api.call(
+        "POST", f"/users/{bob['id']}/join_org", as_=BOB, json={"orgId": org["id"]}
+    )
+    assert status == 409 and body["code"] == "AT-1092"
+
+
+async def test_join_needs_an_existing_org_and_ones_own_uid(api):
+    bob, carol = await api.me(BOB), await api.me(CAROL)
+    org = await api.org(ALICE)
+    status, body = await api.call(
+        "POST",
+        f"/users/{bob['id']}/join_org",
+        as_=BOB,
+        json={"orgId": "6f1d1d3e-5ef7-4b37-9d0d-6a3b1f2c9a10"},
+    )
+    assert status == 404 and body["code"] == "AT-1040"
+    status, body = await api.call(
+        "POST", f"/users/{carol['id']}/join_org", as_=BOB, json={"orgId": org["id"]}
+    )
+    assert status == 403
+
+
+async def test_create_member_update_role_and_the_last_admin_rule(api):
+    org = await api.org(ALICE)
+    bob = await api.me(BOB)
+    status, member = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/members",
+        as_=ALICE,
+        json={"userId": bob["id"], "role": "orgmember"},
+    )
+    assert status == 201 and member["status"] == "ACTIVE" and member["role"] == "orgmember"
+    me_alice = await api.me(ALICE)
+    alice_member = me_alice["memberships"][0]["memberRef"]
+    # the only orgadmin can neither step down nor leave
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/{alice_member}", as_=ALICE, json={"role": "orgmember"}
+    )
+    assert status == 409 and body["code"] == "AT-1093"
+    status, body = await api.call(
+        "POST", f"/users/{me_alice['id']}/leave_org", as_=ALICE, json={"orgId": org["id"]}
+    )
+    assert status == 409 and body["code"] == "AT-1093"
+    status, body = await api.call("DELETE", f"/orgs/{org['id']}/members/{alice_member}", as_=ALICE)
+    assert status == 409
+    # once Bob is orgadmin too, Alice may leave
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/{member['id']}", as_=ALICE, json={"role": "orgadmin"}
+    )
+    assert status == 200 and body["role"] == "orgadmin"
+    status, body = await api.call(
+        "POST", f"/users/{me_alice['id']}/leave_org", as_=ALICE, json={"orgId": org["id"]}
+    )
+    assert status == 200 and body == {"ids": [alice_member]}
+    assert (await api.me(ALICE))["memberships"] == []
+    status, _ = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert status == 403
+
+
+async def test_delete_member_and_unknown_member(api):
+    org = await api.org(ALICE)
+    bob = await api.me(BOB)
+    _, member = await api.call(
+        "POST", f"/orgs/{org['id']}/members", as_=ALICE, json={"userId": bob["id"]}
+    )
+    status, body = await api.call("DELETE", f"/orgs/{org['id']}/members/{member['id']}", as_=ALICE)
+    assert status == 200 and body == {"ids": [member["id"]]}
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members/{member['id']}", as_=ALICE)
+    assert status == 404 and body["code"] == "AT-1040"
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members/not-a-uuid", as_=ALICE)
+    assert status == 400
+
+
+async def test_a_member_id_of_another_org_is_not_found(api):
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    bob_member = (await api.me(BOB))["memberships"][0]["memberRef"]
+    status, body = await api.call("GET", f"/orgs/{a['id']}/members/{bob_member}", as_=ALICE)
+    assert status == 404
+    assert b["id"] not in str(body)
+
+
+async def test_superadmin_deletes_users(api):
+    bob = await api.me(BOB)
+    status, body = await api.call(
+        "POST", "/users/batch-delete", as_=ALICE, json={"ids": [bob["id"]]}
+    )
+    assert status == 403
+    status, body = await api.call(
+        "POST",
+        "/users/batch-delete",
+        as_=ROOT,
+        superadmin=True,
+        json={"ids": [bob["id"], "nobody"]},
+    )
+    assert status == 200 and body == {"ids": [bob["id"]]}

@@ -1,0 +1,79 @@
+"""The mode-change rule (AT-1120) and the superadmin's mode setting."""
+
+import uuid
+from datetime import UTC, datetime
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.errors import (
+    ModeChangeNeedsBusinessContact,
+    ModeChangeToCurrentMode,
+    NoModeChangePending,
+)
+from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
+
+NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
+
+
+def org(**changes) -> Organisation:
+    base = Organisation(
+        id=uuid.uuid4(),
+        legal_name="ACME",
+        country_code="SE",
+        legal_identifier="2120000787",
+        legal_identifier_code="SE:ORGNR",
+        legal_key="0007:2120000787",
+        created_at=NOW,
+        created_by=UserRef("u"),
+        last_modified_at=NOW,
+        last_modified_by=UserRef("u"),
+        shared_mode_enabled=True,
+    )
+    return attrs.evolve(base, **changes)
+
+
+contacts = st.lists(
+    st.builds(Contact, contact_type=st.sampled_from(list(ContactType))), max_size=4
+).map(tuple)
+modes = st.sampled_from(list(Mode))
+
+
+@given(contacts, modes, modes)
+def test_a_request_is_recorded_exactly_when_a_business_contact_exists(cs, current, wanted):
+    o = org(contacts=cs, organisation_mode=current)
+    has_business = any(c.contact_type is ContactType.BUSINESS for c in cs)
+    if wanted is current:
+        with pytest.raises(ModeChangeToCurrentMode):
+            o.request_mode_change(wanted)
+    elif not has_business:
+        with pytest.raises(ModeChangeNeedsBusinessContact) as e:
+            o.request_mode_change(wanted)
+        assert e.value.code == "AT-1120"
+    else:
+        after = o.request_mode_change(wanted)
+        assert after.mode_change_request is wanted
+        assert after.organisation_mode is current  # the mode itself is unchanged
+
+
+def test_a_superadmin_grants_a_pending_request_and_the_request_is_cleared():
+    business = Contact(name="B", contact_type=ContactType.BUSINESS)
+    o = org(contacts=(business,)).request_mode_change(Mode.WHITELABEL)
+    granted = o.set_mode(Mode.WHITELABEL)
+    assert granted.organisation_mode is Mode.WHITELABEL
+    assert granted.mode_change_request is None
+    assert granted.shared_mode_enabled is False  # whitelabel lifts the shared-only restriction
+
+
+def test_shared_mode_keeps_the_shared_restriction():
+    business = Contact(name="B", contact_type=ContactType.BUSINESS)
+    o = org(contacts=(business,)).request_mode_change(Mode.SHARED)
+    assert o.set_mode(Mode.SHARED).shared_mode_enabled is True
+
+
+def test_the_mode_does_not_change_without_a_pending_request():
+    with pytest.raises(NoModeChangePending):
+        org().set_mode(Mode.WHITELABEL)
+    assert org().set_mode(Mode.DEMO).organisation_mode is Mode.DEMO  # same mode: a no-op
