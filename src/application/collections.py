@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from application.storage import Collection
-from domain import api_key, member, organisation, user
+from domain import api_key, infrastructure, member, organisation, participant, user
 from domain.api_key import ApiKey
 from domain.filtering import FieldSpec, FieldType
+from domain.infrastructure import AccessPoint, Certificate, Smp
 from domain.member import Member
 from domain.organisation import Organisation
+from domain.participant import Participant
+from domain.smp import SmpRegistration
 from domain.user import User
 
 
@@ -59,4 +64,64 @@ API_KEYS: Collection[ApiKey] = Collection(
     unique=(("keyHash",),),
 )
 
-ALL: tuple[Collection[object], ...] = (ORGANISATIONS, USERS, MEMBERS, API_KEYS)  # type: ignore[assignment]
+PARTICIPANTS: Collection[Participant] = Collection(
+    name="participants",
+    type=Participant,
+    columns={
+        **participant.FILTERS,
+        "orgId": _org_id(),
+        "identifierKey": FieldSpec("identifierKey", FieldType.STRING, lambda p: p.identifier_key),
+    },
+    filterable=frozenset(participant.FILTERS),
+    search=participant.SEARCH,
+    unique=(("identifierKey",),),
+)
+
+CERTIFICATES: Collection[Certificate] = Collection(
+    name="certificates",
+    type=Certificate,
+    columns={**infrastructure.CERTIFICATE_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(infrastructure.CERTIFICATE_FILTERS),
+    search=("name",),
+)
+
+ACCESS_POINTS: Collection[AccessPoint] = Collection(
+    name="access_points",
+    type=AccessPoint,
+    columns={**infrastructure.AP_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(infrastructure.AP_FILTERS),
+    search=("name",),
+)
+
+SMPS: Collection[Smp] = Collection(
+    name="smps",
+    type=Smp,
+    columns={**infrastructure.SMP_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(infrastructure.SMP_FILTERS),
+    search=("name",),
+)
+
+SMP_REGISTRATIONS: Collection[SmpRegistration] = Collection(
+    name="smp_registrations",
+    type=SmpRegistration,
+    columns={
+        "id": FieldSpec("id", FieldType.UUID, lambda r: r.id),
+        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda r: r.created_at),
+        "smpId": FieldSpec("smpId", FieldType.UUID, lambda r: r.smp_id),
+        "participant": FieldSpec("participant", FieldType.STRING, lambda r: r.participant),
+    },
+    filterable=frozenset({"smpId", "participant"}),
+    unique=(("smpId", "participant"),),
+)
+
+ALL: tuple[Collection[Any], ...] = (
+    ORGANISATIONS,
+    USERS,
+    MEMBERS,
+    API_KEYS,
+    PARTICIPANTS,
+    CERTIFICATES,
+    ACCESS_POINTS,
+    SMPS,
+    SMP_REGISTRATIONS,
+)

@@ -1,23 +1,16 @@
-"""What every use case needs: storage, time, new ids and the reference data."""
+"""What every use case needs: storage, the reference data, time, ids and the network ports."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
 
 import attrs
 
+from application.ports import CertificateInspector, DirectoryPublisher, KeySealer, SmpRegistrar
 from application.storage import UnitOfWorkFactory
-
-
-class LegalIdentifierRules(Protocol):
-    """Checks an organisation's legal identifier against its scheme (the catalogue does this)."""
-
-    def validate_legal_identifier(self, code: str, identifier: str) -> tuple[Any, str]:
-        """Return (scheme record with ``iso6523``, normalised identifier) or raise."""
-        ...
+from domain.catalogue import Catalogue
 
 
 def system_clock() -> datetime:
@@ -25,8 +18,25 @@ def system_clock() -> datetime:
 
 
 @attrs.frozen
+class Network:
+    """The ports and settings of the network side (SMP, certificates, access points)."""
+
+    smp: SmpRegistrar
+    certificates: CertificateInspector
+    sealer: KeySealer
+    directory: DirectoryPublisher
+    ap_host: str  # apUrl = <ap_host>/<orgId>/<apId>
+
+
+@attrs.frozen
 class Context:
     uow: UnitOfWorkFactory
-    identifiers: LegalIdentifierRules
+    catalogue: Catalogue
+    network: Network | None = None
     clock: Callable[[], datetime] = system_clock
     new_id: Callable[[], uuid.UUID] = uuid.uuid4
+
+    @property
+    def net(self) -> Network:
+        assert self.network is not None, "the container wires the network ports"
+        return self.network

@@ -9,10 +9,10 @@ from typing import Any
 import attrs
 
 from application.access import Principal, authorise
-from application.collections import MEMBERS, ORGANISATIONS
+from application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS
 from application.context import Context
 from application.listing import ListRequest, build_query
-from application.storage import Page
+from application.storage import Page, UnitOfWork
 from domain.errors import (
     Conflict,
     Detail,
@@ -21,6 +21,7 @@ from domain.errors import (
     NotFound,
     RoleNotPermitted,
 )
+from domain.infrastructure import Certificate
 from domain.member import Member, MemberStatus
 from domain.organisation import Address, Contact, Mode, Organisation, UserRef
 from domain.roles import Role
@@ -83,7 +84,7 @@ def _check_fields(
 
 
 def _legal_key(ctx: Context, code: str, identifier: str) -> str:
-    scheme, normalised = ctx.identifiers.validate_legal_identifier(code, identifier)
+    scheme, normalised = ctx.catalogue.validate_legal_identifier(code, identifier)
     return f"{scheme.iso6523}:{normalised.lower()}"
 
 
@@ -143,14 +144,24 @@ async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) ->
     return org
 
 
-async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> Organisation:
+@attrs.frozen
+class OrganisationView:
+    org: Organisation
+    certificates: list[Certificate]
+
+
+async def _view(uow: UnitOfWork, org: Organisation) -> OrganisationView:
+    return OrganisationView(org, await uow.repository(CERTIFICATES).all(orgId=org.id))
+
+
+async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> OrganisationView:
     async with ctx.uow() as uow:
-        return (await authorise(uow, principal, org_id, Role.ORGADMIN)).org
+        return await _view(uow, (await authorise(uow, principal, org_id, Role.ORGADMIN)).org)
 
 
 async def update(
     ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: UpdateOrganisation
-) -> Organisation:
+) -> OrganisationView:
     _check_fields(cmd.legal_name, cmd.country_code, cmd.website, cmd.contacts)
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -193,8 +204,9 @@ async def update(
                 legal_identifier_code=org.legal_identifier_code,
                 legal_identifier=org.legal_identifier,
             ) from None
+        view = await _view(uow, org)
         await uow.commit()
-    return org
+    return view
 
 
 async def list_all(ctx: Context, principal: Principal, request: ListRequest) -> Page[Organisation]:

@@ -43,6 +43,13 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     log_level: str = "info"
     db_pool_size: int = 10
+    ap_host: str = ""
+    smp_prefix: str = "/smp"
+    seat_id: str = "PFC000001"
+    at_rest_key: str = ""
+    directory_url: str = ""
+    trust_anchors_file: str = ""
+    operator_certs_dir: str = ""
 
     @property
     def database(self) -> str:
@@ -67,6 +74,10 @@ class Settings:
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
+    @property
+    def access_point_host(self) -> str:
+        return (self.ap_host or f"{self.base_url}/as4").rstrip("/")
+
     def check(self) -> Settings:
         self.storage_kind  # noqa: B018 - raises on an unknown scheme
         if self.auth_mode not in ("local", "oidc"):
@@ -78,6 +89,8 @@ class Settings:
                 "oidc mode needs FOURCORNER_OIDC_ISSUER, FOURCORNER_OIDC_AUDIENCE "
                 "and FOURCORNER_OIDC_JWKS_URL"
             )
+        if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
+            raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
             raise ValueError("FOURCORNER_PORT is a TCP port number")
         return self
@@ -91,6 +104,7 @@ class Settings:
             "storage_kind": self.storage_kind,
             "sqlite_path": self.sqlite_path,
             "base_url": self.base_url,
+            "access_point_host": self.access_point_host,
         }
         return out
 

@@ -150,7 +150,7 @@ class Table:
             values = value if isinstance(value, tuple) else (value,)
             if not values:
                 return _NEVER, ()
-            return f"{column} IN ({d.placeholders(len(values))})", [sql_value(v) for v in values]
+            return f"{column} = {p}", [sql_value(values[0])]
         if isinstance(value, tuple):
             return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
         if op is Op.EQ:

@@ -17,6 +17,7 @@ from application import api_keys, members, organisations, users
 from application.context import Context
 from application.storage import Page, Storage
 from domain.errors import InvalidInput
+from domain.infrastructure import CertificateEnvironment
 from domain.member import MemberStatus
 from entrypoints.http import views
 from entrypoints.http.routing import Reply, Req
@@ -40,7 +41,7 @@ def page(conv: cattrs.Converter, view: View, result: Page[Any]) -> dict[str, Any
     }
 
 
-def _uuid_list(ids: tuple[str, ...]) -> list[uuid.UUID]:
+def uuid_list(ids: tuple[str, ...]) -> list[uuid.UUID]:
     out = []
     for i, text in enumerate(ids):
         try:
@@ -51,11 +52,19 @@ def _uuid_list(ids: tuple[str, ...]) -> list[uuid.UUID]:
 
 
 def _org_id(text: str) -> uuid.UUID:
-    return _uuid_list((text,))[0]
+    return uuid_list((text,))[0]
 
 
-def org_view(conv: cattrs.Converter, org: Any) -> dict[str, Any]:
-    return views.ORGANISATION.dump(conv, org, certificates=[])
+def org_view(conv: cattrs.Converter, view: organisations.OrganisationView) -> dict[str, Any]:
+    certificates = [
+        {
+            "name": c.name,
+            "type": "TEST" if c.environment is CertificateEnvironment.TEST else "PRODUCTION",
+            "id": str(c.id),
+        }
+        for c in view.certificates
+    ]
+    return views.ORGANISATION.dump(conv, view.org, certificates=certificates)
 
 
 # --- health --------------------------------------------------------------------------------
@@ -79,7 +88,7 @@ async def create_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     org = await organisations.create(ctx, req.caller, req.body)
-    return Reply(201, org_view(conv, org))
+    return Reply(201, org_view(conv, organisations.OrganisationView(org, [])))
 
 
 @inject
@@ -197,7 +206,7 @@ async def create_member(
 
 
 async def _decide(req: Req, ctx: Context, approve: bool) -> Reply:
-    ids = _uuid_list(req.body.ids)
+    ids = uuid_list(req.body.ids)
     done = await members.decide(ctx, req.caller, req.path_uuid("orgId"), ids, approve)
     return Reply(200, {"ids": [str(m.id) for m in done]})
 

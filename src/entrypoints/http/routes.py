@@ -4,12 +4,25 @@ from this one list (the OpenAPI document and the tenant-isolation suite read it 
 from __future__ import annotations
 
 from application.api_keys import CreateApiKey
+from application.infrastructure import (
+    CreateAccessPoint,
+    CreateCertificate,
+    UpdateAccessPoint,
+    UpdateCertificate,
+)
 from application.members import CreateMember, UpdateMember
 from application.organisations import CreateOrganisation, UpdateOrganisation
+from application.participants import (
+    CreateParticipant,
+    SupportedDocumentTypes,
+    UpdateParticipant,
+)
 from application.users import UpdateUser
 from domain.roles import Role
 from entrypoints.http import catalogue_handlers as c
 from entrypoints.http import handlers as h
+from entrypoints.http import network_handlers as n
+from entrypoints.http import smp_handlers as s
 from entrypoints.http import views
 from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
 
@@ -64,12 +77,13 @@ _EXACT = tuple(
     QueryParam(name, {"type": "string"}, description=f"exact {name}")
     for name in ("category", "state", "scheme", "version")
 )
+_XML = {"type": "string", "description": "an XML document"}
 _STATUS = {"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}
 
 U, M, A, S = Role.USER, Role.ORGMEMBER, Role.ORGADMIN, Role.SUPERADMIN
 
 
-def routes() -> list[Route]:
+def routes(smp_prefix: str = "/smp") -> list[Route]:
     r: list[Route] = [
         Route("GET", "/healthz", h.healthz, "The process is up.", None, "health", response=_STATUS),
         Route(
@@ -298,6 +312,215 @@ def routes() -> list[Route]:
             "api keys",
             response=_IDS,
         ),
+        # SMPs and access points to use
+        Route(
+            "GET",
+            "/orgs/{orgId}/smps/alltouse",
+            n.smps_to_use,
+            "SMPs the organisation may use (by mode: DEMO test only; SHARED test and "
+            "production; WHITELABEL also its own).",
+            M,
+            "participants",
+            response=Envelope(views.SMP),
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/aps/alltouse",
+            n.aps_to_use,
+            "Access points the organisation may use.",
+            M,
+            "access points",
+            response=Envelope(views.ACCESS_POINT),
+        ),
+        # certificates
+        Route(
+            "GET",
+            "/orgs/{orgId}/certificates",
+            n.list_certificates,
+            "List certificates.",
+            A,
+            "certificates",
+            response=Envelope(views.CERTIFICATE),
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/certificates",
+            n.create_certificate,
+            "Upload a certificate with its chain and private key (whitelabel only).",
+            A,
+            "certificates",
+            body=CreateCertificate,
+            response=views.CERTIFICATE,
+            status=201,
+            errors=("AT-1001", "AT-1021"),
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/certificates/batch_delete",
+            n.delete_certificates,
+            "Delete certificates.",
+            A,
+            "certificates",
+            body=h.Ids,
+            response=_IDS,
+            errors=("AT-1021", "AT-1095"),
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/certificates/{certId}",
+            n.get_certificate,
+            "Get a certificate.",
+            A,
+            "certificates",
+            response=views.CERTIFICATE,
+        ),
+        Route(
+            "PUT",
+            "/orgs/{orgId}/certificates/{certId}",
+            n.update_certificate,
+            "Rename or describe a certificate.",
+            A,
+            "certificates",
+            body=UpdateCertificate,
+            response=views.CERTIFICATE,
+            errors=("AT-1021",),
+        ),
+        # access points
+        Route(
+            "GET",
+            "/orgs/{orgId}/aps",
+            n.list_aps,
+            "List own access points.",
+            A,
+            "access points",
+            response=Envelope(views.ACCESS_POINT),
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/aps",
+            n.create_ap,
+            "Create an access point (whitelabel only).",
+            A,
+            "access points",
+            body=CreateAccessPoint,
+            response=views.ACCESS_POINT,
+            status=201,
+            errors=("AT-1001", "AT-1021"),
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/aps/batch-delete",
+            n.delete_aps,
+            "Delete access points.",
+            A,
+            "access points",
+            body=h.Ids,
+            response=_IDS,
+            errors=("AT-1021", "AT-1095"),
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/aps/{apId}",
+            n.get_ap,
+            "Get an access point.",
+            A,
+            "access points",
+            response=views.ACCESS_POINT,
+        ),
+        Route(
+            "PUT",
+            "/orgs/{orgId}/aps/{apId}",
+            n.update_ap,
+            "Update an access point.",
+            A,
+            "access points",
+            body=UpdateAccessPoint,
+            response=views.ACCESS_POINT,
+            errors=("AT-1021",),
+        ),
+        # participants
+        Route(
+            "GET",
+            "/orgs/{orgId}/participants",
+            n.list_participants,
+            "List the organisation's participants.",
+            A,
+            "participants",
+            response=Envelope(views.PARTICIPANT),
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/participants",
+            n.create_participant,
+            "Create a participant, registered in the chosen SMP.",
+            A,
+            "participants",
+            body=CreateParticipant,
+            response=views.PARTICIPANT,
+            status=201,
+            errors=("AT-1001", "AT-1006", "AT-1090"),
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/participants/batch-delete",
+            n.delete_participants,
+            "Delete participants (and their SMP registrations).",
+            A,
+            "participants",
+            body=h.Ids,
+            response=_IDS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/participants/request-pd-publish",
+            n.request_publication,
+            "Publish participants' business cards in the directory.",
+            A,
+            "participants",
+            body=h.Ids,
+            response=_IDS,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/participants/{participantId}",
+            n.get_participant,
+            "Get a participant.",
+            A,
+            "participants",
+            response=views.PARTICIPANT,
+        ),
+        Route(
+            "PUT",
+            "/orgs/{orgId}/participants/{participantId}",
+            n.update_participant,
+            "Update a participant (name, business card, access point).",
+            A,
+            "participants",
+            body=UpdateParticipant,
+            response=views.PARTICIPANT,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/participants/{participantId}/supported_document_types",
+            n.get_supported,
+            "Document types the participant receives.",
+            A,
+            "participants",
+            response={"type": "array", "items": {"type": "object"}},
+        ),
+        Route(
+            "PUT",
+            "/orgs/{orgId}/participants/{participantId}/supported_document_types",
+            n.set_supported,
+            "Set the document types the participant receives.",
+            A,
+            "participants",
+            body=SupportedDocumentTypes,
+            response={"type": "array", "items": {"type": "object"}},
+        ),
         # catalogue
         Route(
             "GET",
@@ -339,6 +562,37 @@ def routes() -> list[Route]:
             "catalogue",
             response=_CONSTANTS,
             query=(QueryParam("key", {"type": "string"}),),
+        ),
+        # the built-in SMP (standard SMP read interface, XML)
+        Route(
+            "GET",
+            smp_prefix + "/businesscard/{participant}",
+            s.business_card,
+            "The participant's directory business card (v3).",
+            None,
+            "smp",
+            response=_XML,
+            content_type="text/xml",
+        ),
+        Route(
+            "GET",
+            smp_prefix + "/{participant}",
+            s.service_group,
+            "ServiceGroup: the participant's service metadata references.",
+            None,
+            "smp",
+            response=_XML,
+            content_type="text/xml",
+        ),
+        Route(
+            "GET",
+            smp_prefix + "/{participant}/services/{documentType}",
+            s.service_metadata,
+            "SignedServiceMetadata of one document type, signed by the SMP certificate.",
+            None,
+            "smp",
+            response=_XML,
+            content_type="text/xml",
         ),
     ]
     return r

@@ -111,6 +111,7 @@ class Route:
     status: int = 200
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
+    content_type: str = "application/json"
 
     @property
     def org_scoped(self) -> bool:
@@ -154,6 +155,8 @@ def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -
             request[ORG_ID] = str(principal.key.org_id)
         body = await read_body(request, conv, route.body) if route.body is not None else None
         reply = await route.handler(Req(request, principal, body))
+        if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
+            return reply.body
         if isinstance(reply.body, bytes):  # already rendered JSON
             return web.Response(
                 status=reply.status, body=reply.body, content_type="application/json"

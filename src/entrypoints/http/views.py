@@ -9,8 +9,10 @@ import attrs
 import cattrs
 
 from domain.api_key import ApiKey
+from domain.infrastructure import AccessPoint, Certificate, Smp
 from domain.member import Member
 from domain.organisation import Organisation
+from domain.participant import Participant, SupportedDocumentType
 from domain.user import User
 from entrypoints.http.converter import camel, object_schema
 
@@ -90,3 +92,11 @@ _membership = {
 ME = attrs.evolve(
     USER, name="UserWithMemberships", extra={"memberships": {"type": "array", "items": _membership}}
 )
+
+PARTICIPANT = View(
+    Participant, "Participant", tag="PARTICIPANT", omit=frozenset({"identifier_key"})
+)
+ACCESS_POINT = View(AccessPoint, "AccessPoint", tag="AP")
+CERTIFICATE = View(Certificate, "Certificate", tag="CERTIFICATE", omit=frozenset({"sealed_key"}))
+SMP = View(Smp, "Smp", tag="SMP", omit=frozenset({"org_id", "certificate_ref"}))
+SUPPORTED = View(SupportedDocumentType, "SupportedDocumentType")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import pg
+from adapters.pki import ensure_test_pki
 from entrypoints.config import Settings
 from entrypoints.container import build_container, web_app
 
@@ -81,8 +84,19 @@ def settings_for(backend: str, tmp_path: Any, schema: str = "") -> Settings:
     return Settings(data_dir=tmp_path, database_url=url, database_schema=schema).check()
 
 
+@pytest.fixture(scope="session")
+def shared_pki(tmp_path_factory: Any) -> Path:
+    """One test PKI for the whole run: RSA key generation is too slow to repeat per test."""
+    data_dir = tmp_path_factory.mktemp("pki-source")
+    ensure_test_pki(data_dir)
+    return data_dir / "pki"
+
+
 @pytest.fixture(params=BACKENDS)
-async def api(request: Any, tmp_path: Any, aiohttp_client: Any) -> AsyncIterator[Api]:
+async def api(
+    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path
+) -> AsyncIterator[Api]:
+    shutil.copytree(shared_pki, tmp_path / "pki")
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
             yield await _start(settings_for("postgres", tmp_path, schema), aiohttp_client)

@@ -98,4 +98,5 @@ async def test_pagination_walks_every_organisation_once(api):
         cursor = page["nextCursor"]
         if cursor is None:
             break
-    assert seen == ids
+    operator = "00000000-0000-4000-8000-000000000001"  # the operator's own organisation
+    assert seen == [operator, *ids]

@@ -1,0 +1,28 @@
+"""The certificate-inspection port over ``inspect_certificate`` and configured trust anchors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from cryptography import x509
+
+from adapters.pki.certificates import inspect_certificate
+from application.ports import InspectedCertificate
+
+
+class TrustAnchorInspector:
+    def __init__(self, trust_anchors: Sequence[x509.Certificate]) -> None:
+        self.trust_anchors = list(trust_anchors)
+
+    def inspect(
+        self, cert_pem: str, ca_chain_pem: str, private_key_pem: str | None, now: datetime
+    ) -> InspectedCertificate:
+        info = inspect_certificate(cert_pem, ca_chain_pem, private_key_pem, self.trust_anchors, now)
+        return InspectedCertificate(
+            valid_from=info.valid_from,
+            valid_until=info.valid_until,
+            subject=info.subject,
+            common_name=info.common_name or "",
+            fingerprint_sha256=info.fingerprint_sha256,
+        )

@@ -1,0 +1,389 @@
+"""The embedded default's self-signed test PKI, shaped like the network's: a root CA, an Access
+Point CA and an SMP CA under it, an AP certificate whose CN is the Seat ID and an SMP certificate.
+
+``ensure_test_pki`` creates it once under ``<data_dir>/pki/`` and loads it on every later call.
+Creation is atomic: everything is built in ``<data_dir>/pki.tmp-<random>`` and renamed into
+place, so of two processes starting at once one wins and the other uses the winner's files.
+``issue_leaf`` and ``new_ca`` make further certificates for tests (expired, not yet valid,
+signed by an untrusted CA).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import ClassVar
+
+import attrs
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
+
+from domain.clock import utc
+
+Clock = Callable[[], datetime]
+PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+
+ROOT_CA_NAME = "fourcorner TEST ROOT CA"
+AP_CA_NAME = "fourcorner TEST ACCESS POINT CA"
+SMP_CA_NAME = "fourcorner TEST SERVICE METADATA PUBLISHER CA"
+SMP_NAME = "fourcorner TEST SMP"
+ORGANISATION = "fourcorner"
+
+SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
+BACKDATE = timedelta(minutes=5)
+CA_YEARS = 10
+LEAF_YEARS = 2
+RSA_BITS = 2048
+
+PKI_DIR = "pki"
+ROOT_CERT, ROOT_KEY = "root-ca.pem", "root-ca.key"
+AP_CA_CERT, AP_CA_KEY = "ap-ca.pem", "ap-ca.key"
+SMP_CA_CERT, SMP_CA_KEY = "smp-ca.pem", "smp-ca.key"
+AP_CERT, AP_KEY = "ap.pem", "ap.key"
+SMP_CERT, SMP_KEY = "smp.pem", "smp.key"
+AP_CHAIN, SMP_CHAIN = "ap-chain.pem", "smp-chain.pem"
+
+
+# --- issuing --------------------------------------------------------------------------------
+
+
+def new_rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=RSA_BITS)
+
+
+def add_years(moment: datetime, years: int) -> datetime:
+    """The same day and time ``years`` later (29 February becomes 28 February)."""
+    try:
+        return moment.replace(year=moment.year + years)
+    except ValueError:
+        return moment.replace(year=moment.year + years, day=28)
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, ORGANISATION),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
+
+
+def _authority_key_id(
+    issuer_cert: x509.Certificate | None, issuer_key: PrivateKey
+) -> x509.AuthorityKeyIdentifier:
+    if issuer_cert is not None:
+        with contextlib.suppress(x509.ExtensionNotFound):
+            ski = issuer_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier)
+            return x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski.value)
+    return x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key())
+
+
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    return x509.KeyUsage(
+        digital_signature=not ca,
+        content_commitment=False,
+        key_encipherment=not ca,
+        data_encipherment=not ca,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
+def _build(
+    subject: x509.Name,
+    key: PrivateKey,
+    issuer_cert: x509.Certificate | None,
+    issuer_key: PrivateKey,
+    *,
+    not_before: datetime,
+    not_after: datetime,
+    ca: bool,
+    path_length: int | None,
+) -> x509.Certificate:
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer_cert.subject if issuer_cert is not None else subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(utc(not_before))
+        .not_valid_after(utc(not_after))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=path_length), critical=True)
+        .add_extension(_key_usage(ca=ca), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(_authority_key_id(issuer_cert, issuer_key), critical=False)
+    )
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def issue_leaf(
+    issuer_cert: x509.Certificate,
+    issuer_key: PrivateKey,
+    common_name: str,
+    *,
+    not_before: datetime,
+    not_after: datetime,
+    key: PrivateKey | None = None,
+) -> tuple[x509.Certificate, PrivateKey]:
+    """An end-entity certificate for ``common_name`` signed by the given CA, valid in exactly
+    the given window (past or future windows make expired or not-yet-valid certificates).
+    Without ``key`` a new RSA 2048 key is generated."""
+    leaf_key: PrivateKey = key if key is not None else new_rsa_key()
+    cert = _build(
+        _name(common_name),
+        leaf_key,
+        issuer_cert,
+        issuer_key,
+        not_before=not_before,
+        not_after=not_after,
+        ca=False,
+        path_length=None,
+    )
+    return cert, leaf_key
+
+
+def new_ca(
+    common_name: str,
+    *,
+    not_before: datetime | None = None,
+    not_after: datetime | None = None,
+    issuer_cert: x509.Certificate | None = None,
+    issuer_key: PrivateKey | None = None,
+    key: PrivateKey | None = None,
+    path_length: int | None = None,
+) -> tuple[x509.Certificate, PrivateKey]:
+    """A CA certificate: self-signed (a root nobody trusts unless told) without an issuer, else
+    an intermediate signed by ``issuer_cert``/``issuer_key``. The window defaults to five
+    minutes ago until ten years from now; without ``key`` a new RSA 2048 key is generated."""
+    if (issuer_cert is None) != (issuer_key is None):
+        raise ValueError("give both issuer_cert and issuer_key, or neither")
+    now = datetime.now(UTC)
+    ca_key: PrivateKey = key if key is not None else new_rsa_key()
+    cert = _build(
+        _name(common_name),
+        ca_key,
+        issuer_cert,
+        issuer_key if issuer_key is not None else ca_key,
+        not_before=not_before if not_before is not None else now - BACKDATE,
+        not_after=not_after if not_after is not None else add_years(now, CA_YEARS),
+        ca=True,
+        path_length=path_length,
+    )
+    return cert, ca_key
+
+
+# --- the stored PKI -------------------------------------------------------------------------
+
+
+def cert_pem(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode("ascii")
+
+
+def key_pem(key: PrivateKey) -> str:
+    """PKCS#8, unencrypted."""
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode("ascii")
+
+
+@attrs.frozen
+class TestPki:
+    """The test PKI in ``directory`` (``<data_dir>/pki``), loaded."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite its name
+
+    directory: Path
+    root: x509.Certificate
+    root_key: rsa.RSAPrivateKey
+    ap_ca: x509.Certificate
+    ap_ca_key: rsa.RSAPrivateKey
+    smp_ca: x509.Certificate
+    smp_ca_key: rsa.RSAPrivateKey
+    ap_certificate: x509.Certificate
+    ap_key: rsa.RSAPrivateKey
+    smp_certificate: x509.Certificate
+    smp_key: rsa.RSAPrivateKey
+
+    @property
+    def seat_id(self) -> str:
+        """The AP certificate's CN (the seat id it was created with)."""
+        cns = self.ap_certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        return str(cns[0].value)
+
+    @property
+    def trust_anchors(self) -> list[x509.Certificate]:
+        return [self.root]
+
+    @property
+    def ap_chain_pem(self) -> str:
+        """The AP CA, then the root."""
+        return cert_pem(self.ap_ca) + cert_pem(self.root)
+
+    @property
+    def smp_chain_pem(self) -> str:
+        """The SMP CA, then the root."""
+        return cert_pem(self.smp_ca) + cert_pem(self.root)
+
+    @property
+    def ap_certificate_pem(self) -> str:
+        return cert_pem(self.ap_certificate)
+
+    @property
+    def ap_key_pem(self) -> str:
+        return key_pem(self.ap_key)
+
+    @property
+    def smp_certificate_pem(self) -> str:
+        return cert_pem(self.smp_certificate)
+
+    @property
+    def smp_key_pem(self) -> str:
+        return key_pem(self.smp_key)
+
+    def path(self, filename: str) -> Path:
+        """A file of the PKI, e.g. ``pki.path(AP_CERT)``."""
+        return self.directory / filename
+
+
+def ensure_test_pki(
+    data_dir: Path, *, seat_id: str = "PFC000001", clock: Clock | None = None
+) -> TestPki:
+    """The test PKI under ``<data_dir>/pki``, created first if absent.
+
+    An existing PKI is loaded as it is, whatever ``seat_id`` this call names (its AP
+    certificate keeps the seat id it was created with; see ``TestPki.seat_id``).
+    """
+    if not SEAT_ID.fullmatch(seat_id):
+        raise ValueError(f"seat id {seat_id!r} does not match P[A-Z]{{2}}[0-9]{{6}}")
+    data_dir = Path(data_dir)
+    final = data_dir / PKI_DIR
+    if not final.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        now = utc(clock()) if clock is not None else datetime.now(UTC)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{PKI_DIR}.tmp-", dir=data_dir))
+        try:
+            _create(tmp, seat_id, now)
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not final.is_dir():
+                    raise
+            else:
+                _fsync_dir(data_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return load_test_pki(final)
+
+
+def load_test_pki(directory: Path) -> TestPki:
+    """Load a PKI that ``ensure_test_pki`` created."""
+
+    def cert(name: str) -> x509.Certificate:
+        return x509.load_pem_x509_certificate(_read(directory, name))
+
+    def key(name: str) -> rsa.RSAPrivateKey:
+        # Keys this module generated itself: skip the (slow) RSA consistency check.
+        loaded = serialization.load_pem_private_key(
+            _read(directory, name), password=None, unsafe_skip_rsa_key_validation=True
+        )
+        if not isinstance(loaded, rsa.RSAPrivateKey):
+            raise ValueError(f"{directory / name} does not hold an RSA private key")
+        return loaded
+
+    return TestPki(
+        directory=directory,
+        root=cert(ROOT_CERT),
+        root_key=key(ROOT_KEY),
+        ap_ca=cert(AP_CA_CERT),
+        ap_ca_key=key(AP_CA_KEY),
+        smp_ca=cert(SMP_CA_CERT),
+        smp_ca_key=key(SMP_CA_KEY),
+        ap_certificate=cert(AP_CERT),
+        ap_key=key(AP_KEY),
+        smp_certificate=cert(SMP_CERT),
+        smp_key=key(SMP_KEY),
+    )
+
+
+def _read(directory: Path, name: str) -> bytes:
+    try:
+        return (directory / name).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(
+            f"the test PKI in {directory} is incomplete ({name} is missing); "
+            "delete the directory to have it created again"
+        ) from None
+
+
+def _create(directory: Path, seat_id: str, now: datetime) -> None:
+    start = now - BACKDATE
+    ca_end, leaf_end = add_years(now, CA_YEARS), add_years(now, LEAF_YEARS)
+    root_key = new_rsa_key()
+    root = _build(
+        _name(ROOT_CA_NAME),
+        root_key,
+        None,
+        root_key,
+        not_before=start,
+        not_after=ca_end,
+        ca=True,
+        path_length=None,
+    )
+    written: dict[str, x509.Certificate] = {ROOT_CERT: root}
+    _write_key(directory / ROOT_KEY, root_key)
+    for ca_file, ca_key_file, ca_name, leaf_file, leaf_key_file, leaf_name, chain_file in (
+        (AP_CA_CERT, AP_CA_KEY, AP_CA_NAME, AP_CERT, AP_KEY, seat_id, AP_CHAIN),
+        (SMP_CA_CERT, SMP_CA_KEY, SMP_CA_NAME, SMP_CERT, SMP_KEY, SMP_NAME, SMP_CHAIN),
+    ):
+        ca_key = new_rsa_key()
+        ca = _build(
+            _name(ca_name),
+            ca_key,
+            root,
+            root_key,
+            not_before=start,
+            not_after=ca_end,
+            ca=True,
+            path_length=0,
+        )
+        leaf, leaf_key = issue_leaf(ca, ca_key, leaf_name, not_before=start, not_after=leaf_end)
+        written[ca_file], written[leaf_file] = ca, leaf
+        _write_key(directory / ca_key_file, ca_key)
+        _write_key(directory / leaf_key_file, leaf_key)
+        _write(directory / chain_file, (cert_pem(ca) + cert_pem(root)).encode("ascii"), 0o644)
+    for filename, cert in written.items():
+        _write(directory / filename, cert_pem(cert).encode("ascii"), 0o644)
+
+
+def _write_key(path: Path, key: PrivateKey) -> None:
+    _write(path, key_pem(key).encode("ascii"), 0o600)
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as file:
+        os.fchmod(fd, mode)
+        file.write(data)
+        file.flush()
+        os.fsync(fd)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,108 @@
+"""The built-in SMP's read side: the signed documents SMP clients fetch, from storage.
+
+Signing costs an RSA operation, so signed documents are kept in a bounded cache keyed by the
+registration's id and modification time: a change of the registration changes the key.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from adapters.smp import xml
+from application.collections import CERTIFICATES, SMPS
+from application.ports import KeySealer, SmpRegistrar
+from application.storage import UnitOfWorkFactory
+from domain.errors import NotFound
+from domain.smp import PARTICIPANT_SCHEME, SmpRegistration
+
+Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]
+
+
+class SmpReader:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        registrar: SmpRegistrar,
+        sealer: KeySealer,
+        base_url: Callable[[], str] | str,
+        *,
+        cache_size: int = 4096,
+    ) -> None:
+        self._uow = uow
+        self._registrar = registrar
+        self._sealer = sealer
+        self._base_url = base_url
+        self._signers: dict[tuple[uuid.UUID, str], Signer] = {}
+        self._cache: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
+        self._cache_size = cache_size
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url if isinstance(self._base_url, str) else self._base_url()
+
+    async def _registration(self, participant_segment: str) -> tuple[SmpRegistration, Signer]:
+        scheme, value = _participant(participant_segment)
+        async with self._uow() as uow:
+            reg = await self._registrar.lookup(uow, value)
+            if reg is None:
+                raise NotFound(resource="participant", ident=f"{scheme}::{value}")
+            smp = await uow.repository(SMPS).get(reg.smp_id)
+            cert_ref = smp.certificate_ref if smp else None
+            cert = await uow.repository(CERTIFICATES).get(cert_ref) if cert_ref else None
+        if cert is None:
+            raise NotFound(resource="SMP certificate", ident=str(reg.smp_id))
+        key = (cert.id, cert.fingerprint)
+        signer = self._signers.get(key)
+        if signer is None:
+            private = serialization.load_pem_private_key(
+                self._sealer.open(cert.sealed_key), password=None
+            )
+            if not isinstance(private, rsa.RSAPrivateKey):
+                raise NotFound(resource="RSA key of the SMP certificate", ident=str(cert.id))
+            signer = (private, x509.load_pem_x509_certificate(cert.cert_pem.encode()))
+            self._signers[key] = signer
+        return reg, signer
+
+    async def service_group(self, participant_segment: str) -> bytes:
+        reg, _ = await self._registration(participant_segment)
+        return xml.service_group(reg, self.base_url)
+
+    async def service_metadata(self, participant_segment: str, document_segment: str) -> bytes:
+        reg, (key, cert) = await self._registration(participant_segment)
+        try:
+            doc_scheme, doc_value = xml.parse_path_segment(document_segment)
+        except ValueError:
+            raise NotFound(resource="document type", ident=document_segment) from None
+        service = reg.service(doc_scheme, doc_value)
+        if service is None:
+            raise NotFound(resource="document type", ident=f"{doc_scheme}::{doc_value}")
+        cache_key = (str(reg.id), reg.last_modified_at.isoformat(), service.document_id)
+        hit = self._cache.get(cache_key)
+        if hit is not None:
+            self._cache.move_to_end(cache_key)
+            return hit
+        signed = xml.signed_service_metadata(reg, service, key, cert)
+        self._cache[cache_key] = signed
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return signed
+
+    async def business_card(self, participant_segment: str) -> bytes:
+        reg, _ = await self._registration(participant_segment)
+        return xml.business_card(reg)
+
+
+def _participant(segment: str) -> tuple[str, str]:
+    try:
+        scheme, value = xml.parse_path_segment(segment)
+    except ValueError:
+        raise NotFound(resource="participant", ident=segment) from None
+    if scheme.lower() != PARTICIPANT_SCHEME:
+        raise NotFound(resource="participant", ident=segment)
+    return scheme, value.lower()

@@ -1,0 +1,22 @@
+"""Which SMPs and access points an organisation may use (spec section 1)."""
+
+from __future__ import annotations
+
+from application.collections import ACCESS_POINTS, SMPS
+from application.storage import UnitOfWork
+from domain import infrastructure as infra
+from domain.infrastructure import OPERATOR_ORG_ID, AccessPoint, Smp
+from domain.organisation import Mode, Organisation
+
+
+async def usable(uow: UnitOfWork, org: Organisation) -> tuple[list[Smp], list[AccessPoint]]:
+    smps = uow.repository(SMPS)
+    aps = uow.repository(ACCESS_POINTS)
+    operator_smps = await smps.all(orgId=OPERATOR_ORG_ID)
+    operator_aps = await aps.all(orgId=OPERATOR_ORG_ID)
+    own_smps = await smps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    own_aps = await aps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    return (
+        infra.all_to_use(org, operator_smps, own_smps),
+        infra.all_to_use(org, operator_aps, own_aps),
+    )

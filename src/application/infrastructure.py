@@ -1,0 +1,446 @@
+"""Use cases of SMPs, access points and certificates, and the operator's shared services."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import attrs
+
+from application import participants as participant_cases
+from application.access import Principal, authorise
+from application.alltouse import usable
+from application.collections import (
+    ACCESS_POINTS,
+    CERTIFICATES,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    SMPS,
+)
+from application.context import Context
+from application.listing import ListRequest, build_query, equals
+from application.ports import InspectedCertificate
+from application.storage import Page, UnitOfWork
+from domain import infrastructure as infra
+from domain.errors import Detail, InUse, InvalidInput, NotFound
+from domain.infrastructure import (
+    OPERATOR_ORG_ID,
+    AccessPoint,
+    Certificate,
+    CertificateEnvironment,
+    Environment,
+    Service,
+    Smp,
+)
+from domain.organisation import Mode, Organisation, UserRef
+from domain.roles import Role
+
+OPERATOR = UserRef("operator")
+
+
+@attrs.frozen
+class CreateCertificate:
+    name: str
+    service: Service
+    environment: CertificateEnvironment
+    cert_pem: str
+    private_key_pem: str
+    transport_profile: str = "net-transport-as4-v2_0"
+    ca_chain_pem: str = ""
+    description: str = ""
+
+
+@attrs.frozen
+class UpdateCertificate:
+    name: str | None = None
+    description: str | None = None
+
+
+@attrs.frozen
+class CreateAccessPoint:
+    name: str
+    certificate_ref: uuid.UUID
+    environment: Environment
+    transport_profile: str = "net-transport-as4-v2_0"
+    description: str = ""
+
+
+@attrs.frozen
+class UpdateAccessPoint:
+    name: str | None = None
+    description: str | None = None
+    certificate_ref: uuid.UUID | None = None
+
+
+# --- what an organisation may use ----------------------------------------------------------
+
+
+async def smps_to_use(ctx: Context, principal: Principal, org_id: uuid.UUID) -> list[Smp]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return (await usable(uow, access.org))[0]
+
+
+async def aps_to_use(ctx: Context, principal: Principal, org_id: uuid.UUID) -> list[AccessPoint]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return (await usable(uow, access.org))[1]
+
+
+# --- certificates ---------------------------------------------------------------------------
+
+
+async def create_certificate(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateCertificate
+) -> Certificate:
+    now = ctx.clock()
+    _check_profile(ctx, cmd.transport_profile)
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "upload certificates")
+    info = ctx.net.certificates.inspect(cmd.cert_pem, cmd.ca_chain_pem, cmd.private_key_pem, now)
+    cert = Certificate(
+        id=ctx.new_id(),
+        org_id=org_id,
+        name=cmd.name,
+        description=cmd.description,
+        service=cmd.service,
+        environment=cmd.environment,
+        transport_profile=cmd.transport_profile,
+        cert_pem=cmd.cert_pem.strip() + "\n",
+        ca_chain_pem=cmd.ca_chain_pem.strip() + "\n" if cmd.ca_chain_pem.strip() else "",
+        valid_from=info.valid_from,
+        valid_until=info.valid_until,
+        subject=info.subject,
+        fingerprint=info.fingerprint_sha256,
+        sealed_key=ctx.net.sealer.seal(cmd.private_key_pem.encode()),
+        created_at=now,
+        created_by=principal.actor,
+        last_modified_at=now,
+        last_modified_by=principal.actor,
+    )
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await uow.repository(CERTIFICATES).add(cert)
+        await uow.commit()
+    return cert
+
+
+def _check_profile(ctx: Context, profile: str) -> None:
+    known = {t.profile_id for t in ctx.catalogue.transport_profiles}
+    if profile not in known:
+        raise InvalidInput.one("$.transportProfile", f"one of {', '.join(sorted(known))}")
+    active = {t.profile_id for t in ctx.catalogue.transport_profiles if t.state == "active"}
+    if profile not in active:
+        raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
+
+
+async def _own(uow: UnitOfWork, coll: Any, org_id: uuid.UUID, ident: uuid.UUID, what: str) -> Any:
+    found = await uow.repository(coll).get(ident)
+    if found is None or found.org_id != org_id:
+        raise NotFound(resource=what, ident=str(ident))
+    return found
+
+
+async def list_certificates(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[Certificate]:
+    query = build_query(CERTIFICATES, request, scope=(equals(CERTIFICATES, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(CERTIFICATES).list(query)
+
+
+async def get_certificate(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cert_id: uuid.UUID
+) -> Certificate:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        found: Certificate = await _own(uow, CERTIFICATES, org_id, cert_id, "certificate")
+        return found
+
+
+async def update_certificate(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    cert_id: uuid.UUID,
+    cmd: UpdateCertificate,
+) -> Certificate:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "change certificates")
+        cert: Certificate = await _own(uow, CERTIFICATES, org_id, cert_id, "certificate")
+        changes = {k: v for k, v in attrs.asdict(cmd).items() if v is not None}
+        cert = attrs.evolve(
+            cert, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
+        )
+        await uow.repository(CERTIFICATES).update(cert)
+        await uow.commit()
+    return cert
+
+
+async def delete_certificates(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "delete certificates")
+        certs, aps = uow.repository(CERTIFICATES), uow.repository(ACCESS_POINTS)
+        done = []
+        for cid in dict.fromkeys(ids):
+            await _own(uow, CERTIFICATES, org_id, cid, "certificate")
+            user = await aps.first(certificateRef=cid)
+            if user is not None:
+                raise InUse(
+                    resource="certificate", ident=str(cid), used_by=f"access point {user.id}"
+                )
+            await certs.remove(cid)
+            done.append(str(cid))
+        await uow.commit()
+    return done
+
+
+# --- access points --------------------------------------------------------------------------
+
+
+async def _ap_certificate(
+    uow: UnitOfWork, org_id: uuid.UUID, cert_id: uuid.UUID, environment: Environment
+) -> Certificate:
+    cert = await uow.repository(CERTIFICATES).get(cert_id)
+    if cert is None or cert.org_id != org_id:
+        raise InvalidInput.one("$.certificateRef", "not a certificate of this organisation")
+    problems = []
+    if cert.service is not Service.AP:
+        problems.append(Detail("$.certificateRef", "the certificate is not for an access point"))
+    if cert.environment.environment is not environment:
+        problems.append(
+            Detail(
+                "$.certificateRef",
+                f"the certificate is not for the {environment.value} environment",
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+    return cert
+
+
+async def create_ap(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateAccessPoint
+) -> AccessPoint:
+    _check_profile(ctx, cmd.transport_profile)
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "create access points")
+        await _ap_certificate(uow, org_id, cmd.certificate_ref, cmd.environment)
+        ap_id = ctx.new_id()
+        ap = AccessPoint(
+            id=ap_id,
+            org_id=org_id,
+            name=cmd.name,
+            description=cmd.description,
+            ap_url=infra.ap_url(ctx.net.ap_host, org_id, ap_id),
+            certificate_ref=cmd.certificate_ref,
+            transport_profile=cmd.transport_profile,
+            environment=cmd.environment,
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+            last_modified_by=principal.actor,
+        )
+        await uow.repository(ACCESS_POINTS).add(ap)
+        await uow.commit()
+    return ap
+
+
+async def list_aps(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[AccessPoint]:
+    query = build_query(ACCESS_POINTS, request, scope=(equals(ACCESS_POINTS, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(ACCESS_POINTS).list(query)
+
+
+async def get_ap(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
+) -> AccessPoint:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        found: AccessPoint = await _own(uow, ACCESS_POINTS, org_id, ap_id, "access point")
+        return found
+
+
+async def update_ap(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID, cmd: UpdateAccessPoint
+) -> AccessPoint:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "change access points")
+        ap: AccessPoint = await _own(uow, ACCESS_POINTS, org_id, ap_id, "access point")
+        if cmd.certificate_ref is not None:
+            await _ap_certificate(uow, org_id, cmd.certificate_ref, ap.environment)
+        changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
+        ap = attrs.evolve(
+            ap, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
+        )
+        await uow.repository(ACCESS_POINTS).update(ap)
+        # the participants it serves publish the new certificate or name
+        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+            await participant_cases.republish(ctx, uow, p)
+        await uow.commit()
+    return ap
+
+
+async def delete_aps(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        infra.require_whitelabel(access.org, "delete access points")
+        done = []
+        for aid in dict.fromkeys(ids):
+            await _own(uow, ACCESS_POINTS, org_id, aid, "access point")
+            user = await uow.repository(PARTICIPANTS).first(apRef=aid)
+            if user is not None:
+                raise InUse(
+                    resource="access point", ident=str(aid), used_by=f"participant {user.id}"
+                )
+            await uow.repository(ACCESS_POINTS).remove(aid)
+            done.append(str(aid))
+        await uow.commit()
+    return done
+
+
+# --- the operator's shared services ---------------------------------------------------------
+
+
+@attrs.frozen
+class OperatorEnvironment:
+    """One environment of the operator: its SMP and its access point, with their certificates."""
+
+    environment: Environment
+    smp_url: str
+    ap_cert_pem: str
+    ap_chain_pem: str
+    ap_key_pem: str
+    smp_cert_pem: str
+    smp_chain_pem: str
+    smp_key_pem: str
+
+
+def _operator_id(kind: str, env: Environment) -> uuid.UUID:
+    return uuid.uuid5(OPERATOR_ORG_ID, f"{kind}:{env.value}")
+
+
+async def ensure_operator(ctx: Context, environments: list[OperatorEnvironment]) -> None:
+    """At start: the operator organisation, its certificates, SMPs and access points."""
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        orgs = uow.repository(ORGANISATIONS)
+        if await orgs.get(OPERATOR_ORG_ID) is None:
+            await orgs.add(
+                Organisation(
+                    id=OPERATOR_ORG_ID,
+                    legal_name="fourcorner operator",
+                    short_name="operator",
+                    country_code="",
+                    legal_identifier="",
+                    legal_identifier_code="",
+                    legal_key="operator",
+                    organisation_mode=Mode.WHITELABEL,
+                    created_at=now,
+                    created_by=OPERATOR,
+                    last_modified_at=now,
+                    last_modified_by=OPERATOR,
+                )
+            )
+        inspected: dict[str, InspectedCertificate] = {}
+        for env in environments:
+            await _ensure_environment(ctx, uow, env, now, inspected)
+        await uow.commit()
+
+
+async def _ensure_environment(
+    ctx: Context,
+    uow: UnitOfWork,
+    env: OperatorEnvironment,
+    now: Any,
+    inspected: dict[str, InspectedCertificate],
+) -> None:
+    certs = uow.repository(CERTIFICATES)
+    ids = {}
+    cert_env = (
+        CertificateEnvironment.TEST
+        if env.environment is Environment.TEST
+        else CertificateEnvironment.PRODUCTION
+    )
+    for service, pem, chain, key in (
+        (Service.AP, env.ap_cert_pem, env.ap_chain_pem, env.ap_key_pem),
+        (Service.SMP, env.smp_cert_pem, env.smp_chain_pem, env.smp_key_pem),
+    ):
+        cid = _operator_id(f"certificate:{service.value}", env.environment)
+        ids[service] = cid
+        existing = await certs.get(cid)
+        if existing is not None and existing.cert_pem == pem:
+            continue
+        info = inspected.get(pem) or ctx.net.certificates.inspect(pem, chain, key, now)
+        inspected[pem] = info
+        cert = Certificate(
+            id=cid,
+            org_id=OPERATOR_ORG_ID,
+            name=f"operator {service.value} {env.environment.value}",
+            service=service,
+            environment=cert_env,
+            transport_profile="net-transport-as4-v2_0",
+            cert_pem=pem,
+            ca_chain_pem=chain,
+            valid_from=info.valid_from,
+            valid_until=info.valid_until,
+            subject=info.subject,
+            fingerprint=info.fingerprint_sha256,
+            sealed_key=ctx.net.sealer.seal(key.encode()),
+            created_at=now,
+            created_by=OPERATOR,
+            last_modified_at=now,
+            last_modified_by=OPERATOR,
+        )
+        await (certs.add(cert) if existing is None else certs.update(cert))
+    smp = Smp(
+        id=_operator_id("smp", env.environment),
+        org_id=OPERATOR_ORG_ID,
+        name=f"operator SMP ({env.environment.value})",
+        environment=env.environment,
+        url=env.smp_url,
+        certificate_ref=ids[Service.SMP],
+        created_at=now,
+    )
+    smps = uow.repository(SMPS)
+    old_smp = await smps.get(smp.id)
+    if old_smp is None:
+        await smps.add(smp)
+    elif (old_smp.url, old_smp.certificate_ref) != (smp.url, smp.certificate_ref):
+        await smps.update(attrs.evolve(smp, created_at=old_smp.created_at))
+    ap_id = _operator_id("ap", env.environment)
+    aps = uow.repository(ACCESS_POINTS)
+    old_ap = await aps.get(ap_id)
+    ap = AccessPoint(
+        id=ap_id,
+        org_id=OPERATOR_ORG_ID,
+        name=f"operator access point ({env.environment.value})",
+        ap_url=infra.ap_url(ctx.net.ap_host, OPERATOR_ORG_ID, ap_id),
+        certificate_ref=ids[Service.AP],
+        transport_profile="net-transport-as4-v2_0",
+        environment=env.environment,
+        created_at=old_ap.created_at if old_ap else now,
+        created_by=OPERATOR,
+        last_modified_at=now,
+        last_modified_by=OPERATOR,
+    )
+    if old_ap is None:
+        await aps.add(ap)
+    elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
+        await aps.update(ap)
+        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+            await participant_cases.republish(ctx, uow, p)

@@ -1,0 +1,276 @@
+"""Use cases of participants: register in an SMP, announce document types, publish cards."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import attrs
+
+from application.access import Principal, authorise
+from application.alltouse import usable
+from application.collections import (
+    ACCESS_POINTS,
+    CERTIFICATES,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    SMP_REGISTRATIONS,
+)
+from application.context import Context
+from application.listing import ListRequest, build_query, equals
+from application.publishing import check_supported, registration
+from application.storage import Page, UnitOfWork
+from domain.errors import Conflict, Detail, InvalidInput, NotFound
+from domain.infrastructure import AccessPoint, Smp
+from domain.participant import (
+    BusinessCard,
+    DirectoryPublication,
+    Participant,
+    PublicationState,
+    SupportedDocumentType,
+)
+from domain.roles import Role
+from domain.smp import SmpRegistration
+
+
+@attrs.frozen
+class CreateParticipant:
+    name: str
+    participant_identifier: str
+    smp_ref: uuid.UUID
+    ap_ref: uuid.UUID
+    transport_profile: str = "net-transport-as4-v2_0"
+    business_card: BusinessCard | None = None
+
+
+@attrs.frozen
+class UpdateParticipant:
+    name: str | None = None
+    ap_ref: uuid.UUID | None = None
+    transport_profile: str | None = None
+    business_card: BusinessCard | None = None
+
+
+@attrs.frozen
+class SupportedDocumentTypes:
+    supported_document_types: tuple[SupportedDocumentType, ...]
+
+
+async def _usable(
+    uow: UnitOfWork, org_id: uuid.UUID, smp_ref: uuid.UUID, ap_ref: uuid.UUID
+) -> tuple[Smp, AccessPoint]:
+    org = await uow.repository(ORGANISATIONS).get(org_id)
+    assert org is not None
+    smps, aps = await usable(uow, org)
+    smp = next((s for s in smps if s.id == smp_ref), None)
+    ap = next((a for a in aps if a.id == ap_ref), None)
+    problems = []
+    if smp is None:
+        problems.append(Detail("$.smpRef", "not an SMP this organisation may use (smps/alltouse)"))
+    if ap is None:
+        problems.append(
+            Detail("$.apRef", "not an access point this organisation may use (aps/alltouse)")
+        )
+    if smp is not None and ap is not None and smp.environment is not ap.environment:
+        problems.append(
+            Detail(
+                "$.apRef",
+                f"the access point is {ap.environment.value}, the SMP {smp.environment.value}",
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+    assert smp is not None and ap is not None
+    return smp, ap
+
+
+def _check_transport(ap: AccessPoint, profile: str) -> None:
+    if profile != ap.transport_profile:
+        raise InvalidInput.one(
+            "$.transportProfile", f"the access point supports {ap.transport_profile} only"
+        )
+
+
+async def republish(ctx: Context, uow: UnitOfWork, participant: Participant) -> None:
+    """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of work)."""
+    ap = await uow.repository(ACCESS_POINTS).get(participant.ap_ref)
+    if ap is None:
+        raise NotFound(resource="access point", ident=str(participant.ap_ref))
+    cert = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+    if cert is None:
+        raise NotFound(resource="certificate", ident=str(ap.certificate_ref))
+    org = await uow.repository(ORGANISATIONS).get(participant.org_id)
+    old = await uow.repository(SMP_REGISTRATIONS).get(registration_id(participant))
+    reg = registration(
+        catalogue=ctx.catalogue,
+        participant=participant,
+        ap=ap,
+        certificate=cert,
+        org=org,
+        created_at=old.created_at if old else ctx.clock(),
+        now=ctx.clock(),
+    )
+    await ctx.net.smp.publish(uow, reg)
+
+
+def registration_id(participant: Participant) -> uuid.UUID:
+    return SmpRegistration.id_for(participant.smp_ref, participant.identifier_key)
+
+
+async def create(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateParticipant
+) -> Participant:
+    checked = ctx.catalogue.validate_participant_identifier(cmd.participant_identifier)
+    if not cmd.name.strip():
+        raise InvalidInput.one("$.name", "must not be empty")
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        smp, ap = await _usable(uow, org_id, cmd.smp_ref, cmd.ap_ref)
+        _check_transport(ap, cmd.transport_profile)
+        participants = uow.repository(PARTICIPANTS)
+        if await participants.first(identifierKey=checked.canonical) is not None:
+            raise Conflict(
+                reason=f"the participant {cmd.participant_identifier} is registered already"
+            )
+        participant = Participant(
+            id=ctx.new_id(),
+            org_id=org_id,
+            name=cmd.name,
+            participant_identifier=str(checked.identifier),
+            identifier_key=checked.canonical,
+            smp_ref=smp.id,
+            ap_ref=ap.id,
+            environment=smp.environment,
+            transport_profile=cmd.transport_profile,
+            business_card=cmd.business_card,
+            warning=checked.warning,
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+            last_modified_by=principal.actor,
+        )
+        try:
+            await participants.add(participant)
+        except Conflict:
+            raise Conflict(
+                reason=f"the participant {cmd.participant_identifier} is registered already"
+            ) from None
+        await republish(ctx, uow, participant)
+        await uow.commit()
+    return participant
+
+
+async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
+    found = await uow.repository(PARTICIPANTS).get(pid)
+    if found is None or found.org_id != org_id:
+        raise NotFound(resource="participant", ident=str(pid))
+    return found
+
+
+async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await _own(uow, org_id, pid)
+
+
+async def list_participants(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[Participant]:
+    query = build_query(PARTICIPANTS, request, scope=(equals(PARTICIPANTS, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(PARTICIPANTS).list(query)
+
+
+async def update(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID, cmd: UpdateParticipant
+) -> Participant:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        p = await _own(uow, org_id, pid)
+        changes: dict[str, Any] = {}
+        if cmd.name is not None:
+            if not cmd.name.strip():
+                raise InvalidInput.one("$.name", "must not be empty")
+            changes["name"] = cmd.name
+        if cmd.business_card is not None:
+            changes["business_card"] = cmd.business_card
+        ap_ref = cmd.ap_ref or p.ap_ref
+        profile = cmd.transport_profile or p.transport_profile
+        if cmd.ap_ref is not None or cmd.transport_profile is not None:
+            _, ap = await _usable(uow, org_id, p.smp_ref, ap_ref)
+            _check_transport(ap, profile)
+            changes |= {"ap_ref": ap_ref, "transport_profile": profile}
+        p = attrs.evolve(
+            p, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
+        )
+        await uow.repository(PARTICIPANTS).update(p)
+        await republish(ctx, uow, p)
+        await uow.commit()
+    return p
+
+
+async def delete_many(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        done = []
+        for pid in dict.fromkeys(ids):
+            p = await _own(uow, org_id, pid)
+            await uow.repository(PARTICIPANTS).remove(p.id)
+            await ctx.net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
+            done.append(str(p.id))
+        await uow.commit()
+    return done
+
+
+async def supported(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID
+) -> tuple[SupportedDocumentType, ...]:
+    return (await get(ctx, principal, org_id, pid)).supported_document_types
+
+
+async def set_supported(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    pid: uuid.UUID,
+    cmd: SupportedDocumentTypes,
+) -> tuple[SupportedDocumentType, ...]:
+    entries = check_supported(ctx.catalogue, cmd.supported_document_types)
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        p = await _own(uow, org_id, pid)
+        p = attrs.evolve(
+            p,
+            supported_document_types=entries,
+            last_modified_at=ctx.clock(),
+            last_modified_by=principal.actor,
+        )
+        await uow.repository(PARTICIPANTS).update(p)
+        await republish(ctx, uow, p)
+        await uow.commit()
+    return entries
+
+
+async def request_publication(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
+    """Ask the directory to index each participant's business card (served by its SMP)."""
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        chosen = [await _own(uow, org_id, pid) for pid in dict.fromkeys(ids)]
+    for p in chosen:  # network calls, outside any unit of work
+        await ctx.net.directory.publish(p.identifier_key)
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        for p in chosen:
+            current = await uow.repository(PARTICIPANTS).get(p.id)
+            if current is None:
+                continue
+            published = DirectoryPublication(PublicationState.PUBLISHED, now)
+            await uow.repository(PARTICIPANTS).update(attrs.evolve(current, directory=published))
+        await uow.commit()
+    return [str(p.id) for p in chosen]

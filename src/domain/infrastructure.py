@@ -1,0 +1,144 @@
+"""SMPs, access points and certificates, and which of them an organisation may use."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TypeVar
+
+import attrs
+
+from domain.errors import ModeNotPermitted
+from domain.filtering import FieldSpec, FieldType, fields
+from domain.organisation import Mode, Organisation, UserRef
+
+# The operator's own organisation owns the shared SMPs and access points.
+OPERATOR_ORG_ID = uuid.UUID("00000000-0000-4000-8000-000000000001")
+
+
+class Environment(enum.Enum):
+    TEST = "TEST"
+    PROD = "PROD"
+
+
+class CertificateEnvironment(enum.Enum):
+    """How certificate records spell the environment (the spec shows lower-case ``test``)."""
+
+    TEST = "test"
+    PRODUCTION = "production"
+
+    @property
+    def environment(self) -> Environment:
+        return Environment.TEST if self is CertificateEnvironment.TEST else Environment.PROD
+
+
+class Service(enum.Enum):
+    AP = "AP"
+    SMP = "SMP"
+
+
+@attrs.frozen
+class Certificate:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    service: Service
+    environment: CertificateEnvironment
+    transport_profile: str
+    cert_pem: str
+    ca_chain_pem: str
+    valid_from: datetime
+    valid_until: datetime
+    subject: str
+    fingerprint: str
+    sealed_key: str  # the private key, encrypted at rest; never shown
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str = ""
+
+
+@attrs.frozen
+class Smp:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    environment: Environment
+    url: str
+    created_at: datetime
+    certificate_ref: uuid.UUID | None = None
+
+
+@attrs.frozen
+class AccessPoint:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    ap_url: str
+    certificate_ref: uuid.UUID
+    transport_profile: str
+    environment: Environment
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str = ""
+
+
+def require_whitelabel(org: Organisation, action: str) -> None:
+    """Own certificates and access points are for organisations in whitelabel mode only."""
+    if org.organisation_mode is not Mode.WHITELABEL:
+        raise ModeNotPermitted(mode=org.organisation_mode.value, action=action)
+
+
+def usable_environments(mode: Mode) -> frozenset[Environment]:
+    """DEMO: the operator's test services only; SHARED and WHITELABEL: test and production."""
+    if mode is Mode.DEMO:
+        return frozenset({Environment.TEST})
+    return frozenset(Environment)
+
+
+T = TypeVar("T", Smp, AccessPoint)
+
+
+def all_to_use(org: Organisation, operator: Iterable[T], own: Iterable[T]) -> list[T]:
+    """What ``org`` may use: the operator's items of its environments, and in whitelabel mode
+    also its own."""
+    allowed = usable_environments(org.organisation_mode)
+    items = [i for i in operator if i.environment in allowed]
+    if org.organisation_mode is Mode.WHITELABEL and org.id != OPERATOR_ORG_ID:
+        items += list(own)
+    return items
+
+
+def ap_url(ap_host: str, org_id: uuid.UUID, ap_id: uuid.UUID) -> str:
+    return f"{ap_host.rstrip('/')}/{org_id}/{ap_id}"
+
+
+CERTIFICATE_FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda c: c.id),
+    FieldSpec("name", FieldType.STRING, lambda c: c.name),
+    FieldSpec("service", FieldType.ENUM, lambda c: c.service, choices=("AP", "SMP")),
+    FieldSpec(
+        "environment", FieldType.ENUM, lambda c: c.environment, choices=("test", "production")
+    ),
+    FieldSpec("validUntil", FieldType.DATETIME, lambda c: c.valid_until),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda c: c.created_at),
+)
+AP_FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda a: a.id),
+    FieldSpec("name", FieldType.STRING, lambda a: a.name),
+    FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
+    FieldSpec("transportProfile", FieldType.STRING, lambda a: a.transport_profile),
+    FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
+)
+SMP_FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda s: s.id),
+    FieldSpec("name", FieldType.STRING, lambda s: s.name),
+    FieldSpec("environment", FieldType.ENUM, lambda s: s.environment, choices=("TEST", "PROD")),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda s: s.created_at),
+)

@@ -1,0 +1,85 @@
+"""Participants: receivers registered in an SMP, reachable through one access point."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+
+import attrs
+
+from domain.filtering import FieldSpec, FieldType, fields
+from domain.infrastructure import Environment
+from domain.organisation import Address, Contact, UserRef
+
+
+class ParticipantStatus(enum.Enum):
+    ACTIVE = "ACTIVE"
+
+
+class PublicationState(enum.Enum):
+    NOT_REQUESTED = "NOT_REQUESTED"
+    PUBLISHED = "PUBLISHED"
+
+
+@attrs.frozen
+class BusinessCard:
+    legal_name: str = ""
+    legal_identifier: str = ""
+    legal_identifier_code: str = ""
+    country_code: str = ""
+    website: str = ""
+    tax_identifier: str = ""
+    global_location_number: str = ""
+    duns: str = ""
+    business_address: Address | None = None
+    contacts: tuple[Contact, ...] = ()
+
+
+@attrs.frozen
+class SupportedDocumentType:
+    document_id: str
+    process_id: str
+    exact_match_only: bool = False
+
+
+@attrs.frozen
+class DirectoryPublication:
+    state: PublicationState = PublicationState.NOT_REQUESTED
+    published_at: datetime | None = None
+
+
+@attrs.frozen
+class Participant:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    participant_identifier: str  # as given: "<ICD>:<value>"
+    identifier_key: str  # canonical lower-case form: unique across the service
+    smp_ref: uuid.UUID
+    ap_ref: uuid.UUID
+    environment: Environment
+    transport_profile: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    business_card: BusinessCard | None = None
+    supported_document_types: tuple[SupportedDocumentType, ...] = ()
+    status: ParticipantStatus = ParticipantStatus.ACTIVE
+    directory: DirectoryPublication = DirectoryPublication()
+    warning: str | None = None
+
+
+FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda p: p.id),
+    FieldSpec("name", FieldType.STRING, lambda p: p.name),
+    FieldSpec("participantIdentifier", FieldType.STRING, lambda p: p.identifier_key),
+    FieldSpec("environment", FieldType.ENUM, lambda p: p.environment, choices=("TEST", "PROD")),
+    FieldSpec("smpRef", FieldType.UUID, lambda p: p.smp_ref),
+    FieldSpec("apRef", FieldType.UUID, lambda p: p.ap_ref),
+    FieldSpec("transportProfile", FieldType.STRING, lambda p: p.transport_profile),
+    FieldSpec("status", FieldType.ENUM, lambda p: p.status, choices=("ACTIVE",)),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda p: p.created_at),
+)
+SEARCH = ("name", "participantIdentifier")

@@ -1,0 +1,205 @@
+"""Handlers of participants, access points, certificates and the SMPs/APs to use."""
+
+from __future__ import annotations
+
+import cattrs
+from dependency_injector.wiring import Provide, inject
+
+from application import infrastructure, participants
+from application.context import Context
+from entrypoints.http import views
+from entrypoints.http.handlers import page, uuid_list
+from entrypoints.http.routing import Reply, Req
+
+
+def _items(conv: cattrs.Converter, view: views.View, items: list[object]) -> dict[str, object]:
+    return {"items": [view.dump(conv, i) for i in items], "nextCursor": None}
+
+
+@inject
+async def smps_to_use(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    smps = await infrastructure.smps_to_use(ctx, req.caller, req.path_uuid("orgId"))
+    return Reply(200, _items(conv, views.SMP, list(smps)))
+
+
+@inject
+async def aps_to_use(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    aps = await infrastructure.aps_to_use(ctx, req.caller, req.path_uuid("orgId"))
+    return Reply(200, _items(conv, views.ACCESS_POINT, list(aps)))
+
+
+# --- certificates ---------------------------------------------------------------------------
+
+
+@inject
+async def create_certificate(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    cert = await infrastructure.create_certificate(
+        ctx, req.caller, req.path_uuid("orgId"), req.body
+    )
+    return Reply(201, views.CERTIFICATE.dump(conv, cert))
+
+
+@inject
+async def list_certificates(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    result = await infrastructure.list_certificates(
+        ctx, req.caller, req.path_uuid("orgId"), req.listing()
+    )
+    return Reply(200, page(conv, views.CERTIFICATE, result))
+
+
+@inject
+async def get_certificate(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    cert = await infrastructure.get_certificate(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId")
+    )
+    return Reply(200, views.CERTIFICATE.dump(conv, cert))
+
+
+@inject
+async def update_certificate(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    cert = await infrastructure.update_certificate(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId"), req.body
+    )
+    return Reply(200, views.CERTIFICATE.dump(conv, cert))
+
+
+@inject
+async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    done = await infrastructure.delete_certificates(
+        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+    )
+    return Reply(200, {"ids": done})
+
+
+# --- access points --------------------------------------------------------------------------
+
+
+@inject
+async def create_ap(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    ap = await infrastructure.create_ap(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    return Reply(201, views.ACCESS_POINT.dump(conv, ap))
+
+
+@inject
+async def list_aps(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    result = await infrastructure.list_aps(ctx, req.caller, req.path_uuid("orgId"), req.listing())
+    return Reply(200, page(conv, views.ACCESS_POINT, result))
+
+
+@inject
+async def get_ap(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    ap = await infrastructure.get_ap(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"))
+    return Reply(200, views.ACCESS_POINT.dump(conv, ap))
+
+
+@inject
+async def update_ap(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    ap = await infrastructure.update_ap(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"), req.body
+    )
+    return Reply(200, views.ACCESS_POINT.dump(conv, ap))
+
+
+@inject
+async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    done = await infrastructure.delete_aps(
+        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+    )
+    return Reply(200, {"ids": done})
+
+
+# --- participants ---------------------------------------------------------------------------
+
+
+@inject
+async def create_participant(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    p = await participants.create(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    return Reply(201, views.PARTICIPANT.dump(conv, p))
+
+
+@inject
+async def list_participants(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    result = await participants.list_participants(
+        ctx, req.caller, req.path_uuid("orgId"), req.listing()
+    )
+    return Reply(200, page(conv, views.PARTICIPANT, result))
+
+
+@inject
+async def get_participant(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    p = await participants.get(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
+    )
+    return Reply(200, views.PARTICIPANT.dump(conv, p))
+
+
+@inject
+async def update_participant(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    p = await participants.update(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
+    )
+    return Reply(200, views.PARTICIPANT.dump(conv, p))
+
+
+@inject
+async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    done = await participants.delete_many(
+        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+    )
+    return Reply(200, {"ids": done})
+
+
+@inject
+async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    done = await participants.request_publication(
+        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+    )
+    return Reply(200, {"ids": done})
+
+
+@inject
+async def get_supported(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    entries = await participants.supported(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
+    )
+    return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])
+
+
+@inject
+async def set_supported(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    entries = await participants.set_supported(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
+    )
+    return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])

@@ -1,0 +1,62 @@
+"""The built-in SMP's read interface: ServiceGroup, SignedServiceMetadata, business card.
+
+Identifiers arrive percent-encoded in one path segment each (``iso6523-actorid-upis%3A%3A...``);
+they are read from the raw path, so they are decoded exactly once.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from dependency_injector.wiring import Provide, inject
+
+from adapters.smp.reader import SmpReader
+from domain.errors import NotFound
+from entrypoints.http.routing import Reply, Req
+
+XML = "text/xml"
+
+
+def _segments(req: Req, prefix: str) -> list[str]:
+    """The raw (still percent-encoded) path segments after the SMP prefix."""
+    raw = req.raw.raw_path.split("?", 1)[0]
+    return raw[len(prefix) :].strip("/").split("/")
+
+
+def _xml(body: bytes) -> Reply:
+    return Reply(200, web.Response(body=body, content_type=XML, charset="utf-8"))
+
+
+@inject
+async def service_group(
+    req: Req,
+    reader: SmpReader = Provide["smp_reader"],
+    prefix: str = Provide["config.smp_prefix"],
+) -> Reply:
+    segments = _segments(req, prefix)
+    if len(segments) != 1:
+        raise NotFound(resource="participant", ident="/".join(segments))
+    return _xml(await reader.service_group(segments[0]))
+
+
+@inject
+async def service_metadata(
+    req: Req,
+    reader: SmpReader = Provide["smp_reader"],
+    prefix: str = Provide["config.smp_prefix"],
+) -> Reply:
+    segments = _segments(req, prefix)
+    if len(segments) != 3 or segments[1] != "services":
+        raise NotFound(resource="service metadata", ident="/".join(segments))
+    return _xml(await reader.service_metadata(segments[0], segments[2]))
+
+
+@inject
+async def business_card(
+    req: Req,
+    reader: SmpReader = Provide["smp_reader"],
+    prefix: str = Provide["config.smp_prefix"],
+) -> Reply:
+    segments = _segments(req, prefix)[1:]  # after "businesscard"
+    if len(segments) != 1:
+        raise NotFound(resource="business card", ident="/".join(segments))
+    return _xml(await reader.business_card(segments[0]))

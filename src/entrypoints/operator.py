@@ -1,0 +1,76 @@
+"""The operator's certificates: the embedded test PKI, or files an operator configures.
+
+``FOURCORNER_OPERATOR_CERTS_DIR`` names a directory with ``test/`` and ``prod/`` folders, each
+holding ``ap.pem``, ``ap.key``, ``ap-chain.pem``, ``smp.pem``, ``smp.key``, ``smp-chain.pem``
+(PEM); ``FOURCORNER_TRUST_ANCHORS_FILE`` the network's root certificates (a PEM bundle).
+Without them, the service creates a self-signed test PKI in its data dir and uses it for both
+environments, which only peers trusting that PKI accept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cryptography import x509
+
+from adapters.pki import TestPki, ensure_test_pki
+from application.infrastructure import OperatorEnvironment
+from domain.infrastructure import Environment
+from entrypoints.config import Settings
+
+
+_loaded: dict[tuple[Path, str], TestPki] = {}
+
+
+def test_pki(settings: Settings) -> TestPki:
+    """The data dir's test PKI, created on first use and loaded once per process."""
+    key = (Path(settings.data_dir).resolve(), settings.seat_id)
+    if key not in _loaded:
+        _loaded[key] = ensure_test_pki(settings.data_dir, seat_id=settings.seat_id)
+    return _loaded[key]
+
+
+def trust_anchors(settings: Settings) -> list[x509.Certificate]:
+    if settings.trust_anchors_file:
+        return x509.load_pem_x509_certificates(Path(settings.trust_anchors_file).read_bytes())
+    return test_pki(settings).trust_anchors
+
+
+def environments(settings: Settings) -> list[OperatorEnvironment]:
+    smp_url = settings.base_url + settings.smp_prefix
+    if settings.operator_certs_dir:
+        base = Path(settings.operator_certs_dir)
+        out = []
+        for env in Environment:
+            d = base / env.value.lower()
+
+            def read(name: str, d: Path = d) -> str:
+                return (d / name).read_text()
+
+            out.append(
+                OperatorEnvironment(
+                    environment=env,
+                    smp_url=smp_url,
+                    ap_cert_pem=read("ap.pem"),
+                    ap_chain_pem=read("ap-chain.pem"),
+                    ap_key_pem=read("ap.key"),
+                    smp_cert_pem=read("smp.pem"),
+                    smp_chain_pem=read("smp-chain.pem"),
+                    smp_key_pem=read("smp.key"),
+                )
+            )
+        return out
+    pki = test_pki(settings)
+    return [
+        OperatorEnvironment(
+            environment=env,
+            smp_url=smp_url,
+            ap_cert_pem=pki.ap_certificate_pem,
+            ap_chain_pem=pki.ap_chain_pem,
+            ap_key_pem=pki.ap_key_pem,
+            smp_cert_pem=pki.smp_certificate_pem,
+            smp_chain_pem=pki.smp_chain_pem,
+            smp_key_pem=pki.smp_key_pem,
+        )
+        for env in Environment
+    ]

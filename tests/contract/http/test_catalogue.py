@@ -1,0 +1,121 @@
+"""The catalogue over HTTP: document types, identifier schemes, constants (issue 3)."""
+
+import pytest
+
+ALICE = "alice@example.com"
+
+
+async def test_document_types_whole_list_and_exact_filters(api):
+    status, body = await api.call("GET", "/document_types", as_=ALICE)
+    assert status == 200 and body["nextCursor"] is None
+    assert len(body["items"]) == 321
+    first = body["items"][0]
+    assert {"id", "name", "scheme", "value", "state", "category", "version", "process-ids"} <= set(
+        first
+    )
+    assert first["version"] == "9.7"
+    assert {d["scheme"] for d in body["items"]} == {"busdox-docid-qns", "net-doctype-wildcard"}
+    assert all("issued-by-opennet" in d for d in body["items"])
+    status, invoices = await api.call("GET", "/document_types?category=Invoice", as_=ALICE)
+    assert len(invoices["items"]) == 90 and {d["category"] for d in invoices["items"]} == {
+        "Invoice"
+    }
+    status, same = await api.call("GET", "/document_types?filter=category:eq:Invoice", as_=ALICE)
+    assert same == invoices
+    status, both = await api.call(
+        "GET", "/document_types?category=Invoice&filter=state:eq:active", as_=ALICE
+    )
+    assert 0 < len(both["items"]) < 90 and {d["state"] for d in both["items"]} == {"active"}
+
+
+async def test_document_type_by_id_and_unknown_id(api):
+    _, body = await api.call("GET", "/document_types?limit=1", as_=ALICE)
+    one = body["items"][0]
+    assert body["nextCursor"]
+    status, got = await api.call("GET", f"/document_types/{one['id']}", as_=ALICE)
+    assert status == 200 and got == one
+    status, err = await api.call("GET", "/document_types/nope", as_=ALICE)
+    assert status == 404 and err["code"] == "AT-1040"
+
+
+async def test_document_types_page_by_cursor_without_gaps(api):
+    _, whole = await api.call("GET", "/document_types?filter=category:eq:Order", as_=ALICE)
+    seen, cursor = [], None
+    while True:
+        path = "/document_types?filter=category:eq:Order&limit=5" + (
+            f"&cursor={cursor}" if cursor else ""
+        )
+        status, page = await api.call("GET", path, as_=ALICE)
+        assert status == 200
+        seen += page["items"]
+        cursor = page["nextCursor"]
+        if not cursor:
+            break
+    assert seen == whole["items"]
+
+
+async def test_search_and_in_filters(api):
+    _, found = await api.call("GET", "/document_types?search=CREDIT%20NOTE", as_=ALICE)
+    assert found["items"] and all(
+        "credit note" in (d["name"] + d["value"]).lower() for d in found["items"]
+    )
+    _, either = await api.call(
+        "GET", "/document_types?filter=category:in:Order|Catalogue", as_=ALICE
+    )
+    assert {d["category"] for d in either["items"]} == {"Order", "Catalogue"}
+    assert len(either["items"]) == 18 + 6
+
+
+@pytest.mark.parametrize(
+    "query", ["filter=colour:eq:red", "filter=state:like:x", "filter=abstract:eq:maybe"]
+)
+async def test_bad_filters_name_the_problem(api, query):
+    status, body = await api.call("GET", f"/document_types?{query}", as_=ALICE)
+    assert status == 400 and body["code"] == "AT-1004"
+
+
+async def test_participant_identifier_schemes_by_country(api):
+    status, body = await api.call("GET", "/participant_identifiers", as_=ALICE)
+    assert status == 200 and len(body["items"]) == 105
+    _, se = await api.call("GET", "/participant_identifiers?filter=country:eq:SE", as_=ALICE)
+    assert se["items"] and {s["country"] for s in se["items"]} == {"SE"}
+    assert "0007" in {s["iso6523"] for s in se["items"]}
+
+
+async def test_constants(api):
+    status, body = await api.call("GET", "/constants", as_=ALICE)
+    assert status == 200
+    for key in (
+        "DOCUMENT_TYPE_CATEGORIES",
+        "DOCUMENT_TYPE_STATES",
+        "PROCESSES",
+        "TRANSPORT_PROFILES",
+        "ORGANISATION_MODES",
+        "WEBHOOK_EVENTS",
+        "MLS_RESPONSE_CODES",
+    ):
+        assert key in body["keys"]
+    _, cats = await api.call("GET", "/constants?key=DOCUMENT_TYPE_CATEGORIES", as_=ALICE)
+    assert len(cats["values"]) == 26 and "Invoice" in cats["values"]
+    _, profiles = await api.call("GET", "/constants?key=TRANSPORT_PROFILES", as_=ALICE)
+    assert "net-transport-as4-v2_0" in {p["profile-id"] for p in profiles["values"]}
+    _, events = await api.call("GET", "/constants?key=WEBHOOK_EVENTS", as_=ALICE)
+    assert "transaction.received" in events["values"]
+    status, err = await api.call("GET", "/constants?key=NOPE", as_=ALICE)
+    assert status == 404 and err["code"] == "AT-1040"
+
+
+async def test_the_catalogue_needs_credentials_and_accepts_an_api_key(api):
+    status, body = await api.call("GET", "/document_types")
+    assert status == 401
+    org = await api.org(ALICE)
+    _, key = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/api_keys",
+        as_=ALICE,
+        json={"name": "k", "expires": "2999-01-01T00:00:00Z", "role": "orgmember"},
+    )
+    status, body = await api.call(
+        "GET", "/participant_identifiers?filter=country:eq:SE", key=key["key"]
+    )
+    assert status == 200

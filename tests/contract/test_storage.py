@@ -1,0 +1,477 @@
+"""The storage port's contract, run against every adapter (``store``: memory, sqlite, postgres).
+
+The key property: for any records and any conditions, a list returns exactly the records
+``domain.filtering.evaluate`` accepts, in (createdAt, id) order, whatever the adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from application.collections import ALL, API_KEYS, MEMBERS, ORGANISATIONS, USERS
+from application.storage import Collection, Cursor, Query
+from domain.api_key import ApiKey
+from domain.errors import Conflict
+from domain.filtering import Condition, Op
+from domain.member import Member, MemberStatus
+from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
+from domain.roles import Role
+from domain.user import User
+
+if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
+    from conftest import Samples, StorageUnderTest
+
+PROPERTY = settings(
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
+ORG_A = uuid.UUID(int=101)
+ORG_B = uuid.UUID(int=102)
+
+
+def org(key: str, name: str = "Acme", **changes: Any) -> Organisation:
+    fields: dict[str, Any] = {
+        "id": uuid.uuid4(),
+        "legal_name": name,
+        "country_code": "BE",
+        "legal_identifier": key,
+        "legal_identifier_code": "0208",
+        "legal_key": f"0208:{key}",
+        "created_at": T0,
+        "created_by": UserRef("founder"),
+        "last_modified_at": T0,
+        "last_modified_by": UserRef("founder"),
+        **changes,
+    }
+    return Organisation(**fields)
+
+
+def member(org_id: uuid.UUID, user_ref: str, **changes: Any) -> Member:
+    fields: dict[str, Any] = {
+        "id": uuid.uuid4(),
+        "org_id": org_id,
+        "user_ref": user_ref,
+        "role": Role.ORGMEMBER,
+        "status": MemberStatus.ACTIVE,
+        "created_at": T0,
+        "created_by": UserRef(user_ref),
+        "last_modified_at": T0,
+        **changes,
+    }
+    return Member(**fields)
+
+
+def api_key(key_hash: str, **changes: Any) -> ApiKey:
+    fields: dict[str, Any] = {
+        "id": uuid.uuid4(),
+        "org_id": ORG_A,
+        "name": "ci",
+        "description": "",
+        "expires": T0 + timedelta(days=30),
+        "is_active": True,
+        "role": Role.ORGMEMBER,
+        "key_hash": key_hash,
+        "prefix": "fck_abcd",
+        "created_at": T0,
+        "created_by": UserRef("founder"),
+        "last_modified_at": T0,
+        **changes,
+    }
+    return ApiKey(**fields)
+
+
+# (collection, a record, another record clashing with it in a unique group, a third that
+# clashes with neither)
+UNIQUE_CASES = [
+    pytest.param(ORGANISATIONS, org("1"), org("1", name="Other"), org("2"), id="organisations"),
+    pytest.param(
+        MEMBERS, member(ORG_A, "ann"), member(ORG_A, "ann"), member(ORG_B, "ann"), id="members"
+    ),
+    pytest.param(API_KEYS, api_key("h1"), api_key("h1"), api_key("h2"), id="api_keys"),
+]
+
+
+def sort_key(collection: Collection[Any], item: Any) -> tuple[str, str]:
+    """List order: (createdAt, id) in stored form."""
+    return (
+        str(collection.columns["createdAt"].column(item)),
+        str(collection.columns["id"].column(item)),
+    )
+
+
+async def add_all(store: StorageUnderTest, collection: Collection[Any], items: Any) -> None:
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        for item in items:
+            await repo.add(item)
+        await uow.commit()
+
+
+async def stored(store: StorageUnderTest, collection: Collection[Any]) -> list[Any]:
+    async with store.unit_of_work() as uow:
+        return await uow.repository(collection).all()
+
+
+async def walk(
+    store: StorageUnderTest,
+    collection: Collection[Any],
+    *,
+    where: tuple[Condition, ...] = (),
+    search: str | None = None,
+    limit: int = 100,
+) -> list[Any]:
+    """Every page of a list, following the cursors; checks each page's size on the way."""
+    found: list[Any] = []
+    after: Cursor | None = None
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        for _ in range(1000):
+            page = await repo.list(Query(where=where, search=search, after=after, limit=limit))
+            assert len(page.items) <= limit
+            found.extend(page.items)
+            if page.next_cursor is None:
+                return found
+            assert len(page.items) == limit
+            after = Cursor.decode(page.next_cursor)
+    raise AssertionError("the cursor never ended")
+
+
+# --- round trip ------------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_every_field_of_every_record_type_round_trips(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    await store.reset()
+    collection = data.draw(st.sampled_from(ALL), label="collection")
+    item = data.draw(samples.records(collection), label="item")
+    ident = collection.columns["id"].get(item)
+    await add_all(store, collection, [item])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        assert await repo.get(ident) == item
+        assert await repo.all() == [item]
+        assert await repo.first(id=ident) == item
+        assert (await repo.list(Query())).items == [item]
+
+
+async def test_a_missing_record_is_none(store: StorageUnderTest) -> None:
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).get(uuid.uuid4()) is None
+        assert await uow.repository(USERS).get("nobody") is None
+        assert await uow.repository(USERS).first(email="nobody@example.com") is None
+
+
+# --- add, update, remove -------------------------------------------------------------------
+
+
+async def test_adding_an_existing_id_conflicts_and_keeps_the_first(store: StorageUnderTest) -> None:
+    first = org("1")
+    await add_all(store, ORGANISATIONS, [first])
+    async with store.unit_of_work() as uow:
+        with pytest.raises(Conflict):
+            await uow.repository(ORGANISATIONS).add(attrs.evolve(first, legal_key="0208:9"))
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [first]
+
+
+@pytest.mark.parametrize(("collection", "a", "clash", "other"), UNIQUE_CASES)
+async def test_a_unique_group_clash_conflicts_and_leaves_nothing(
+    store: StorageUnderTest, collection: Collection[Any], a: Any, clash: Any, other: Any
+) -> None:
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        await repo.add(a)
+        with pytest.raises(Conflict):
+            await repo.add(clash)  # a later write of the unit of work
+        await repo.add(other)  # the unit of work carries on
+        await uow.commit()
+    assert await stored(store, collection) == sorted(
+        [a, other], key=lambda i: sort_key(collection, i)
+    )
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        with pytest.raises(Conflict):
+            await repo.add(clash)  # the first write of the unit of work
+        assert await repo.get(collection.columns["id"].get(clash)) is None
+        assert await repo.count() == 2
+        await uow.commit()
+    assert len(await stored(store, collection)) == 2
+
+
+async def test_update_replaces_the_record(store: StorageUnderTest) -> None:
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a, b])
+    changed = attrs.evolve(
+        a,
+        legal_name="Renamed",
+        organisation_mode=Mode.SHARED,
+        mode_change_request=Mode.WHITELABEL,
+        contacts=(Contact(name="Bo", contact_type=ContactType.BUSINESS),),
+        last_modified_at=T0 + timedelta(hours=1),
+    )
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).update(changed)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert await repo.get(a.id) == changed
+        assert await repo.get(b.id) == b
+        assert await repo.first(legalName="Renamed") == changed
+        assert await repo.first(legalName="Acme") == b
+        assert await repo.count() == 2
+
+
+async def test_an_update_onto_a_unique_group_conflicts_and_the_unit_carries_on(
+    store: StorageUnderTest,
+) -> None:
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a, b])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        with pytest.raises(Conflict):
+            await repo.update(attrs.evolve(b, legal_key=a.legal_key))  # the first write
+        await repo.update(attrs.evolve(b, legal_name="First"))
+        with pytest.raises(Conflict):
+            await repo.update(attrs.evolve(b, legal_key=a.legal_key))  # a later write
+        await repo.update(attrs.evolve(a, legal_name="Second"))
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == sorted(
+        [attrs.evolve(a, legal_name="Second"), attrs.evolve(b, legal_name="First")],
+        key=lambda i: sort_key(ORGANISATIONS, i),
+    )
+
+
+async def test_an_update_of_a_missing_id_stores_the_record(store: StorageUnderTest) -> None:
+    """As the reference (memory) adapter does: update writes the record whatever was there."""
+    a = org("1")
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).update(a)
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [a]
+
+
+async def test_remove(store: StorageUnderTest) -> None:
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a, b])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert await repo.remove(a.id) is True
+        assert await repo.get(a.id) is None
+        assert await repo.remove(a.id) is False
+        assert await repo.remove(str(uuid.uuid4())) is False
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [b]
+    await add_all(store, ORGANISATIONS, [a])  # its id and legal key are free again
+    assert len(await stored(store, ORGANISATIONS)) == 2
+
+
+async def test_first_all_and_count_look_up_equal_columns(store: StorageUnderTest) -> None:
+    m1 = member(ORG_A, "ann", created_at=T0 + timedelta(seconds=2))
+    m2 = member(ORG_A, "bob", status=MemberStatus.PENDING, created_at=T0)
+    m3 = member(ORG_B, "ann", created_at=T0 + timedelta(seconds=1))
+    k1 = api_key("h1", is_active=False)
+    k2 = api_key("h2", created_at=T0 + timedelta(seconds=1))
+    await add_all(store, MEMBERS, [m1, m2, m3])
+    await add_all(store, API_KEYS, [k1, k2])
+    async with store.unit_of_work() as uow:
+        members = uow.repository(MEMBERS)
+        assert await members.all(orgId=ORG_A) == [m2, m1]
+        assert await members.all(orgId=str(ORG_A)) == [m2, m1]
+        assert await members.first(orgId=ORG_A) == m2
+        assert await members.all(userRef="ann") == [m3, m1]
+        assert await members.first(orgId=ORG_B, userRef="ann") == m3
+        assert await members.all(status=MemberStatus.ACTIVE) == [m3, m1]
+        assert await members.all(status="PENDING") == [m2]
+        assert await members.count(orgId=ORG_A) == 2
+        assert await members.count() == 3
+        assert await members.all(createdAt=T0) == [m2]
+        assert await members.first(userRef="cid") is None
+        assert await members.count(userRef=None) == 0  # NULL equals nothing
+        assert await members.all() == [m2, m3, m1]
+        with pytest.raises(KeyError):
+            await members.all(nickname="x")
+        keys = uow.repository(API_KEYS)
+        assert await keys.all(isActive=True) == [k2]
+        assert await keys.all(isActive=False) == [k1]
+        assert await keys.first(keyHash="h2") == k2
+
+
+# --- units of work ---------------------------------------------------------------------------
+
+
+async def test_an_exception_inside_the_unit_rolls_back(store: StorageUnderTest) -> None:
+    with pytest.raises(RuntimeError):
+        async with store.unit_of_work() as uow:
+            await uow.repository(ORGANISATIONS).add(org("1"))
+            raise RuntimeError("boom")
+    assert await stored(store, ORGANISATIONS) == []
+
+
+async def test_leaving_without_commit_rolls_back(store: StorageUnderTest) -> None:
+    a = org("1")
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).add(a)
+        assert await uow.repository(ORGANISATIONS).get(a.id) == a  # seen inside the unit
+    assert await stored(store, ORGANISATIONS) == []
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).add(a)
+        await uow.rollback()
+        b = org("2")
+        await uow.repository(ORGANISATIONS).add(b)
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [b]
+
+
+async def test_a_commit_is_seen_by_the_next_unit_and_later_writes_need_their_own(
+    store: StorageUnderTest,
+) -> None:
+    a, b = org("1"), org("2")
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).add(a)
+        await uow.commit()
+        await uow.repository(ORGANISATIONS).add(b)  # never committed
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert await repo.get(a.id) == a
+        assert await repo.get(b.id) is None
+
+
+async def test_concurrent_writers_all_land(store: StorageUnderTest) -> None:
+    items = [org(str(i)) for i in range(20)]
+
+    async def write(item: Organisation) -> None:
+        async with store.unit_of_work() as uow:
+            await uow.repository(ORGANISATIONS).add(item)
+            await asyncio.sleep(0)
+            await uow.commit()
+
+    await asyncio.gather(*(write(i) for i in items))
+    assert await stored(store, ORGANISATIONS) == sorted(
+        items, key=lambda i: sort_key(ORGANISATIONS, i)
+    )
+
+
+async def test_of_racing_adds_on_one_unique_key_exactly_one_wins(store: StorageUnderTest) -> None:
+    racers = [org("same", name=f"racer {i}") for i in range(10)]
+
+    async def race(item: Organisation) -> bool:
+        try:
+            async with store.unit_of_work() as uow:
+                await uow.repository(ORGANISATIONS).add(item)
+                await asyncio.sleep(0.001)
+                await uow.commit()
+        except Conflict:
+            return False
+        return True
+
+    outcomes = await asyncio.gather(*(race(r) for r in racers))
+    assert outcomes.count(True) == 1
+    winner = racers[outcomes.index(True)]
+    assert await stored(store, ORGANISATIONS) == [winner]
+
+
+# --- lists -----------------------------------------------------------------------------------
+
+
+async def test_pages_follow_created_at_then_id_without_gaps_or_repeats(
+    store: StorageUnderTest,
+) -> None:
+    times = [T0, T0 + timedelta(microseconds=1), T0 - timedelta(days=1)]
+    items = [org(str(i), created_at=times[i % 3]) for i in range(13)]
+    await add_all(store, ORGANISATIONS, items)
+    expected = sorted(items, key=lambda i: sort_key(ORGANISATIONS, i))
+    for limit in (1, 4, 13, 20):
+        assert await walk(store, ORGANISATIONS, limit=limit) == expected
+
+
+async def test_search_is_a_case_insensitive_substring_of_the_search_fields(
+    store: StorageUnderTest,
+) -> None:
+    a = org("111", name="Acme Corp")
+    b = org("222", name="Beta", short_name="ACMEish")
+    c = org("acme-333", name="Gamma")
+    d = org("444", name="Ézé")
+    await add_all(store, ORGANISATIONS, [a, b, c, d])
+    by_id = lambda items: sorted(str(i.id) for i in items)  # noqa: E731
+    assert by_id(await walk(store, ORGANISATIONS, search="aCmE")) == by_id([a, b, c])
+    assert by_id(await walk(store, ORGANISATIONS, search="CORP")) == by_id([a])
+    assert by_id(await walk(store, ORGANISATIONS, search="éZÉ")) == by_id([d])
+    assert await walk(store, ORGANISATIONS, search="absent") == []
+
+
+async def test_text_compares_in_code_point_order(store: StorageUnderTest) -> None:
+    names = ["a", "Z", "é", "ä", "😀", "中", "~", "ab", ""]
+    items = [org(str(i), name=n) for i, n in enumerate(names)]
+    await add_all(store, ORGANISATIONS, items)
+    spec = ORGANISATIONS.columns["legalName"]
+    for op in (Op.LT, Op.GTE):
+        condition = Condition(spec, op, "é", "é")
+        got = await walk(store, ORGANISATIONS, where=(condition,))
+        assert sorted(i.legal_name for i in got) == sorted(
+            n for n in names if (n < "é" if op is Op.LT else n >= "é")
+        )
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_a_list_returns_exactly_what_evaluate_accepts(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    await store.reset()
+    collection = data.draw(st.sampled_from(ALL), label="collection")
+    items = data.draw(samples.record_lists(collection, min_size=1, max_size=8), label="items")
+    await add_all(store, collection, items)
+    where = tuple(
+        data.draw(st.lists(samples.conditions(collection, items), max_size=2), label="where")
+    )
+    search = data.draw(samples.needles(collection, items), label="search")
+    limit = data.draw(st.integers(1, 4), label="limit")
+    expected = [
+        i
+        for i in sorted(items, key=lambda i: sort_key(collection, i))
+        if all(c.matches(i) for c in where)
+        and (not search or search.lower() in collection.search_text(i))
+    ]
+    assert await walk(store, collection, where=where, search=search, limit=limit) == expected
+
+
+# --- life cycle ------------------------------------------------------------------------------
+
+
+async def test_ping_and_reopen(store: StorageUnderTest) -> None:
+    a = org("1")
+    await add_all(store, ORGANISATIONS, [a])
+    await store.storage.ping()
+    await store.storage.close()
+    await store.storage.open()
+    await store.storage.ping()
+    assert await stored(store, ORGANISATIONS) == [a]
+
+
+async def test_users_keep_string_ids(store: StorageUnderTest) -> None:
+    u = User(
+        id="auth0|123",
+        email="ann@example.com",
+        created_at=T0,
+        created_by=UserRef("auth0|123"),
+        last_modified_at=T0,
+        last_modified_by=UserRef("auth0|123"),
+        terms_accepted_at=T0,
+    )
+    await add_all(store, USERS, [u])
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(USERS).get("auth0|123") == u
+        assert await uow.repository(USERS).first(email="ann@example.com") == u
