@@ -18,7 +18,6 @@ from application.infrastructure import OperatorEnvironment
 from domain.infrastructure import Environment
 from entrypoints.config import Settings
 
-
 _loaded: dict[tuple[Path, str], TestPki] = {}
 
 

@@ -18,7 +18,7 @@ from adapters.smp import xml
 from application.collections import CERTIFICATES, SMPS
 from application.ports import KeySealer, SmpRegistrar
 from application.storage import UnitOfWorkFactory
-from domain.errors import NotFound
+from domain.errors import InvalidInput, NotFound
 from domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
 Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]
@@ -77,8 +77,8 @@ class SmpReader:
         reg, (key, cert) = await self._registration(participant_segment)
         try:
             doc_scheme, doc_value = xml.parse_path_segment(document_segment)
-        except ValueError:
-            raise NotFound(resource="document type", ident=document_segment) from None
+        except ValueError as e:
+            raise InvalidInput.one("documentType", str(e)) from None
         service = reg.service(doc_scheme, doc_value)
         if service is None:
             raise NotFound(resource="document type", ident=f"{doc_scheme}::{doc_value}")
@@ -101,8 +101,8 @@ class SmpReader:
 def _participant(segment: str) -> tuple[str, str]:
     try:
         scheme, value = xml.parse_path_segment(segment)
-    except ValueError:
-        raise NotFound(resource="participant", ident=segment) from None
+    except ValueError as e:
+        raise InvalidInput.one("participant", str(e)) from None
     if scheme.lower() != PARTICIPANT_SCHEME:
         raise NotFound(resource="participant", ident=segment)
     return scheme, value.lower()

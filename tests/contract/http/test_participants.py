@@ -1,0 +1,407 @@
+"""Participants, SMPs, access points and certificates over HTTP (issue 4), and the built-in
+SMP read by an independent verifier."""
+
+from __future__ import annotations
+
+import urllib.parse
+from datetime import UTC, datetime, timedelta
+
+from cryptography import x509
+from lxml import etree
+from signxml import XMLVerifier
+
+from adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
+from adapters.pki.testpki import load_test_pki
+from domain.checkdigits import gs1_check_digit
+
+ALICE, BOB, ROOT = "alice@example.com", "bob@example.com", "root@example.com"
+SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
+
+
+def gln(n: int) -> str:
+    payload = f"730001{n:06d}"
+    return payload + str(gs1_check_digit(payload))
+
+
+async def to_use(api, org_id, who=ALICE):
+    _, smps = await api.call("GET", f"/orgs/{org_id}/smps/alltouse", as_=who)
+    _, aps = await api.call("GET", f"/orgs/{org_id}/aps/alltouse", as_=who)
+    return smps["items"], aps["items"]
+
+
+async def participant(api, org_id, ident, env="TEST", who=ALICE, **extra):
+    smps, aps = await to_use(api, org_id, who)
+    smp = next(s for s in smps if s["environment"] == env)
+    ap = next(a for a in aps if a["environment"] == env)
+    body = {
+        "name": "Receiver",
+        "participantIdentifier": ident,
+        "smpRef": smp["id"],
+        "apRef": ap["id"],
+        "transportProfile": "net-transport-as4-v2_0",
+        **extra,
+    }
+    return await api.call("POST", f"/orgs/{org_id}/participants", as_=who, json=body)
+
+
+async def whitelabel(api, who=ALICE, legal_id="2120000787"):
+    org = await api.org(who, legal_id=legal_id)
+    contact = {"name": "B", "email": "b@example.com", "contactType": "BUSINESS"}
+    await api.call(
+        "PUT",
+        f"/orgs/{org['id']}",
+        as_=who,
+        json={"contacts": [contact], "modeChangeRequest": "WHITELABEL"},
+    )
+    status, body = await api.call(
+        "PUT",
+        f"/orgs/{org['id']}",
+        as_=ROOT,
+        superadmin=True,
+        json={"organisationMode": "WHITELABEL"},
+    )
+    assert status == 200, body
+    return org
+
+
+def pki(api):
+    return load_test_pki(api.container.settings().data_dir / "pki")
+
+
+async def test_the_typical_flow_to_receive_documents(api):
+    org = await api.org(ALICE)
+    # 1. SMPs and APs to use: a DEMO organisation sees the operator's test services only
+    smps, aps = await to_use(api, org["id"])
+    assert [s["environment"] for s in smps] == ["TEST"]
+    assert [a["environment"] for a in aps] == ["TEST"]
+    assert aps[0]["transportProfile"] == "net-transport-as4-v2_0" and aps[0]["apUrl"].startswith(
+        "http"
+    )
+    # 2. identifier schemes of a country
+    _, schemes = await api.call("GET", "/participant_identifiers?filter=country:eq:SE", as_=ALICE)
+    assert "0007" in {s["iso6523"] for s in schemes["items"]}
+    # 3. the participant
+    ident = f"0088:{gln(1)}"
+    status, p = await participant(api, org["id"], ident)
+    assert status == 201, p
+    assert p["type"] == "PARTICIPANT" and p["status"] == "ACTIVE" and p["environment"] == "TEST"
+    assert p["participantIdentifier"] == ident and p["smpRef"] == smps[0]["id"]
+    # 4. directory publication
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/participants/request-pd-publish",
+        as_=ALICE,
+        json={"ids": [p["id"]]},
+    )
+    assert status == 200 and body == {"ids": [p["id"]]}
+    _, got = await api.call("GET", f"/orgs/{org['id']}/participants/{p['id']}", as_=ALICE)
+    assert got["directory"]["state"] == "PUBLISHED" and got["directory"]["publishedAt"]
+    # 5. a document type and one of its processes
+    _, docs = await api.call(
+        "GET", "/document_types?category=Invoice&filter=state:eq:active", as_=ALICE
+    )
+    doc = next(d for d in docs["items"] if "billing:3.0" in d["value"])
+    proc = doc["process-ids"][0]
+    entry = {"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"}
+    path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+    status, body = await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]})
+    assert status == 200, body
+    status, listed = await api.call("GET", path, as_=ALICE)
+    assert listed == [{**entry, "exactMatchOnly": False}]
+    # a GET answer is accepted back unchanged
+    status, _ = await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": listed})
+    assert status == 200
+    # the SMP publishes it, signed
+    await check_smp(api, ident, doc, proc)
+
+
+async def check_smp(api, ident, doc, proc):
+    pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
+    resp = await api.client.get(f"/smp/{pid}")
+    assert resp.status == 200 and resp.content_type == "text/xml"
+    group = etree.fromstring(await resp.read())
+    hrefs = [e.get("href") for e in group.iter(f"{{{SMP_NS}}}ServiceMetadataReference")]
+    assert len(hrefs) == 1 and hrefs[0].startswith("http") and "%3A%3A" in hrefs[0]
+    path = urllib.parse.urlsplit(hrefs[0]).path
+    resp = await api.client.get(path)
+    assert resp.status == 200
+    signed = await resp.read()
+    smp_cert = pki(api).smp_certificate
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    verified = XMLVerifier().verify(signed, x509_cert=smp_cert.public_bytes(Encoding.PEM).decode())
+    root = verified.signed_xml
+    ns = {"smp": SMP_NS, "id": "http://busdox.org/transport/identifiers/1.0/"}
+    assert root.findtext(".//id:DocumentIdentifier", namespaces=ns) == doc["value"]
+    assert root.findtext(".//id:ProcessIdentifier", namespaces=ns) == proc["value"]
+    endpoint = root.find(".//smp:Endpoint", namespaces=ns)
+    assert endpoint.get("transportProfile") == "peppol-transport-as4-v2_0"
+    der = root.findtext(".//smp:Certificate", namespaces=ns)
+    import base64
+
+    ap_cert = x509.load_der_x509_certificate(base64.b64decode(der))
+    assert ap_cert == pki(api).ap_certificate
+    # the same participant in another case is the same participant; unknown ones are 404
+    assert (await api.client.get(f"/smp/{pid.upper().replace('%3A', '%3A')}")).status in (200, 404)
+    assert (
+        await api.client.get("/smp/iso6523-actorid-upis%3A%3A0088%3A0000000000000")
+    ).status == 404
+    resp = await api.client.get(f"/smp/{pid}/services/busdox-docid-qns%3A%3Anope")
+    assert resp.status == 404
+    resp = await api.client.get(f"/smp/businesscard/{pid}")
+    assert resp.status == 200 and b"BusinessCard" in await resp.read()
+
+
+async def test_identifiers_are_unique_across_organisations_and_validated(api):
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    ident = f"0088:{gln(2)}"
+    status, _ = await participant(api, a["id"], ident)
+    assert status == 201
+    status, body = await participant(api, b["id"], ident.upper(), who=BOB)
+    assert status == 409 and ident in body["error"]
+    status, body = await participant(api, a["id"], "0088:7300010000002")
+    assert status == 400 and body["code"] == "AT-1006" and "check digit" in body["error"]
+    status, body = await participant(api, a["id"], "9999:abc")
+    assert status == 400 and body["code"] == "AT-1006"
+
+
+async def test_a_demo_organisation_cannot_use_production_or_upload_certificates(api):
+    org = await api.org(ALICE)
+    w = await whitelabel(api, BOB, legal_id="5560360793")
+    _, w_smps = await api.call("GET", f"/orgs/{w['id']}/smps/alltouse", as_=BOB)
+    prod_smp = next(s for s in w_smps["items"] if s["environment"] == "PROD")
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/participants",
+        as_=ALICE,
+        json={
+            "name": "x",
+            "participantIdentifier": f"0088:{gln(3)}",
+            "smpRef": prod_smp["id"],
+            "apRef": aps["items"][0]["id"],
+        },
+    )
+    assert status == 400 and "$.smpRef" in [d["field"] for d in body["details"]]
+    status, body = await api.call("GET", f"/orgs/{org['id']}/certificates", as_=ALICE)
+    assert status == 200 and body["items"] == []
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/certificates",
+        as_=ALICE,
+        json={
+            "name": "c",
+            "service": "AP",
+            "environment": "test",
+            "certPem": "x",
+            "privateKeyPem": "y",
+        },
+    )
+    assert status == 403 and body["code"] == "AT-1021"
+
+
+async def test_whitelabel_certificates_and_own_access_points(api):
+    org = await whitelabel(api)
+    t = pki(api)
+    now = datetime.now(UTC)
+    cert, key = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000777",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=90),
+    )
+    body = {
+        "name": "our AP",
+        "description": "test",
+        "service": "AP",
+        "environment": "test",
+        "transportProfile": "net-transport-as4-v2_0",
+        "certPem": cert_pem(cert),
+        "caChainPem": t.ap_chain_pem,
+        "privateKeyPem": key_pem(key),
+    }
+    status, created = await api.call(
+        "POST", f"/orgs/{org['id']}/certificates", as_=ALICE, json=body
+    )
+    assert status == 201, created
+    assert (
+        created["type"] == "CERTIFICATE"
+        and "privateKeyPem" not in created
+        and "sealedKey" not in created
+    )
+    assert created["validUntil"].startswith(cert.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M"))
+    assert key_pem(key) not in str(created)
+    _, got_org = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert got_org["certificates"] == [{"name": "our AP", "type": "TEST", "id": created["id"]}]
+    # the organisation's own access point, with a URL under the AP host
+    status, ap = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/aps",
+        as_=ALICE,
+        json={
+            "name": "AP",
+            "certificateRef": created["id"],
+            "environment": "TEST",
+            "transportProfile": "net-transport-as4-v2_0",
+        },
+    )
+    assert status == 201, ap
+    assert ap["type"] == "AP" and ap["apUrl"].endswith(f"/{org['id']}/{ap['id']}")
+    smps, aps = await to_use(api, org["id"])
+    assert {a["id"] for a in aps} >= {ap["id"]} and {s["environment"] for s in smps} == {
+        "TEST",
+        "PROD",
+    }
+    status, p = await participant(api, org["id"], f"0088:{gln(4)}")
+    assert status == 201
+    status, p2 = await api.call(
+        "PUT", f"/orgs/{org['id']}/participants/{p['id']}", as_=ALICE, json={"apRef": ap["id"]}
+    )
+    assert status == 200 and p2["apRef"] == ap["id"]
+    # in use: neither the AP nor its certificate can go
+    status, body = await api.call(
+        "POST", f"/orgs/{org['id']}/aps/batch-delete", as_=ALICE, json={"ids": [ap["id"]]}
+    )
+    assert status == 409 and body["code"] == "AT-1095"
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/certificates/batch_delete",
+        as_=ALICE,
+        json={"ids": [created["id"]]},
+    )
+    assert status == 409
+    # once the participant is gone, both can
+    status, _ = await api.call(
+        "POST", f"/orgs/{org['id']}/participants/batch-delete", as_=ALICE, json={"ids": [p["id"]]}
+    )
+    assert status == 200
+    status, body = await api.call(
+        "POST", f"/orgs/{org['id']}/aps/batch-delete", as_=ALICE, json={"ids": [ap["id"]]}
+    )
+    assert status == 200 and body == {"ids": [ap["id"]]}
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/certificates/batch_delete",
+        as_=ALICE,
+        json={"ids": [created["id"]]},
+    )
+    assert status == 200
+
+
+async def test_certificate_refusals_name_the_problem(api):
+    org = await whitelabel(api)
+    t = pki(api)
+    now = datetime.now(UTC)
+    good, key = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000778",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=9),
+    )
+    expired, ekey = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000779",
+        not_before=now - timedelta(days=9),
+        not_after=now - timedelta(days=1),
+    )
+    rogue_ca, rogue_key = new_ca("rogue CA")
+    rogue, rkey = issue_leaf(
+        rogue_ca,
+        rogue_key,
+        "POP000780",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=9),
+    )
+    _, other_key = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000781",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=9),
+    )
+    cases = [
+        ("not a certificate", "x", key_pem(key), "$.certPem"),
+        ("expired", cert_pem(expired), key_pem(ekey), "$.certPem"),
+        ("untrusted", cert_pem(rogue), key_pem(rkey), "$.caChainPem"),
+        ("wrong key", cert_pem(good), key_pem(other_key), "$.privateKeyPem"),
+    ]
+    for label, pem, kpem, field in cases:
+        status, body = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/certificates",
+            as_=ALICE,
+            json={
+                "name": label,
+                "service": "AP",
+                "environment": "test",
+                "certPem": pem,
+                "caChainPem": t.ap_chain_pem,
+                "privateKeyPem": kpem,
+            },
+        )
+        assert status == 400, (label, body)
+        assert field in [d["field"] for d in body["details"]], (label, body)
+    _, listed = await api.call("GET", f"/orgs/{org['id']}/certificates", as_=ALICE)
+    assert listed["items"] == []
+
+
+async def test_supported_document_type_refusals(api):
+    org = await api.org(ALICE)
+    status, p = await participant(api, org["id"], f"0088:{gln(5)}")
+    path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+    _, docs = await api.call("GET", "/document_types?filter=state:eq:active&limit=1", as_=ALICE)
+    doc = docs["items"][0]
+    proc = f"{doc['process-ids'][0]['scheme']}::{doc['process-ids'][0]['value']}"
+    _, removed = await api.call("GET", "/document_types?filter=state:eq:removed&limit=1", as_=ALICE)
+    r = removed["items"][0]
+    bad = [
+        ({"documentId": "nope", "processId": proc}, "$.supportedDocumentTypes[0].documentId"),
+        (
+            {"documentId": doc["id"], "processId": "cenbii-procid-ubl::nope"},
+            "$.supportedDocumentTypes[0].processId",
+        ),
+        (
+            {
+                "documentId": r["id"],
+                "processId": f"{r['process-ids'][0]['scheme']}::{r['process-ids'][0]['value']}",
+            },
+            "$.supportedDocumentTypes[0].documentId",
+        ),
+    ]
+    for entry, field in bad:
+        status, body = await api.call(
+            "PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]}
+        )
+        assert status == 400 and field in [d["field"] for d in body["details"]], body
+    dup = {"documentId": doc["id"], "processId": proc}
+    status, body = await api.call(
+        "PUT", path, as_=ALICE, json={"supportedDocumentTypes": [dup, dup]}
+    )
+    assert status == 400
+    status, body = await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": []})
+    assert status == 200 and body == []
+
+
+async def test_participants_of_another_org_are_not_found_and_lists_filter(api):
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    _, pa = await participant(api, a["id"], f"0088:{gln(6)}", name="Alpha")
+    _, pb = await participant(api, b["id"], f"0088:{gln(7)}", who=BOB)
+    status, _ = await api.call("GET", f"/orgs/{a['id']}/participants/{pb['id']}", as_=ALICE)
+    assert status == 404
+    status, listed = await api.call("GET", f"/orgs/{a['id']}/participants?search=alpha", as_=ALICE)
+    assert [x["id"] for x in listed["items"]] == [pa["id"]]
+    status, listed = await api.call(
+        "GET",
+        f"/orgs/{a['id']}/participants?filter=environment:eq:TEST&filter=apRef:eq:{pa['apRef']}",
+        as_=ALICE,
+    )
+    assert [x["id"] for x in listed["items"]] == [pa["id"]]
+    status, body = await api.call(
+        "POST", f"/orgs/{a['id']}/participants/batch-delete", as_=ALICE, json={"ids": [pb["id"]]}
+    )
+    assert status == 404 and body["code"] == "AT-1040"

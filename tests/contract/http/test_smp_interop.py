@@ -1,0 +1,86 @@
+"""The built-in SMP read by our lookup client over real HTTP, and SMP failures that leave the
+database unchanged."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from adapters.memory.smp import InMemorySmpRegistrar
+from adapters.smp.client import SmpLookupClient, SmpLookupError
+from domain.errors import ServiceUnavailable
+from entrypoints.container import build_container, web_app
+
+from .conftest import Api, settings_for
+from .test_participants import ALICE, gln, participant, pki
+
+
+async def test_the_lookup_client_reads_what_the_smp_serves(api):
+    org = await api.org(ALICE)
+    ident = f"0088:{gln(40)}"
+    status, p = await participant(api, org["id"], ident)
+    assert status == 201, p
+    _, docs = await api.call(
+        "GET", "/document_types?category=Invoice&filter=state:eq:active", as_=ALICE
+    )
+    doc = next(d for d in docs["items"] if d["scheme"] == "busdox-docid-qns")
+    proc = doc["process-ids"][0]
+    entry = {"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"}
+    path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+    await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]})
+
+    base = str(api.client.make_url("/smp"))
+    client = SmpLookupClient(base, [pki(api).smp_certificate])
+    try:
+        found = await client.endpoint(
+            ident, (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+        )
+        _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
+        assert found.url == aps["items"][0]["apUrl"]
+        assert found.certificate == pki(api).ap_certificate
+        with pytest.raises(SmpLookupError) as e:
+            await client.endpoint(
+                ident, (doc["scheme"], doc["value"]), ("cenbii-procid-ubl", "other")
+            )
+        assert e.value.permanent
+        with pytest.raises(SmpLookupError) as e:
+            await client.endpoint(
+                f"0088:{gln(41)}", (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+            )
+        assert e.value.permanent
+    finally:
+        await client.aclose()
+    untrusting = SmpLookupClient(base, [pki(api).ap_certificate])
+    try:
+        with pytest.raises(SmpLookupError) as e:
+            await untrusting.endpoint(
+                ident, (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+            )
+        assert e.value.permanent
+    finally:
+        await untrusting.aclose()
+
+
+async def test_malformed_identifiers_are_400_at_the_smp(api):
+    status, _ = await api.call("GET", "/smp/not-an-identifier")
+    assert status == 400
+
+
+class FailingSmp(InMemorySmpRegistrar):
+    """An external SMP that cannot be reached (adapters translate that to ServiceUnavailable)."""
+
+    async def publish(self, uow, registration):
+        raise ServiceUnavailable(reason="the SMP cannot be reached")
+
+
+async def test_an_smp_failure_leaves_the_database_unchanged(tmp_path, aiohttp_client, shared_pki):
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    container = build_container(settings_for("sqlite", tmp_path), smp_registrar=FailingSmp())
+    client = await aiohttp_client(await web_app(container))
+    api = Api(client, container)
+    org = await api.org(ALICE)
+    status, body = await participant(api, org["id"], f"0088:{gln(42)}")
+    assert status == 503 and body["code"] == "AT-1500"
+    status, listed = await api.call("GET", f"/orgs/{org['id']}/participants", as_=ALICE)
+    assert listed["items"] == []
