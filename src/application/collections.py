@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from application.storage import Collection
-from domain import api_key, infrastructure, member, organisation, participant, user
+from domain import api_key, infrastructure, member, organisation, participant, user, webhook
 from domain.api_key import ApiKey
 from domain.filtering import FieldSpec, FieldType
 from domain.infrastructure import AccessPoint, Certificate, Smp
@@ -14,6 +14,7 @@ from domain.organisation import Organisation
 from domain.participant import Participant
 from domain.smp import SmpRegistration
 from domain.user import User
+from domain.webhook import Delivery, Event, Webhook
 
 
 def _org_id(spec_get: str = "org_id") -> FieldSpec:
@@ -114,6 +115,28 @@ SMP_REGISTRATIONS: Collection[SmpRegistration] = Collection(
     unique=(("smpId", "participant"),),
 )
 
+WEBHOOKS: Collection[Webhook] = Collection(
+    name="webhooks",
+    type=Webhook,
+    columns={**webhook.WEBHOOK_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(webhook.WEBHOOK_FILTERS),
+    search=("url",),
+)
+
+EVENTS: Collection[Event] = Collection(
+    name="events",
+    type=Event,
+    columns={**webhook.EVENT_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(webhook.EVENT_FILTERS),
+)
+
+DELIVERIES: Collection[Delivery] = Collection(
+    name="deliveries",
+    type=Delivery,
+    columns={**webhook.DELIVERY_COLUMNS, "orgId": _org_id()},
+    filterable=frozenset(),
+)
+
 ALL: tuple[Collection[Any], ...] = (
     ORGANISATIONS,
     USERS,
@@ -124,4 +147,7 @@ ALL: tuple[Collection[Any], ...] = (
     ACCESS_POINTS,
     SMPS,
     SMP_REGISTRATIONS,
+    WEBHOOKS,
+    EVENTS,
+    DELIVERIES,
 )

@@ -37,8 +37,13 @@ def build_query(
     return Query(where=(*scope, *conditions), search=search or None, after=after, limit=limit)
 
 
-def equals(collection: Collection[Any], field: str, value: Any) -> Condition:
-    """A scope condition (``orgId = ...``) on a column clients need not be able to filter on."""
+def condition(collection: Collection[Any], field: str, op: filtering.Op, value: Any) -> Condition:
+    """A condition the service sets itself, on any column (clients may not filter on all)."""
     spec = collection.columns[field]
     stored = filtering.storable(value)
-    return Condition(spec, filtering.Op.EQ, stored, str(stored))
+    return Condition(spec, op, stored, str(stored))
+
+
+def equals(collection: Collection[Any], field: str, value: Any) -> Condition:
+    """A scope condition such as ``orgId = ...``."""
+    return condition(collection, field, filtering.Op.EQ, value)

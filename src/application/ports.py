@@ -57,3 +57,16 @@ class DirectoryPublisher(Protocol):
     """Asks the network's directory to index a participant's business card."""
 
     async def publish(self, participant: str) -> None: ...
+
+
+@attrs.frozen
+class SendResult:
+    duration_ms: float
+    status_code: int | None = None
+    error: str | None = None
+
+
+class WebhookSender(Protocol):
+    """POSTs one signed delivery; never raises for the receiver's failures, it reports them."""
+
+    async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
@@ -115,6 +116,11 @@ def page_of(collection: Collection[Any], rows: Sequence[T], limit: int) -> Page[
 class Repository(Protocol[T]):
     async def get(self, ident: object) -> T | None: ...
 
+    async def lock(self, ident: object) -> T | None:
+        """``get``, holding the record against other writers until the unit of work ends
+        (``SELECT ... FOR UPDATE``), for read-modify-write of records several workers touch."""
+        ...
+
     async def first(self, **equals: object) -> T | None:
         """The first record (in list order) whose columns equal the given values."""
         ...
@@ -134,6 +140,12 @@ class Repository(Protocol[T]):
     async def remove(self, ident: object) -> bool: ...
 
     async def list(self, query: Query) -> Page[T]: ...
+
+    async def claim(self, query: Query) -> builtins.list[T]:
+        """Up to ``query.limit`` records of ``query``, in list order, locked against every other
+        unit of work that claims them until this one ends; records locked elsewhere are skipped
+        (``FOR UPDATE SKIP LOCKED``). Adapters whose units of work never overlap list them."""
+        ...
 
     async def count(self, **equals: object) -> int: ...
 

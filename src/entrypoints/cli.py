@@ -1,10 +1,11 @@
-"""``fourcorner``: serve, migrate, token."""
+"""``fourcorner``: serve, worker, migrate, token."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
@@ -12,7 +13,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from entrypoints.config import Settings
-from entrypoints.container import build_container, web_app
+from entrypoints.container import build_container, run_workers, web_app
 from entrypoints.http.app import json_log_formatter
 
 
@@ -27,13 +28,28 @@ def _logging(level: str) -> None:
 
 def serve(settings: Settings) -> None:
     container = build_container(settings)
-    app = web_app(container)  # a coroutine: run_app awaits it inside its own loop
+    # a coroutine: run_app awaits it inside its own loop
+    app = web_app(container, workers=settings.workers)
     logging.getLogger("fourcorner").info(
         "serving", extra={"url": settings.base_url, "storage": settings.storage_kind}
     )
     web.run_app(
         app, host=settings.host, port=settings.port, access_log=None, print=None, backlog=1024
     )
+
+
+def worker(settings: Settings) -> None:
+    container = build_container(settings)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        logging.getLogger("fourcorner").info("workers started")
+        await run_workers(container, stop)
+
+    asyncio.run(main())
 
 
 async def _migrate(settings: Settings) -> None:
@@ -55,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fourcorner", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="serve the API on FOURCORNER_HOST:FOURCORNER_PORT")
+    sub.add_parser("worker", help="run the delivery workers only (no API)")
     sub.add_parser("migrate", help="apply the database migrations and exit")
     tok = sub.add_parser("token", help="print a bearer token for the server on this data dir")
     tok.add_argument("--email", required=True)
@@ -69,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _logging(settings.log_level)
     if args.command == "serve":
         serve(settings)
+    elif args.command == "worker":
+        worker(settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
     elif args.command == "token":

@@ -50,6 +50,12 @@ class Settings:
     directory_url: str = ""
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
+    webhook_allow_private_targets: bool = False
+    webhook_retry_delays: str = "30,300"
+    webhook_hex_signature_header: str = "x-webhook-sign"
+    webhook_concurrency: int = 64
+    webhook_timeout: float = 15.0
+    workers: bool = True
 
     @property
     def database(self) -> str:
@@ -78,6 +84,18 @@ class Settings:
     def access_point_host(self) -> str:
         return (self.ap_host or f"{self.base_url}/as4").rstrip("/")
 
+    @property
+    def retry_delays(self) -> tuple[float, ...]:
+        try:
+            delays = tuple(float(x) for x in self.webhook_retry_delays.split(",") if x.strip())
+        except ValueError:
+            delays = ()
+        if len(delays) != 2 or any(d < 0 for d in delays):
+            raise ValueError(
+                "FOURCORNER_WEBHOOK_RETRY_DELAYS is two numbers of seconds, e.g. 30,300"
+            )
+        return delays
+
     def check(self) -> Settings:
         self.storage_kind  # noqa: B018 - raises on an unknown scheme
         if self.auth_mode not in ("local", "oidc"):
@@ -89,6 +107,7 @@ class Settings:
                 "oidc mode needs FOURCORNER_OIDC_ISSUER, FOURCORNER_OIDC_AUDIENCE "
                 "and FOURCORNER_OIDC_JWKS_URL"
             )
+        self.retry_delays  # noqa: B018 - raises when malformed
         if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
@@ -129,6 +148,8 @@ class Settings:
             try:
                 if a.type in (int, "int"):
                     typed[a.name] = int(raw)
+                elif a.type in (float, "float"):
+                    typed[a.name] = float(raw)
                 elif a.type in (bool, "bool"):
                     typed[a.name] = raw if isinstance(raw, bool) else _bool(str(raw))
                 elif a.type in (Path, "Path"):

@@ -6,8 +6,10 @@ The server, the CLI commands and the test fixtures all build their objects throu
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,13 @@ from adapters.postgres import PostgresStorage
 from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
+from adapters.webhooks import AiohttpWebhookSender
 from application import infrastructure
 from application.context import Context, Network
+from application.delivery import DeliverySettings, DeliveryWorker
 from application.ports import DirectoryPublisher
 from application.storage import Storage
+from application.webhooks import WebhookSettings
 from entrypoints import operator
 from entrypoints.config import Settings
 from entrypoints.http import routes
@@ -52,11 +57,20 @@ async def _opened(storage: Storage) -> AsyncIterator[Storage]:
         await storage.close()
 
 
-async def _closing(verifier: CachingTokenVerifier) -> AsyncIterator[CachingTokenVerifier]:
+async def _closing(resource: Any) -> AsyncIterator[Any]:
     try:
-        yield verifier
+        yield resource
     finally:
-        await verifier.aclose()
+        await resource.aclose()
+
+
+def _delivery_settings(settings: Settings) -> DeliverySettings:
+    first, second = settings.retry_delays
+    return DeliverySettings(
+        retry_delays=(timedelta(seconds=first), timedelta(seconds=second)),
+        hex_signature_header=settings.webhook_hex_signature_header,
+        concurrency=settings.webhook_concurrency,
+    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -66,6 +80,7 @@ class Container(containers.DeclarativeContainer):
             "entrypoints.http.catalogue_handlers",
             "entrypoints.http.network_handlers",
             "entrypoints.http.smp_handlers",
+            "entrypoints.http.webhook_handlers",
         ]
     )
 
@@ -131,6 +146,24 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(lambda base, prefix: base + prefix, config.base_url, config.smp_prefix),
     )
     operator_environments = providers.Callable(operator.environments, settings)
+
+    webhook_settings = providers.Singleton(
+        WebhookSettings, allow_private_targets=config.webhook_allow_private_targets
+    )
+    webhook_sender = providers.Resource(
+        _closing,
+        providers.Singleton(
+            AiohttpWebhookSender,
+            timeout=config.webhook_timeout,
+            allow_private_targets=config.webhook_allow_private_targets,
+        ),
+    )
+    delivery_settings = providers.Singleton(_delivery_settings, settings)
+    delivery_worker = providers.Singleton(
+        DeliveryWorker, context, webhook_sender, delivery_settings
+    )
+    # In a process that runs workers, raising an event wakes them at once.
+    delivery_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     authenticator = providers.Singleton(Authenticator, context, token_verifier)
@@ -162,15 +195,39 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def web_app(container: Container) -> web.Application:
-    """The aiohttp app, its resources opened now and closed when the app shuts down."""
+async def web_app(container: Container, *, workers: bool = False) -> web.Application:
+    """The aiohttp app, its resources opened now and closed when the app shuts down; with
+    ``workers``, the delivery workers run inside the same process."""
     await container.init_resources()
-    app = await resolve(container.app)
     ctx = await resolve(container.context)
     await infrastructure.ensure_operator(ctx, container.operator_environments())
+    stop = asyncio.Event()
+    running: list[asyncio.Task[None]] = []
+    if workers:
+        worker = await resolve(container.delivery_worker)
+        container.delivery_wake.override(providers.Object(worker.wake))
+    app = await resolve(container.app)
+
+    async def start(_: web.Application) -> None:
+        if workers:
+            running.append(asyncio.create_task(worker.run(stop)))
 
     async def close(_: web.Application) -> None:
+        stop.set()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
         await container.shutdown_resources()
 
+    app.on_startup.append(start)
     app.on_cleanup.append(close)
     return app
+
+
+async def run_workers(container: Container, stop: asyncio.Event) -> None:
+    """The workers alone (``fourcorner worker``), until ``stop`` is set."""
+    await container.init_resources()
+    try:
+        worker = await resolve(container.delivery_worker)
+        await worker.run(stop)
+    finally:
+        await container.shutdown_resources()

@@ -113,6 +113,9 @@ class InMemoryRepository(Generic[T]):
         keys.sort(key=lambda i: _sort_key(table.rows[i]))
         return [table.items[i] for i in keys]
 
+    async def lock(self, ident: object) -> T | None:
+        return await self.get(ident)  # units of work never overlap here
+
     async def first(self, **equals: object) -> T | None:
         found = self._matching(equals)
         return found[0] if found else None
@@ -160,6 +163,10 @@ class InMemoryRepository(Generic[T]):
         table = self._uow._write(self._c.name)
         del table.items[key], table.rows[key], table.search[key]
         return True
+
+    async def claim(self, query: Query) -> list[T]:
+        # units of work run one at a time here, so nothing else can hold these records
+        return (await self.list(query)).items
 
     async def list(self, query: Query) -> Page[T]:
         table = self._uow._read(self._c.name)

@@ -15,6 +15,7 @@ class Dialect:
     contains_fn: str  # substring position, 1-based, 0 when absent; ("", x) is 1
     text: str  # text columns compare byte-wise (code point order), as Python's str does
     integer: str
+    skip_locked: str = ""  # what makes a SELECT claim rows other transactions do not hold
 
     def column_type(self, field_type: FieldType) -> str:
         if field_type is FieldType.BOOL:
@@ -46,4 +47,5 @@ POSTGRES = Dialect(
     contains_fn="strpos",
     text='TEXT COLLATE "C"',
     integer="BIGINT",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
 )

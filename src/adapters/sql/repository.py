@@ -7,6 +7,7 @@ clash, ``ServiceUnavailable`` for the rest), so no driver exception reaches the 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -65,6 +66,15 @@ class SqlRepository(Generic[T]):
     async def list(self, query: Query) -> Page[T]:
         statement = self._t.page(query)
         return page_of(self._c, await self._all(statement.sql, statement.params), query.limit)
+
+    async def lock(self, ident: object) -> T | None:
+        statement = self._t.lock(ident)
+        found = await self._all(statement.sql, statement.params)
+        return found[0] if found else None
+
+    async def claim(self, query: Query) -> builtins.list[T]:
+        statement = self._t.claim(query)
+        return await self._all(statement.sql, statement.params)
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))

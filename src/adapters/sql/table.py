@@ -122,6 +122,22 @@ class Table:
 
     def page(self, query: Query) -> Statement:
         """One keyset page of ``query``, with one record more than the limit."""
+        statement = self._query(query)
+        return Statement(statement.sql, (*statement.params, query.limit + 1))
+
+    def lock(self, ident: object) -> Statement:
+        """One record by id, locked for this transaction (PostgreSQL ``FOR UPDATE``)."""
+        statement = self.select({"id": ident}, first=True)
+        lock = " FOR UPDATE" if self.dialect.skip_locked else ""
+        return Statement(statement.sql + lock, statement.params)
+
+    def claim(self, query: Query) -> Statement:
+        """Up to ``query.limit`` records, locked for this transaction, skipping locked ones
+        (PostgreSQL; SQLite transactions of one process never overlap)."""
+        statement = self._query(query)
+        return Statement(statement.sql + self.dialect.skip_locked, (*statement.params, query.limit))
+
+    def _query(self, query: Query) -> Statement:
         d = self.dialect
         clauses: list[str] = []
         params: list[object] = []
@@ -136,7 +152,7 @@ class Table:
             clauses.append(f'("created_at", "id") > ({d.placeholder}, {d.placeholder})')
             params.extend((query.after.created_at, query.after.id))
         sql = f"{self._select}{_where(clauses)}{self._order} LIMIT {d.placeholder}"
-        return Statement(sql, (*params, query.limit + 1))
+        return Statement(sql, tuple(params))
 
     def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
         """``condition`` as a SQL predicate that holds exactly where ``evaluate`` does."""
@@ -150,7 +166,7 @@ class Table:
             values = value if isinstance(value, tuple) else (value,)
             if not values:
                 return _NEVER, ()
-            return f"{column} = {p}", [sql_value(values[0])]
+            return f"{column} IN ({d.placeholders(len(values))})", [sql_value(v) for v in values]
         if isinstance(value, tuple):
             return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
         if op is Op.EQ:

@@ -18,12 +18,14 @@ from application.participants import (
     UpdateParticipant,
 )
 from application.users import UpdateUser
+from application.webhooks import CreateWebhook, TriggerEvent, UpdateWebhook
 from domain.roles import Role
 from entrypoints.http import catalogue_handlers as c
 from entrypoints.http import handlers as h
 from entrypoints.http import network_handlers as n
 from entrypoints.http import smp_handlers as s
 from entrypoints.http import views
+from entrypoints.http import webhook_handlers as w
 from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
 
 _IDS = {
@@ -562,6 +564,86 @@ def routes(smp_prefix: str = "/smp") -> list[Route]:
             "catalogue",
             response=_CONSTANTS,
             query=(QueryParam("key", {"type": "string"}),),
+        ),
+        # webhooks
+        Route(
+            "GET",
+            "/orgs/{orgId}/webhooks",
+            w.list_webhooks,
+            "List webhooks.",
+            A,
+            "webhooks",
+            response=Envelope(views.WEBHOOK),
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/webhooks",
+            w.create_webhook,
+            "Register a webhook; the answer carries its signing secret, this once only.",
+            A,
+            "webhooks",
+            body=CreateWebhook,
+            response=views.NEW_WEBHOOK,
+            status=201,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/webhooks/batch-delete",
+            w.delete_webhooks,
+            "Delete webhooks.",
+            A,
+            "webhooks",
+            body=h.Ids,
+            response=_IDS,
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/webhooks/trigger-test-event",
+            w.trigger_test_event,
+            "Raise a webhook.test event to the webhooks subscribed to it.",
+            A,
+            "webhooks",
+            body=TriggerEvent,
+            response=views.EVENT,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/webhooks/events",
+            w.list_events,
+            "Stored events (14 days) with their delivery status.",
+            A,
+            "webhooks",
+            response=Envelope(views.EVENT),
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/webhooks/events/{id}",
+            w.get_event,
+            "One stored event with its delivery attempts.",
+            A,
+            "webhooks",
+            response=views.EVENT,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/webhooks/{id}",
+            w.get_webhook,
+            "Get a webhook.",
+            A,
+            "webhooks",
+            response=views.WEBHOOK,
+        ),
+        Route(
+            "PUT",
+            "/orgs/{orgId}/webhooks/{id}",
+            w.update_webhook,
+            "Update a webhook.",
+            A,
+            "webhooks",
+            body=UpdateWebhook,
+            response=views.WEBHOOK,
         ),
         # the built-in SMP (standard SMP read interface, XML)
         Route(

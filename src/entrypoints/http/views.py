@@ -14,6 +14,7 @@ from domain.member import Member
 from domain.organisation import Organisation
 from domain.participant import Participant, SupportedDocumentType
 from domain.user import User
+from domain.webhook import Event, Webhook
 from entrypoints.http.converter import camel, object_schema
 
 
@@ -100,3 +101,11 @@ ACCESS_POINT = View(AccessPoint, "AccessPoint", tag="AP")
 CERTIFICATE = View(Certificate, "Certificate", tag="CERTIFICATE", omit=frozenset({"sealed_key"}))
 SMP = View(Smp, "Smp", tag="SMP", omit=frozenset({"org_id", "certificate_ref"}))
 SUPPORTED = View(SupportedDocumentType, "SupportedDocumentType")
+
+WEBHOOK = View(Webhook, "Webhook", tag="WEBHOOK", omit=frozenset({"sealed_secret"}))
+NEW_WEBHOOK = attrs.evolve(
+    WEBHOOK,
+    name="NewWebhook",
+    extra={"secret": {"type": "string", "description": "whsec_... signing secret, shown once"}},
+)
+EVENT = View(Event, "WebhookEvent", tag="WEBHOOK_EVENT")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +75,13 @@ class Api:
         return org
 
 
-def settings_for(backend: str, tmp_path: Any, schema: str = "") -> Settings:
+def settings_for(backend: str, tmp_path: Any, schema: str = "", **extra: Any) -> Settings:
     url = {
         "memory": "memory://",
         "sqlite": f"sqlite:///{tmp_path / 'fourcorner.db'}",
         "postgres": pg.URL,
     }[backend]
-    return Settings(data_dir=tmp_path, database_url=url, database_schema=schema).check()
+    return Settings(data_dir=tmp_path, database_url=url, database_schema=schema, **extra).check()
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +104,34 @@ async def api(
         yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
 
 
-async def _start(settings: Settings, aiohttp_client: Any) -> Api:
+async def _start(settings: Settings, aiohttp_client: Any, *, workers: bool = False) -> Api:
     container = build_container(settings)
-    client = await aiohttp_client(await web_app(container))
+    client = await aiohttp_client(await web_app(container, workers=workers))
     return Api(client, container)
+
+
+@pytest.fixture
+def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[Any]:
+    """Start a server on a backend with extra settings: ``await start_api("sqlite", workers=True,
+    webhook_retry_delays="0.05,0.05")``."""
+    schemas: list[Any] = []
+
+    async def start(backend: str, *, workers: bool = False, **extra: Any) -> Api:
+        data = tmp_path / f"{backend}-{len(schemas)}"
+        data.mkdir()
+        shutil.copytree(shared_pki, data / "pki")
+        schema = ""
+        if backend == "postgres":
+            ctx = pg.fresh_schema("fc_http")
+            schema = ctx.__enter__()
+            schemas.append(ctx)
+        else:
+            schemas.append(None)
+        return await _start(
+            settings_for(backend, data, schema, **extra), aiohttp_client, workers=workers
+        )
+
+    yield start
+    for ctx in schemas:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)

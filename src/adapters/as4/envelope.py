@@ -1,0 +1,56 @@
+"""The SOAP 1.2 envelope every AS4 message and signal shares: ``S12:Header`` holding
+``wsse:Security`` and ``eb:Messaging`` (both ``mustUnderstand``), and an empty ``S12:Body``
+with a ``wsu:Id`` so the signature can cover it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+from lxml import etree
+
+from adapters.as4.constants import EB, MUST_UNDERSTAND, S12, WSSE, WSU_ID, q
+from adapters.as4.errors import INVALID_HEADER, POLICY_NONCOMPLIANCE, As4Error
+from adapters.as4.xml import Element, children, one, parse_untrusted, sub
+
+MESSAGING_ID = "id-messaging"
+BODY_ID = "id-body"
+SIGNER_TOKEN_ID = "id-signer-token"  # noqa: S105 (an element id)
+RECEIVER_TOKEN_ID = "id-receiver-token"  # noqa: S105 (an element id)
+
+
+@attrs.frozen
+class Envelope:
+    root: Element
+    header: Element
+    security: Element
+    messaging: Element
+    body: Element
+
+
+def new_envelope(nsmap: Mapping[str, str]) -> Envelope:
+    """An envelope with an empty Security header, an empty Messaging header and the Body."""
+    root = etree.Element(q(S12, "Envelope"), nsmap=dict(nsmap))
+    header = sub(root, q(S12, "Header"))
+    security = sub(header, q(WSSE, "Security"), None, {MUST_UNDERSTAND: "true"})
+    messaging = sub(
+        header, q(EB, "Messaging"), None, {WSU_ID: MESSAGING_ID, MUST_UNDERSTAND: "true"}
+    )
+    body = sub(root, q(S12, "Body"), None, {WSU_ID: BODY_ID})
+    return Envelope(root, header, security, messaging, body)
+
+
+def parse_envelope(soap: bytes) -> Envelope:
+    """The parts of a received envelope: ``EBMS:0009`` unless it is SOAP 1.2 with one Header,
+    one Body and one ``eb:Messaging``; ``EBMS:0103`` without exactly one ``wsse:Security``."""
+    root = parse_untrusted(soap, "SOAP envelope")
+    if root.tag != q(S12, "Envelope"):
+        raise As4Error.of(INVALID_HEADER, "the root element is not a SOAP 1.2 Envelope")
+    header = one(root, q(S12, "Header"))
+    body = one(root, q(S12, "Body"))
+    securities = children(header, q(WSSE, "Security"))
+    if len(securities) != 1:
+        problem = "no" if not securities else "more than one"
+        raise As4Error.of(POLICY_NONCOMPLIANCE, f"the message has {problem} Security header")
+    messaging = one(header, q(EB, "Messaging"))
+    return Envelope(root, header, securities[0], messaging, body)

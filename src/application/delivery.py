@@ -1,0 +1,197 @@
+"""The webhook delivery worker: claims due deliveries from the outbox and sends them.
+
+Any number of workers in any number of processes share the outbox: a claim sets a lease in
+the same unit of work that selected the rows (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), and a
+crashed worker's lease expires so another worker takes the delivery over. The worker keeps a
+pipeline of sends in flight, so one slow receiver never holds up the rest: each endpoint has a
+small concurrency bound, and a delivery whose endpoint is busy is deferred, not waited on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import attrs
+
+from application.collections import DELIVERIES, EVENTS, WEBHOOKS
+from application.context import Context
+from application.listing import condition, equals
+from application.ports import SendResult, WebhookSender
+from application.storage import Query
+from application.webhooks import body_of, purge
+from domain import webhook as rules
+from domain.filtering import Op
+from domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
+
+log = logging.getLogger("fourcorner.webhooks")
+
+
+@attrs.frozen
+class DeliverySettings:
+    retry_delays: tuple[timedelta, ...] = (timedelta(seconds=30), timedelta(seconds=300))
+    hex_signature_header: str = "x-webhook-sign"
+    batch: int = 100
+    lease: timedelta = timedelta(seconds=60)
+    concurrency: int = 64
+    per_endpoint: int = 8
+    busy_deferral: timedelta = timedelta(seconds=1)
+    poll_interval: float = 0.1
+    purge_interval: float = 3600.0
+
+
+@attrs.frozen
+class Job:
+    delivery: Delivery
+    webhook: Webhook | None
+    event: Event | None
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        ctx: Context,
+        sender: WebhookSender,
+        settings: DeliverySettings,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._ctx = ctx
+        self._sender = sender
+        self._settings = settings
+        self._wall = wall_clock
+        self._in_flight: set[asyncio.Task[None]] = set()
+        self._per_endpoint: dict[str, int] = {}
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """Look for work now (called when this process raised an event)."""
+        self._wake.set()
+
+    async def claim(self, limit: int) -> list[Job]:
+        now = self._ctx.clock()
+        due = Query(
+            where=(
+                equals(DELIVERIES, "status", DeliveryStatus.PENDING),
+                condition(DELIVERIES, "nextAttemptAt", Op.LTE, now),
+                condition(DELIVERIES, "leaseUntil", Op.LT, now),
+            ),
+            limit=limit,
+        )
+        async with self._ctx.uow() as uow:
+            deliveries = uow.repository(DELIVERIES)
+            jobs = []
+            for d in await deliveries.claim(due):
+                leased = attrs.evolve(d, lease_until=now + self._settings.lease)
+                await deliveries.update(leased)
+                hook = await uow.repository(WEBHOOKS).get(d.webhook_id)
+                event = await uow.repository(EVENTS).get(d.event_id)
+                jobs.append(Job(leased, hook, event))
+            await uow.commit()
+        return jobs
+
+    async def run_once(self) -> int:
+        """Claim one batch and deliver it completely; returns how many were attempted."""
+        jobs = await self.claim(self._settings.batch)
+        await asyncio.gather(*(self._deliver(j) for j in jobs))
+        return len(jobs)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        last_purge = 0.0
+        while not stop.is_set():
+            if time.monotonic() - last_purge > self._settings.purge_interval:
+                last_purge = time.monotonic()
+                try:
+                    removed = await purge(self._ctx)
+                    if removed:
+                        log.info("purged events", extra={"count": removed})
+                except Exception:
+                    log.exception("event purge failed")
+            free = self._settings.concurrency - len(self._in_flight)
+            jobs: list[Job] = []
+            if free > 0:
+                try:
+                    jobs = await self.claim(min(free, self._settings.batch))
+                except Exception:
+                    log.exception("claiming deliveries failed")
+            for job in jobs:
+                task = asyncio.create_task(self._deliver(job))
+                self._in_flight.add(task)
+                task.add_done_callback(self._in_flight.discard)
+            if len(jobs) < min(free, self._settings.batch) or free <= 0:
+                await self._idle(stop)
+        if self._in_flight:
+            await asyncio.wait(self._in_flight, timeout=20)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        self._wake.clear()
+        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
+        await asyncio.wait(
+            waiters, timeout=self._settings.poll_interval, return_when=asyncio.FIRST_COMPLETED
+        )
+        for w in waiters:
+            w.cancel()
+
+    async def _deliver(self, job: Job) -> None:
+        try:
+            await self._attempt(job)
+        except Exception:
+            log.exception(
+                "delivery failed unexpectedly", extra={"delivery_id": str(job.delivery.id)}
+            )
+
+    async def _attempt(self, job: Job) -> None:
+        d, hook, event = job.delivery, job.webhook, job.event
+        if hook is None or event is None or not hook.is_enabled:
+            reason = "the webhook was deleted" if hook is None else "the webhook is disabled"
+            attempt = Attempt(len(d.attempts) + 1, self._ctx.clock(), 0.0, error=reason)
+            await self._record(attrs.evolve(d.record(attempt, ()), status=DeliveryStatus.FAILED))
+            return
+        endpoint = urlsplit(hook.url).netloc
+        if self._per_endpoint.get(endpoint, 0) >= self._settings.per_endpoint:
+            later = self._ctx.clock() + self._settings.busy_deferral
+            await self._record(
+                attrs.evolve(d, next_attempt_at=later, lease_until=rules.NO_LEASE), count=False
+            )
+            return
+        self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
+        try:
+            result = await self._send(hook, event)
+        finally:
+            self._per_endpoint[endpoint] -= 1
+        attempt = Attempt(
+            number=len(d.attempts) + 1,
+            at=self._ctx.clock(),
+            duration_ms=result.duration_ms,
+            status_code=result.status_code,
+            error=result.error,
+        )
+        await self._record(d.record(attempt, self._settings.retry_delays))
+
+    async def _send(self, hook: Webhook, event: Event) -> SendResult:
+        body = body_of(event)
+        secret = self._ctx.net.sealer.open(hook.sealed_secret).decode()
+        message_id = f"msg_{event.id.hex}"
+        timestamp = int(self._wall())
+        headers = {
+            "content-type": "application/json",
+            "user-agent": "fourcorner-webhooks",
+            "webhook-id": message_id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": rules.standard_signature(secret, message_id, timestamp, body),
+            self._settings.hex_signature_header: rules.hex_signature(secret, body),
+        }
+        return await self._sender.send(hook.url, body, headers)
+
+    async def _record(self, delivery: Delivery, *, count: bool = True) -> None:
+        async with self._ctx.uow() as uow:
+            await uow.repository(DELIVERIES).update(delivery)
+            if count:
+                event = await uow.repository(EVENTS).lock(delivery.event_id)
+                if event is not None:
+                    await uow.repository(EVENTS).update(event.with_delivery(delivery.summary()))
+            await uow.commit()

@@ -1,0 +1,255 @@
+"""Use cases of webhooks: the resource, raising events into the outbox, reading events."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from application.access import Principal, authorise
+from application.collections import DELIVERIES, EVENTS, WEBHOOKS
+from application.context import Context
+from application.listing import ListRequest, build_query, condition, equals
+from application.storage import Page, Query, UnitOfWork
+from domain import webhook as rules
+from domain.clock import iso
+from domain.errors import InvalidInput, NotFound
+from domain.events import EVENT_NAMES, WEBHOOK_TEST
+from domain.filtering import Op
+from domain.roles import Role
+from domain.webhook import Delivery, Event, Webhook
+
+
+@attrs.frozen
+class CreateWebhook:
+    url: str
+    events: tuple[str, ...]
+    description: str = ""
+    is_enabled: bool = True
+
+
+@attrs.frozen
+class UpdateWebhook:
+    url: str | None = None
+    events: tuple[str, ...] | None = None
+    description: str | None = None
+    is_enabled: bool | None = None
+
+
+@attrs.frozen
+class TriggerEvent:
+    event_type: str | None = None
+    event: str | None = None  # the spelling some clients send
+
+
+@attrs.frozen
+class WebhookSettings:
+    allow_private_targets: bool = False
+
+
+@attrs.frozen
+class NewWebhook:
+    record: Webhook
+    secret: str
+
+
+def _check(url: str, events: tuple[str, ...], allow_private: bool) -> None:
+    rules.check_events(events)
+    rules.check_url(url, allow_private=allow_private)
+
+
+async def create(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    cmd: CreateWebhook,
+    settings: WebhookSettings,
+) -> NewWebhook:
+    _check(cmd.url, cmd.events, settings.allow_private_targets)
+    secret = rules.new_secret(secrets.token_bytes(24))
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        hook = Webhook(
+            id=ctx.new_id(),
+            org_id=org_id,
+            url=cmd.url,
+            events=tuple(dict.fromkeys(cmd.events)),
+            is_enabled=cmd.is_enabled,
+            description=cmd.description,
+            sealed_secret=ctx.net.sealer.seal(secret.encode()),
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+            last_modified_by=principal.actor,
+        )
+        await uow.repository(WEBHOOKS).add(hook)
+        await uow.commit()
+    return NewWebhook(hook, secret)
+
+
+async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
+    found = await uow.repository(WEBHOOKS).get(ident)
+    if found is None or found.org_id != org_id:
+        raise NotFound(resource="webhook", ident=str(ident))
+    return found
+
+
+async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await _own(uow, org_id, ident)
+
+
+async def list_webhooks(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[Webhook]:
+    query = build_query(WEBHOOKS, request, scope=(equals(WEBHOOKS, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(WEBHOOKS).list(query)
+
+
+async def update(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ident: uuid.UUID,
+    cmd: UpdateWebhook,
+    settings: WebhookSettings,
+) -> Webhook:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        hook = await _own(uow, org_id, ident)
+        changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
+        hook = attrs.evolve(
+            hook, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
+        )
+        _check(hook.url, hook.events, settings.allow_private_targets)
+        await uow.repository(WEBHOOKS).update(hook)
+        await uow.commit()
+    return hook
+
+
+async def delete_many(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[str]:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        done = []
+        for ident in dict.fromkeys(ids):
+            await _own(uow, org_id, ident)
+            await uow.repository(WEBHOOKS).remove(ident)
+            done.append(str(ident))
+        await uow.commit()
+    return done
+
+
+async def raise_event(
+    ctx: Context, uow: UnitOfWork, org_id: uuid.UUID, event_type: str, payload: Mapping[str, Any]
+) -> Event:
+    """Write an event and one delivery per subscribed, enabled webhook — in the caller's unit
+    of work, so the event exists exactly when the change that raised it does."""
+    if event_type not in EVENT_NAMES:
+        raise ValueError(f"unknown event {event_type}")
+    now = ctx.clock()
+    hooks = rules.subscribed(await uow.repository(WEBHOOKS).all(orgId=org_id), event_type)
+    event_id = ctx.new_id()
+    deliveries = [
+        Delivery(
+            id=ctx.new_id(),
+            event_id=event_id,
+            webhook_id=h.id,
+            org_id=org_id,
+            created_at=now,
+            next_attempt_at=now,
+        )
+        for h in hooks
+    ]
+    summaries = tuple(d.summary() for d in deliveries)
+    event = Event(
+        id=event_id,
+        org_id=org_id,
+        event_type=event_type,
+        payload=dict(payload),
+        created_at=now,
+        status=rules.overall(summaries),
+        deliveries=summaries,
+    )
+    await uow.repository(EVENTS).add(event)
+    for d in deliveries:
+        await uow.repository(DELIVERIES).add(d)
+    return event
+
+
+async def trigger_test(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: TriggerEvent
+) -> Event:
+    name = cmd.event_type or cmd.event
+    if name != WEBHOOK_TEST:
+        raise InvalidInput.one("$.eventType", f"only {WEBHOOK_TEST} can be triggered by hand")
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        event = await raise_event(
+            ctx, uow, org_id, WEBHOOK_TEST, {"message": "This is a test event from fourcorner."}
+        )
+        await uow.commit()
+    return event
+
+
+async def list_events(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+) -> Page[Event]:
+    query = build_query(EVENTS, request, scope=(equals(EVENTS, "orgId", org_id),))
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return await uow.repository(EVENTS).list(query)
+
+
+async def get_event(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
+) -> Event:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        event = await uow.repository(EVENTS).get(ident)
+        if event is None or event.org_id != org_id:
+            raise NotFound(resource="event", ident=str(ident))
+        return event
+
+
+def body_of(event: Event) -> bytes:
+    """The delivery body: ``{id, eventType, createdAt, orgId, payload}``."""
+    return json.dumps(
+        {
+            "id": str(event.id),
+            "eventType": event.event_type,
+            "createdAt": iso(event.created_at),
+            "orgId": str(event.org_id),
+            "payload": event.payload,
+        },
+        separators=(",", ":"),
+        default=str,
+    ).encode()
+
+
+async def purge(ctx: Context, *, now: datetime | None = None, batch: int = 500) -> int:
+    """Delete events older than the retention (14 days) and their deliveries."""
+    cutoff = (now or ctx.clock()) - rules.RETENTION
+    old = condition(EVENTS, "createdAt", Op.LT, cutoff)
+    removed = 0
+    while True:
+        async with ctx.uow() as uow:
+            events = await uow.repository(EVENTS).claim(Query(where=(old,), limit=batch))
+            for e in events:
+                for d in await uow.repository(DELIVERIES).all(eventId=e.id):
+                    await uow.repository(DELIVERIES).remove(d.id)
+                await uow.repository(EVENTS).remove(e.id)
+            await uow.commit()
+        removed += len(events)
+        if len(events) < batch:
+            return removed

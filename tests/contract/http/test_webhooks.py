@@ -1,0 +1,237 @@
+"""Webhooks over HTTP: the resource, signed deliveries checked by the standardwebhooks
+package, retries (exactly 3 attempts), a hanging receiver, and retention."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import time
+from datetime import timedelta
+from typing import Any
+
+import attrs
+import pytest
+from aiohttp import web
+from standardwebhooks import Webhook as StandardWebhook
+
+from application import webhooks
+from application.collections import EVENTS
+from entrypoints.container import resolve
+
+from .conftest import BACKENDS
+
+ALICE = "alice@example.com"
+
+
+class Receiver:
+    """A webhook receiver on 127.0.0.1: ``/ok``, ``/flaky`` (two failures, then 200),
+    ``/down`` (always 500) and ``/hang`` (never answers in time)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[tuple[float, dict[str, str], bytes]]] = {}
+
+    async def handle(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        body = await request.read()
+        seen = self.calls.setdefault(name, [])
+        seen.append((time.monotonic(), dict(request.headers), body))
+        if name == "hang":
+            await asyncio.sleep(30)
+        if name == "down" or (name == "flaky" and len(seen) <= 2):
+            return web.Response(status=500)
+        return web.Response(status=204)
+
+
+@pytest.fixture
+async def receiver(aiohttp_server: Any) -> Any:
+    r = Receiver()
+    app = web.Application()
+    app.router.add_post("/{name}", r.handle)
+    server = await aiohttp_server(app)
+    r.url = lambda name: str(server.make_url(f"/{name}"))
+    return r
+
+
+async def hook(api, org_id, url, events=("webhook.test",)):
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org_id}/webhooks",
+        as_=ALICE,
+        json={"url": url, "events": list(events), "description": "d"},
+    )
+    assert status == 201, body
+    return body
+
+
+async def wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await predicate():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+async def test_the_resource_and_its_rules(api):
+    org = await api.org(ALICE)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/webhooks",
+        as_=ALICE,
+        json={
+            "url": "https://hooks.example.com/in",
+            "events": ["transaction.received", "mls.received"],
+        },
+    )
+    assert status == 201 and body["secret"].startswith("whsec_") and body["type"] == "WEBHOOK"
+    assert body["isEnabled"] is True and "sealedSecret" not in body
+    status, got = await api.call("GET", f"/orgs/{org['id']}/webhooks/{body['id']}", as_=ALICE)
+    assert "secret" not in got and got["events"] == ["transaction.received", "mls.received"]
+    status, upd = await api.call(
+        "PUT", f"/orgs/{org['id']}/webhooks/{body['id']}", as_=ALICE, json={"isEnabled": False}
+    )
+    assert status == 200 and upd["isEnabled"] is False
+    for bad, rule in [
+        ({"url": "ftp://x.example/", "events": ["webhook.test"]}, "http or https"),
+        ({"url": "https://x.example/", "events": ["nope"]}, "unknown events"),
+        ({"url": "http://127.0.0.1:9/", "events": ["webhook.test"]}, "loopback"),
+        ({"url": "http://10.1.2.3/", "events": ["webhook.test"]}, "private"),
+        ({"url": "http://169.254.169.254/latest", "events": ["webhook.test"]}, "metadata"),
+        ({"url": "http://[::1]/", "events": ["webhook.test"]}, "loopback"),
+    ]:
+        status, err = await api.call("POST", f"/orgs/{org['id']}/webhooks", as_=ALICE, json=bad)
+        assert status == 400 and rule in err["error"], (bad, err)
+    status, body = await api.call(
+        "POST", f"/orgs/{org['id']}/webhooks/batch-delete", as_=ALICE, json={"ids": [body["id"]]}
+    )
+    assert status == 200
+    _, listed = await api.call("GET", f"/orgs/{org['id']}/webhooks", as_=ALICE)
+    assert listed["items"] == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_signed_deliveries_retries_and_failures(start_api, receiver, backend):
+    api = await start_api(
+        backend, workers=True, webhook_allow_private_targets=True, webhook_retry_delays="0.05,0.05"
+    )
+    org = await api.org(ALICE)
+    ok = await hook(api, org["id"], receiver.url("ok"))
+    await hook(api, org["id"], receiver.url("flaky"))
+    await hook(api, org["id"], receiver.url("down"))
+    status, event = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/webhooks/trigger-test-event",
+        as_=ALICE,
+        json={"eventType": "webhook.test"},
+    )
+    assert status == 200 and event["eventType"] == "webhook.test"
+
+    async def settled() -> bool:
+        _, e = await api.call("GET", f"/orgs/{org['id']}/webhooks/events/{event['id']}", as_=ALICE)
+        return e["status"] != "PENDING"
+
+    await wait_for(settled)
+    _, e = await api.call("GET", f"/orgs/{org['id']}/webhooks/events/{event['id']}", as_=ALICE)
+    by_hook = {d["webhookId"]: d for d in e["deliveries"]}
+    assert e["status"] == "FAILED"  # the dead receiver failed for good
+    assert len(receiver.calls["ok"]) == 1
+    assert len(receiver.calls["flaky"]) == 3  # delivered on the third attempt
+    assert len(receiver.calls["down"]) == 3  # exactly three attempts, then FAILED
+    assert by_hook[ok["id"]]["status"] == "DELIVERED"
+    statuses = sorted(d["status"] for d in e["deliveries"])
+    assert statuses == ["DELIVERED", "DELIVERED", "FAILED"]
+    failed = next(d for d in e["deliveries"] if d["status"] == "FAILED")
+    assert [a["statusCode"] for a in failed["attempts"]] == [500, 500, 500]
+    assert all(a["durationMs"] >= 0 and a["at"] for a in failed["attempts"])
+    # every request verifies with an independent implementation, and carries the hex header
+    verifier = StandardWebhook(ok["secret"])
+    _, headers, body = receiver.calls["ok"][0]
+    payload = verifier.verify(body, {k.lower(): v for k, v in headers.items()})
+    assert payload["eventType"] == "webhook.test" and payload["orgId"] == org["id"]
+    assert payload["id"] == event["id"] and payload["payload"]["message"]
+    expected = hmac.new(ok["secret"].encode(), body, hashlib.sha256).hexdigest()
+    assert {k.lower(): v for k, v in headers.items()}["x-webhook-sign"] == expected
+    # filters on the events list
+    _, failed_events = await api.call(
+        "GET",
+        f"/orgs/{org['id']}/webhooks/events?filter=status:eq:FAILED&filter=eventType:eq:webhook.test",
+        as_=ALICE,
+    )
+    assert [x["id"] for x in failed_events["items"]] == [event["id"]]
+
+
+async def test_a_hanging_receiver_does_not_delay_the_others(start_api, receiver):
+    api = await start_api(
+        "sqlite",
+        workers=True,
+        webhook_allow_private_targets=True,
+        webhook_timeout=1.0,
+        webhook_retry_delays="0.05,0.05",
+    )
+    org = await api.org(ALICE)
+    await hook(api, org["id"], receiver.url("hang"))
+    await hook(api, org["id"], receiver.url("ok"))
+    started = time.monotonic()
+    for _ in range(3):
+        await api.call(
+            "POST",
+            f"/orgs/{org['id']}/webhooks/trigger-test-event",
+            as_=ALICE,
+            json={"event": "webhook.test"},
+        )
+
+    async def delivered() -> bool:
+        return len(receiver.calls.get("ok", [])) == 3
+
+    await wait_for(delivered, timeout=5)
+    assert max(t for t, _, _ in receiver.calls["ok"]) - started < 0.9  # before the hang timed out
+
+    async def gave_up() -> bool:
+        _, page = await api.call(
+            "GET", f"/orgs/{org['id']}/webhooks/events?filter=status:eq:FAILED", as_=ALICE
+        )
+        return len(page["items"]) == 3
+
+    await wait_for(gave_up, timeout=15)
+    _, page = await api.call(
+        "GET", f"/orgs/{org['id']}/webhooks/events?filter=status:eq:FAILED", as_=ALICE
+    )
+    attempts = [
+        a for e in page["items"] for d in e["deliveries"] for a in d["attempts"] if a["error"]
+    ]
+    assert attempts and all(a["error"] == "timed out" for a in attempts)
+
+
+async def test_events_older_than_14_days_are_purged(api):
+    org = await api.org(ALICE)
+    ctx = await resolve(api.container.context)
+    now = ctx.clock()
+    import uuid
+
+    org_id = uuid.UUID(org["id"])
+    for age in (
+        timedelta(days=15),
+        timedelta(days=14, minutes=1),
+        timedelta(days=13),
+        timedelta(0),
+    ):
+        aged = attrs.evolve(ctx, clock=lambda age=age: now - age)
+        async with ctx.uow() as uow:
+            await webhooks.raise_event(aged, uow, org_id, "webhook.test", {"message": str(age)})
+            await uow.commit()
+    assert await webhooks.purge(ctx, now=now) == 2
+    async with ctx.uow() as uow:
+        left = await uow.repository(EVENTS).all(orgId=org_id)
+    assert sorted(e.payload["message"] for e in left) == ["0:00:00", "13 days, 0:00:00"]
+
+
+async def test_trigger_refuses_other_events(api):
+    org = await api.org(ALICE)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/webhooks/trigger-test-event",
+        as_=ALICE,
+        json={"eventType": "transaction.sent"},
+    )
+    assert status == 400 and body["code"] == "AT-1001"
