@@ -55,6 +55,7 @@ class Settings:
     webhook_hex_signature_header: str = "x-webhook-sign"
     webhook_concurrency: int = 64
     webhook_timeout: float = 15.0
+    webhook_lease_seconds: float = 60.0
     workers: bool = True
 
     @property

@@ -70,6 +70,7 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
         retry_delays=(timedelta(seconds=first), timedelta(seconds=second)),
         hex_signature_header=settings.webhook_hex_signature_header,
         concurrency=settings.webhook_concurrency,
+        lease=timedelta(seconds=settings.webhook_lease_seconds),
     )
 
 

@@ -368,3 +368,56 @@ async def test_we_refuse_an_as4_receipt_for_another_message(
             now=datetime.now(UTC),
         )
     assert caught.value.code == "EBMS:0302"
+
+
+# --- controls: as4 does check what it accepts ---------------------------------------------
+
+
+def test_control_as4_refuses_our_receipt_once_tampered_or_for_another_signer(
+    parties: Parties,
+) -> None:
+    exchange = as4_sending_exchange(parties)
+    headers, body = exchange.build(INVOICE, as4_builder_args())
+    inbound = read_user_message(
+        headers["Content-Type"],
+        body,
+        receiver_key=parties.receiver_key,
+        receiver_certificate=parties.receiver_certificate,
+        check_certificate=parties.check,
+        max_payload=1024 * 1024,
+        now=datetime.now(UTC),
+    )
+    signal = build_receipt(
+        inbound,
+        key=parties.receiver_key,
+        certificate=parties.receiver_certificate,
+        message_id="receipt-1@fourcorner.test",
+        timestamp=datetime.now(UTC),
+    )
+
+    with pytest.raises(as4.ReceiptVerificationError, match="digest"):
+        as4_peppol.parse_peppol_receipt(
+            signal.replace(b"receipt-1@", b"receipt-2@"), parties.receiver_certificate
+        )
+    with pytest.raises(as4.ReceiptVerificationError, match="signed by"):
+        as4_peppol.parse_peppol_receipt(signal, parties.pki.ap_certificate)
+
+
+def test_control_as4_refuses_our_message_once_tampered(parties: Parties) -> None:
+    sent = our_message(parties, sbd())
+    local = as4_peppol.create_peppol_internal_party(
+        RECEIVER, parties.receiver_certificate, as4.AS4LocalPrivateKey(parties.receiver_key)
+    )
+    tampered = sent.body.replace(f">{ORIGINAL_SENDER}<".encode(), b">0088:7300010000002<", 1)
+
+    exchange = as4_peppol.parse_peppol_message(
+        request_headers=sent.http_headers,
+        request_body=tampered,
+        local_party=local,
+        security_policy=as4_peppol.peppol_security_policy(
+            parties.pki.root, intermediates=[parties.pki.ap_ca]
+        ),
+    )
+
+    assert not exchange.successful
+    assert exchange.message.parse_error.error_code == "EBMS:0101"

@@ -212,6 +212,36 @@ def test_non_xml_payloads_are_carried(root: str, body: str) -> None:
     assert read_envelope(write_sbd(envelope, payload)) == envelope
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"not xml",
+        b"<Invoice><unclosed></Invoice>",
+        b'<!DOCTYPE Invoice [<!ENTITY e "x">]><Invoice>&e;</Invoice>',
+        b'<?xml version="1.0" encoding="ISO-8859-1"?><Invoice/>',
+        b"<a/><b/>",
+    ],
+    ids=["empty", "text", "malformed", "doctype", "latin-1", "two-roots"],
+)
+def test_only_a_well_formed_utf8_document_is_wrapped(payload: bytes) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        write_sbd(make_envelope(), payload)
+    assert fields(caught.value) == {"payload"}
+
+
+def test_an_envelope_is_not_wrapped_in_another() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        write_sbd(make_envelope(), make_sbd())
+    assert fields(caught.value) == {"payload"}
+
+
+def test_a_payload_without_a_namespace_keeps_none_inside_the_envelope() -> None:
+    envelope = make_envelope(document=Identifier("busdox-docid-qns", "::Plain##urn:x::1.0"))
+    data = write_sbd(envelope, b"<Plain><Child/></Plain>")
+    assert b"<Plain><Child/></Plain></sh:StandardBusinessDocument>" in data
+
+
 def test_format_date_time_keeps_whole_minute_offsets_and_makes_others_utc() -> None:
     plus_one = timezone(timedelta(hours=1))
     assert (

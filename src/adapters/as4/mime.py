@@ -48,9 +48,12 @@ def parse_media_type(value: str) -> tuple[str, dict[str, str]]:
         else:
             current.append(char)
     items.append("".join(current))
-    media_type = items[0].strip().lower()
+    return items[0].strip().lower(), _params(items[1:])
+
+
+def _params(items: list[str]) -> dict[str, str]:
     params: dict[str, str] = {}
-    for item in items[1:]:
+    for item in items:
         name, equals, raw = item.partition("=")
         if not equals:
             continue
@@ -58,7 +61,7 @@ def parse_media_type(value: str) -> tuple[str, dict[str, str]]:
         if len(raw) >= 2 and raw[0] == raw[-1] == '"':
             raw = raw[1:-1]
         params[name.strip().lower()] = raw
-    return media_type, params
+    return params
 
 
 def content_id(value: str) -> str:

@@ -44,6 +44,9 @@ SIGNATURE_ID = "id-signature"
 KEY_INFO_ID = "id-keyinfo"
 TOKEN_REFERENCE_ID = "id-str"  # noqa: S105 (an element id)
 
+_TRANSFORMS = q(DS, "Transforms")
+_DIGEST_METHOD = q(DS, "DigestMethod")
+_DIGEST_VALUE = q(DS, "DigestValue")
 _AUTH = FAILED_AUTHENTICATION
 _POLICY = POLICY_NONCOMPLIANCE
 
@@ -239,14 +242,22 @@ def _read_reference(element: Element, code: str = _AUTH) -> tuple[SignedReferenc
     uri = element.get("URI", "")
     transforms: list[str] = []
     prefixes: list[str] = []
-    transforms_element = optional(element, q(DS, "Transforms"), code)
-    for transform in () if transforms_element is None else _transforms(transforms_element):
-        transforms.append(attribute(transform, "Algorithm", code))
-        prefixes += _prefixes(transform)
-    digest_method = attribute(one(element, q(DS, "DigestMethod"), code), "Algorithm", code)
+    digest_method = digest_value = None
+    for child in element:
+        if child.tag == _TRANSFORMS and not transforms:
+            for transform in _transforms(child):
+                transforms.append(attribute(transform, "Algorithm", code))
+                prefixes += _prefixes(transform)
+        elif child.tag == _DIGEST_METHOD and digest_method is None:
+            digest_method = attribute(child, "Algorithm", code)
+        elif child.tag == _DIGEST_VALUE and digest_value is None:
+            digest_value = "".join(text(child, code).split())
+        elif isinstance(child.tag, str):
+            raise As4Error.of(code, f"the reference {uri!r} has an unexpected or repeated child")
+    if digest_method is None or digest_value is None:
+        raise As4Error.of(code, f"the reference {uri!r} has no digest")
     if digest_method != SHA256:
         raise As4Error.of(_POLICY, f"the digest algorithm of {uri!r} is not SHA-256")
-    digest_value = "".join(text(one(element, q(DS, "DigestValue"), code), code).split())
     return SignedReference(uri, tuple(transforms), digest_method, digest_value), prefixes
 
 
@@ -257,6 +268,8 @@ def _transforms(transforms: Element) -> Iterable[Element]:
 def _prefixes(element: Element) -> list[str]:
     """The ``ec:InclusiveNamespaces/@PrefixList`` of a transform or canonicalisation method."""
     found: list[str] = []
+    if not len(element):
+        return found
     for inclusive in children(element, q(EC, "InclusiveNamespaces")):
         found += inclusive.get("PrefixList", "").split()
     return found

@@ -10,12 +10,13 @@ parsing (exclusive C14N without comments ignores them too), and element text is 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 
 from lxml import etree
 
-from adapters.as4.constants import WSU_ID
+from adapters.as4.constants import WSU, WSU_ID
 from adapters.as4.errors import FAILED_AUTHENTICATION, INVALID_HEADER, As4Error
 from domain.clock import iso, utc
 
@@ -26,17 +27,24 @@ _TIMESTAMP = re.compile(
 )
 
 
+_local = threading.local()
+
+
 def _parser() -> etree.XMLParser:
-    # One per call: lxml parser objects must not be shared between threads.
-    return etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        collect_ids=False,
-    )
+    """This thread's hardened parser (lxml parsers must not be shared between threads)."""
+    parser: etree.XMLParser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.XMLParser(
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            dtd_validation=False,
+            huge_tree=False,
+            remove_comments=True,
+            collect_ids=False,
+        )
+        _local.parser = parser
+    return parser
 
 
 def parse_untrusted(data: bytes, what: str) -> Element:
@@ -73,7 +81,7 @@ def local(tag: str) -> str:
 
 
 def children(parent: Element, tag: str) -> list[Element]:
-    return [child for child in parent if child.tag == tag]
+    return list(parent.iterchildren(tag))
 
 
 def one(parent: Element, tag: str, code: str = INVALID_HEADER) -> Element:
@@ -94,6 +102,8 @@ def optional(parent: Element, tag: str, code: str = INVALID_HEADER) -> Element |
 
 def text(element: Element, code: str = INVALID_HEADER) -> str:
     """The text of a leaf element, stripped; ``code`` if it has child elements."""
+    if not len(element):
+        return (element.text or "").strip()
     if any(isinstance(child.tag, str) for child in element):
         raise As4Error.of(code, f"{local(str(element.tag))} must hold text, not elements")
     return "".join(element.itertext()).strip()
@@ -122,11 +132,17 @@ def sub(
     return element
 
 
+_WITH_ID = etree.XPath("//*[@wsu:Id or @Id]", namespaces={"wsu": WSU})
+
+
 def index_ids(root: Element) -> dict[str, Element]:
     """Every element by its ``wsu:Id`` or ``Id``; two elements with one id are refused
     (``EBMS:0101``), since that is how signature wrapping hides the copy that was signed."""
     index: dict[str, Element] = {}
-    for element in root.iter(etree.Element):
+    found = _WITH_ID(root)
+    assert isinstance(found, list)
+    for element in found:
+        assert isinstance(element, etree._Element)
         for value in {element.get(WSU_ID), element.get("Id")}:
             if value is None:
                 continue

@@ -239,8 +239,23 @@ class PostgresUnitOfWork:
         except psycopg.Error as e:
             raise _translate(e) from e
 
-    async def fetch(self, query: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    async def fetch(
+        self, query: str, params: Sequence[object], *, locking: bool = False
+    ) -> list[tuple[Any, ...]]:
         conn = self._connection()
+        if locking and not self._in_transaction:
+            # Row locks last as long as the transaction: without one they would end with
+            # the statement. Begin it with this query, in one round trip.
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    cursor = await conn.execute(query, params)
+                rows = await cursor.fetchall()
+            except psycopg.Error as e:
+                await self._abandon(conn)
+                raise _translate(e) from e
+            self._in_transaction = True
+            return rows
         try:
             cursor = await conn.execute(query, params)
             return await cursor.fetchall()

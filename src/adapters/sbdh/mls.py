@@ -147,7 +147,8 @@ def write_mls(status: MessageLevelStatus) -> bytes:
             _sub(_sub(issue, CAC, "Status"), CBC, "StatusReasonCode", reason)
     except ValueError as e:  # a character XML cannot carry
         raise InvalidInput.one(_ROOT, f"cannot be written as XML: {e}") from None
-    return DECLARATION + etree.tostring(root, encoding="UTF-8", xml_declaration=False)
+    body: bytes = etree.tostring(root, encoding="UTF-8", xml_declaration=False)
+    return DECLARATION + body
 
 
 def mls_envelope(
@@ -197,7 +198,7 @@ class _Reading:
         least: int,
         most: int | None,
     ) -> list[etree._Element]:
-        found = parent.findall(f"{{{namespace}}}{name}")
+        found: list[etree._Element] = parent.findall(f"{{{namespace}}}{name}")
         if len(found) < least:
             self.problems.append(Detail(path, "is missing"))
         elif most is not None and len(found) > most:
@@ -269,6 +270,12 @@ def _reasons(reading: _Reading, document: etree._Element) -> tuple[tuple[str, st
                 response, CAC, "Status", f"{at}/Status", least=1, most=None
             ):
                 reason = reading.text(status, "StatusReasonCode", f"{at}/Status/StatusReasonCode")
+                if reason and reason not in REASON_CODES:
+                    reading.problems.append(
+                        Detail(
+                            f"{at}/Status/StatusReasonCode", f"{reason!r} is not SV, BV, FD or BW"
+                        )
+                    )
                 reasons.append((line, reason, description))
     return tuple(reasons)
 

@@ -35,36 +35,40 @@ class Handler(Protocol):
     def end(self, element: etree._Element, depth: int) -> None: ...
 
 
-def _prolog_end(data: bytes, field: str) -> int | None:
-    """Where the root element starts in ``data`` (without a BOM), or ``None`` when more bytes
-    are needed to tell. Refuses a DOCTYPE and any encoding but UTF-8."""
-    pos = 0
+def _prolog_end(data: bytes | bytearray, field: str, resume: int) -> tuple[int | None, int]:
+    """``(where the root element starts or None, where to resume)``: ``None`` means more bytes
+    are needed to tell, and the next scan may start at the second value. Refuses a DOCTYPE
+    and any encoding but UTF-8."""
     size = len(data)
+    first = len(BOM) if data.startswith(BOM) else 0
+    if size < len(BOM) and BOM.startswith(bytes(data)):
+        return None, 0
+    pos = max(resume, first)
     while True:
         while pos < size and data[pos] in b" \t\r\n":
             pos += 1
         if pos >= size:
-            return None
+            return None, pos
         if data.startswith(b"<?", pos):
             end = data.find(b"?>", pos + 2)
             if end < 0:
-                return None
-            if pos == 0 and re.match(rb"<\?xml[ \t\r\n]", data):
-                _check_declaration(data[: end + 2], field)
+                return None, pos
+            if pos == first and re.match(rb"<\?xml[ \t\r\n]", data[pos : pos + 6]):
+                _check_declaration(bytes(data[pos : end + 2]), field)
             pos = end + 2
         elif data.startswith(b"<!--", pos):
             end = data.find(b"-->", pos + 4)
             if end < 0:
-                return None
+                return None, pos
             pos = end + 3
-        elif size - pos < 9 and b"<!DOCTYPE".startswith(data[pos:].upper()):
-            return None
-        elif data[pos : pos + 9].upper() == b"<!DOCTYPE":
+        elif size - pos < 9 and b"<!DOCTYPE".startswith(bytes(data[pos:]).upper()):
+            return None, pos
+        elif bytes(data[pos : pos + 9]).upper() == b"<!DOCTYPE":
             raise InvalidInput.one(
                 field, "documents with a DOCTYPE (a DTD or entities) are refused"
             )
         else:
-            return pos
+            return pos, pos
 
 
 def _check_declaration(declaration: bytes, field: str) -> None:
@@ -95,6 +99,7 @@ class Parser:
         self._depth = 0
         self._started = False
         self._prolog: bytearray | None = bytearray()
+        self._resume = 0
         self._seen_bytes = False
         self._parser = etree.XMLPullParser(
             events=("start", "end"),
@@ -113,18 +118,19 @@ class Parser:
             return
         self._seen_bytes = True
         if self._prolog is not None:
-            head = bytes(self._prolog) + data[: MAX_PROLOG + 1]  # a bounded copy
-            if head[:1] in (b"\xfe", b"\xff", b"\x00"):
+            held = len(self._prolog)
+            self._prolog += data[: MAX_PROLOG + 1 - held]  # never more than the limit
+            if bytes(self._prolog[:1]) in (b"\xfe", b"\xff", b"\x00"):
                 raise InvalidInput.one(self._field, "the document must be encoded in UTF-8")
-            if _prolog_end(head.removeprefix(BOM), self._field) is None:
-                if len(head) > MAX_PROLOG:
+            found, self._resume = _prolog_end(self._prolog, self._field, self._resume)
+            if found is None:
+                if len(self._prolog) > MAX_PROLOG:
                     raise InvalidInput.one(self._field, "no root element in the first 64 KiB")
-                self._prolog = bytearray(head)
                 return
-            held = bytes(self._prolog)
+            earlier = bytes(self._prolog[:held])
             self._prolog = None
-            if held:
-                self._push(held)
+            if earlier:
+                self._push(earlier)
         view = memoryview(data)
         for offset in range(0, len(view), CHUNK):
             self._push(bytes(view[offset : offset + CHUNK]))

@@ -104,7 +104,9 @@ def write_sbd(envelope: Envelope, payload: bytes) -> bytes:
     """The SBD of ``payload`` (an XML document) under the header ``envelope`` describes.
     Raises ``InvalidInput`` (field ``payload``) if the payload is not a document the network
     can carry, or naming the header part whose value XML cannot hold."""
-    body, _ = check_document(payload, field="payload", max_depth=PAYLOAD_MAX_DEPTH)
+    body, root = check_document(payload, field="payload", max_depth=PAYLOAD_MAX_DEPTH)
+    if root.namespace == SH:
+        raise InvalidInput.one("payload", "is itself in the SBDH namespace; envelopes never nest")
     head = etree.tostring(_header(envelope), encoding="UTF-8", xml_declaration=False)
     closing = b"</sh:StandardBusinessDocument>"
     assert head.endswith(closing)

@@ -21,8 +21,11 @@ T = TypeVar("T")
 
 
 class Executor(Protocol):
-    async def fetch(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
-        """The rows of a query."""
+    async def fetch(
+        self, sql: str, params: Sequence[object], *, locking: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """The rows of a query. ``locking``: the query takes row locks, so it must run inside
+        the unit of work's transaction (begun now if it has not been yet)."""
         ...
 
     async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
@@ -42,8 +45,8 @@ class SqlRepository(Generic[T]):
         item: T = self._converter.loads(data, self._c.type)
         return item
 
-    async def _all(self, sql: str, params: Sequence[object]) -> list[T]:
-        return [self._load(row[0]) for row in await self._x.fetch(sql, params)]
+    async def _all(self, sql: str, params: Sequence[object], *, locking: bool = False) -> list[T]:
+        return [self._load(row[0]) for row in await self._x.fetch(sql, params, locking=locking)]
 
     async def get(self, ident: object) -> T | None:
         rows = await self._x.fetch(self._t.get_sql, (str(ident),))
@@ -69,12 +72,12 @@ class SqlRepository(Generic[T]):
 
     async def lock(self, ident: object) -> T | None:
         statement = self._t.lock(ident)
-        found = await self._all(statement.sql, statement.params)
+        found = await self._all(statement.sql, statement.params, locking=True)
         return found[0] if found else None
 
     async def claim(self, query: Query) -> builtins.list[T]:
         statement = self._t.claim(query)
-        return await self._all(statement.sql, statement.params)
+        return await self._all(statement.sql, statement.params, locking=True)
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))

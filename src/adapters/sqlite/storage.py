@@ -191,7 +191,9 @@ class SqliteUnitOfWork:
             conn.execute("BEGIN IMMEDIATE")
         return conn
 
-    async def fetch(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    async def fetch(
+        self, sql: str, params: Sequence[object], *, locking: bool = False
+    ) -> list[tuple[Any, ...]]:
         try:
             return self._begun().execute(sql, params).fetchall()
         except sqlite3.Error as e:

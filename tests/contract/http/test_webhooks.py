@@ -64,8 +64,8 @@ async def hook(api, org_id, url, events=("webhook.test",)):
     return body
 
 
-async def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
+async def wait_for(predicate, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if await predicate():
             return
@@ -184,7 +184,7 @@ async def test_a_hanging_receiver_does_not_delay_the_others(start_api, receiver)
     async def delivered() -> bool:
         return len(receiver.calls.get("ok", [])) == 3
 
-    await wait_for(delivered, timeout=5)
+    await wait_for(delivered, within=5)
     assert max(t for t, _, _ in receiver.calls["ok"]) - started < 0.9  # before the hang timed out
 
     async def gave_up() -> bool:
@@ -193,7 +193,7 @@ async def test_a_hanging_receiver_does_not_delay_the_others(start_api, receiver)
         )
         return len(page["items"]) == 3
 
-    await wait_for(gave_up, timeout=15)
+    await wait_for(gave_up, within=15)
     _, page = await api.call(
         "GET", f"/orgs/{org['id']}/webhooks/events?filter=status:eq:FAILED", as_=ALICE
     )

@@ -1,0 +1,197 @@
+"""The migration runner: idempotent, recorded, atomic per migration, serialised on PostgreSQL;
+and the migrated schema has a table for every collection, laid out as ``Table`` says."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import sqlite3
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from adapters.postgres import PostgresStorage
+from adapters.postgres.storage import _Migrations as PostgresMigrations
+from adapters.sql import migrations
+from adapters.sql.dialect import POSTGRES, SQLITE
+from adapters.sql.migrations import Migration
+from adapters.sql.table import Table
+from adapters.sqlite import SqliteStorage
+from adapters.sqlite.storage import _Migrations as SqliteMigrations
+from application.collections import ALL
+
+SQLITE_LABELS = [m.label for m in migrations.load("sqlite")]
+POSTGRES_LABELS = [m.label for m in migrations.load("postgres")]
+BROKEN = [
+    Migration(1, "fine", "CREATE TABLE fine (x INTEGER);"),
+    Migration(2, "broken", "CREATE TABLE half (x INTEGER);\nSELECT * FROM no_such_table;"),
+]
+
+
+def test_every_migration_exists_for_both_dialects_in_sequence() -> None:
+    assert SQLITE_LABELS == POSTGRES_LABELS
+    assert [m.version for m in migrations.load("sqlite")] == list(range(1, len(SQLITE_LABELS) + 1))
+
+
+# --- SQLite ----------------------------------------------------------------------------------
+
+
+async def test_sqlite_migrating_twice_applies_nothing_the_second_time(
+    tmp_path: pathlib.Path,
+) -> None:
+    storage = SqliteStorage(tmp_path / "deep" / "dir" / "db.sqlite")
+    assert [m.label for m in await storage.migrate()] == SQLITE_LABELS
+    assert await storage.migrate() == []
+    await storage.open()
+    try:
+        assert await storage.migrate() == []
+    finally:
+        await storage.close()
+    with sqlite3.connect(storage.path) as conn:
+        rows = conn.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall()
+    assert [f"{v:04d}_{n}" for v, n, _ in sorted(rows)] == SQLITE_LABELS
+    assert all(len(at) == 27 for _, _, at in rows)
+
+
+async def test_sqlite_a_failing_migration_leaves_no_trace(tmp_path: pathlib.Path) -> None:
+    conn = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            await migrations.apply_pending(SqliteMigrations(conn), BROKEN)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "fine" in tables
+        assert "half" not in tables
+        assert conn.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+        assert not conn.in_transaction
+    finally:
+        conn.close()
+
+
+async def test_sqlite_schema_has_every_collection(tmp_path: pathlib.Path) -> None:
+    storage = SqliteStorage(tmp_path / "db.sqlite")
+    await storage.migrate()
+    with sqlite3.connect(storage.path) as conn:
+        for collection in ALL:
+            table = Table(collection, SQLITE)
+            columns = {r[1]: r[2] for r in conn.execute(f'PRAGMA table_info("{table.name}")')}
+            assert columns == _expected_columns(table, collection), _missing(collection)
+            unique = set()
+            for index in conn.execute(f'PRAGMA index_list("{table.name}")'):
+                if index[2] and index[3] == "u":
+                    info = conn.execute(f'PRAGMA index_info("{index[1]}")').fetchall()
+                    unique.add(tuple(r[2] for r in sorted(info)))
+            assert unique == _expected_unique(table, collection), _missing(collection)
+
+
+def _expected_columns(table: Table, collection: Any) -> dict[str, str]:
+    types = {
+        table.columns[f]: table.dialect.column_type(s.type) for f, s in collection.columns.items()
+    }
+    return {**types, "search_text": table.dialect.text, "data": "TEXT"}
+
+
+def _expected_unique(table: Table, collection: Any) -> set[tuple[str, ...]]:
+    return {tuple(table.columns[f] for f in group) for group in collection.unique}
+
+
+def _missing(collection: Any) -> str:
+    return (
+        f"the {collection.name} table differs from its Collection: add a migration "
+        "(adapters.sql.table.ddl_script) for both dialects"
+    )
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_schema(postgres_url_and_schema: tuple[str, str]) -> Any:
+    """A schema name of the run's, not yet created; dropped after the test."""
+    url, run_schema = postgres_url_and_schema
+    name = f"{run_schema}_m"
+    yield url, name
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+
+
+@pytest.mark.postgres
+async def test_postgres_concurrent_migrators_apply_each_migration_once(
+    fresh_schema: tuple[str, str],
+) -> None:
+    url, schema = fresh_schema
+    first, second = await asyncio.gather(
+        PostgresStorage(url, schema=schema).migrate(),
+        PostgresStorage(url, schema=schema).migrate(),
+    )
+    assert sorted(m.label for m in first + second) == POSTGRES_LABELS
+    assert await PostgresStorage(url, schema=schema).migrate() == []
+    storage = PostgresStorage(url, schema=schema)
+    await storage.open()
+    try:
+        assert await storage.migrate() == []
+    finally:
+        await storage.close()
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute(
+            sql.SQL("SELECT version, name FROM {}.schema_migrations ORDER BY version").format(
+                sql.Identifier(schema)
+            )
+        )
+        rows = await cursor.fetchall()
+    assert [f"{v:04d}_{n}" for v, n in rows] == POSTGRES_LABELS
+
+
+@pytest.mark.postgres
+async def test_postgres_a_failing_migration_leaves_no_trace(
+    fresh_schema: tuple[str, str],
+) -> None:
+    url, schema = fresh_schema
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, options=f"-c search_path={schema}"
+    )
+    try:
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            await migrations.apply_pending(PostgresMigrations(conn, schema), BROKEN)
+        cursor = await conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (schema,),
+        )
+        tables = {r[0] for r in await cursor.fetchall()}
+        assert tables == {"fine", "schema_migrations"}
+        cursor = await conn.execute("SELECT version FROM schema_migrations")
+        assert await cursor.fetchall() == [(1,)]
+    finally:
+        await conn.close()
+
+
+@pytest.mark.postgres
+async def test_postgres_schema_has_every_collection(fresh_schema: tuple[str, str]) -> None:
+    url, schema = fresh_schema
+    await PostgresStorage(url, schema=schema).migrate()
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        for collection in ALL:
+            table = Table(collection, POSTGRES)
+            cursor = await conn.execute(
+                "SELECT column_name, upper(data_type), collation_name "
+                "FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                (schema, table.name),
+            )
+            columns = {
+                name: kind + (' COLLATE "C"' if collation == "C" else "")
+                for name, kind, collation in await cursor.fetchall()
+            }
+            assert columns == _expected_columns(table, collection), _missing(collection)
+            cursor = await conn.execute(
+                "SELECT array_agg(a.attname ORDER BY k.n) FROM pg_index i "
+                "JOIN pg_class t ON t.oid = i.indrelid "
+                "JOIN pg_namespace s ON s.oid = t.relnamespace "
+                "CROSS JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) "
+                "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
+                "WHERE s.nspname = %s AND t.relname = %s AND i.indisunique "
+                "AND NOT i.indisprimary GROUP BY i.indexrelid",
+                (schema, table.name),
+            )
+            unique = {tuple(r[0]) for r in await cursor.fetchall()}
+            assert unique == _expected_unique(table, collection), _missing(collection)
