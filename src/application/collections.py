@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from application.storage import Collection
-from domain import api_key, infrastructure, member, organisation, participant, user, webhook
+from domain import (
+    api_key,
+    infrastructure,
+    member,
+    organisation,
+    participant,
+    transaction,
+    user,
+    webhook,
+)
 from domain.api_key import ApiKey
 from domain.filtering import FieldSpec, FieldType
 from domain.infrastructure import AccessPoint, Certificate, Smp
@@ -13,6 +22,7 @@ from domain.member import Member
 from domain.organisation import Organisation
 from domain.participant import Participant
 from domain.smp import SmpRegistration
+from domain.transaction import Artefact, Transaction, UsedUpload
 from domain.user import User
 from domain.webhook import Delivery, Event, Webhook
 
@@ -137,6 +147,32 @@ DELIVERIES: Collection[Delivery] = Collection(
     filterable=frozenset(),
 )
 
+TRANSACTIONS: Collection[Transaction] = Collection(
+    name="transactions",
+    type=Transaction,
+    columns={**transaction.FILTERS, **transaction.WORK_COLUMNS, "orgId": _org_id()},
+    filterable=frozenset(transaction.FILTERS),
+    search=("senderId", "receiverId", "docInstanceId"),
+    unique=(("dedupKey",),),
+)
+
+ARTEFACTS: Collection[Artefact] = Collection(
+    name="artefacts",
+    type=Artefact,
+    columns={**transaction.ARTEFACT_COLUMNS, "orgId": _org_id()},
+    filterable=frozenset(transaction.ARTEFACT_COLUMNS),
+)
+
+UPLOADS: Collection[UsedUpload] = Collection(
+    name="uploads",
+    type=UsedUpload,
+    columns={
+        "id": FieldSpec("id", FieldType.UUID, lambda u: u.id),
+        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda u: u.created_at),
+    },
+    filterable=frozenset(),
+)
+
 ALL: tuple[Collection[Any], ...] = (
     ORGANISATIONS,
     USERS,
@@ -150,4 +186,7 @@ ALL: tuple[Collection[Any], ...] = (
     WEBHOOKS,
     EVENTS,
     DELIVERIES,
+    TRANSACTIONS,
+    ARTEFACTS,
+    UPLOADS,
 )

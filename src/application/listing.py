@@ -47,3 +47,10 @@ def condition(collection: Collection[Any], field: str, op: filtering.Op, value: 
 def equals(collection: Collection[Any], field: str, value: Any) -> Condition:
     """A scope condition such as ``orgId = ...``."""
     return condition(collection, field, filtering.Op.EQ, value)
+
+
+def one_of(collection: Collection[Any], field: str, values: Sequence[Any]) -> Condition:
+    """``field`` in ``values``, set by the service."""
+    spec = collection.columns[field]
+    stored = tuple(filtering.storable(v) for v in values)
+    return Condition(spec, filtering.Op.IN, stored, "|".join(str(v) for v in stored))

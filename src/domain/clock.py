@@ -29,3 +29,13 @@ def parse(text: str) -> datetime:
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
     return utc(datetime.fromisoformat(value))
+
+
+def iso_ns(ns: int) -> str:
+    """``2026-01-02T10:00:00.123456789Z`` from nanoseconds since the epoch."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{nanos:09d}Z"
+
+
+def from_ns(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1_000_000_000, UTC)

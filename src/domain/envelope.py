@@ -52,3 +52,48 @@ class MessageLevelStatus:
     receiver_spid: str  # C2
     description: str = ""
     reasons: tuple[tuple[str, str, str], ...] = ()  # (line id, status reason code, description)
+
+
+MLS_STANDARD = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
+MLS_CUSTOMIZATION_ID = "urn:peppol:edec:mls:1.0"
+MLS_PROFILE_ID = "urn:peppol:edec:mls"
+MLS_DOCUMENT_TYPE = Identifier(
+    "busdox-docid-qns", f"{MLS_STANDARD}::ApplicationResponse##{MLS_CUSTOMIZATION_ID}::2.1"
+)
+MLS_PROCESS = Identifier("cenbii-procid-ubl", MLS_PROFILE_ID)
+PARTICIPANT_SCHEME = "iso6523-actorid-upis"
+SPID_SCHEME = "0242"
+
+
+def spid_participant(spid: str) -> Identifier:
+    """A service provider's own participant, ``0242:<SPID>``, where it receives MLS."""
+    return Identifier(PARTICIPANT_SCHEME, f"{SPID_SCHEME}:{spid}")
+
+
+def seat_spid(seat_id: str) -> str:
+    """The SPID digits of an access point's seat id (``POP987654`` → ``987654``)."""
+    return seat_id[3:] if len(seat_id) == 9 and seat_id[:1].upper() == "P" else seat_id
+
+
+def mls_envelope(
+    status: MessageLevelStatus,
+    *,
+    receiver: Identifier,
+    instance_id: str,
+    created_at: datetime,
+    country_c1: str,
+) -> Envelope:
+    """The SBDH of an MLS: from ``0242:<sender SPID>`` to ``receiver`` (the original
+    document's MLS_TO, or ``0242:<C2 SPID>``), with no MLS_TO or MLS_TYPE of its own."""
+    return Envelope(
+        sender=spid_participant(status.sender_spid),
+        receiver=receiver,
+        instance_identifier=instance_id,
+        standard=MLS_STANDARD,
+        type_version="2.1",
+        type="ApplicationResponse",
+        created_at=created_at,
+        document_type=MLS_DOCUMENT_TYPE,
+        process=MLS_PROCESS,
+        country_c1=country_c1,
+    )

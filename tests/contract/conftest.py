@@ -15,8 +15,9 @@ import sqlite3
 import types
 import typing
 import uuid
+from collections import abc
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -181,17 +182,39 @@ UUIDS = st.sampled_from([uuid.UUID(int=i) for i in (1, 2, 3)]) | st.uuids()
 INTS = st.sampled_from((0, 1, -1)) | st.integers(-(2**53), 2**53)
 
 
+# Values of fields typed ``Any``: what JSON holds (a payload, say).
+JSON = st.recursive(
+    st.none() | st.booleans() | INTS | st.floats(allow_nan=False, allow_infinity=False) | TEXTS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
+    max_leaves=6,
+)
+
+
 def _for_type(tp: Any) -> st.SearchStrategy[Any]:
     origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        return st.one_of(*(_for_type(a) for a in typing.get_args(tp)))
+        return st.one_of(*(_for_type(a) for a in args))
     if origin is tuple:
-        args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return st.lists(_for_type(args[0]), max_size=2).map(tuple)
         return st.tuples(*(_for_type(a) for a in args))
+    if origin in (list, abc.Sequence, abc.MutableSequence):
+        return st.lists(_for_type(args[0]), max_size=2)
+    if origin in (frozenset, abc.Set):
+        return st.frozensets(_for_type(args[0]), max_size=2)
+    if origin in (dict, abc.Mapping, abc.MutableMapping):
+        return st.dictionaries(_for_type(args[0]), _for_type(args[1]), max_size=3)
+    if tp is Any:
+        return JSON
     if tp is type(None):
         return st.none()
+    if tp is float:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if tp is date:
+        return st.dates()
+    if tp is bytes:
+        return st.binary(max_size=8)
     if tp is str:
         return TEXTS
     if tp is bool:

@@ -277,6 +277,10 @@ def _flip_signature_value(soap: bytes) -> bytes:
     return soap[:start] + (b"B" if soap[start : start + 1] == b"A" else b"A") + soap[start + 1 :]
 
 
+def _relative_namespace(soap: bytes) -> bytes:
+    return soap.replace(b"<eb:Messaging ", b'<eb:Messaging xmlns:x="relative/uri" ', 1)
+
+
 def _drop_signature(soap: bytes) -> bytes:
     return re.sub(rb"<ds:Signature .*</ds:Signature>", b"", soap, flags=re.DOTALL)
 
@@ -296,6 +300,7 @@ def _duplicate_messaging_id(soap: bytes) -> bytes:
         pytest.param(_rename_body, None, "EBMS:0101", id="body-not-covered"),
         pytest.param(_flip_signature_value, None, "EBMS:0101", id="signature-value"),
         pytest.param(_duplicate_messaging_id, None, "EBMS:0101", id="duplicate-id"),
+        pytest.param(_relative_namespace, None, "EBMS:0101", id="uncanonicalisable"),
         pytest.param(_drop_signature, None, "EBMS:0103", id="unsigned"),
     ],
 )
@@ -607,6 +612,23 @@ def test_random_multipart_raises_only_as4error(
         receive(parties, content_type, body)
 
 
+def mangle(data: bytes, draw: st.DataObject) -> bytes:
+    """``data`` after a few random byte flips, cuts, insertions and deletions."""
+    mangled = bytearray(data)
+    for _ in range(draw.draw(st.integers(1, 8), label="edits")):
+        index = draw.draw(st.integers(0, max(0, len(mangled) - 1)), label="index")
+        action = draw.draw(st.sampled_from(["flip", "cut", "insert", "delete"]), label="action")
+        if action == "flip" and mangled:
+            mangled[index] ^= draw.draw(st.integers(1, 255), label="mask")
+        elif action == "cut":
+            del mangled[index:]
+        elif action == "insert":
+            mangled[index:index] = draw.draw(st.binary(min_size=1, max_size=20), label="bytes")
+        else:
+            del mangled[index : index + draw.draw(st.integers(1, 50), label="length")]
+    return bytes(mangled)
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -614,30 +636,36 @@ def test_random_multipart_raises_only_as4error(
 def test_a_mangled_message_raises_only_as4error(
     parties: Parties, sample: OutboundMessage, data: st.DataObject
 ) -> None:
-    body = bytearray(sample.body)
-    for _ in range(data.draw(st.integers(1, 8), label="edits")):
-        index = data.draw(st.integers(0, len(body) - 1), label="index")
-        action = data.draw(st.sampled_from(["flip", "cut", "insert", "delete"]), label="action")
-        if action == "flip":
-            body[index] ^= data.draw(st.integers(1, 255), label="mask")
-        elif action == "cut":
-            del body[index:]
-        elif action == "insert":
-            body[index:index] = data.draw(st.binary(min_size=1, max_size=20), label="bytes")
-        else:
-            del body[index : index + data.draw(st.integers(1, 50), label="length")]
-        if not body:
-            body = bytearray(b"-")
     try:
-        inbound = receive(parties, sample.content_type, bytes(body))
+        inbound = receive(parties, sample.content_type, mangle(sample.body, data))
     except As4Error:
         return
     # Only edits outside what is signed and encrypted (MIME preamble, padding) can pass.
     assert inbound.payload == sbd(3_000)
 
 
+@pytest.fixture(scope="module")
+def sample_receipt(parties: Parties, sample: OutboundMessage) -> bytes:
+    return receipt_for(parties, receive(parties, sample.content_type, sample.body))
+
+
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_mangled_receipt_raises_only_as4error(
+    parties: Parties, sample: OutboundMessage, sample_receipt: bytes, data: st.DataObject
+) -> None:
+    try:
+        receipt = answer(parties, mangle(sample_receipt, data), sample)
+    except As4Error:
+        return
+    assert isinstance(receipt, Receipt)
+    assert receipt.ref_to_message_id == sample.message_id
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     signal=st.binary(max_size=2_000),

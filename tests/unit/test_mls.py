@@ -318,7 +318,6 @@ def test_an_mls_in_its_sbd_reads_back_with_the_mls_document_type_and_process() -
     created = datetime(2026, 1, 2, 10, 6, tzinfo=UTC)
     envelope = mls_envelope(
         REJECTION,
-        sender_spid="123456",
         receiver=C2,
         instance_id="5f0c6f7e-3d0b-4bfa-9f55-3c9d3f1f0b11",
         created_at=created,
@@ -346,16 +345,3 @@ def test_the_mls_constants_are_the_network_values() -> None:
         "::ApplicationResponse##urn:peppol:edec:mls:1.0::2.1"
     )
     assert str(MLS_PROCESS) == "cenbii-procid-ubl::urn:peppol:edec:mls"
-
-
-def test_the_envelope_sender_is_the_status_sender() -> None:
-    with pytest.raises(InvalidInput) as caught:
-        mls_envelope(
-            ACCEPTANCE,
-            sender_spid="654321",
-            receiver=C2,
-            instance_id="x",
-            created_at=datetime(2026, 1, 2, tzinfo=UTC),
-            country_c1="BE",
-        )
-    assert _fields(caught.value) == {"sender_spid"}

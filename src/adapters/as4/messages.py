@@ -219,7 +219,10 @@ def _read(
 
 def common_name(certificate: x509.Certificate) -> str | None:
     """The certificate's only CN, or None."""
-    names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    try:
+        names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    except ValueError:
+        return None
     return str(names[0].value) if len(names) == 1 else None
 
 

@@ -138,9 +138,7 @@ def read_signal(
     ):
         raise As4Error.of(FAILED_AUTHENTICATION, "the signing certificate is not valid now")
     if header.errors:
-        if header.ref_to_message_id not in (None, sent.message_id):
-            raise As4Error.of(VALUE_INCONSISTENT, "the error refers to another message")
-        return _error_signal(header.errors, header.ref_to_message_id)
+        return _error_signal(header.errors, header.ref_to_message_id, sent)
     if header.receipt is None:
         raise As4Error.of(INVALID_HEADER, "the signal is neither a receipt nor an error")
     if header.ref_to_message_id != sent.message_id:
@@ -158,9 +156,14 @@ def read_signal(
     return Receipt(header.message_id, sent.message_id, header.timestamp, references)
 
 
-def _error_signal(errors: tuple[Element, ...], ref_to_message_id: str | None) -> ErrorSignal:
+def _error_signal(
+    errors: tuple[Element, ...], ref_to_message_id: str | None, sent: OutboundMessage
+) -> ErrorSignal:
     failures = [e for e in errors if e.get("severity") == "failure"]
     error = (failures or list(errors))[0]
+    ref = ref_to_message_id or error.get("refToMessageInError") or None
+    if ref not in (None, sent.message_id):
+        raise As4Error.of(VALUE_INCONSISTENT, "the error refers to another message")
     description = optional(error, q(EB, "Description"))
     detail = optional(error, q(EB, "ErrorDetail"))
     return ErrorSignal(
@@ -169,5 +172,5 @@ def _error_signal(errors: tuple[Element, ...], ref_to_message_id: str | None) ->
         description="" if description is None else text(description),
         detail="" if detail is None else text(detail),
         short_description=error.get("shortDescription", ""),
-        ref_to_message_id=ref_to_message_id,
+        ref_to_message_id=ref,
     )

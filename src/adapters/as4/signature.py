@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
@@ -38,7 +38,7 @@ from adapters.as4.constants import (
 from adapters.as4.errors import FAILED_AUTHENTICATION, POLICY_NONCOMPLIANCE, As4Error
 from adapters.as4.mime import cid_of
 from adapters.as4.model import SignedReference
-from adapters.as4.xml import Element, attribute, c14n, children, one, optional, sub, text
+from adapters.as4.xml import Element, attribute, c14n, children, one, sub, text
 
 SIGNATURE_ID = "id-signature"
 KEY_INFO_ID = "id-keyinfo"
@@ -185,7 +185,10 @@ def verify(
     certificate = token_certificate(signature, security, ids, _AUTH)
     if expected_certificate is not None and certificate != expected_certificate:
         raise As4Error.of(_AUTH, "the signature was made with another certificate")
-    public_key = certificate.public_key()
+    try:
+        public_key = certificate.public_key()
+    except (ValueError, UnsupportedAlgorithm) as e:
+        raise As4Error.of(_POLICY, "the signing certificate's key cannot be used") from e
     if not isinstance(public_key, rsa.RSAPublicKey):
         raise As4Error.of(_POLICY, "the signing certificate does not hold an RSA key")
     try:

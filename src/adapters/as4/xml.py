@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeAlias
 
 from lxml import etree
 
@@ -20,7 +21,7 @@ from adapters.as4.constants import WSU, WSU_ID
 from adapters.as4.errors import FAILED_AUTHENTICATION, INVALID_HEADER, As4Error
 from domain.clock import iso, utc
 
-Element = etree._Element
+Element: TypeAlias = etree._Element
 
 _TIMESTAMP = re.compile(
     r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?", re.ASCII
@@ -66,14 +67,20 @@ def serialise(root: Element) -> bytes:
 
 
 def c14n(element: Element, inclusive_prefixes: Sequence[str] = ()) -> bytes:
-    """Exclusive C14N without comments (``InclusiveNamespaces PrefixList`` honoured)."""
-    return etree.tostring(
-        element,
-        method="c14n",
-        exclusive=True,
-        with_comments=False,
-        inclusive_ns_prefixes=list(inclusive_prefixes) or None,
-    )
+    """Exclusive C14N without comments (``InclusiveNamespaces PrefixList`` honoured);
+    ``EBMS:0101`` if the element cannot be canonicalised (a relative namespace URI)."""
+    try:
+        return etree.tostring(
+            element,
+            method="c14n",
+            exclusive=True,
+            with_comments=False,
+            inclusive_ns_prefixes=list(inclusive_prefixes) or None,
+        )
+    except etree.LxmlError as e:
+        raise As4Error.of(
+            FAILED_AUTHENTICATION, f"{local(str(element.tag))} cannot be canonicalised"
+        ) from e
 
 
 def local(tag: str) -> str:

@@ -16,20 +16,22 @@ from lxml import etree
 from adapters.sbdh.header import SH, parse_date_time
 from adapters.sbdh.parser import parse_tree
 from adapters.sbdh.writer import DECLARATION, format_date_time
-from domain.envelope import Envelope, Identifier, MessageLevelStatus
+from domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    MLS_PROCESS,
+    SPID_SCHEME,
+    MessageLevelStatus,
+    mls_envelope,
+)
 from domain.errors import Detail, InvalidInput
-from domain.identifier import PARTICIPANT_SCHEME
 
 UBL = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
 CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
 CUSTOMIZATION_ID = "urn:peppol:edec:mls:1.0"
 PROFILE_ID = "urn:peppol:edec:mls"
-MLS_DOCUMENT_TYPE = Identifier(
-    "busdox-docid-qns", f"{UBL}::ApplicationResponse##{CUSTOMIZATION_ID}::2.1"
-)
-MLS_PROCESS = Identifier("cenbii-procid-ubl", PROFILE_ID)
-SPID_SCHEME = "0242"
+# The constants and the MLS envelope are the domain's (domain.envelope); re-exported here.
+__all__ = ["MLS_DOCUMENT_TYPE", "MLS_PROCESS", "mls_envelope", "read_mls", "write_mls"]
 RESPONSE_CODES = ("AP", "AB", "RE")
 FATAL_REASONS = ("SV", "BV", "FD")
 REASON_CODES = (*FATAL_REASONS, "BW")
@@ -149,36 +151,6 @@ def write_mls(status: MessageLevelStatus) -> bytes:
         raise InvalidInput.one(_ROOT, f"cannot be written as XML: {e}") from None
     body: bytes = etree.tostring(root, encoding="UTF-8", xml_declaration=False)
     return DECLARATION + body
-
-
-def mls_envelope(
-    status: MessageLevelStatus,
-    *,
-    sender_spid: str,
-    receiver: Identifier,
-    instance_id: str,
-    created_at: datetime,
-    country_c1: str,
-) -> Envelope:
-    """The SBDH of an MLS: from ``0242:<sender_spid>`` to ``receiver`` (the MLS_TO of the
-    original document, or ``0242:<C2 SPID>``), without MLS_TO or MLS_TYPE of its own."""
-    if sender_spid.lower() != status.sender_spid.lower():
-        raise InvalidInput.one(
-            "sender_spid",
-            f"{sender_spid!r} is not the SenderParty of the status ({status.sender_spid!r})",
-        )
-    return Envelope(
-        sender=Identifier(PARTICIPANT_SCHEME, f"{SPID_SCHEME}:{sender_spid}"),
-        receiver=receiver,
-        instance_identifier=instance_id,
-        standard=UBL,
-        type_version="2.1",
-        type=_ROOT,
-        created_at=created_at,
-        document_type=MLS_DOCUMENT_TYPE,
-        process=MLS_PROCESS,
-        country_c1=country_c1,
-    )
 
 
 # --- reading --------------------------------------------------------------------------------

@@ -1,0 +1,597 @@
+"""The four-corner loop: sending documents to the network (corner 2) and receiving them
+from it (corner 3), with message level statuses back to the sender.
+
+Sending is a worker over the transactions outbox, like webhook delivery: claims hold a lease,
+a crashed worker's claim expires, and transient failures are retried with backoff. Receiving
+verifies, stores and answers with a signed receipt in one unit of work, so an acknowledged
+document is never lost and a replay is answered with the original receipt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import attrs
+
+from application import webhooks
+from application.collections import (
+    ACCESS_POINTS,
+    ARTEFACTS,
+    CERTIFICATES,
+    PARTICIPANTS,
+    TRANSACTIONS,
+)
+from application.context import Context
+from application.listing import condition, equals, one_of
+from application.ports import (
+    ApTransport,
+    As4Refusal,
+    Credentials,
+    Delivered,
+    InboundDocument,
+    LookupFailed,
+    MessageReader,
+    ParticipantLookup,
+)
+from application.publishing import wire_profile
+from application.storage import Query, UnitOfWork
+from application.transactions import Documents, blob_key
+from domain import events
+from domain import transaction as txe
+from domain.clock import from_ns, iso_ns
+from domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    Envelope,
+    Identifier,
+    MessageLevelStatus,
+    MlsType,
+    mls_envelope,
+    seat_spid,
+    spid_participant,
+)
+from domain.errors import Conflict, DomainError
+from domain.filtering import Op
+from domain.infrastructure import AccessPoint
+from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, Transaction
+from domain.webhook import NO_LEASE
+
+log = logging.getLogger("fourcorner.exchange")
+
+
+@attrs.frozen
+class Exchange:
+    lookup: ParticipantLookup
+    transport: ApTransport
+    reader: MessageReader
+    seat_id: str  # this service provider's seat id (its AP certificates' CN)
+    retry_delays: tuple[timedelta, ...] = (timedelta(seconds=30), timedelta(minutes=5))
+    max_attempts: int = 3
+    lease: timedelta = timedelta(minutes=2)
+    concurrency: int = 16
+    poll_interval: float = 0.1
+
+    @property
+    def spid(self) -> str:
+        return seat_spid(self.seat_id)
+
+
+def record(tx: Transaction) -> dict[str, Any]:
+    """A transaction as the interface shows it (also the payload of its events); optional
+    fields are left out when absent."""
+    out: dict[str, Any] = {
+        "id": str(tx.id),
+        "transportProfile": tx.transport_profile,
+        "senderId": tx.sender_id,
+        "receiverId": tx.receiver_id,
+        "docTypeId": tx.doc_type_id,
+        "processId": tx.process_id,
+        "senderCountry": tx.sender_country,
+        "receiverCountry": tx.receiver_country,
+        "senderSP": tx.sender_sp,
+        "receiverSP": tx.receiver_sp,
+        "docInstanceId": tx.doc_instance_id,
+        "transactionStatus": tx.transaction_status.value,
+        "createdAt": iso_ns(tx.created_ns),
+        "apId": str(tx.ap_id),
+        "direction": tx.direction.value,
+    }
+    if tx.service_error is not None:
+        out["serviceError"] = attrs.asdict(tx.service_error)
+    if tx.mls_response_code is not None:
+        out["mlsResponseCode"] = tx.mls_response_code
+    return out
+
+
+async def credentials_of(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> Credentials:
+    cert = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+    if cert is None:
+        raise DomainError()
+    return Credentials(
+        cert.cert_pem, ctx.net.sealer.open(cert.sealed_key).decode(), cert.ca_chain_pem
+    )
+
+
+# --- sending (corner 2) ---------------------------------------------------------------------
+
+
+class SendingWorker:
+    def __init__(self, ctx: Context, docs: Documents, exchange: Exchange) -> None:
+        self._ctx, self._docs, self._x = ctx, docs, exchange
+        self._in_flight: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def claim(self, limit: int) -> list[Transaction]:
+        now = self._ctx.clock()
+        due = Query(
+            where=(
+                equals(TRANSACTIONS, "direction", Direction.TO_NETWORK),
+                one_of(TRANSACTIONS, "transactionStatus", (Status.UNPROCESSED, Status.PROCESSING)),
+                condition(TRANSACTIONS, "nextAttemptAt", Op.LTE, now),
+                condition(TRANSACTIONS, "leaseUntil", Op.LT, now),
+            ),
+            limit=limit,
+        )
+        async with self._ctx.uow() as uow:
+            claimed = []
+            for tx in await uow.repository(TRANSACTIONS).claim(due):
+                tx = attrs.evolve(
+                    tx,
+                    transaction_status=Status.PROCESSING,
+                    lease_until=now + self._x.lease,
+                    last_modified_at=now,
+                )
+                await uow.repository(TRANSACTIONS).update(tx)
+                claimed.append(tx)
+            await uow.commit()
+        return claimed
+
+    async def run_once(self) -> int:
+        jobs = await self.claim(self._x.concurrency)
+        await asyncio.gather(*(self._process(tx) for tx in jobs))
+        return len(jobs)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            free = self._x.concurrency - len(self._in_flight)
+            jobs: list[Transaction] = []
+            if free > 0:
+                try:
+                    jobs = await self.claim(free)
+                except Exception:
+                    log.exception("claiming transactions failed")
+            for tx in jobs:
+                task = asyncio.create_task(self._process(tx))
+                self._in_flight.add(task)
+                task.add_done_callback(self._in_flight.discard)
+            if not jobs:
+                self._wake.clear()
+                waiters = [
+                    asyncio.ensure_future(stop.wait()),
+                    asyncio.ensure_future(self._wake.wait()),
+                ]
+                await asyncio.wait(
+                    waiters, timeout=self._x.poll_interval, return_when=asyncio.FIRST_COMPLETED
+                )
+                for w in waiters:
+                    w.cancel()
+        if self._in_flight:
+            await asyncio.wait(self._in_flight, timeout=30)
+
+    async def _process(self, tx: Transaction) -> None:
+        try:
+            await self._send(tx)
+        except Exception:
+            log.exception("sending failed unexpectedly", extra={"transaction_id": str(tx.id)})
+
+    async def _send(self, tx: Transaction) -> None:
+        ctx = self._ctx
+        async with ctx.uow() as uow:
+            ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
+            creds = await credentials_of(ctx, uow, ap) if ap else None
+        if ap is None or creds is None:
+            await self._finish(
+                tx, failure=txe.AP_REFUSED.error("the access point no longer exists")
+            )
+            return
+        if tx.kind is Kind.MLS:
+            sbd = await self._mls_document(tx)
+        else:
+            sbd = await self._docs.blobs.get(blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT))
+        envelope = self._docs.envelopes.read(sbd)
+        try:
+            endpoint = await self._x.lookup.endpoint(
+                envelope.receiver,
+                envelope.document_type,
+                envelope.process,
+                wire_profile(ctx.catalogue, tx.transport_profile),
+            )
+        except LookupFailed as e:
+            kind = (
+                txe.SMP_UNTRUSTED
+                if e.untrusted
+                else (txe.RECEIVER_NOT_FOUND if e.permanent else txe.SMP_UNREACHABLE)
+            )
+            await self._retry_or_fail(tx, kind, e.reason)
+            return
+        outcome = await self._x.transport.send(
+            sbd=sbd,
+            envelope=envelope,
+            endpoint=endpoint,
+            credentials=creds,
+            message_id=f"{tx.id}@fourcorner",
+        )
+        if isinstance(outcome, Delivered):
+            await self._finish(tx, receipt=outcome.receipt)
+            return
+        kind = (
+            txe.NOT_SERVICED
+            if outcome.not_serviced
+            else txe.RECEIPT_INVALID
+            if outcome.bad_receipt
+            else txe.AP_UNREACHABLE
+            if outcome.retryable and outcome.code.startswith("connection")
+            else txe.AP_HTTP_ERROR
+            if outcome.retryable
+            else txe.AP_REFUSED
+        )
+        await self._retry_or_fail(tx, kind, f"{outcome.code}: {outcome.detail}")
+
+    async def _mls_document(self, tx: Transaction) -> bytes:
+        """The MLS SBD of an MLS job, made once and kept, so a retry resends the same bytes."""
+        key = blob_key(tx.id, ArtefactType.MLS)
+        try:
+            return await self._docs.blobs.get(key)
+        except (FileNotFoundError, KeyError):
+            pass
+        now = self._ctx.clock()
+        status = MessageLevelStatus(
+            response_code=tx.mls_response_code or "AB",
+            original_instance_id=tx.doc_instance_id,
+            id=str(uuid.uuid4()),
+            issued_at=now,
+            sender_spid=self._x.spid,
+            receiver_spid=seat_spid(tx.receiver_sp),
+        )
+        receiver = Identifier("iso6523-actorid-upis", tx.receiver_id)
+        envelope = mls_envelope(
+            status,
+            receiver=receiver,
+            instance_id=str(uuid.uuid4()),
+            created_at=now,
+            country_c1=tx.sender_country,
+        )
+        sbd = self._docs.envelopes.write(envelope, self._docs.envelopes.write_mls(status))
+        await self._docs.blobs.put(key, sbd)
+        return sbd
+
+    async def _retry_or_fail(
+        self, tx: Transaction, kind: txe.TransportFailure, detail: str
+    ) -> None:
+        attempts = tx.attempts + 1
+        if kind.retryable and attempts < self._x.max_attempts:
+            delay = self._x.retry_delays[min(attempts - 1, len(self._x.retry_delays) - 1)]
+            now = self._ctx.clock()
+            async with self._ctx.uow() as uow:
+                await uow.repository(TRANSACTIONS).update(
+                    attrs.evolve(
+                        tx,
+                        attempts=attempts,
+                        next_attempt_at=now + delay,
+                        lease_until=NO_LEASE,
+                        service_error=kind.error(detail),
+                        last_modified_at=now,
+                    )
+                )
+                await uow.commit()
+            return
+        await self._finish(attrs.evolve(tx, attempts=attempts), failure=kind.error(detail))
+
+    async def _finish(
+        self,
+        tx: Transaction,
+        *,
+        receipt: bytes | None = None,
+        failure: txe.ServiceError | None = None,
+    ) -> None:
+        ctx, now = self._ctx, self._ctx.clock()
+        done = attrs.evolve(
+            tx,
+            transaction_status=Status.COMPLETED if failure is None else Status.FAILED,
+            service_error=failure,
+            lease_until=NO_LEASE,
+            last_modified_at=now,
+        )
+        key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
+        if receipt is not None:
+            size = await self._docs.blobs.put(key, receipt)
+        async with ctx.uow() as uow:
+            await uow.repository(TRANSACTIONS).update(done)
+            if receipt is not None:
+                await uow.repository(ARTEFACTS).add(
+                    Artefact(
+                        ctx.new_id(),
+                        tx.id,
+                        tx.org_id,
+                        ArtefactType.TRANSACTION_RECEIPT,
+                        "application/soap+xml",
+                        size,
+                        key,
+                        now,
+                    )
+                )
+            if tx.kind is Kind.DOCUMENT:
+                name = (
+                    events.TRANSACTION_SENT if failure is None else events.TRANSACTION_SEND_FAILED
+                )
+                await webhooks.raise_event(ctx, uow, tx.org_id, name, record(done))
+            await uow.commit()
+
+
+# --- receiving (corner 3) -------------------------------------------------------------------
+
+
+@attrs.frozen
+class Answer:
+    status: int
+    content_type: str
+    body: bytes
+
+
+SIGNAL = "application/soap+xml; charset=utf-8"
+
+
+async def receive(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    content_type: str,
+    body: bytes,
+) -> Answer | None:
+    """Take one AS4 message for access point ``ap_id``; None when there is no such AP."""
+    async with ctx.uow() as uow:
+        ap = await uow.repository(ACCESS_POINTS).get(ap_id)
+        if ap is None or ap.org_id != org_id:
+            return None
+        creds = await credentials_of(ctx, uow, ap)
+    reader = exchange.reader
+    try:
+        inbound = reader.read(content_type, body, creds)
+        envelope = _consistent(docs, inbound)
+        if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
+            exchange.spid
+        ):
+            await _take_mls(ctx, docs, inbound, envelope)
+            return Answer(200, SIGNAL, reader.receipt(inbound, creds))
+        return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
+    except As4Refusal as refusal:
+        return Answer(200, SIGNAL, reader.error(refusal, creds))
+
+
+def _consistent(docs: Documents, inbound: InboundDocument) -> Envelope:
+    try:
+        envelope = docs.envelopes.read(inbound.sbd)
+    except DomainError as e:
+        raise As4Refusal(
+            "EBMS:0004", "Other", f"the SBD is not valid: {e.message()}", inbound.message_id
+        ) from None
+    problems = []
+    if inbound.original_sender.value.lower() != envelope.sender.value.lower():
+        problems.append("originalSender differs from the SBDH Sender")
+    if inbound.final_recipient.value.lower() != envelope.receiver.value.lower():
+        problems.append("finalRecipient differs from the SBDH Receiver")
+    if inbound.service.value != envelope.process.value:
+        problems.append("Service differs from the PROCESSID scope")
+    if inbound.action != str(envelope.document_type):
+        problems.append("Action differs from the DOCUMENTID scope")
+    if problems:
+        raise As4Refusal("EBMS:0003", "ValueInconsistent", "; ".join(problems), inbound.message_id)
+    return envelope
+
+
+async def _take_document(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    ap: AccessPoint,
+    creds: Credentials,
+    inbound: InboundDocument,
+    envelope: Envelope,
+) -> Answer:
+    reader = exchange.reader
+    async with ctx.uow() as uow:
+        replay = await uow.repository(TRANSACTIONS).first(as4MessageId=inbound.message_id)
+        if replay is not None:
+            stored = await uow.repository(ARTEFACTS).first(
+                transactionId=replay.id, type=ArtefactType.TRANSACTION_RECEIPT
+            )
+            if stored is not None:
+                return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
+        receiver = await uow.repository(PARTICIPANTS).first(
+            identifierKey=envelope.receiver.value.lower()
+        )
+    if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
+        raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
+    receipt = reader.receipt(inbound, creds)
+    ns = time.time_ns()
+    now = from_ns(ns)
+    tx = Transaction(
+        id=ctx.new_id(),
+        org_id=receiver.org_id,
+        direction=Direction.FROM_NETWORK,
+        ap_id=ap.id,
+        transport_profile=ap.transport_profile,
+        sender_id=envelope.sender.value,
+        receiver_id=envelope.receiver.value,
+        doc_type_id=str(envelope.document_type),
+        process_id=str(envelope.process),
+        sender_country=envelope.country_c1,
+        doc_instance_id=envelope.instance_identifier,
+        transaction_status=Status.COMPLETED,
+        created_at=now,
+        created_ns=ns,
+        last_modified_at=now,
+        sender_sp=inbound.sender_certificate_cn,
+        receiver_sp=exchange.seat_id,
+        as4_message_id=inbound.message_id,
+        mls_to=str(envelope.mls_to) if envelope.mls_to else "",
+        mls_type=envelope.mls_type.value if envelope.mls_type else "",
+    )
+    doc_key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
+    receipt_key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
+    doc_size = await docs.blobs.put(doc_key, inbound.sbd)
+    receipt_size = await docs.blobs.put(receipt_key, receipt)
+    try:
+        async with ctx.uow() as uow:
+            await uow.repository(TRANSACTIONS).add(tx)
+            await uow.repository(ARTEFACTS).add(
+                Artefact(
+                    ctx.new_id(),
+                    tx.id,
+                    tx.org_id,
+                    ArtefactType.BUSINESS_DOCUMENT,
+                    "application/xml",
+                    doc_size,
+                    doc_key,
+                    now,
+                )
+            )
+            await uow.repository(ARTEFACTS).add(
+                Artefact(
+                    ctx.new_id(),
+                    tx.id,
+                    tx.org_id,
+                    ArtefactType.TRANSACTION_RECEIPT,
+                    "application/soap+xml",
+                    receipt_size,
+                    receipt_key,
+                    now,
+                )
+            )
+            await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, record(tx))
+            if envelope.mls_type is MlsType.ALWAYS_SEND:
+                await uow.repository(TRANSACTIONS).add(_mls_job(ctx, exchange, tx, ap, now))
+            await uow.commit()
+    except Conflict:
+        # the same document (instance identifier) arrived before under another MessageId
+        await docs.blobs.delete(doc_key)
+        await docs.blobs.delete(receipt_key)
+    return Answer(200, SIGNAL, receipt)
+
+
+def _serves(ctx: Context, receiver: Any, envelope: Envelope) -> bool:
+    """Whether the receiver announced this document type (exactly, or by wildcard) and
+    process."""
+    for entry in receiver.supported_document_types:
+        doc = ctx.catalogue.document_type(entry.document_id)
+        if doc is None or entry.process_id != str(envelope.process):
+            continue
+        if doc.value == envelope.document_type.value:
+            return True
+        wildcard = doc.scheme == "net-doctype-wildcard" and not entry.exact_match_only
+        if wildcard and envelope.document_type.value.startswith(doc.value.rstrip("*")):
+            return True
+    return False
+
+
+def _mls_job(
+    ctx: Context, exchange: Exchange, about: Transaction, ap: AccessPoint, now: Any
+) -> Transaction:
+    """An MLS to send back to the document's sender (kind MLS, processed by the sender)."""
+    c2 = seat_spid(about.sender_sp)
+    ns = time.time_ns()
+    receiver = about.mls_to or str(spid_participant(c2))
+    return Transaction(
+        id=ctx.new_id(),
+        org_id=about.org_id,
+        direction=Direction.TO_NETWORK,
+        kind=Kind.MLS,
+        ap_id=ap.id,
+        transport_profile=ap.transport_profile,
+        sender_id=str(spid_participant(exchange.spid).value),
+        receiver_id=receiver.split("::", 1)[-1],
+        doc_type_id=str(MLS_DOCUMENT_TYPE),
+        process_id="cenbii-procid-ubl::urn:peppol:edec:mls",
+        sender_country=about.sender_country,
+        doc_instance_id=about.doc_instance_id,
+        transaction_status=Status.UNPROCESSED,
+        created_at=from_ns(ns),
+        created_ns=ns,
+        last_modified_at=now,
+        next_attempt_at=now,
+        receiver_sp=about.sender_sp,
+        about=about.id,
+        mls_response_code="AB",
+    )
+
+
+async def _take_mls(
+    ctx: Context, docs: Documents, inbound: InboundDocument, envelope: Envelope
+) -> None:
+    try:
+        status: MessageLevelStatus = docs.envelopes.read_mls(inbound.sbd)
+    except DomainError as e:
+        raise As4Refusal(
+            "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
+        ) from None
+    async with ctx.uow() as uow:
+        original = await uow.repository(TRANSACTIONS).first(
+            docInstanceId=status.original_instance_id,
+            direction=Direction.TO_NETWORK,
+            kind=Kind.DOCUMENT,
+        )
+    if original is None:
+        raise As4Refusal(
+            "EBMS:0004", "Other", "PEPPOL:NOT_SERVICED (no such document)", inbound.message_id
+        )
+    now = ctx.clock()
+    key = f"{original.id.hex}-mls-{uuid.uuid4().hex[:8]}"
+    size = await docs.blobs.put(key, inbound.sbd)
+    async with ctx.uow() as uow:
+        current = await uow.repository(TRANSACTIONS).lock(original.id)
+        assert current is not None
+        updated = attrs.evolve(
+            current,
+            mls_response_code=status.response_code,
+            transaction_status=Status.REJECTED
+            if status.response_code == "RE"
+            else current.transaction_status,
+            service_error=txe.REJECTED_BY_RECEIVER.error(status.description)
+            if status.response_code == "RE"
+            else current.service_error,
+            last_modified_at=now,
+        )
+        await uow.repository(TRANSACTIONS).update(updated)
+        await uow.repository(ARTEFACTS).add(
+            Artefact(
+                ctx.new_id(),
+                original.id,
+                original.org_id,
+                ArtefactType.MLS,
+                "application/xml",
+                size,
+                key,
+                now,
+            )
+        )
+        await webhooks.raise_event(
+            ctx,
+            uow,
+            original.org_id,
+            events.MLS_RECEIVED,
+            {
+                "transactionId": str(original.id),
+                "mlsResponseCode": status.response_code,
+                "originalInstanceId": status.original_instance_id,
+            },
+        )
+        await uow.commit()

@@ -1,0 +1,261 @@
+"""Use cases of transactions: intake of SBD files, the pre-signed upload, and reading."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import attrs
+
+from application.access import Principal, authorise
+from application.alltouse import usable
+from application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS, UPLOADS
+from application.context import Context
+from application.listing import ListRequest, build_query, equals
+from application.ports import BlobStore, Envelopes
+from application.storage import Page, UnitOfWork
+from domain.clock import from_ns
+from domain.envelope import Envelope
+from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound
+from domain.roles import Role
+from domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Direction,
+    Status,
+    Transaction,
+    UsedUpload,
+)
+
+UPLOAD_VALIDITY = timedelta(minutes=30)
+
+
+@attrs.frozen
+class Documents:
+    """The ports of document intake: where files go, and how envelopes are read."""
+
+    blobs: BlobStore
+    envelopes: Envelopes
+    max_bytes: int
+
+
+def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:
+    return f"{transaction_id.hex}-{kind.value.lower()}"
+
+
+def _check_catalogue(ctx: Context, envelope: Envelope) -> None:
+    problems = []
+    doc = ctx.catalogue.document_type_by_value(
+        envelope.document_type.scheme, envelope.document_type.value
+    )
+    if doc is None:
+        problems.append(
+            Detail(
+                "BusinessScope/Scope[Type=DOCUMENTID]",
+                f"{envelope.document_type} is not a known document type",
+            )
+        )
+    elif doc.state == "removed":
+        problems.append(Detail("BusinessScope/Scope[Type=DOCUMENTID]", f"{doc.name} is removed"))
+    if str(envelope.process) not in ctx.catalogue.process_ids():
+        problems.append(
+            Detail(
+                "BusinessScope/Scope[Type=PROCESSID]", f"{envelope.process} is not a known process"
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+
+
+async def accept(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+) -> Transaction:
+    """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
+    check its header, store it, and record the transaction as UNPROCESSED — all before any
+    network I/O. The file is removed whatever happens."""
+    try:
+        return await _accept(ctx, docs, principal, org_id, ap_id, incoming)
+    finally:
+        incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+
+
+async def _accept(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+) -> Transaction:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        aps = (await usable(uow, access.org))[1]
+    ap = next((a for a in aps if a.id == ap_id), None)
+    if ap is None:
+        raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
+    envelope = docs.envelopes.read_file(incoming)
+    _check_catalogue(ctx, envelope)
+    async with ctx.uow() as uow:
+        sender = await uow.repository(PARTICIPANTS).first(
+            identifierKey=envelope.sender.value.lower()
+        )
+    if sender is None or sender.org_id != org_id:
+        raise InvalidInput.one(
+            "StandardBusinessDocumentHeader/Sender/Identifier",
+            f"{envelope.sender.value} is not a participant of this organisation",
+        )
+    ns = time.time_ns()
+    now = from_ns(ns)
+    tx = Transaction(
+        id=ctx.new_id(),
+        org_id=org_id,
+        direction=Direction.TO_NETWORK,
+        ap_id=ap.id,
+        transport_profile=ap.transport_profile,
+        sender_id=envelope.sender.value,
+        receiver_id=envelope.receiver.value,
+        doc_type_id=str(envelope.document_type),
+        process_id=str(envelope.process),
+        sender_country=envelope.country_c1,
+        doc_instance_id=envelope.instance_identifier,
+        transaction_status=Status.UNPROCESSED,
+        created_at=now,
+        created_ns=ns,
+        last_modified_at=now,
+        next_attempt_at=now,
+        mls_to=str(envelope.mls_to) if envelope.mls_to else "",
+        mls_type=envelope.mls_type.value if envelope.mls_type else "",
+    )
+    key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
+    size = await docs.blobs.adopt(key, incoming)
+    try:
+        async with ctx.uow() as uow:
+            await authorise(uow, principal, org_id, Role.ORGMEMBER)
+            await uow.repository(TRANSACTIONS).add(tx)
+            await uow.repository(ARTEFACTS).add(
+                Artefact(
+                    ctx.new_id(),
+                    tx.id,
+                    org_id,
+                    ArtefactType.BUSINESS_DOCUMENT,
+                    "application/xml",
+                    size,
+                    key,
+                    now,
+                )
+            )
+            await uow.commit()
+    except Conflict:
+        await docs.blobs.delete(key)
+        raise Conflict(
+            reason=f"a document with instance identifier {tx.doc_instance_id} was sent already"
+        ) from None
+    except BaseException:
+        await docs.blobs.delete(key)
+        raise
+    return tx
+
+
+# --- pre-signed uploads ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class UploadGrant:
+    nonce: uuid.UUID
+    org_id: uuid.UUID
+    ap_id: uuid.UUID
+    user_id: str | None
+    key_id: uuid.UUID | None
+    expires_at: float  # seconds since the epoch
+
+
+async def grant_upload(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
+) -> UploadGrant:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        aps = (await usable(uow, access.org))[1]
+    if all(a.id != ap_id for a in aps):
+        raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
+    return UploadGrant(
+        nonce=ctx.new_id(),
+        org_id=org_id,
+        ap_id=ap_id,
+        user_id=principal.user.id if principal.user else None,
+        key_id=principal.key.id if principal.key else None,
+        expires_at=(ctx.clock() + UPLOAD_VALIDITY).timestamp(),
+    )
+
+
+async def use_upload(ctx: Context, grant: UploadGrant) -> None:
+    """Spend a grant: refused when expired or used before (single use)."""
+    if ctx.clock().timestamp() > grant.expires_at:
+        raise Forbidden(reason="the upload URL has expired")
+    async with ctx.uow() as uow:
+        try:
+            await uow.repository(UPLOADS).add(UsedUpload(grant.nonce, ctx.clock()))
+        except Conflict:
+            raise Forbidden(reason="the upload URL has been used already") from None
+        await uow.commit()
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+async def list_transactions(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    direction: Direction,
+    request: ListRequest,
+) -> Page[Transaction]:
+    scope = (equals(TRANSACTIONS, "orgId", org_id), equals(TRANSACTIONS, "direction", direction))
+    query = build_query(TRANSACTIONS, request, scope=scope)
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return await uow.repository(TRANSACTIONS).list(query)
+
+
+async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Transaction:
+    found = await uow.repository(TRANSACTIONS).get(ident)
+    if found is None or found.org_id != org_id:
+        raise NotFound(resource="transaction", ident=str(ident))
+    return found
+
+
+async def get(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
+) -> Transaction:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return await _own(uow, org_id, ident)
+
+
+async def artefacts(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
+) -> list[Artefact]:
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        await _own(uow, org_id, ident)
+        return await uow.repository(ARTEFACTS).all(transactionId=ident)
+
+
+async def artefact(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ident: uuid.UUID,
+    artefact_id: uuid.UUID | None = None,
+    kind: ArtefactType | None = None,
+) -> Artefact:
+    for a in await artefacts(ctx, principal, org_id, ident):
+        if a.id == artefact_id or (artefact_id is None and a.type is kind):
+            return a
+    raise NotFound(resource="artefact", ident=str(artefact_id or kind))
