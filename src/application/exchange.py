@@ -365,16 +365,16 @@ async def receive(
         creds = await credentials_of(ctx, uow, ap)
     reader = exchange.reader
     try:
-        inbound = reader.read(content_type, body, creds)
+        inbound = await asyncio.to_thread(reader.read, content_type, body, creds)
         envelope = _consistent(docs, inbound)
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
         ):
             await _take_mls(ctx, docs, inbound, envelope)
-            return Answer(200, SIGNAL, reader.receipt(inbound, creds))
+            return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
-        return Answer(200, SIGNAL, reader.error(refusal, creds))
+        return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
 
 
 def _consistent(docs: Documents, inbound: InboundDocument) -> Envelope:
@@ -421,7 +421,7 @@ async def _take_document(
         )
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
-    receipt = reader.receipt(inbound, creds)
+    receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
     ns = time.time_ns()
     now = from_ns(ns)
     tx = Transaction(

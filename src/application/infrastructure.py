@@ -22,6 +22,7 @@ from application.listing import ListRequest, build_query, equals
 from application.ports import InspectedCertificate
 from application.storage import Page, UnitOfWork
 from domain import infrastructure as infra
+from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
 from domain.errors import Detail, InUse, InvalidInput, NotFound
 from domain.infrastructure import (
     OPERATOR_ORG_ID,
@@ -33,6 +34,7 @@ from domain.infrastructure import (
     Smp,
 )
 from domain.organisation import Mode, Organisation, UserRef
+from domain.participant import Participant, SupportedDocumentType
 from domain.roles import Role
 
 OPERATOR = UserRef("operator")
@@ -334,8 +336,11 @@ def _operator_id(kind: str, env: Environment) -> uuid.UUID:
     return uuid.uuid5(OPERATOR_ORG_ID, f"{kind}:{env.value}")
 
 
-async def ensure_operator(ctx: Context, environments: list[OperatorEnvironment]) -> None:
-    """At start: the operator organisation, its certificates, SMPs and access points."""
+async def ensure_operator(
+    ctx: Context, environments: list[OperatorEnvironment], spid: str | None = None
+) -> None:
+    """At start: the operator organisation, its certificates, SMPs and access points, and its
+    own participant ``0242:<spid>`` where message level statuses reach it."""
     now = ctx.clock()
     async with ctx.uow() as uow:
         orgs = uow.repository(ORGANISATIONS)
@@ -359,7 +364,37 @@ async def ensure_operator(ctx: Context, environments: list[OperatorEnvironment])
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
             await _ensure_environment(ctx, uow, env, now, inspected)
+        if spid is not None and environments:
+            await _ensure_spid_participant(ctx, uow, spid, environments[0].environment, now)
         await uow.commit()
+
+
+async def _ensure_spid_participant(
+    ctx: Context, uow: UnitOfWork, spid: str, env: Environment, now: Any
+) -> None:
+    ident = spid_participant(spid).value
+    mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
+    participants = uow.repository(PARTICIPANTS)
+    if mls is None or await participants.first(identifierKey=ident.lower()) is not None:
+        return
+    p = Participant(
+        id=_operator_id("participant:spid", env),
+        org_id=OPERATOR_ORG_ID,
+        name="operator (message level status)",
+        participant_identifier=ident,
+        identifier_key=ident.lower(),
+        smp_ref=_operator_id("smp", env),
+        ap_ref=_operator_id("ap", env),
+        environment=env,
+        transport_profile="net-transport-as4-v2_0",
+        supported_document_types=(SupportedDocumentType(mls.id, str(MLS_PROCESS)),),
+        created_at=now,
+        created_by=OPERATOR,
+        last_modified_at=now,
+        last_modified_by=OPERATOR,
+    )
+    await participants.add(p)
+    await participant_cases.republish(ctx, uow, p)
 
 
 async def _ensure_environment(

@@ -11,7 +11,14 @@ import attrs
 
 from application.access import Principal, authorise
 from application.alltouse import usable
-from application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS, UPLOADS
+from application.collections import (
+    API_KEYS,
+    ARTEFACTS,
+    PARTICIPANTS,
+    TRANSACTIONS,
+    UPLOADS,
+    USERS,
+)
 from application.context import Context
 from application.listing import ListRequest, build_query, equals
 from application.ports import BlobStore, Envelopes
@@ -24,6 +31,7 @@ from domain.transaction import (
     Artefact,
     ArtefactType,
     Direction,
+    Kind,
     Status,
     Transaction,
     UsedUpload,
@@ -216,7 +224,11 @@ async def list_transactions(
     direction: Direction,
     request: ListRequest,
 ) -> Page[Transaction]:
-    scope = (equals(TRANSACTIONS, "orgId", org_id), equals(TRANSACTIONS, "direction", direction))
+    scope = (
+        equals(TRANSACTIONS, "orgId", org_id),
+        equals(TRANSACTIONS, "direction", direction),
+        equals(TRANSACTIONS, "kind", Kind.DOCUMENT),
+    )
     query = build_query(TRANSACTIONS, request, scope=scope)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGMEMBER)
@@ -259,3 +271,17 @@ async def artefact(
         if a.id == artefact_id or (artefact_id is None and a.type is kind):
             return a
     raise NotFound(resource="artefact", ident=str(artefact_id or kind))
+
+
+async def principal_of(ctx: Context, grant: UploadGrant) -> Principal:
+    """Whoever asked for an upload URL, as they are now (a removed user or revoked key fails)."""
+    async with ctx.uow() as uow:
+        if grant.user_id is not None:
+            user = await uow.repository(USERS).get(grant.user_id)
+            if user is not None:
+                return Principal(user=user)
+        elif grant.key_id is not None:
+            key = await uow.repository(API_KEYS).get(grant.key_id)
+            if key is not None and key.usable_at(ctx.clock()):
+                return Principal(key=key)
+    raise Forbidden(reason="whoever asked for this upload URL may no longer upload")

@@ -12,6 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -25,6 +26,16 @@ def _bool(text: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(f"{text!r} is not true or false")
+
+
+def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ...]:
+    try:
+        delays = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        delays = ()
+    if not delays or any(d < 0 for d in delays) or (exactly and len(delays) != exactly):
+        raise ValueError(f"{name} is a comma-separated list of seconds, e.g. 30,300")
+    return delays
 
 
 @attrs.frozen
@@ -57,6 +68,10 @@ class Settings:
     webhook_timeout: float = 15.0
     webhook_lease_seconds: float = 60.0
     workers: bool = True
+    max_document_bytes: int = 100 * 1024 * 1024
+    send_retry_delays: str = "30,300"
+    send_attempts: int = 3
+    smp_lookup_url: str = ""
 
     @property
     def database(self) -> str:
@@ -87,15 +102,15 @@ class Settings:
 
     @property
     def retry_delays(self) -> tuple[float, ...]:
-        try:
-            delays = tuple(float(x) for x in self.webhook_retry_delays.split(",") if x.strip())
-        except ValueError:
-            delays = ()
-        if len(delays) != 2 or any(d < 0 for d in delays):
-            raise ValueError(
-                "FOURCORNER_WEBHOOK_RETRY_DELAYS is two numbers of seconds, e.g. 30,300"
-            )
-        return delays
+        return _delays(self.webhook_retry_delays, "FOURCORNER_WEBHOOK_RETRY_DELAYS", exactly=2)
+
+    @property
+    def sending_delays(self) -> tuple[float, ...]:
+        return _delays(self.send_retry_delays, "FOURCORNER_SEND_RETRY_DELAYS")
+
+    @property
+    def as4_prefix(self) -> str:
+        return urlsplit(self.access_point_host).path.rstrip("/") or "/as4"
 
     def check(self) -> Settings:
         self.storage_kind  # noqa: B018 - raises on an unknown scheme
@@ -109,6 +124,7 @@ class Settings:
                 "and FOURCORNER_OIDC_JWKS_URL"
             )
         self.retry_delays  # noqa: B018 - raises when malformed
+        self.sending_delays  # noqa: B018 - raises when malformed
         if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
@@ -125,6 +141,7 @@ class Settings:
             "sqlite_path": self.sqlite_path,
             "base_url": self.base_url,
             "access_point_host": self.access_point_host,
+            "as4_prefix": self.as4_prefix,
         }
         return out
 

@@ -16,7 +16,9 @@ from typing import Any
 from aiohttp import web
 from dependency_injector import containers, providers
 
+from adapters.as4.service import As4MessageReader, As4Transport
 from adapters.auth import CachingTokenVerifier, LocalTokenAuthority, OidcTokenVerifier
+from adapters.blobs import FileBlobStore, InMemoryBlobStore
 from adapters.codelists import load_catalogue
 from adapters.directory import IndexerDirectoryPublisher
 from adapters.memory import InMemoryStorage
@@ -24,6 +26,9 @@ from adapters.memory.smp import InMemoryDirectory
 from adapters.pki.inspector import TrustAnchorInspector
 from adapters.pki.sealing import KeySealer
 from adapters.postgres import PostgresStorage
+from adapters.sbdh.port import SbdhEnvelopes
+from adapters.smp.client import SmpLookupClient
+from adapters.smp.lookup import SmpParticipantLookup
 from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
@@ -31,9 +36,12 @@ from adapters.webhooks import AiohttpWebhookSender
 from application import infrastructure
 from application.context import Context, Network
 from application.delivery import DeliverySettings, DeliveryWorker
+from application.exchange import Exchange, SendingWorker
 from application.ports import DirectoryPublisher
 from application.storage import Storage
+from application.transactions import Documents
 from application.webhooks import WebhookSettings
+from domain.envelope import seat_spid
 from entrypoints import operator
 from entrypoints.config import Settings
 from entrypoints.http import routes
@@ -64,6 +72,25 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
         await resource.aclose()
 
 
+def _blob_dir(data_dir: str) -> Path:
+    return Path(data_dir) / "blobs"
+
+
+def _lookup_url(settings: Settings) -> str:
+    return settings.smp_lookup_url or settings.base_url + settings.smp_prefix
+
+
+def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
+    return Exchange(
+        lookup=lookup,
+        transport=transport,
+        reader=reader,
+        seat_id=settings.seat_id,
+        retry_delays=tuple(timedelta(seconds=d) for d in settings.sending_delays),
+        max_attempts=settings.send_attempts,
+    )
+
+
 def _delivery_settings(settings: Settings) -> DeliverySettings:
     first, second = settings.retry_delays
     return DeliverySettings(
@@ -82,6 +109,7 @@ class Container(containers.DeclarativeContainer):
             "entrypoints.http.network_handlers",
             "entrypoints.http.smp_handlers",
             "entrypoints.http.webhook_handlers",
+            "entrypoints.http.transaction_handlers",
         ]
     )
 
@@ -165,13 +193,48 @@ class Container(containers.DeclarativeContainer):
     )
     # In a process that runs workers, raising an event wakes them at once.
     delivery_wake = providers.Object(None)
+
+    blobs = providers.Selector(
+        config.storage_kind,
+        memory=providers.Singleton(InMemoryBlobStore),
+        sqlite=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
+        postgres=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
+    )
+    documents = providers.Singleton(
+        Documents,
+        blobs=blobs,
+        envelopes=providers.Singleton(SbdhEnvelopes),
+        max_bytes=config.max_document_bytes,
+    )
+    participant_lookup = providers.Resource(
+        _closing,
+        providers.Singleton(
+            SmpParticipantLookup,
+            providers.Singleton(
+                SmpLookupClient,
+                providers.Callable(_lookup_url, settings),
+                providers.Callable(operator.smp_certificates, settings),
+            ),
+        ),
+    )
+    ap_transport = providers.Resource(_closing, providers.Singleton(As4Transport))
+    message_reader = providers.Singleton(
+        As4MessageReader,
+        providers.Callable(operator.certificate_check, settings),
+        max_payload=config.max_document_bytes,
+    )
+    exchange = providers.Singleton(
+        _exchange, settings, participant_lookup, ap_transport, message_reader
+    )
+    sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
+    sending_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     authenticator = providers.Singleton(Authenticator, context, token_verifier)
 
     app = providers.Factory(
         build_app,
-        routes=providers.Callable(routes.routes, config.smp_prefix),
+        routes=providers.Callable(routes.routes, config.smp_prefix, config.as4_prefix),
         converter=converter,
         authenticate=authenticator,
         max_body=config.max_body_bytes,
@@ -201,17 +264,21 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     ``workers``, the delivery workers run inside the same process."""
     await container.init_resources()
     ctx = await resolve(container.context)
-    await infrastructure.ensure_operator(ctx, container.operator_environments())
+    spid = seat_spid(container.settings().seat_id)
+    await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        worker = await resolve(container.delivery_worker)
-        container.delivery_wake.override(providers.Object(worker.wake))
+        deliverer = await resolve(container.delivery_worker)
+        sender = await resolve(container.sending_worker)
+        container.delivery_wake.override(providers.Object(deliverer.wake))
+        container.sending_wake.override(providers.Object(sender.wake))
     app = await resolve(container.app)
 
     async def start(_: web.Application) -> None:
         if workers:
-            running.append(asyncio.create_task(worker.run(stop)))
+            running.append(asyncio.create_task(deliverer.run(stop)))
+            running.append(asyncio.create_task(sender.run(stop)))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -228,7 +295,8 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        worker = await resolve(container.delivery_worker)
-        await worker.run(stop)
+        deliverer = await resolve(container.delivery_worker)
+        sender = await resolve(container.sending_worker)
+        await asyncio.gather(deliverer.run(stop), sender.run(stop))
     finally:
         await container.shutdown_resources()

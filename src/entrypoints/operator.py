@@ -9,11 +9,14 @@ environments, which only peers trusting that PKI accept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography import x509
 
 from adapters.pki import TestPki, ensure_test_pki
+from adapters.pki.certificates import verify_chain
 from application.infrastructure import OperatorEnvironment
 from domain.infrastructure import Environment
 from entrypoints.config import Settings
@@ -73,3 +76,31 @@ def environments(settings: Settings) -> list[OperatorEnvironment]:
         )
         for env in Environment
     ]
+
+
+def intermediates(settings: Settings) -> list[x509.Certificate]:
+    """CA certificates between the trust anchors and the network's leaf certificates."""
+    if settings.trust_anchors_file:
+        every = x509.load_pem_x509_certificates(Path(settings.trust_anchors_file).read_bytes())
+        return [c for c in every if c.issuer != c.subject]
+    pki = test_pki(settings)
+    return [pki.ap_ca, pki.smp_ca]
+
+
+def roots(settings: Settings) -> list[x509.Certificate]:
+    return [c for c in trust_anchors(settings) if c.issuer == c.subject]
+
+
+def smp_certificates(settings: Settings) -> list[x509.Certificate]:
+    """The SMP certificates whose signed answers the lookup trusts: the operator's own."""
+    return [x509.load_pem_x509_certificate(e.smp_cert_pem.encode()) for e in environments(settings)]
+
+
+def certificate_check(settings: Settings) -> Callable[[x509.Certificate], None]:
+    """Whether a peer access point's certificate chains to the network's trust anchors."""
+    anchors, between = roots(settings), intermediates(settings)
+
+    def check(cert: x509.Certificate) -> None:
+        verify_chain(cert, between, anchors, datetime.now(UTC))
+
+    return check

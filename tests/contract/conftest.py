@@ -88,18 +88,21 @@ class _Postgres(StorageUnderTest):
         super().__init__("postgres", storage)
         self._schema = schema
         self._conn = conn
-        self._truncate: sql.Composed | None = None
+        self._empty: sql.Composed | None = None
 
     async def reset(self) -> None:
-        if self._truncate is None:
+        if self._empty is None:
             cursor = await self._conn.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
                 "AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'",
                 (self._schema,),
             )
-            names = [sql.Identifier(r[0]) for r in await cursor.fetchall()]
-            self._truncate = sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(names))
-        await self._conn.execute(self._truncate)
+            # DELETE: on a few rows a hundred times faster than TRUNCATE, which makes new files.
+            self._empty = sql.SQL("; ").join(
+                sql.SQL("DELETE FROM {}").format(sql.Identifier(r[0]))
+                for r in await cursor.fetchall()
+            )
+        await self._conn.execute(self._empty)
 
     async def close(self) -> None:
         await self._conn.close()

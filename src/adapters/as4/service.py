@@ -1,0 +1,183 @@
+"""The AS4 message layer behind the service's ports: ``ApTransport`` (sending over HTTP) and
+``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import lru_cache
+
+import aiohttp
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from adapters.as4.errors import As4Error
+from adapters.as4.messages import (
+    CertificateCheck,
+    build_user_message,
+    common_name,
+    read_user_message,
+)
+from adapters.as4.model import ErrorSignal
+from adapters.as4.signals import build_error, build_receipt, read_signal
+from application.ports import (
+    As4Refusal,
+    Credentials,
+    Delivered,
+    Endpoint,
+    InboundDocument,
+    Refused,
+)
+from domain.envelope import Envelope, Identifier
+
+NOT_SERVICED = "PEPPOL:NOT_SERVICED"
+
+
+@lru_cache(maxsize=64)
+def _signer(cert_pem: str, key_pem: str) -> tuple[rsa.RSAPrivateKey, x509.Certificate]:
+    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("an access point key is an RSA key")
+    return key, x509.load_pem_x509_certificate(cert_pem.encode())
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class As4MessageReader:
+    def __init__(
+        self,
+        check_certificate: CertificateCheck,
+        *,
+        max_payload: int,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self._check = check_certificate
+        self._max = max_payload
+        self._clock = clock
+
+    def read(self, content_type: str, body: bytes, credentials: Credentials) -> InboundDocument:
+        key, cert = _signer(credentials.cert_pem, credentials.key_pem)
+        try:
+            m = read_user_message(
+                content_type,
+                body,
+                receiver_key=key,
+                receiver_certificate=cert,
+                check_certificate=self._check,
+                max_payload=self._max,
+                now=self._clock(),
+            )
+        except As4Error as e:
+            raise As4Refusal(e.code, e.short_description, e.detail, e.ref_to_message_id) from None
+        return InboundDocument(
+            message_id=m.message_id,
+            sbd=m.payload,
+            original_sender=Identifier(*m.original_sender),
+            final_recipient=Identifier(*m.final_recipient),
+            service=Identifier(m.service_type, m.service),
+            action=m.action,
+            sender_certificate_cn=common_name(m.sender_certificate) or "",
+            opaque=m,
+        )
+
+    def receipt(self, inbound: InboundDocument, credentials: Credentials) -> bytes:
+        key, cert = _signer(credentials.cert_pem, credentials.key_pem)
+        return build_receipt(
+            inbound.opaque,
+            key=key,
+            certificate=cert,
+            message_id=f"{uuid.uuid4()}@fourcorner",
+            timestamp=self._clock(),
+        )
+
+    def error(self, refusal: As4Refusal, credentials: Credentials) -> bytes:
+        key, cert = _signer(credentials.cert_pem, credentials.key_pem)
+        error = As4Error(refusal.code, refusal.description, refusal.detail, refusal.ref)
+        return build_error(
+            ref_to_message_id=refusal.ref,
+            error=error,
+            key=key,
+            certificate=cert,
+            message_id=f"{uuid.uuid4()}@fourcorner",
+            timestamp=self._clock(),
+        )
+
+
+class As4Transport:
+    """POSTs user messages to receiving access points and checks their signed answers."""
+
+    def __init__(self, *, timeout: float = 60.0, clock: Callable[[], datetime] = _now) -> None:
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._clock = clock
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        return self._session
+
+    async def send(
+        self,
+        *,
+        sbd: bytes,
+        envelope: Envelope,
+        endpoint: Endpoint,
+        credentials: Credentials,
+        message_id: str,
+    ) -> Delivered | Refused:
+        key, cert = _signer(credentials.cert_pem, credentials.key_pem)
+        receiver = x509.load_der_x509_certificate(endpoint.certificate_der)
+        message = await asyncio.to_thread(
+            build_user_message,
+            payload=sbd,
+            message_id=message_id,
+            conversation_id=message_id.split("@", 1)[0],
+            timestamp=self._clock(),
+            from_party=common_name(cert) or "",
+            to_party=common_name(receiver) or "",
+            service=envelope.process.value,
+            service_type=envelope.process.scheme,
+            action=str(envelope.document_type),
+            original_sender=(envelope.sender.scheme, envelope.sender.value),
+            final_recipient=(envelope.receiver.scheme, envelope.receiver.value),
+            sender_key=key,
+            sender_certificate=cert,
+            receiver_certificate=receiver,
+        )
+        try:
+            async with self._client().post(
+                endpoint.url, data=message.body, headers=message.http_headers
+            ) as resp:
+                answer = await resp.read()
+                status, content_type = resp.status, resp.headers.get("Content-Type", "")
+        except (aiohttp.ClientError, OSError, TimeoutError) as e:
+            return Refused(f"connection: {type(e).__name__}", str(e)[:300], retryable=True)
+        if status != 200:
+            return Refused(
+                f"HTTP {status}",
+                answer[:300].decode(errors="replace"),
+                retryable=status >= 500 or status == 429,
+            )
+        try:
+            signal = read_signal(
+                content_type, answer, sent=message, receiver_certificate=receiver, now=self._clock()
+            )
+        except As4Error as e:
+            return Refused(e.code, e.detail, retryable=False, bad_receipt=True)
+        if isinstance(signal, ErrorSignal):
+            return Refused(
+                signal.code,
+                f"{signal.description} {signal.detail}".strip(),
+                retryable=False,
+                not_serviced=signal.detail == NOT_SERVICED,
+            )
+        return Delivered(receipt=answer, message_id=message_id)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()

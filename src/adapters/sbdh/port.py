@@ -1,0 +1,27 @@
+"""The SBDH and MLS functions behind the service's ``Envelopes`` port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.sbdh.mls import read_mls, write_mls
+from adapters.sbdh.reader import read_envelope, read_envelope_file
+from adapters.sbdh.writer import write_sbd
+from domain.envelope import Envelope, MessageLevelStatus
+
+
+class SbdhEnvelopes:
+    def read_file(self, path: Path) -> Envelope:
+        return read_envelope_file(path)
+
+    def read(self, data: bytes) -> Envelope:
+        return read_envelope(data)
+
+    def write(self, envelope: Envelope, payload: bytes) -> bytes:
+        return write_sbd(envelope, payload)
+
+    def write_mls(self, status: MessageLevelStatus) -> bytes:
+        return write_mls(status)
+
+    def read_mls(self, data: bytes) -> MessageLevelStatus:
+        return read_mls(data)

@@ -1,0 +1,285 @@
+"""Handlers of transactions: intake (direct, and by pre-signed URL), reading, artefacts, and
+the AS4 endpoint of every access point."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import attrs
+from aiohttp import BodyPartReader, web
+from dependency_injector.wiring import Provide, inject
+
+from application import transactions
+from application.context import Context
+from application.exchange import Exchange, receive, record
+from application.ports import KeySealer
+from application.transactions import Documents, UploadGrant
+from domain import clock
+from domain.errors import (
+    BodyTooLarge,
+    Forbidden,
+    InvalidInput,
+    MalformedBody,
+    NotFound,
+    UnsupportedMediaType,
+)
+from domain.transaction import Artefact, ArtefactType, Direction
+from entrypoints.http.routing import Reply, Req
+
+XML_TYPES = ("application/xml", "text/xml")
+CHUNK = 256 * 1024
+
+
+async def _spool(request: web.Request, target: Path, limit: int) -> None:
+    """Stream the SBD of ``request`` (raw XML, or the ``file`` part of a multipart form) to
+    ``target``, refusing more than ``limit`` bytes without holding the body in memory."""
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyTooLarge(limit=limit)
+    ctype = request.content_type
+    if ctype in XML_TYPES:
+        stream: Any = request.content
+    elif ctype == "multipart/form-data":
+        stream = await _file_part(request)
+    else:
+        raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
+    size = 0
+    with target.open("wb") as out:
+        while True:
+            chunk = await (
+                stream.read_chunk(CHUNK)
+                if isinstance(stream, BodyPartReader)
+                else stream.read(CHUNK)
+            )
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(limit=limit)
+            await asyncio.to_thread(out.write, chunk)
+    if size == 0:
+        raise MalformedBody(reason="the body is empty; an SBD file is expected")
+
+
+async def _file_part(request: web.Request) -> BodyPartReader:
+    try:
+        reader = await request.multipart()
+        while True:
+            part = await reader.next()
+            if part is None:
+                break
+            if isinstance(part, BodyPartReader) and part.name == "file":
+                return part
+    except (ValueError, AssertionError) as e:
+        raise MalformedBody(reason=f"the multipart body is malformed ({e})") from None
+    raise InvalidInput.one("file", "a multipart body needs a part named file")
+
+
+def _ap(req: Req) -> uuid.UUID:
+    text = req.raw.query.get("ap")
+    if not text:
+        raise InvalidInput.one("ap", "the query parameter ap (an access point id) is required")
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise InvalidInput.one("ap", f"{text!r} is not a UUID") from None
+
+
+async def _intake(
+    req: Req,
+    ctx: Context,
+    docs: Documents,
+    principal: Any,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    wake: Any,
+) -> Reply:
+    incoming = docs.blobs.incoming()
+    try:
+        await _spool(req.raw, incoming, docs.max_bytes)
+    except BaseException:
+        incoming.unlink(missing_ok=True)
+        raise
+    tx = await transactions.accept(ctx, docs, principal, org_id, ap_id, incoming)
+    if callable(wake):
+        wake()
+    return Reply(
+        202, {"transactionId": str(tx.id), "transactionStatus": tx.transaction_status.value}
+    )
+
+
+@inject
+async def post_transaction(
+    req: Req,
+    ctx: Context = Provide["context"],
+    docs: Documents = Provide["documents"],
+    wake: object = Provide["sending_wake"],
+) -> Reply:
+    return await _intake(req, ctx, docs, req.caller, req.path_uuid("orgId"), _ap(req), wake)
+
+
+@inject
+async def upload_url(
+    req: Req,
+    ctx: Context = Provide["context"],
+    sealer: KeySealer = Provide["sealer"],
+    base_url: str = Provide["config.base_url"],
+) -> Reply:
+    grant = await transactions.grant_upload(ctx, req.caller, req.path_uuid("orgId"), _ap(req))
+    token = sealer.seal(json.dumps(_grant_json(grant)).encode(), context=b"upload")
+    expires = clock.iso(clock.from_ns(int(grant.expires_at * 1_000_000_000)))
+    return Reply(
+        200, {"uploadUrl": f"{base_url}/uploads/{token}", "expiresAt": expires, "method": "PUT"}
+    )
+
+
+def _grant_json(grant: UploadGrant) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, uuid.UUID) else v) for k, v in attrs.asdict(grant).items()}
+
+
+@inject
+async def put_upload(
+    req: Req,
+    ctx: Context = Provide["context"],
+    docs: Documents = Provide["documents"],
+    sealer: KeySealer = Provide["sealer"],
+    wake: object = Provide["sending_wake"],
+) -> Reply:
+    try:
+        raw = json.loads(sealer.open(req.path("token"), context=b"upload"))
+        grant = UploadGrant(
+            nonce=uuid.UUID(raw["nonce"]),
+            org_id=uuid.UUID(raw["org_id"]),
+            ap_id=uuid.UUID(raw["ap_id"]),
+            user_id=raw["user_id"],
+            key_id=uuid.UUID(raw["key_id"]) if raw["key_id"] else None,
+            expires_at=float(raw["expires_at"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        raise Forbidden(reason="the upload URL is not valid") from None
+    await transactions.use_upload(ctx, grant)
+    principal = await transactions.principal_of(ctx, grant)
+    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake)
+
+
+async def _list(req: Req, ctx: Context, direction: Direction) -> Reply:
+    result = await transactions.list_transactions(
+        ctx, req.caller, req.path_uuid("orgId"), direction, req.listing()
+    )
+    return Reply(
+        200, {"items": [record(t) for t in result.items], "nextCursor": result.next_cursor}
+    )
+
+
+@inject
+async def from_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    return await _list(req, ctx, Direction.FROM_NETWORK)
+
+
+@inject
+async def to_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    return await _list(req, ctx, Direction.TO_NETWORK)
+
+
+@inject
+async def get_transaction(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    tx = await transactions.get(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
+    )
+    return Reply(200, record(tx))
+
+
+def artefact_view(a: Artefact) -> dict[str, Any]:
+    return {
+        "id": str(a.id),
+        "type": a.type.value,
+        "contentType": a.content_type,
+        "size": a.size,
+        "createdAt": clock.iso(a.created_at),
+    }
+
+
+@inject
+async def list_artefacts(req: Req, ctx: Context = Provide["context"]) -> Reply:
+    found = await transactions.artefacts(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
+    )
+    return Reply(200, {"items": [artefact_view(a) for a in found], "nextCursor": None})
+
+
+async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
+    path = docs.blobs.path(a.blob)
+    if path is not None:
+        if not path.exists():
+            raise NotFound(resource="artefact content", ident=str(a.id))
+        return web.FileResponse(path, headers={"Content-Type": a.content_type})
+    return web.Response(
+        body=await docs.blobs.get(a.blob), content_type=a.content_type.split(";")[0]
+    )
+
+
+@inject
+async def artefact_content(
+    req: Req, ctx: Context = Provide["context"], docs: Documents = Provide["documents"]
+) -> Reply:
+    a = await transactions.artefact(
+        ctx,
+        req.caller,
+        req.path_uuid("orgId"),
+        req.path_uuid("transactionId"),
+        artefact_id=req.path_uuid("artefactId"),
+    )
+    return Reply(200, await _content(docs, a))
+
+
+@inject
+async def business_document(
+    req: Req, ctx: Context = Provide["context"], docs: Documents = Provide["documents"]
+) -> Reply:
+    a = await transactions.artefact(
+        ctx,
+        req.caller,
+        req.path_uuid("orgId"),
+        req.path_uuid("transactionId"),
+        kind=ArtefactType.BUSINESS_DOCUMENT,
+    )
+    return Reply(200, await _content(docs, a))
+
+
+@inject
+async def as4_inbound(
+    req: Req,
+    ctx: Context = Provide["context"],
+    docs: Documents = Provide["documents"],
+    exchange: Exchange = Provide["exchange"],
+    wake: object = Provide["sending_wake"],
+) -> Reply:
+    raw = req.raw
+    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
+    if raw.content_length is not None and raw.content_length > limit:
+        raise BodyTooLarge(limit=limit)
+    body = bytearray()
+    while chunk := await raw.content.read(CHUNK):
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge(limit=limit)
+    try:
+        org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
+    except InvalidInput:
+        raise NotFound(resource="access point", ident=raw.path) from None
+    answer = await receive(
+        ctx, docs, exchange, org_id, ap_id, raw.headers.get("Content-Type", ""), bytes(body)
+    )
+    if answer is None:
+        raise NotFound(resource="access point", ident=str(ap_id))
+    if callable(wake):
+        wake()
+    return Reply(
+        answer.status,
+        web.Response(
+            status=answer.status, body=answer.body, headers={"Content-Type": answer.content_type}
+        ),
+    )
