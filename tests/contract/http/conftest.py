@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -104,10 +105,19 @@ async def api(
         yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
 
 
-async def _start(settings: Settings, aiohttp_client: Any, *, workers: bool = False) -> Api:
+async def _start(
+    settings: Settings, aiohttp_client: Any, *, workers: bool = False, port: int | None = None
+) -> Api:
     container = build_container(settings)
-    client = await aiohttp_client(await web_app(container, workers=workers))
+    app = await web_app(container, workers=workers)
+    client = await aiohttp_client(app, server_kwargs={"port": port} if port else {})
     return Api(client, container)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -116,7 +126,11 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
     webhook_retry_delays="0.05,0.05")``."""
     schemas: list[Any] = []
 
-    async def start(backend: str, *, workers: bool = False, **extra: Any) -> Api:
+    async def start(
+        backend: str, *, workers: bool = False, public: bool = False, **extra: Any
+    ) -> Api:
+        """``public``: serve on a port known in advance, so the SMP and AP URLs it publishes
+        (FOURCORNER_PUBLIC_URL) point at this very server."""
         data = tmp_path / f"{backend}-{len(schemas)}"
         data.mkdir()
         shutil.copytree(shared_pki, data / "pki")
@@ -127,9 +141,11 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
             schemas.append(ctx)
         else:
             schemas.append(None)
-        return await _start(
-            settings_for(backend, data, schema, **extra), aiohttp_client, workers=workers
-        )
+        port = free_port() if public else None
+        if port:
+            extra["public_url"] = f"http://127.0.0.1:{port}"
+        settings = settings_for(backend, data, schema, **extra)
+        return await _start(settings, aiohttp_client, workers=workers, port=port)
 
     yield start
     for ctx in schemas:

@@ -1,0 +1,211 @@
+"""Transactions over HTTP: intake, the full four-corner loop on one machine, reading."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from sbd_factory import make_sbd
+
+from .conftest import BACKENDS
+from .test_participants import ALICE, BOB, gln, participant
+
+INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"
+BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.events.append(await request.json())
+        return web.Response(status=200)
+
+
+@pytest.fixture
+async def inbox(aiohttp_server: Any) -> Any:
+    box = Inbox()
+    app = web.Application()
+    app.router.add_post("/hook", box.handle)
+    server = await aiohttp_server(app)
+    box.url = str(server.make_url("/hook"))
+    return box
+
+
+async def receiving_participant(api, org, ident, who):
+    status, p = await participant(api, org["id"], ident, who=who)
+    assert status == 201, p
+    _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=who)
+    doc = next(
+        d for d in docs["items"] if d["value"] == INVOICE.split("::", 1)[1] or d["value"] == INVOICE
+    )
+    entry = {"documentId": doc["id"], "processId": f"cenbii-procid-ubl::{BILLING}"}
+    path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+    status, body = await api.call("PUT", path, as_=who, json={"supportedDocumentTypes": [entry]})
+    assert status == 200, body
+    return p
+
+
+async def until(predicate, within: float = 20.0) -> Any:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = await predicate()
+        if found:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError("not reached in time")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, backend):
+    api = await start_api(
+        backend,
+        workers=True,
+        public=True,
+        webhook_allow_private_targets=True,
+        send_retry_delays="0.2",
+    )
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    sender, receiver = f"0088:{gln(70)}", f"0088:{gln(71)}"
+    await receiving_participant(api, a, sender, ALICE)
+    await receiving_participant(api, b, receiver, BOB)
+    for org, who, events in (
+        (a, ALICE, ["transaction.sent", "mls.received", "transaction.send_failed"]),
+        (b, BOB, ["transaction.received"]),
+    ):
+        status, _ = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/webhooks",
+            as_=who,
+            json={"url": inbox.url + f"?org={org['id']}", "events": events},
+        )
+        assert status == 201
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    ap = aps["items"][0]["id"]
+    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND")
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap}",
+        as_=ALICE,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 202, body
+    assert body["transactionStatus"] == "UNPROCESSED"
+    tx_id = body["transactionId"]
+
+    async def completed() -> Any:
+        _, tx = await api.call("GET", f"/orgs/{a['id']}/transactions/{tx_id}", as_=ALICE)
+        return (
+            tx
+            if tx["transactionStatus"] in ("COMPLETED", "FAILED") and tx.get("mlsResponseCode")
+            else None
+        )
+
+    tx = await until(completed)
+    assert tx["transactionStatus"] == "COMPLETED", tx
+    assert tx["mlsResponseCode"] == "AB"
+    assert len(tx["createdAt"].split(".")[1]) == 10  # nine digits and Z
+    names = [(e["eventType"], e["orgId"]) for e in inbox.events]
+    await until(lambda: _coro(len(inbox.events) >= 3))
+    names = {(e["eventType"], e["orgId"]) for e in inbox.events}
+    assert ("transaction.received", b["id"]) in names
+    assert ("transaction.sent", a["id"]) in names
+    assert ("mls.received", a["id"]) in names
+    mls = next(e for e in inbox.events if e["eventType"] == "mls.received")
+    assert mls["payload"] == {
+        "transactionId": tx_id,
+        "mlsResponseCode": "AB",
+        "originalInstanceId": tx["docInstanceId"],
+    }
+    # both lists show it; B downloads exactly what A posted
+    _, sent = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
+    assert [t["id"] for t in sent["items"]] == [tx_id]
+    _, got = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+    assert [t["docInstanceId"] for t in got["items"]] == [tx["docInstanceId"]]
+    received = got["items"][0]
+    status, document = await api.call(
+        "GET", f"/orgs/{b['id']}/transactions/{received['id']}/business_document", as_=BOB
+    )
+    assert status == 200 and document == sbd
+    _, artefacts = await api.call(
+        "GET", f"/orgs/{a['id']}/transactions/{tx_id}/artefacts", as_=ALICE
+    )
+    assert {x["type"] for x in artefacts["items"]} == {
+        "BUSINESS_DOCUMENT",
+        "TRANSACTION_RECEIPT",
+        "MLS",
+    }
+
+
+async def _coro(value: Any) -> Any:
+    return value
+
+
+async def test_intake_refusals_store_nothing(api):
+    a = await api.org(ALICE)
+    sender = f"0088:{gln(80)}"
+    await receiving_participant(api, a, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    ap = aps["items"][0]["id"]
+    url = f"/orgs/{a['id']}/transactions?ap={ap}"
+    xml = {"Content-Type": "application/xml"}
+    laughs = b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>'
+    cases = [
+        (b"", xml, 400),
+        (b"<StandardBusinessDocument", xml, 400),
+        (laughs, xml, 400),
+        (make_sbd(sender=sender)[:-40], xml, 400),
+        (make_sbd(sender=f"0088:{gln(81)}"), xml, 400),  # not this organisation's participant
+        (make_sbd(sender=sender), {"Content-Type": "application/json"}, 415),
+    ]
+    for data, headers, expected in cases:
+        status, body = await api.call("POST", url, as_=ALICE, data=data, headers=headers)
+        assert status == expected, (data[:60], body)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions",
+        as_=ALICE,
+        data=make_sbd(sender=sender),
+        headers=xml,
+    )
+    assert status == 400 and body["details"][0]["field"] == "ap"
+    _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
+    assert listed["items"] == []
+
+
+async def test_upload_url_is_signed_single_use_and_sends_like_a_post(api):
+    a = await api.org(ALICE)
+    sender = f"0088:{gln(82)}"
+    await receiving_participant(api, a, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    status, grant = await api.call(
+        "GET", f"/orgs/{a['id']}/transactions/upload_url?ap={aps['items'][0]['id']}", as_=ALICE
+    )
+    assert status == 200 and grant["method"] == "PUT" and grant["expiresAt"].endswith("Z")
+    from urllib.parse import urlsplit
+
+    path = urlsplit(grant["uploadUrl"]).path
+    status, body = await api.call(
+        "PUT", path, data=make_sbd(sender=sender), headers={"Content-Type": "application/xml"}
+    )
+    assert status == 202 and body["transactionStatus"] == "UNPROCESSED", body
+    status, body = await api.call(
+        "PUT", path, data=make_sbd(sender=sender), headers={"Content-Type": "application/xml"}
+    )
+    assert status == 403
+    status, body = await api.call(
+        "PUT",
+        path[:-3] + "xyz",
+        data=make_sbd(sender=sender),
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 403
+    _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
+    assert len(listed["items"]) == 1
