@@ -203,4 +203,4 @@ def test_sqlite_agrees_with_memory(open_storage: OpenStorage, samples: type[Samp
 def test_postgres_and_sqlite_agree_with_memory(
     open_storage: OpenStorage, samples: type[Samples], postgres_url_and_schema: tuple[str, str]
 ) -> None:
-    _compare(open_storage, ("memory", "sqlite", "postgres"), samples, examples=10)
+    _compare(open_storage, ("memory", "sqlite", "postgres"), samples, examples=20)

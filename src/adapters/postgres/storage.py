@@ -144,8 +144,10 @@ class PostgresStorage:
             connection = await psycopg.AsyncConnection.connect(
                 self._url, connect_timeout=max(1, int(self._timeout)), **self._connect_kwargs()
             )
-            async with connection:  # autocommit: closing is all this does
+            try:
                 return await _migrate(connection, self._schema)
+            finally:
+                await connection.close()
         except psycopg.Error as e:
             raise _translate(e) from e
 

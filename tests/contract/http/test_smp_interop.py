@@ -68,16 +68,23 @@ async def test_malformed_identifiers_are_400_at_the_smp(api):
 
 
 class FailingSmp(InMemorySmpRegistrar):
-    """An external SMP that cannot be reached (adapters translate that to ServiceUnavailable)."""
+    """An external SMP that goes down once armed (adapters translate that to
+    ServiceUnavailable)."""
+
+    armed = False
 
     async def publish(self, uow, registration):
-        raise ServiceUnavailable(reason="the SMP cannot be reached")
+        if self.armed:
+            raise ServiceUnavailable(reason="the SMP cannot be reached")
+        await super().publish(uow, registration)
 
 
 async def test_an_smp_failure_leaves_the_database_unchanged(tmp_path, aiohttp_client, shared_pki):
     shutil.copytree(shared_pki, tmp_path / "pki")
-    container = build_container(settings_for("sqlite", tmp_path), smp_registrar=FailingSmp())
+    smp = FailingSmp()
+    container = build_container(settings_for("sqlite", tmp_path), smp_registrar=smp)
     client = await aiohttp_client(await web_app(container))
+    smp.armed = True
     api = Api(client, container)
     org = await api.org(ALICE)
     status, body = await participant(api, org["id"], f"0088:{gln(42)}")

@@ -2,10 +2,11 @@
 
 Each migration is a pair of files in this package, ``NNNN_name.sqlite.sql`` and
 ``NNNN_name.postgres.sql``, with the same number and name. A released migration is never
-edited: a schema change is a new file with the next number. To add a collection, write the
-migration with ``adapters.sql.table.ddl_script([COLLECTION], dialect)`` for each dialect and
-commit its output; the contract tests check that the migrated schema has a table with the
-columns of every collection in ``application.collections.ALL``.
+edited: a schema change is a new file with the next number. To add a collection, add it to
+``application.collections.ALL`` and run ``python -m adapters.sql.migrations NAME``, which
+writes the next pair with ``adapters.sql.table.ddl_script`` for the collections that have no
+table yet. The contract tests (``tests/contract/test_migrations.py``) check that the migrated
+schema has, for every collection in ``ALL``, a table with its columns and unique groups.
 
 The runner keeps ``schema_migrations(version, name, applied_at)``, applies each pending
 migration in a transaction of its own (its statements and its bookkeeping row commit

@@ -1,0 +1,148 @@
+"""The AS4 endpoint of an access point: refusals answer signed ebMS errors and store nothing;
+a replay gets the original receipt and no second transaction."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from cryptography import x509
+from lxml import etree
+
+from adapters.as4 import build_user_message
+from adapters.pki import issue_leaf, new_ca
+from adapters.pki.testpki import load_test_pki
+from sbd_factory import make_sbd
+
+from .test_participants import BOB, gln
+from .test_transactions import BILLING, INVOICE, receiving_participant
+
+EB = "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
+
+
+def pki(api):
+    return load_test_pki(api.container.settings().data_dir / "pki")
+
+
+def message(api, sbd: bytes, *, sender: str, receiver: str, signer=None, message_id=None):
+    t = pki(api)
+    cert, key = signer or (t.ap_certificate, t.ap_key)
+    cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
+    return build_user_message(
+        payload=sbd,
+        message_id=message_id or f"{uuid.uuid4()}@test",
+        conversation_id=str(uuid.uuid4()),
+        timestamp=datetime.now(UTC),
+        from_party=cn,
+        to_party=t.seat_id,
+        service=BILLING,
+        service_type="cenbii-procid-ubl",
+        action=f"busdox-docid-qns::{INVOICE}",
+        original_sender=("iso6523-actorid-upis", sender),
+        final_recipient=("iso6523-actorid-upis", receiver),
+        sender_key=key,
+        sender_certificate=cert,
+        receiver_certificate=t.ap_certificate,
+    )
+
+
+async def post(api, path, msg, body=None):
+    resp = await api.client.post(path, data=body or msg.body, headers=msg.http_headers)
+    return resp.status, await resp.read()
+
+
+def error_code(answer: bytes) -> str | None:
+    root = etree.fromstring(answer)
+    found = root.find(f".//{{{EB}}}Error")
+    return (
+        None
+        if found is None
+        else f"{found.get('errorCode')} {found.findtext(f'{{{EB}}}ErrorDetail')}"
+    )
+
+
+async def setup(api):
+    b = await api.org(BOB, legal_id="5560360793")
+    receiver = f"0088:{gln(90)}"
+    await receiving_participant(api, b, receiver, BOB)
+    _, aps = await api.call("GET", f"/orgs/{b['id']}/aps/alltouse", as_=BOB)
+    ap = aps["items"][0]
+    from urllib.parse import urlsplit
+
+    return b, receiver, urlsplit(ap["apUrl"]).path
+
+
+async def received(api, org_id):
+    _, page = await api.call("GET", f"/orgs/{org_id}/transactions/from_network", as_=BOB)
+    return page["items"]
+
+
+async def test_a_replay_gets_the_original_receipt_and_no_second_transaction(api):
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(91)}"
+    msg = message(api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver)
+    status, first = await post(api, path, msg)
+    assert status == 200 and error_code(first) is None and b"Receipt" in first
+    status, again = await post(api, path, msg)
+    assert status == 200 and again == first
+    assert len(await received(api, b["id"])) == 1
+
+
+async def test_refusals_are_signed_errors_and_store_nothing(api):
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(92)}"
+    sbd = make_sbd(sender=sender, receiver=receiver)
+    now = datetime.now(UTC)
+    rogue_ca, rogue_key = new_ca("rogue CA")
+    rogue = issue_leaf(
+        rogue_ca,
+        rogue_key,
+        "POP000999",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=1),
+    )
+    unknown = f"0088:{gln(93)}"
+    cases = {
+        "untrusted signer": (
+            message(api, sbd, sender=sender, receiver=receiver, signer=rogue),
+            None,
+            "EBMS:0101",
+        ),
+        "unknown receiver": (
+            message(
+                api, make_sbd(sender=sender, receiver=unknown), sender=sender, receiver=unknown
+            ),
+            None,
+            "PEPPOL:NOT_SERVICED",
+        ),
+        "mismatched envelope": (
+            message(api, sbd, sender=sender, receiver=unknown),
+            None,
+            "EBMS:0003",
+        ),
+    }
+    good = message(api, sbd, sender=sender, receiver=receiver)
+    flipped = bytearray(good.body)
+    flipped[-200] ^= 0x01  # inside the encrypted attachment
+    cases["flipped ciphertext byte"] = (good, bytes(flipped), "EBMS:")
+    signed = bytearray(good.body)
+    at = bytes(signed).index(b"originalSender")
+    signed[at + 60] ^= 0x01  # inside the signed Messaging header
+    cases["flipped signed header byte"] = (good, bytes(signed), "EBMS:")
+    for label, (msg, body, expected) in cases.items():
+        status, answer = await post(api, path, msg, body)
+        assert status == 200, label
+        code = error_code(answer)
+        assert code is not None and expected in code, (label, code)
+    assert await received(api, b["id"]) == []
+
+
+async def test_unknown_access_points_and_garbage(api):
+    b, _, path = await setup(api)
+    status, _ = await api.call("POST", f"/as4/{b['id']}/{uuid.uuid4()}", data=b"x")
+    assert status == 404
+    resp = await api.client.post(
+        path, data=b"not a multipart", headers={"Content-Type": "text/plain"}
+    )
+    assert resp.status == 200 and error_code(await resp.read()) is not None
+    assert await received(api, b["id"]) == []
