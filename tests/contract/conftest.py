@@ -169,7 +169,7 @@ T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 # Few distinct values, so that filters, unique groups and equal createdAt values meet often;
 # non-ASCII and astral characters, so that text order is checked byte-wise.
 WORDS = ("", "a", "A", "ab", "Ab", "b", "z", "Z", "~", "é", "É", "ä", "ß", "中", "😀", "a😀")
-# PostgreSQL text cannot hold NUL; the HTTP edge refuses it before it reaches a store.
+# PostgreSQL text cannot hold NUL (that adapter refuses it with InvalidInput), the others can.
 TEXTS = st.sampled_from(WORDS) | st.text(
     st.characters(codec="utf-8", exclude_characters="\x00"), max_size=8
 )

@@ -20,9 +20,11 @@ possible:
   so a ``Conflict`` leaves the unit of work usable, as in the other adapters.
 
 The SQL text of every statement depends only on its shape, so psycopg prepares each one on a
-connection after ``prepare_threshold`` uses. ``psycopg.errors.UniqueViolation`` becomes
-``domain.errors.Conflict``; every other ``psycopg.Error`` (connection lost, pool exhausted,
-server shutting down) becomes ``domain.errors.ServiceUnavailable``.
+connection after ``prepare_threshold`` uses; transaction control (``BEGIN``, ``COMMIT``,
+savepoints) is never prepared, which would only cost a round trip. ``psycopg.errors.UniqueViolation`` becomes
+``domain.errors.Conflict``, text holding U+0000 (which PostgreSQL cannot store) becomes
+``domain.errors.InvalidInput``, and every other ``psycopg.Error`` (connection lost, pool
+exhausted, server shutting down) becomes ``domain.errors.ServiceUnavailable``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from adapters.sql.migrations import Migration
 from adapters.sql.repository import SqlRepository
 from adapters.sql.table import Tables
 from application.storage import Collection
-from domain.errors import Conflict, DomainError, ServiceUnavailable
+from domain.errors import Conflict, DomainError, InvalidInput, ServiceUnavailable
 
 T = TypeVar("T")
 Connection = psycopg.AsyncConnection[Any]
@@ -56,6 +58,9 @@ _SAVEPOINT = "fourcorner_write"
 def _translate(e: psycopg.Error) -> DomainError:
     if isinstance(e, errors.UniqueViolation):
         return Conflict(reason="a record with this id or unique key exists")
+    if isinstance(e, psycopg.DataError) and "NUL" in str(e):
+        # PostgreSQL text cannot hold U+0000 (SQLite and memory can): refuse the value.
+        return InvalidInput.one("$", "text may not contain the character U+0000")
     if isinstance(e, PoolTimeout):
         return ServiceUnavailable(reason="no database connection came free in time")
     if isinstance(e, psycopg.OperationalError | psycopg.InterfaceError):
@@ -203,7 +208,7 @@ class PostgresUnitOfWork:
             return
         try:
             if conn.info.transaction_status is not TransactionStatus.IDLE:
-                await conn.execute("ROLLBACK")
+                await conn.execute("ROLLBACK", prepare=False)
         except psycopg.Error:
             pass  # the connection is broken; the pool discards it
         finally:
@@ -225,9 +230,9 @@ class PostgresUnitOfWork:
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
                 # COMMIT would quietly roll back; say so instead.
-                await conn.execute("ROLLBACK")
+                await conn.execute("ROLLBACK", prepare=False)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
-            await conn.execute("COMMIT")
+            await conn.execute("COMMIT", prepare=False)
         except psycopg.Error as e:
             raise _translate(e) from e
 
@@ -237,7 +242,7 @@ class PostgresUnitOfWork:
         if conn.info.transaction_status is TransactionStatus.IDLE:
             return
         try:
-            await conn.execute("ROLLBACK")
+            await conn.execute("ROLLBACK", prepare=False)
         except psycopg.Error as e:
             raise _translate(e) from e
 
@@ -250,7 +255,7 @@ class PostgresUnitOfWork:
             # the statement. Begin it with this query, in one round trip.
             try:
                 async with conn.pipeline():
-                    await conn.execute("BEGIN")
+                    await conn.execute("BEGIN", prepare=False)
                     cursor = await conn.execute(query, params)
                 rows = await cursor.fetchall()
             except psycopg.Error as e:
@@ -269,7 +274,7 @@ class PostgresUnitOfWork:
         if not self._in_transaction:
             try:
                 async with conn.pipeline():
-                    await conn.execute("BEGIN")
+                    await conn.execute("BEGIN", prepare=False)
                     cursor = await conn.execute(query, params)
             except psycopg.Error as e:
                 await self._abandon(conn)  # the transaction held this statement only
@@ -283,9 +288,9 @@ class PostgresUnitOfWork:
                 raise _translate(e) from e
         try:
             async with conn.pipeline():
-                await conn.execute(f"SAVEPOINT {_SAVEPOINT}")
+                await conn.execute(f"SAVEPOINT {_SAVEPOINT}", prepare=False)
                 cursor = await conn.execute(query, params)
-                await conn.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+                await conn.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}", prepare=False)
         except errors.UniqueViolation as e:
             try:
                 await conn.execute(
@@ -303,7 +308,7 @@ class PostgresUnitOfWork:
         self._in_transaction = False
         try:
             if conn.info.transaction_status is not TransactionStatus.IDLE:
-                await conn.execute("ROLLBACK")
+                await conn.execute("ROLLBACK", prepare=False)
         except psycopg.Error:
             pass  # broken: the error being raised already says the database is unavailable
 
@@ -316,7 +321,7 @@ class _Migrations:
         self._schema = schema
 
     async def begin(self) -> None:
-        await self._conn.execute("BEGIN")
+        await self._conn.execute("BEGIN", prepare=False)
         # One lock per schema: migrators of other schemas (test runs) do not wait on us.
         await self._conn.execute(
             "SELECT pg_advisory_xact_lock(hashtext(%s))",
@@ -350,11 +355,11 @@ class _Migrations:
         )
 
     async def commit(self) -> None:
-        await self._conn.execute("COMMIT")
+        await self._conn.execute("COMMIT", prepare=False)
 
     async def rollback(self) -> None:
         if self._conn.info.transaction_status is not TransactionStatus.IDLE:
-            await self._conn.execute("ROLLBACK")
+            await self._conn.execute("ROLLBACK", prepare=False)
 
 
 async def _migrate(conn: Connection, schema: str | None) -> list[Migration]:

@@ -143,9 +143,12 @@ class SqliteUnitOfWork:
     def __init__(self, storage: SqliteStorage) -> None:
         self._storage = storage
         self._conn: sqlite3.Connection | None = None
+        self._begun_here = False  # this unit of work opened the transaction now open
+        self._lost = False  # SQLite rolled the transaction back itself (disk full, I/O)
 
     async def __aenter__(self) -> Self:
         await self._storage._lock.acquire()
+        self._begun_here = self._lost = False
         try:
             self._conn = self._storage._connection()
         except BaseException:
@@ -166,9 +169,13 @@ class SqliteUnitOfWork:
             self._storage._lock.release()
 
     async def commit(self) -> None:
+        if self._lost:
+            self._lost = False
+            raise ServiceUnavailable(reason="the transaction failed and was rolled back")
         self._end("COMMIT")
 
     async def rollback(self) -> None:
+        self._lost = False
         self._end("ROLLBACK")
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
@@ -176,6 +183,7 @@ class SqliteUnitOfWork:
 
     def _end(self, statement: str) -> None:
         conn = self._conn
+        self._begun_here = False
         if conn is None or not conn.in_transaction:
             return
         try:
@@ -187,9 +195,22 @@ class SqliteUnitOfWork:
         conn = self._conn
         if conn is None:
             raise RuntimeError("a unit of work is used inside `async with uow:` only")
+        if self._lost:
+            raise ServiceUnavailable(reason="the transaction failed and was rolled back")
         if not conn.in_transaction:
             conn.execute("BEGIN IMMEDIATE")
+            self._begun_here = True
         return conn
+
+    def _failed(self, e: sqlite3.Error) -> DomainError:
+        # Most failed statements are undone alone and the transaction carries on; after some
+        # (a full disk, an I/O error) SQLite rolls the whole transaction back. Then the unit
+        # of work must not carry on in a new transaction as if its earlier writes stood.
+        conn = self._conn
+        if self._begun_here and conn is not None and not conn.in_transaction:
+            self._begun_here = False
+            self._lost = True
+        return _translate(e)
 
     async def fetch(
         self, sql: str, params: Sequence[object], *, locking: bool = False
@@ -197,14 +218,13 @@ class SqliteUnitOfWork:
         try:
             return self._begun().execute(sql, params).fetchall()
         except sqlite3.Error as e:
-            raise _translate(e) from e
+            raise self._failed(e) from e
 
     async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
-        # A failed statement is undone on its own in SQLite; the transaction carries on.
         try:
             return self._begun().execute(sql, params).rowcount
         except sqlite3.Error as e:
-            raise _translate(e) from e
+            raise self._failed(e) from e
 
 
 class _Migrations:
