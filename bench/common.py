@@ -79,8 +79,8 @@ def wrk(url: str, headers: dict[str, str], *, duration: int, connections: int) -
         argv += ["-H", f"{k}: {v}"]
     out = subprocess.run(pinned(1, [*argv, url]), capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     if non2xx:
         sys.exit(f"{url}: {non2xx.group(1)} non-2xx answers under load:\n{out}")

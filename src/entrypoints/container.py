@@ -255,7 +255,8 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     container.settings.override(providers.Object(settings))
     for name, value in overrides.items():
         getattr(container, name).override(providers.Object(value))
-    container.wire()
+    # Container() already wired the handler modules (wiring_config); wiring again would wrap
+    # every handler twice.
     return container
 
 

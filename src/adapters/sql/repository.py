@@ -18,6 +18,7 @@ from application.storage import Page, Query, page_of
 from domain.errors import Conflict
 
 T = TypeVar("T")
+DECODED_CACHE = 4096
 
 
 class Executor(Protocol):
@@ -42,7 +43,13 @@ class SqlRepository(Generic[T]):
         self._converter = converter
 
     def _load(self, data: str) -> T:
-        item: T = self._converter.loads(data, self._c.type)
+        cache = self._t.decoded
+        item: T | None = cache.get(data)
+        if item is None:
+            item = self._converter.loads(data, self._c.type)
+            if len(cache) >= DECODED_CACHE:
+                cache.clear()
+            cache[data] = item
         return item
 
     async def _all(self, sql: str, params: Sequence[object], *, locking: bool = False) -> list[T]:

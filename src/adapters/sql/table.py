@@ -84,6 +84,10 @@ class Table:
         self._select = f'SELECT "data" FROM {name}'  # noqa: S608
         self._count = f"SELECT count(*) FROM {name}"  # noqa: S608
         self._order = ' ORDER BY "created_at", "id"'
+        self._select_sql: dict[tuple[tuple[str, ...], bool], str] = {}
+        # Records decoded from their stored JSON, by that JSON: records are immutable, so the
+        # same text always decodes to an equal record (bounded; cleared when full).
+        self.decoded: dict[str, Any] = {}
 
     @property
     def name(self) -> str:
@@ -112,9 +116,13 @@ class Table:
 
     def select(self, equals: Mapping[str, object], *, first: bool = False) -> Statement:
         """Records whose columns equal ``equals`` (a NULL equals nothing), in list order."""
-        clauses, params = self._equals(equals)
-        limit = " LIMIT 1" if first else ""
-        return Statement(self._select + _where(clauses) + self._order + limit, tuple(params))
+        shape = (tuple(equals), first)
+        sql = self._select_sql.get(shape)
+        if sql is None:
+            clauses, _ = self._equals(equals)
+            limit = " LIMIT 1" if first else ""
+            sql = self._select_sql[shape] = self._select + _where(clauses) + self._order + limit
+        return Statement(sql, tuple(sql_value(v) for v in equals.values()))
 
     def count(self, equals: Mapping[str, object]) -> Statement:
         clauses, params = self._equals(equals)

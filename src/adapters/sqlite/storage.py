@@ -3,9 +3,9 @@
 ``SqliteStorage`` opens a single ``sqlite3`` connection in ``open()`` (WAL journal,
 ``synchronous=NORMAL``, foreign keys on, a 5 s busy timeout, explicit transactions) and
 applies the pending migrations. Units of work are serialised in this process by an
-``asyncio.Lock`` held from ``__aenter__`` to ``__aexit__``; the first statement of each starts
-``BEGIN IMMEDIATE`` (so a transaction that reads and then writes never has to upgrade its lock
-and fail), and it ends with ``COMMIT`` or ``ROLLBACK``.
+``asyncio.Lock`` held from ``__aenter__`` to ``__aexit__``; the first write (or locking read)
+of each starts ``BEGIN IMMEDIATE`` (so a transaction never has to upgrade its lock and fail),
+and it ends with ``COMMIT`` or ``ROLLBACK``; plain reads before that run on their own.
 
 Driver calls run synchronously on the event loop: they take tens of microseconds, less than
 handing them to a thread would. The price is that everything waits while a unit of work is
@@ -215,7 +215,13 @@ class SqliteUnitOfWork:
     async def fetch(
         self, sql: str, params: Sequence[object], *, locking: bool = False
     ) -> list[tuple[Any, ...]]:
+        # Reads before the first write need no transaction of their own: units of work of this
+        # process never overlap, and a read that locks (lock, claim) begins one first, as a
+        # write does. A unit of work that only reads costs no BEGIN and no COMMIT.
+        conn = self._conn
         try:
+            if not locking and conn is not None and not conn.in_transaction and not self._lost:
+                return conn.execute(sql, params).fetchall()
             return self._begun().execute(sql, params).fetchall()
         except sqlite3.Error as e:
             raise self._failed(e) from e

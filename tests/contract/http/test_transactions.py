@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
+from application.collections import TRANSACTIONS
+from entrypoints.container import resolve
 from sbd_factory import make_sbd
 
-from .conftest import BACKENDS
+from .conftest import BACKENDS, free_port
 from .test_participants import ALICE, BOB, gln, participant
 
 INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"
@@ -209,3 +213,99 @@ async def test_upload_url_is_signed_single_use_and_sends_like_a_post(api):
     assert status == 403
     _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
     assert len(listed["items"]) == 1
+
+
+async def _sender_setup(api):
+    a = await api.org(ALICE)
+    sender = f"0088:{gln(84)}"
+    await receiving_participant(api, a, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    return a, sender, aps["items"][0]["id"]
+
+
+async def test_multipart_intake_and_the_size_limit(start_api):
+    api = await start_api("sqlite", max_document_bytes=30_000)
+    a, sender, ap = await _sender_setup(api)
+    form = aiohttp.FormData()
+    form.add_field(
+        "file", make_sbd(sender=sender), filename="invoice.xml", content_type="application/xml"
+    )
+    status, body = await api.call(
+        "POST", f"/orgs/{a['id']}/transactions?ap={ap}", as_=ALICE, data=form
+    )
+    assert status == 202, body
+    big = make_sbd(sender=sender, pad_to=100_000)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap}",
+        as_=ALICE,
+        data=big,
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 413 and body["code"] == "AT-1002"
+    _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
+    assert len(listed["items"]) == 1
+
+
+async def test_a_receiver_missing_from_the_smp_fails_for_good(start_api, inbox):
+    api = await start_api("sqlite", workers=True, public=True, webhook_allow_private_targets=True)
+    a, sender, ap = await _sender_setup(api)
+    await api.call(
+        "POST",
+        f"/orgs/{a['id']}/webhooks",
+        as_=ALICE,
+        json={"url": inbox.url, "events": ["transaction.send_failed"]},
+    )
+    sbd = make_sbd(sender=sender, receiver=f"0088:{gln(85)}")
+    _, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap}",
+        as_=ALICE,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+
+    async def failed() -> Any:
+        _, tx = await api.call(
+            "GET", f"/orgs/{a['id']}/transactions/{body['transactionId']}", as_=ALICE
+        )
+        return tx if tx["transactionStatus"] == "FAILED" else None
+
+    tx = await until(failed)
+    assert tx["serviceError"]["code"] == "TXE-1001"
+    assert tx["serviceError"]["action"] == "FIX_AND_RETRY"
+    await until(lambda: _coro(inbox.events))
+    assert inbox.events[0]["eventType"] == "transaction.send_failed"
+    assert inbox.events[0]["payload"]["serviceError"]["code"] == "TXE-1001"
+
+
+async def test_an_unreachable_access_point_is_retried_then_failed(start_api):
+    dead = f"http://127.0.0.1:{free_port()}/as4"
+    api = await start_api(
+        "sqlite", workers=True, public=True, ap_host=dead, send_retry_delays="0.1", send_attempts=3
+    )
+    a, sender, ap = await _sender_setup(api)
+    b = await api.org(BOB, legal_id="5560360793")
+    receiver = f"0088:{gln(86)}"
+    await receiving_participant(api, b, receiver, BOB)
+    sbd = make_sbd(sender=sender, receiver=receiver)
+    _, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap}",
+        as_=ALICE,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+
+    async def failed() -> Any:
+        _, tx = await api.call(
+            "GET", f"/orgs/{a['id']}/transactions/{body['transactionId']}", as_=ALICE
+        )
+        return tx if tx["transactionStatus"] == "FAILED" else None
+
+    tx = await until(failed)
+    assert tx["serviceError"]["code"] == "TXE-2001" and tx["serviceError"]["action"] == "RETRY"
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        stored = await uow.repository(TRANSACTIONS).get(uuid.UUID(body["transactionId"]))
+    assert stored.attempts == 3
