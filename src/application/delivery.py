@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -20,7 +21,7 @@ import attrs
 
 from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
-from application.listing import condition, equals
+from application.listing import condition, equals, one_of
 from application.ports import SendResult, WebhookSender
 from application.storage import Query
 from application.webhooks import body_of, purge
@@ -38,7 +39,8 @@ class DeliverySettings:
     batch: int = 100
     lease: timedelta = timedelta(seconds=60)
     concurrency: int = 64
-    per_endpoint: int = 8
+    per_endpoint: int = 16  # sends in flight to one endpoint
+    per_endpoint_waiting: int = 16  # claimed deliveries waiting for one of those
     busy_deferral: timedelta = timedelta(seconds=1)
     poll_interval: float = 0.1
     purge_interval: float = 3600.0
@@ -65,7 +67,8 @@ class DeliveryWorker:
         self._settings = settings
         self._wall = wall_clock
         self._in_flight: set[asyncio.Task[None]] = set()
-        self._per_endpoint: dict[str, int] = {}
+        self._sending: dict[str, asyncio.Semaphore] = {}
+        self._waiting: dict[str, int] = {}
         self._wake = asyncio.Event()
 
     def wake(self) -> None:
@@ -84,13 +87,23 @@ class DeliveryWorker:
         )
         async with self._ctx.uow() as uow:
             deliveries = uow.repository(DELIVERIES)
+            claimed = await deliveries.claim(due)
+            if not claimed:
+                return []
+            hooks: dict[uuid.UUID, Webhook | None] = {}
+            for d in claimed:
+                if d.webhook_id not in hooks:
+                    hooks[d.webhook_id] = await uow.repository(WEBHOOKS).get(d.webhook_id)
+            wanted = {d.event_id for d in claimed}
+            found = await uow.repository(EVENTS).list(
+                Query(where=(one_of(EVENTS, "id", sorted(map(str, wanted))),), limit=len(wanted))
+            )
+            events = {e.id: e for e in found.items}
             jobs = []
-            for d in await deliveries.claim(due):
+            for d in claimed:
                 leased = attrs.evolve(d, lease_until=now + self._settings.lease)
                 await deliveries.update(leased)
-                hook = await uow.repository(WEBHOOKS).get(d.webhook_id)
-                event = await uow.repository(EVENTS).get(d.event_id)
-                jobs.append(Job(leased, hook, event))
+                jobs.append(Job(leased, hooks[d.webhook_id], events.get(d.event_id)))
             await uow.commit()
         return jobs
 
@@ -152,17 +165,25 @@ class DeliveryWorker:
             await self._record(attrs.evolve(d.record(attempt, ()), status=DeliveryStatus.FAILED))
             return
         endpoint = urlsplit(hook.url).netloc
-        if self._per_endpoint.get(endpoint, 0) >= self._settings.per_endpoint:
+        gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
+        if gate.locked() and self._waiting.get(endpoint, 0) >= self._settings.per_endpoint_waiting:
+            # this endpoint has all it may have in flight and waiting: give the slot back to
+            # the others and try again shortly
             later = self._ctx.clock() + self._settings.busy_deferral
             await self._record(
                 attrs.evolve(d, next_attempt_at=later, lease_until=rules.NO_LEASE), count=False
             )
             return
-        self._per_endpoint[endpoint] = self._per_endpoint.get(endpoint, 0) + 1
+        self._waiting[endpoint] = self._waiting.get(endpoint, 0) + 1
+        entered = False
         try:
-            result = await self._send(hook, event)
+            async with gate:
+                self._waiting[endpoint] -= 1
+                entered = True
+                result = await self._send(hook, event)
         finally:
-            self._per_endpoint[endpoint] -= 1
+            if not entered:
+                self._waiting[endpoint] -= 1
         attempt = Attempt(
             number=len(d.attempts) + 1,
             at=self._ctx.clock(),
