@@ -48,9 +48,16 @@ def token(env: dict[str, str], email: str) -> str:
 
 
 async def call(
-    s: aiohttp.ClientSession, method: str, url: str, tok: str, **kw: object
+    s: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    tok: str,
+    *,
+    headers: dict[str, str] | None = None,
+    **kw: object,
 ) -> tuple[int, object]:
-    async with s.request(method, url, headers={"Authorization": f"Bearer {tok}"}, **kw) as r:
+    auth = {"Authorization": f"Bearer {tok}", **(headers or {})}
+    async with s.request(method, url, headers=auth, **kw) as r:
         return r.status, await r.json()
 
 
@@ -81,7 +88,7 @@ async def setup(
         json={"name": "p", "participantIdentifier": ident, "smpRef": smp, "apRef": ap},
     )
     _, docs = await call(s, "GET", f"{base}/document_types?filter=state:eq:active", tok)
-    doc = next(d for d in docs["items"] if d["value"] == INVOICE.split("::", 1)[1])  # type: ignore[index]
+    doc = next(d for d in docs["items"] if d["value"] == INVOICE)  # type: ignore[index]
     await call(
         s,
         "PUT",

@@ -18,7 +18,6 @@ from domain.errors import (
     Detail,
     DuplicateOrganisation,
     InvalidInput,
-    NotFound,
     RoleNotPermitted,
 )
 from domain.infrastructure import Certificate
@@ -209,17 +208,15 @@ async def update(
     return view
 
 
-async def list_all(ctx: Context, principal: Principal, request: ListRequest) -> Page[Organisation]:
+async def list_all(
+    ctx: Context, principal: Principal, request: ListRequest
+) -> Page[OrganisationView]:
     """Every organisation, for a superadmin (e.g. ``modeChangeRequest:ne:null``)."""
     principal.require(Role.SUPERADMIN)
     query = build_query(ORGANISATIONS, request)
     async with ctx.uow() as uow:
-        return await uow.repository(ORGANISATIONS).list(query)
+        found = await uow.repository(ORGANISATIONS).list(query)
+        views = [await _view(uow, org) for org in found.items]
+    return Page(views, found.next_cursor)
 
 
-async def require_exists(ctx: Context, org_id: uuid.UUID) -> Organisation:
-    async with ctx.uow() as uow:
-        org = await uow.repository(ORGANISATIONS).get(org_id)
-    if org is None:
-        raise NotFound(resource="organisation", ident=str(org_id))
-    return org

@@ -96,10 +96,8 @@ async def list_orgs(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     result = await organisations.list_all(ctx, req.caller, req.listing())
-    out = page(conv, views.ORGANISATION, result)
-    for item in out["items"]:
-        item["certificates"] = []
-    return Reply(200, out)
+    items = [org_view(conv, v) for v in result.items]
+    return Reply(200, {"items": items, "nextCursor": result.next_cursor})
 
 
 @inject
