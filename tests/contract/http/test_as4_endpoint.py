@@ -3,16 +3,18 @@ a replay gets the original receipt and no second transaction."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from cryptography import x509
 from lxml import etree
 
 from adapters.as4 import build_user_message
 from adapters.pki import issue_leaf, new_ca
 from adapters.pki.testpki import load_test_pki
-from sbd_factory import make_sbd
+from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .test_participants import BOB, gln
 from .test_transactions import BILLING, INVOICE, receiving_participant
@@ -146,3 +148,50 @@ async def test_unknown_access_points_and_garbage(api):
     )
     assert resp.status == 200 and error_code(await resp.read()) is not None
     assert await received(api, b["id"]) == []
+
+
+async def test_an_independent_as4_implementation_sends_to_our_endpoint(api):
+    """The PyPI ``as4`` package sends to this service's own AS4 endpoint; it accepts our
+    signed receipt, and the document is stored for the receiving organisation."""
+    as4 = pytest.importorskip("as4") if os.environ.get("CI") != "true" else __import__("as4")
+    import as4.peppol as as4_peppol
+
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(94)}"
+    t = pki(api)
+    now = datetime.now(UTC)
+    their_cert, their_key = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000123",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=1),
+        key=t.smp_key,
+    )
+    local = as4_peppol.create_peppol_internal_party(
+        "POP000123", their_cert, as4.AS4LocalPrivateKey(their_key)
+    )
+    remote = as4_peppol.create_peppol_external_party(t.seat_id, t.ap_certificate)
+    exchange = as4_peppol.PeppolSendingExchange(
+        profile=as4_peppol.PeppolAS4Profile, local_party=local, remote_party=remote
+    )
+    invoice = BASE_EXAMPLE.read_bytes()
+    args = as4_peppol.PeppolAS4MessageBuilderArgs(
+        sender=sender,
+        recipient=receiver,
+        document_type_identifier=as4_peppol.BusdoxDocidQnsDocumentIdentifier.from_identifier_value(
+            INVOICE
+        ),
+        document_identification_instance_identifier=str(uuid.uuid4()),
+        process_identifier=BILLING,
+        c1_country_id="SE",
+    )
+    headers, body = exchange.build(invoice, args)
+    exchange.mark_sent()
+    resp = await api.client.post(path, data=body, headers=dict(headers))
+    signal = await resp.read()
+    assert resp.status == 200 and error_code(signal) is None, signal[:500]
+    exchange.receive_signal(signal)  # raises unless as4 accepts our receipt
+    assert exchange.state == as4.ExchangeState.ACKNOWLEDGED
+    stored = await received(api, b["id"])
+    assert [t["senderId"] for t in stored] == [sender]
