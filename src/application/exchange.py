@@ -46,6 +46,7 @@ from domain import transaction as txe
 from domain.clock import from_ns, iso_ns
 from domain.envelope import (
     MLS_DOCUMENT_TYPE,
+    MLS_PROCESS,
     Envelope,
     Identifier,
     MessageLevelStatus,
@@ -252,6 +253,7 @@ class SendingWorker:
         except (FileNotFoundError, KeyError):
             pass
         now = self._ctx.clock()
+        rejected = tx.mls_response_code == "RE"
         status = MessageLevelStatus(
             response_code=tx.mls_response_code or "AB",
             original_instance_id=tx.doc_instance_id,
@@ -259,6 +261,8 @@ class SendingWorker:
             issued_at=now,
             sender_spid=self._x.spid,
             receiver_spid=seat_spid(tx.receiver_sp),
+            description=tx.mls_description if rejected else "",
+            reasons=(("NA", tx.mls_reason, tx.mls_description),) if rejected else (),
         )
         receiver = Identifier("iso6523-actorid-upis", tx.receiver_id)
         envelope = mls_envelope(
@@ -364,9 +368,12 @@ async def receive(
             return None
         creds = await credentials_of(ctx, uow, ap)
     reader = exchange.reader
+    inbound: InboundDocument | None = None
+    envelope: Envelope | None = None
     try:
         inbound = await asyncio.to_thread(reader.read, content_type, body, creds)
-        envelope = _consistent(docs, inbound)
+        envelope = _envelope(docs, inbound)
+        _consistent(inbound, envelope)
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
         ):
@@ -374,16 +381,78 @@ async def receive(
             return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
+        if inbound is not None and envelope is not None:
+            await _refused(ctx, exchange, ap, inbound, envelope, refusal)
         return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
 
 
-def _consistent(docs: Documents, inbound: InboundDocument) -> Envelope:
+async def _refused(
+    ctx: Context,
+    exchange: Exchange,
+    ap: AccessPoint,
+    inbound: InboundDocument,
+    envelope: Envelope,
+    refusal: As4Refusal,
+) -> None:
+    """A verified document this access point refuses: an MLS RE goes back to its sender
+    (never in reply to an MLS, and at most one per document)."""
+    if envelope.document_type == MLS_DOCUMENT_TYPE:
+        return
+    now = ctx.clock()
+    ns = time.time_ns()
+    reason = "FD" if "NOT_SERVICED" in refusal.detail else "SV"
+    job = Transaction(
+        id=ctx.new_id(),
+        org_id=ap.org_id,
+        direction=Direction.TO_NETWORK,
+        kind=Kind.MLS,
+        ap_id=ap.id,
+        transport_profile=ap.transport_profile,
+        sender_id=spid_participant(exchange.spid).value,
+        receiver_id=_mls_receiver(envelope.mls_to, inbound.sender_certificate_cn),
+        doc_type_id=str(MLS_DOCUMENT_TYPE),
+        process_id=str(MLS_PROCESS),
+        sender_country=envelope.country_c1,
+        doc_instance_id=envelope.instance_identifier,
+        transaction_status=Status.UNPROCESSED,
+        created_at=from_ns(ns),
+        created_ns=ns,
+        last_modified_at=now,
+        next_attempt_at=now,
+        receiver_sp=inbound.sender_certificate_cn,
+        mls_response_code="RE",
+        mls_reason=reason,
+        mls_description=f"{refusal.code} {refusal.detail}".strip()[:500],
+    )
     try:
-        envelope = docs.envelopes.read(inbound.sbd)
+        async with ctx.uow() as uow:
+            await uow.repository(TRANSACTIONS).add(job)
+            await uow.commit()
+    except Conflict:
+        pass  # an MLS about this document is on its way already
+
+
+def _mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
+    """The MLS_TO of the document when it names the sending service provider (its 6-digit
+    main id equals the sender's seat id digits), else ``0242:<sender SPID>``."""
+    c2 = seat_spid(sender_seat)
+    main_id = mls_to.value.split(":", 1)[1][:6] if mls_to is not None else ""
+    if mls_to is not None and mls_to.value.startswith("0242:") and main_id.upper() == c2.upper():
+        return mls_to.value
+    return spid_participant(c2).value
+
+
+def _envelope(docs: Documents, inbound: InboundDocument) -> Envelope:
+    try:
+        return docs.envelopes.read(inbound.sbd)
     except DomainError as e:
         raise As4Refusal(
             "EBMS:0004", "Other", f"the SBD is not valid: {e.message()}", inbound.message_id
         ) from None
+
+
+def _consistent(inbound: InboundDocument, envelope: Envelope) -> None:
+    """The ebMS header and the SBDH agree (NETWORK.md), else EBMS:0003."""
     problems = []
     if inbound.original_sender.value.lower() != envelope.sender.value.lower():
         problems.append("originalSender differs from the SBDH Sender")
@@ -395,7 +464,6 @@ def _consistent(docs: Documents, inbound: InboundDocument) -> Envelope:
         problems.append("Action differs from the DOCUMENTID scope")
     if problems:
         raise As4Refusal("EBMS:0003", "ValueInconsistent", "; ".join(problems), inbound.message_id)
-    return envelope
 
 
 async def _take_document(
@@ -507,9 +575,8 @@ def _mls_job(
     ctx: Context, exchange: Exchange, about: Transaction, ap: AccessPoint, now: Any
 ) -> Transaction:
     """An MLS to send back to the document's sender (kind MLS, processed by the sender)."""
-    c2 = seat_spid(about.sender_sp)
     ns = time.time_ns()
-    receiver = about.mls_to or str(spid_participant(c2))
+    mls_to = Identifier(*about.mls_to.split("::", 1)) if "::" in about.mls_to else None
     return Transaction(
         id=ctx.new_id(),
         org_id=about.org_id,
@@ -518,9 +585,9 @@ def _mls_job(
         ap_id=ap.id,
         transport_profile=ap.transport_profile,
         sender_id=str(spid_participant(exchange.spid).value),
-        receiver_id=receiver.split("::", 1)[-1],
+        receiver_id=_mls_receiver(mls_to, about.sender_sp),
         doc_type_id=str(MLS_DOCUMENT_TYPE),
-        process_id="cenbii-procid-ubl::urn:peppol:edec:mls",
+        process_id=str(MLS_PROCESS),
         sender_country=about.sender_country,
         doc_instance_id=about.doc_instance_id,
         transaction_status=Status.UNPROCESSED,

@@ -218,5 +218,3 @@ async def list_all(
         found = await uow.repository(ORGANISATIONS).list(query)
         views = [await _view(uow, org) for org in found.items]
     return Page(views, found.next_cursor)
-
-

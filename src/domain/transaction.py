@@ -149,6 +149,9 @@ class Transaction:
     mls_response_code: str | None = None
     mls_to: str = ""  # where a message level status about this document goes
     mls_type: str = ""
+    # for an MLS this service sends with code RE: why (status reason code and description)
+    mls_reason: str = ""
+    mls_description: str = ""
     # for an MLS this service sends: the transaction (received document) it is about
     about: uuid.UUID | None = None
 

@@ -14,6 +14,9 @@ from lxml import etree
 from adapters.as4 import build_user_message
 from adapters.pki import issue_leaf, new_ca
 from adapters.pki.testpki import load_test_pki
+from application.collections import TRANSACTIONS
+from domain.transaction import Kind
+from entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .test_participants import BOB, gln
@@ -195,3 +198,21 @@ async def test_an_independent_as4_implementation_sends_to_our_endpoint(api):
     assert exchange.state == as4.ExchangeState.ACKNOWLEDGED
     stored = await received(api, b["id"])
     assert [t["senderId"] for t in stored] == [sender]
+
+
+async def test_a_refused_document_gets_an_mls_rejection_queued_once(api):
+    _, _, path = await setup(api)
+    sender = f"0088:{gln(95)}"
+    unknown = f"0088:{gln(96)}"
+    msg = message(api, make_sbd(sender=sender, receiver=unknown), sender=sender, receiver=unknown)
+    for _ in range(2):  # refused twice: still one MLS about the document
+        status, answer = await post(api, path, msg)
+        assert status == 200 and "PEPPOL:NOT_SERVICED" in (error_code(answer) or "")
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        jobs = await uow.repository(TRANSACTIONS).all(kind=Kind.MLS)
+    assert len(jobs) == 1
+    (job,) = jobs
+    assert job.mls_response_code == "RE" and job.mls_reason == "FD"
+    assert job.receiver_id == f"0242:{pki(api).seat_id[3:]}"  # the sender's SPID
+    assert job.transaction_status.value == "UNPROCESSED"
