@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from application import webhooks
+from application.access import Principal, authorise
 from application.collections import (
     ACCESS_POINTS,
     ARTEFACTS,
@@ -55,9 +56,10 @@ from domain.envelope import (
     seat_spid,
     spid_participant,
 )
-from domain.errors import Conflict, DomainError
+from domain.errors import Conflict, DomainError, NotFound
 from domain.filtering import Op
 from domain.infrastructure import AccessPoint
+from domain.roles import Role
 from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, Transaction
 from domain.webhook import NO_LEASE
 
@@ -75,6 +77,9 @@ class Exchange:
     lease: timedelta = timedelta(minutes=2)
     concurrency: int = 16
     poll_interval: float = 0.1
+    # How long a positive MLS (ALWAYS_SEND) waits for the receiving organisation to confirm
+    # the document (then AP is sent instead of AB); at most 20 minutes by the network's policy.
+    confirm_window: timedelta = timedelta(0)
 
     @property
     def spid(self) -> str:
@@ -547,7 +552,9 @@ async def _take_document(
             )
             await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, record(tx))
             if envelope.mls_type is MlsType.ALWAYS_SEND:
-                await uow.repository(TRANSACTIONS).add(_mls_job(ctx, exchange, tx, ap, now))
+                job = _mls_job(ctx, exchange, tx, ap, now)
+                job = attrs.evolve(job, next_attempt_at=now + exchange.confirm_window)
+                await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
         # the same document (instance identifier) arrived before under another MessageId
@@ -662,3 +669,31 @@ async def _take_mls(
             },
         )
         await uow.commit()
+
+
+async def confirm(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, transaction_id: uuid.UUID
+) -> Transaction:
+    """The receiving organisation confirms a received document: the positive MLS that waits
+    for it (ALWAYS_SEND, within the confirmation window) goes out as AP instead of AB."""
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        received = await uow.repository(TRANSACTIONS).get(transaction_id)
+        if (
+            received is None
+            or received.org_id != org_id
+            or received.direction is not Direction.FROM_NETWORK
+        ):
+            raise NotFound(resource="received transaction", ident=str(transaction_id))
+        pending = await uow.repository(TRANSACTIONS).first(
+            kind=Kind.MLS, docInstanceId=received.doc_instance_id, orgId=org_id
+        )
+        job = await uow.repository(TRANSACTIONS).lock(pending.id) if pending else None
+        if job is None:
+            raise Conflict(reason="the sender asked for no positive message level status")
+        if job.transaction_status is not Status.UNPROCESSED or job.attempts:
+            raise Conflict(reason="the message level status about this document was sent already")
+        job = attrs.evolve(job, mls_response_code="AP", next_attempt_at=ctx.clock())
+        await uow.repository(TRANSACTIONS).update(job)
+        await uow.commit()
+    return job

@@ -72,6 +72,7 @@ class Settings:
     send_retry_delays: str = "30,300"
     send_attempts: int = 3
     smp_lookup_url: str = ""
+    mls_confirm_seconds: float = 0.0
 
     @property
     def database(self) -> str:
@@ -125,6 +126,8 @@ class Settings:
             )
         self.retry_delays  # noqa: B018 - raises when malformed
         self.sending_delays  # noqa: B018 - raises when malformed
+        if not 0 <= self.mls_confirm_seconds <= 1200:
+            raise ValueError("FOURCORNER_MLS_CONFIRM_SECONDS is between 0 and 1200")
         if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:

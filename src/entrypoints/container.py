@@ -88,6 +88,7 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
         seat_id=settings.seat_id,
         retry_delays=tuple(timedelta(seconds=d) for d in settings.sending_delays),
         max_attempts=settings.send_attempts,
+        confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
     )
 
 

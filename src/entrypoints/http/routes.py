@@ -727,6 +727,23 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             content_type="application/xml",
         ),
         Route(
+            "POST",
+            "/orgs/{orgId}/transactions/{transactionId}/confirm",
+            t.confirm,
+            "Confirm a received document: its pending positive MLS is sent as AP (accepted "
+            "with confirmation) instead of AB.",
+            M,
+            "transactions",
+            response={
+                "type": "object",
+                "properties": {
+                    "transactionId": {"type": "string"},
+                    "mlsResponseCode": {"type": "string"},
+                },
+            },
+            errors=("AT-1090",),
+        ),
+        Route(
             "PUT",
             "/uploads/{token}",
             t.put_upload,

@@ -13,6 +13,7 @@ import attrs
 from aiohttp import BodyPartReader, web
 from dependency_injector.wiring import Provide, inject
 
+from application import exchange as exchange_cases
 from application import transactions
 from application.context import Context
 from application.exchange import Exchange, receive, record
@@ -247,6 +248,20 @@ async def business_document(
         kind=ArtefactType.BUSINESS_DOCUMENT,
     )
     return Reply(200, await _content(docs, a))
+
+
+@inject
+async def confirm(
+    req: Req, ctx: Context = Provide["context"], wake: object = Provide["sending_wake"]
+) -> Reply:
+    job = await exchange_cases.confirm(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
+    )
+    if callable(wake):
+        wake()
+    return Reply(
+        200, {"transactionId": req.path("transactionId"), "mlsResponseCode": job.mls_response_code}
+    )
 
 
 @inject

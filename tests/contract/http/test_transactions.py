@@ -309,3 +309,54 @@ async def test_an_unreachable_access_point_is_retried_then_failed(start_api):
     async with ctx.uow() as uow:
         stored = await uow.repository(TRANSACTIONS).get(uuid.UUID(body["transactionId"]))
     assert stored.attempts == 3
+
+
+async def test_a_confirmed_document_gets_an_ap_status(start_api, inbox):
+    api = await start_api(
+        "sqlite",
+        workers=True,
+        public=True,
+        webhook_allow_private_targets=True,
+        mls_confirm_seconds=30,
+    )
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    sender, receiver = f"0088:{gln(97)}", f"0088:{gln(98)}"
+    await receiving_participant(api, a, sender, ALICE)
+    await receiving_participant(api, b, receiver, BOB)
+    await api.call(
+        "POST",
+        f"/orgs/{a['id']}/webhooks",
+        as_=ALICE,
+        json={"url": inbox.url, "events": ["mls.received"]},
+    )
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND")
+    _, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={aps['items'][0]['id']}",
+        as_=ALICE,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+
+    async def arrived() -> Any:
+        _, page = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+        return page["items"]
+
+    (got,) = await until(arrived)
+    status, answer = await api.call(
+        "POST", f"/orgs/{b['id']}/transactions/{got['id']}/confirm", as_=BOB
+    )
+    assert status == 200 and answer["mlsResponseCode"] == "AP", answer
+    await until(lambda: _coro(inbox.events))
+    assert inbox.events[0]["payload"]["mlsResponseCode"] == "AP"
+    assert inbox.events[0]["payload"]["transactionId"] == body["transactionId"]
+    status, again = await api.call(
+        "POST", f"/orgs/{b['id']}/transactions/{got['id']}/confirm", as_=BOB
+    )
+    assert status == 409 and again["code"] == "AT-1090"
+    status, _ = await api.call(
+        "POST", f"/orgs/{a['id']}/transactions/{body['transactionId']}/confirm", as_=ALICE
+    )
+    assert status == 404  # only a received document can be confirmed
