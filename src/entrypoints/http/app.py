@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -59,8 +59,8 @@ def middleware(max_size: int) -> Middleware:
         handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
     ) -> web.StreamResponse:
         started = time.perf_counter()
-        given = request.headers.get("X-Request-Id", "")
-        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        given = request.headers.get("X-Request-Id")
+        request_id = given if given and _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = request_id
         try:
             response = await handler(request)

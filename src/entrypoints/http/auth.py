@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 from aiohttp import web
 
 from application import api_keys, users
-from application.access import Principal
+from application.access import Principal, authorise
 from application.context import Context
 from application.identity import Identity, TokenVerifier
 from domain.errors import Unauthorised
+from domain.roles import Role
 
 
 class Authenticator:
@@ -48,3 +50,8 @@ class Authenticator:
         raise Unauthorised(
             reason="no credentials: send 'Authorization: Bearer <token>' or 'X-Api-Key: <key>'"
         )
+
+    async def check(self, principal: Principal, org_id: uuid.UUID, role: Role) -> None:
+        """Whether ``principal`` holds ``role`` in ``org_id``; raises 403/404 errors if not."""
+        async with self._ctx.uow() as uow:
+            await authorise(uow, principal, org_id, role)

@@ -14,7 +14,13 @@ from aiohttp import web
 
 from application.access import Principal
 from application.listing import ListRequest
-from domain.errors import InvalidInput, MalformedBody, UnsupportedMediaType
+from domain.errors import (
+    DomainError,
+    ErrorKind,
+    InvalidInput,
+    MalformedBody,
+    UnsupportedMediaType,
+)
 from domain.roles import Role
 from entrypoints.http.converter import load_json, structure
 from entrypoints.http.views import View
@@ -146,6 +152,22 @@ async def read_body(request: web.Request, conv: cattrs.Converter, cls: type) -> 
 Authenticate = Callable[[web.Request], Awaitable[Principal]]
 
 
+_INPUT_ERRORS = frozenset({ErrorKind.INVALID, ErrorKind.UNSUPPORTED_MEDIA, ErrorKind.TOO_LARGE})
+
+
+async def _guard(
+    authenticate: Authenticate, request: web.Request, principal: Principal, role: Role
+) -> None:
+    check = getattr(authenticate, "check", None)
+    text = request.match_info.get("orgId", "")
+    try:
+        org_id = uuid.UUID(text)
+    except ValueError:
+        return
+    if check is not None:
+        await check(principal, org_id, role)
+
+
 def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -> Any:
     """The aiohttp handler of a route: authenticate, read the body, run, answer JSON."""
 
@@ -153,8 +175,15 @@ def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -
         principal = await authenticate(request) if route.role is not None else None
         if principal is not None and principal.key is not None:
             request[ORG_ID] = str(principal.key.org_id)
-        body = await read_body(request, conv, route.body) if route.body is not None else None
-        reply = await route.handler(Req(request, principal, body))
+        try:
+            body = await read_body(request, conv, route.body) if route.body is not None else None
+            reply = await route.handler(Req(request, principal, body))
+        except DomainError as e:
+            # a caller with no business in the organisation learns nothing from how the input
+            # is wrong: refuse them first
+            if e.kind in _INPUT_ERRORS and principal is not None and route.org_scoped:
+                await _guard(authenticate, request, principal, route.role or Role.ORGMEMBER)
+            raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body
         if isinstance(reply.body, bytes):  # already rendered JSON

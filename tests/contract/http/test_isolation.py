@@ -1,0 +1,104 @@
+"""The tenant-isolation matrix, generated from the route table so that no new route escapes
+it: every organisation-scoped route, called on organisation A by someone who does not belong
+there, answers 401/403/404 and shows nothing of A."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from domain.roles import Role
+from entrypoints.http.routes import routes
+
+from .test_participants import gln, participant
+
+ALICE, BOB, MEMBER = "alice@example.com", "bob@example.com", "member@example.com"
+ORG_ROUTES = [r for r in routes() if r.org_scoped and r.role is not None]
+
+
+def future(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture
+async def world(api):
+    a = await api.org(ALICE, legalName="Victim Holding AB")
+    b = await api.org(BOB, legal_id="5560360793")
+    member = await api.me(MEMBER)
+    await api.call(
+        "POST",
+        f"/orgs/{a['id']}/members",
+        as_=ALICE,
+        json={"userId": member["id"], "role": "orgmember"},
+    )
+    _, p = await participant(api, a["id"], f"0088:{gln(60)}")
+
+    async def key(org, who, **body):
+        status, made = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/api_keys",
+            as_=who,
+            json={"name": "k", "expires": future(3600), "role": "orgadmin", **body},
+        )
+        assert status == 201, made
+        return made["key"]
+
+    keys = {
+        "key of another org": await key(b, BOB),
+        "inactive key": await key(a, ALICE, isActive=False),
+        "expired key": await key(a, ALICE, expires=future(1)),
+    }
+    await asyncio.sleep(1.2)  # the short-lived key expires
+    return a, p, keys
+
+
+def fill(path: str, org_id: str, participant_id: str) -> str:
+    values = {"orgId": org_id, "participantId": participant_id}
+    return re.sub(r"{(\w+)}", lambda m: values.get(m.group(1), str(uuid.uuid4())), path)
+
+
+async def test_no_route_lets_an_outsider_in(api, world):
+    a, p, keys = world
+    callers = {
+        "no credentials": ({}, None, {401}),
+        "token of a user in another org": ({}, BOB, {403}),
+        "orgmember where orgadmin is required": ({}, MEMBER, {403}),
+        "key of another org": ({"X-Api-Key": keys["key of another org"]}, None, {403}),
+        "inactive key": ({"X-Api-Key": keys["inactive key"]}, None, {401}),
+        "expired key": ({"X-Api-Key": keys["expired key"]}, None, {401}),
+    }
+    checked = 0
+    for route in ORG_ROUTES:
+        path = fill(route.path, a["id"], p["id"])
+        for label, (headers, who, expected) in callers.items():
+            if label.startswith("orgmember") and route.role is not Role.ORGADMIN:
+                continue  # an orgmember may call orgmember routes
+            status, body = await api.call(
+                route.method,
+                path,
+                as_=who,
+                headers={**headers, "Content-Type": "application/json"},
+                data=b"{}" if route.method in ("POST", "PUT") else None,
+            )
+            assert status in expected, (route.method, route.path, label, status, body)
+            text = str(body)
+            assert a["legalName"] not in text and p["participantIdentifier"] not in text, (
+                route.path,
+                label,
+            )
+            checked += 1
+    assert checked >= 5 * len(ORG_ROUTES)
+
+
+async def test_a_resource_of_another_org_is_not_found(api, world):
+    _, p, _ = world
+    b_org = (await api.me(BOB))["memberships"][0]["orgId"]
+    for route in ORG_ROUTES:
+        if "{participantId}" not in route.path or route.method != "GET":
+            continue
+        status, body = await api.call(route.method, fill(route.path, b_org, p["id"]), as_=BOB)
+        assert status == 404, (route.path, body)
