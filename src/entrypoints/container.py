@@ -49,6 +49,7 @@ from entrypoints.http.app import build_app
 from entrypoints.http.auth import Authenticator
 from entrypoints.http.catalogue_handlers import RenderCache
 from entrypoints.http.converter import make_converter
+from entrypoints.http.metrics import Metrics
 
 
 def _directory(url: str) -> DirectoryPublisher:
@@ -111,6 +112,7 @@ class Container(containers.DeclarativeContainer):
             "entrypoints.http.smp_handlers",
             "entrypoints.http.webhook_handlers",
             "entrypoints.http.transaction_handlers",
+            "entrypoints.http.metrics",
         ]
     )
 
@@ -231,6 +233,7 @@ class Container(containers.DeclarativeContainer):
     sending_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
+    metrics = providers.Singleton(Metrics)
     authenticator = providers.Singleton(Authenticator, context, token_verifier)
 
     app = providers.Factory(
@@ -239,6 +242,7 @@ class Container(containers.DeclarativeContainer):
         converter=converter,
         authenticate=authenticator,
         max_body=config.max_body_bytes,
+        metrics=metrics,
     )
 
 

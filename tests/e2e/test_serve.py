@@ -113,6 +113,21 @@ def test_serve_walk_restart_and_everything_persists(tmp_path: Path) -> None:
             "PUT", f"/orgs/{org['id']}", root, {"organisationMode": "WHITELABEL"}
         )
         assert status == 200 and body["organisationMode"] == "WHITELABEL", body
+        status, key = server.call(
+            "POST",
+            f"/orgs/{org['id']}/api_keys",
+            alice,
+            {"name": "ci", "expires": "2999-01-01T00:00:00Z", "role": "orgadmin"},
+        )
+        assert status == 201, key
+        status, hook = server.call(
+            "POST",
+            f"/orgs/{org['id']}/webhooks",
+            alice,
+            {"url": "https://hooks.example.com/in", "events": ["webhook.test"]},
+        )
+        assert status == 201, hook
+        secrets = [key["key"], hook["secret"]]
     finally:
         server.stop()
 
@@ -130,4 +145,6 @@ def test_serve_walk_restart_and_everything_persists(tmp_path: Path) -> None:
     finally:
         server.stop()
     log = server.log.read_text()
-    assert alice not in log and root not in log  # tokens are never logged
+    assert '"route": "/orgs/{orgId}"' in log  # the access log is there...
+    for secret in (alice, root, *secrets):
+        assert secret not in log  # ...and no token, API key or webhook secret is in it

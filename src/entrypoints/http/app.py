@@ -16,6 +16,7 @@ from aiohttp import web
 from domain import errors
 from domain.errors import DomainError
 from entrypoints.http import openapi
+from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import (
     ORG_ID,
     REQUEST_ID,
@@ -52,7 +53,7 @@ def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> D
     return errors.Forbidden(reason=exc.reason) if exc.status == 403 else errors.DomainError()
 
 
-def middleware(max_size: int) -> Middleware:
+def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
     @web.middleware
     async def handle(
         request: web.Request,
@@ -74,6 +75,10 @@ def middleware(max_size: int) -> Middleware:
         except Exception:
             log.exception("unhandled error", extra={"request_id": request_id})
             response = error_response(errors.DomainError(), request_id)
+        if metrics is not None:
+            resource = request.match_info.route.resource
+            route = resource.canonical if resource is not None else "(unmatched)"
+            metrics.observe(request.method, route, response.status, time.perf_counter() - started)
         _access_log(request, response, started)
         return response
 
@@ -103,11 +108,12 @@ def build_app(
     converter: cattrs.Converter,
     authenticate: Authenticate,
     max_body: int,
+    metrics: Metrics | None = None,
     title: str = "fourcorner",
     version: str = "0.1.0",
 ) -> web.Application:
     table = list(routes)
-    app = web.Application(middlewares=[middleware(max_body)], client_max_size=max_body)
+    app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
     spec = dumps(openapi.document(table, title=title, version=version))
 
     async def openapi_json(request: web.Request) -> web.Response:

@@ -22,10 +22,10 @@ from application.webhooks import CreateWebhook, TriggerEvent, UpdateWebhook
 from domain.roles import Role
 from entrypoints.http import catalogue_handlers as c
 from entrypoints.http import handlers as h
+from entrypoints.http import metrics, views
 from entrypoints.http import network_handlers as n
 from entrypoints.http import smp_handlers as s
 from entrypoints.http import transaction_handlers as t
-from entrypoints.http import views
 from entrypoints.http import webhook_handlers as w
 from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
 
@@ -165,6 +165,16 @@ U, M, A, S = Role.USER, Role.ORGMEMBER, Role.ORGADMIN, Role.SUPERADMIN
 def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
     r: list[Route] = [
         Route("GET", "/healthz", h.healthz, "The process is up.", None, "health", response=_STATUS),
+        Route(
+            "GET",
+            "/metrics",
+            metrics.scrape,
+            "Prometheus metrics: requests, latency, transactions, deliveries, queue depths.",
+            None,
+            "health",
+            response={"type": "string"},
+            content_type="text/plain",
+        ),
         Route(
             "GET",
             "/readyz",

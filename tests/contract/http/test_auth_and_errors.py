@@ -100,3 +100,18 @@ async def test_pagination_walks_every_organisation_once(api):
             break
     operator = "00000000-0000-4000-8000-000000000001"  # the operator's own organisation
     assert seen == [operator, *ids]
+
+
+async def test_metrics_in_the_prometheus_text_format(api):
+    await api.org(ALICE)
+    await api.call("GET", "/users/me", as_=ALICE)
+    await api.call("GET", "/nowhere")
+    resp = await api.client.get("/metrics")
+    text = await resp.text()
+    assert resp.status == 200 and resp.content_type == "text/plain"
+    assert 'fourcorner_http_requests_total{method="GET",route="/users/me",status="200"} 1.0' in text
+    assert 'fourcorner_http_requests_total{method="POST",route="/orgs",status="201"} 1.0' in text
+    assert 'route="(unmatched)",status="404"' in text
+    assert "fourcorner_http_request_duration_seconds_bucket" in text
+    assert 'fourcorner_transactions{direction="TO_NETWORK",status="COMPLETED"} 0.0' in text
+    assert 'fourcorner_queue_depth{queue="webhook_deliveries"} 0.0' in text
