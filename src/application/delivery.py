@@ -99,11 +99,9 @@ class DeliveryWorker:
                 Query(where=(one_of(EVENTS, "id", sorted(map(str, wanted))),), limit=len(wanted))
             )
             events = {e.id: e for e in found.items}
-            jobs = []
-            for d in claimed:
-                leased = attrs.evolve(d, lease_until=now + self._settings.lease)
-                await deliveries.update(leased)
-                jobs.append(Job(leased, hooks[d.webhook_id], events.get(d.event_id)))
+            leased = [attrs.evolve(d, lease_until=now + self._settings.lease) for d in claimed]
+            await deliveries.update_many(leased)
+            jobs = [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
             await uow.commit()
         return jobs
 

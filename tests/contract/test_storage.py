@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.collections import ALL, API_KEYS, MEMBERS, ORGANISATIONS, USERS
+from application.collections import ALL, API_KEYS, DELIVERIES, MEMBERS, ORGANISATIONS, USERS
 from application.storage import Collection, Cursor, Query
 from domain.api_key import ApiKey
 from domain.errors import Conflict
@@ -25,6 +25,7 @@ from domain.member import Member, MemberStatus
 from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
 from domain.roles import Role
 from domain.user import User
+from domain.webhook import Delivery
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import Samples, StorageUnderTest
@@ -232,6 +233,45 @@ async def test_update_replaces_the_record(store: StorageUnderTest) -> None:
         assert await repo.first(legalName="Renamed") == changed
         assert await repo.first(legalName="Acme") == b
         assert await repo.count() == 2
+
+
+async def test_update_many_replaces_every_record(store: StorageUnderTest) -> None:
+    a, b, c = org("1"), org("2"), org("3")
+    await add_all(store, ORGANISATIONS, [a, b, c])
+    renamed = [attrs.evolve(x, legal_name=f"Renamed {i}") for i, x in enumerate((a, c))]
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).update_many(renamed)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert [await repo.get(x.id) for x in (a, b, c)] == [renamed[0], b, renamed[1]]
+        assert await repo.first(legalName="Renamed 1") == renamed[1]
+
+
+async def test_update_many_of_a_collection_without_unique_groups(store: StorageUnderTest) -> None:
+    """Such collections are written in one batch (executemany) by the SQL adapters."""
+    event = uuid.uuid4()
+    made = [
+        Delivery(uuid.uuid4(), event, uuid.uuid4(), uuid.uuid4(), T0, T0 + timedelta(minutes=i))
+        for i in range(5)
+    ]
+    await add_all(store, DELIVERIES, made)
+    leased = [attrs.evolve(d, lease_until=T0 + timedelta(hours=1)) for d in made[1:4]]
+    async with store.unit_of_work() as uow:
+        await uow.repository(DELIVERIES).update_many(leased)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        got = [await uow.repository(DELIVERIES).get(d.id) for d in made]
+    assert got == [made[0], *leased, made[4]]
+
+
+async def test_update_many_without_a_commit_changes_nothing(store: StorageUnderTest) -> None:
+    a = org("1")
+    await add_all(store, ORGANISATIONS, [a])
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).update_many([attrs.evolve(a, legal_name="Gone")])
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).get(a.id) == a
 
 
 async def test_an_update_onto_a_unique_group_conflicts_and_the_unit_carries_on(

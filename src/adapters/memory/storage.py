@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
@@ -150,6 +151,10 @@ class InMemoryRepository(Generic[T]):
         table = self._uow._write(self._c.name)
         self._check_unique(table, ident, row)
         self._put(table, ident, item, row)
+
+    async def update_many(self, items: Sequence[T]) -> None:
+        for item in items:
+            await self.update(item)
 
     def _put(self, table: _Table, ident: str, item: T, row: dict[str, Scalar]) -> None:
         table.items[ident] = item

@@ -304,6 +304,17 @@ class PostgresUnitOfWork:
             raise _translate(e) from e
         return cursor.rowcount
 
+    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> None:
+        conn = self._connection()
+        try:
+            if not self._in_transaction:
+                await conn.execute("BEGIN", prepare=False)
+                self._in_transaction = True
+            async with conn.cursor() as cursor:
+                await cursor.executemany(query, rows)  # pipelined: one round trip, about
+        except psycopg.Error as e:
+            raise _translate(e) from e
+
     async def _abandon(self, conn: Connection) -> None:
         self._in_transaction = False
         try:

@@ -34,6 +34,10 @@ class Executor(Protocol):
         unique constraint, and the unit of work must survive that (``Conflict``)."""
         ...
 
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Run one change for each of ``rows`` (none may break a unique constraint)."""
+        ...
+
 
 class SqlRepository(Generic[T]):
     def __init__(self, executor: Executor, table: Table, converter: JsonConverter) -> None:
@@ -100,6 +104,15 @@ class SqlRepository(Generic[T]):
             await self._x.write(self._t.upsert_sql, values, may_clash=bool(self._c.unique))
         except Conflict as e:
             raise Conflict(reason=await self._clash_reason(item, check_id=False)) from e
+
+    async def update_many(self, items: Sequence[T]) -> None:
+        if self._c.unique:  # a clash must name its record: one statement each
+            for item in items:
+                await self.update(item)
+            return
+        rows = [self._t.values(item, self._converter.dumps(item)) for item in items]
+        if rows:
+            await self._x.write_many(self._t.upsert_sql, rows)
 
     async def remove(self, ident: object) -> bool:
         return await self._x.write(self._t.delete_sql, (str(ident),), may_clash=False) > 0

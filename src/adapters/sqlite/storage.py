@@ -233,6 +233,13 @@ class SqliteUnitOfWork:
             raise self._failed(e) from e
 
 
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        try:
+            self._begun().executemany(sql, rows)
+        except sqlite3.Error as e:
+            raise self._failed(e) from e
+
+
 class _Migrations:
     """``adapters.sql.migrations.MigrationTarget`` on a SQLite connection."""
 
