@@ -73,6 +73,7 @@ class Settings:
     send_attempts: int = 3
     smp_lookup_url: str = ""
     mls_confirm_seconds: float = 0.0
+    send_lease_seconds: float = 120.0
 
     @property
     def database(self) -> str:

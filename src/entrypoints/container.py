@@ -90,6 +90,7 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
         retry_delays=tuple(timedelta(seconds=d) for d in settings.sending_delays),
         max_attempts=settings.send_attempts,
         confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
+        lease=timedelta(seconds=settings.send_lease_seconds),
     )
 
 
