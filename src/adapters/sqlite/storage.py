@@ -232,7 +232,6 @@ class SqliteUnitOfWork:
         except sqlite3.Error as e:
             raise self._failed(e) from e
 
-
     async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         try:
             self._begun().executemany(sql, rows)
