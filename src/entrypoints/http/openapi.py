@@ -81,7 +81,8 @@ def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]
 def _parameters(route: Route) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in re.findall(r"{(\w+)}", route.path):
-        schema = {"type": "string"} if name == "uid" else {"type": "string", "format": "uuid"}
+        is_uuid = name == "id" or name.endswith("Id")
+        schema = {"type": "string", "format": "uuid"} if is_uuid else {"type": "string"}
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     for q in route.query:
         schema: dict[str, Any] = dict(q.schema)

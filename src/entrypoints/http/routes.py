@@ -21,6 +21,7 @@ from application.users import UpdateUser
 from application.webhooks import CreateWebhook, TriggerEvent, UpdateWebhook
 from domain.roles import Role
 from entrypoints.http import catalogue_handlers as c
+from entrypoints.http import docs as d
 from entrypoints.http import handlers as h
 from entrypoints.http import metrics, views
 from entrypoints.http import network_handlers as n
@@ -165,6 +166,26 @@ U, M, A, S = Role.USER, Role.ORGMEMBER, Role.ORGADMIN, Role.SUPERADMIN
 def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
     r: list[Route] = [
         Route("GET", "/healthz", h.healthz, "The process is up.", None, "health", response=_STATUS),
+        Route(
+            "GET",
+            "/docs",
+            d.page,
+            "This API's documentation (Swagger UI over /openapi.json).",
+            None,
+            "health",
+            response={"type": "string"},
+            content_type="text/html",
+        ),
+        Route(
+            "GET",
+            "/docs/static/{name}",
+            d.asset,
+            "The documentation page's scripts and styles.",
+            None,
+            "health",
+            response={"type": "string"},
+            content_type="application/octet-stream",
+        ),
         Route(
             "GET",
             "/metrics",

@@ -1,5 +1,7 @@
 """The OpenAPI document lists exactly the routes that are served."""
 
+import pytest
+
 from entrypoints.http.routes import routes
 
 
@@ -24,3 +26,51 @@ async def test_error_codes_are_documented(api):
         assert code in doc["info"]["description"]
     op = doc["paths"]["/orgs/{orgId}"]["put"]
     assert "AT-1120" in op["description"] and "422" in op["responses"]
+
+
+async def test_the_docs_page_renders_the_document_from_packaged_assets(api):
+    resp = await api.client.get("/docs")
+    page = await resp.text()
+    assert resp.status == 200 and resp.content_type == "text/html"
+    assert "/openapi.json" in page and "https://" not in page  # no CDN
+    for asset in ("/docs/static/swagger-ui-bundle.js", "/docs/static/swagger-ui.css"):
+        assert asset in page
+        served = await api.client.get(asset)
+        assert served.status == 200 and len(await served.read()) > 10_000
+    assert (await api.client.get("/docs/static/..%2Fpyproject.toml")).status == 404
+    assert (await api.client.get("/docs/static/LICENSE")).status == 404
+
+
+async def test_a_browser_lists_the_operations(api, tmp_path):
+    """Headless Chromium loads /docs, runs Swagger UI and shows the operations."""
+    import asyncio
+    import os
+    import shutil
+
+    browser = shutil.which("chromium")
+    if browser is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is not installed (make test installs Debian's chromium)")
+        pytest.skip("chromium is not installed: apt-get install chromium")
+    url = str(api.client.make_url("/docs"))
+    proc = await asyncio.create_subprocess_exec(
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'chromium'}",
+        "--virtual-time-budget=15000",
+        "--dump-dom",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    dom = (await asyncio.wait_for(proc.communicate(), 90))[0].decode()
+    assert "swagger-ui" in dom
+    for shown in ("/orgs/{orgId}/participants", "/document_types", "Create an organisation"):
+        assert shown in dom, shown
