@@ -111,7 +111,7 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 str(route.status): {
                     "description": "Success",
                     "content": {
-                        "application/json": {"schema": _response_schema(route, components)}
+                        route.content_type: {"schema": _response_schema(route, components)}
                     },
                 }
             },

@@ -783,6 +783,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "transactions",
             response=_ACCEPTED,
             status=202,
+            errors=("AT-1022",),
         ),
         Route(
             "POST",
