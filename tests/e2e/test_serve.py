@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from sbd_factory import make_sbd
+
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
 
@@ -70,6 +72,16 @@ class Server:
             text=True,
         )
         return out.stdout.strip()
+
+    def call_raw(self, method: str, path: str, token: str, data: bytes) -> tuple[int, Any]:
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {token}")
+        req.add_header("Content-Type", "application/xml")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
 
     def call(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
         data = json.dumps(body).encode() if body is not None else None
@@ -128,6 +140,28 @@ def test_serve_walk_restart_and_everything_persists(tmp_path: Path) -> None:
         )
         assert status == 201, hook
         secrets = [key["key"], hook["secret"]]
+        # a document whose contents must not reach the log either
+        _, smps = server.call("GET", f"/orgs/{org['id']}/smps/alltouse", alice)
+        _, aps = server.call("GET", f"/orgs/{org['id']}/aps/alltouse", alice)
+        smp = next(x for x in smps["items"] if x["environment"] == "TEST")
+        ap = next(x for x in aps["items"] if x["environment"] == "TEST")
+        sender = "0088:7300010000001"
+        status, body = server.call(
+            "POST",
+            f"/orgs/{org['id']}/participants",
+            alice,
+            {"name": "S", "participantIdentifier": sender, "smpRef": smp["id"], "apRef": ap["id"]},
+        )
+        assert status == 201, body
+        marker = "SECRET-INVOICE-CONTENT-7f3a"
+        sbd = make_sbd(sender=sender).replace(
+            b"</Invoice>", f"<!-- {marker} --></Invoice>".encode()
+        )
+        status, body = server.call_raw(
+            "POST", f"/orgs/{org['id']}/transactions?ap={ap['id']}", alice, sbd
+        )
+        assert status == 202, body
+        secrets.append(marker)
     finally:
         server.stop()
 

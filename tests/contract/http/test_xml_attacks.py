@@ -12,7 +12,7 @@ import pytest
 from sbd_factory import make_sbd
 
 from .test_as4_endpoint import error_code, setup
-from .test_participants import ALICE, gln
+from .test_participants import ALICE, gln, whitelabel
 from .test_transactions import receiving_participant
 
 _SBD = make_sbd(sender="0088:7300010000001")
@@ -86,3 +86,27 @@ async def test_the_as4_endpoint_refuses_the_corpus(api, attack):
         "GET", f"/orgs/{b['id']}/transactions/from_network", as_="bob@example.com"
     )
     assert page["items"] == []
+
+
+@pytest.mark.parametrize("attack", sorted(CORPUS))
+async def test_certificate_uploads_refuse_the_corpus(api, attack):
+    org = await whitelabel(api)
+    text = CORPUS[attack][:200_000].decode("utf-8", errors="replace")
+    for field in ("certPem", "caChainPem", "privateKeyPem"):
+        body = {
+            "name": "x",
+            "service": "AP",
+            "environment": "test",
+            "certPem": "-",
+            "privateKeyPem": "-",
+        }
+        body[field] = text
+        status, answer = await api.call(
+            "POST", f"/orgs/{org['id']}/certificates", as_=ALICE, json=body
+        )
+        assert status == 400 and f"$.{field}" in [d["field"] for d in answer["details"]], (
+            field,
+            answer,
+        )
+    _, listed = await api.call("GET", f"/orgs/{org['id']}/certificates", as_=ALICE)
+    assert listed["items"] == []
