@@ -10,7 +10,7 @@ from domain.filtering import FieldType
 @attrs.frozen
 class Dialect:
     name: str
-    placeholder: str  # the driver's parameter marker
+    param: str  # the driver's parameter marker
     distinct: str  # NULL-safe "is not equal to"
     contains_fn: str  # substring position, 1-based, 0 when absent; ("", x) is 1
     text: str  # text columns compare byte-wise (code point order), as Python's str does
@@ -25,15 +25,15 @@ class Dialect:
         return self.text  # strings, enum values, UUIDs and sortable datetimes
 
     def contains(self, column: str) -> str:
-        return f"{self.contains_fn}({column}, {self.placeholder}) > 0"
+        return f"{self.contains_fn}({column}, {self.param}) > 0"
 
-    def placeholders(self, count: int) -> str:
-        return ", ".join([self.placeholder] * count)
+    def param_list(self, count: int) -> str:
+        return ", ".join([self.param] * count)
 
 
 SQLITE = Dialect(
     name="sqlite",
-    placeholder="?",
+    param="?",
     distinct="IS NOT",
     contains_fn="instr",
     text="TEXT",  # BINARY collation: memcmp over UTF-8
@@ -42,7 +42,7 @@ SQLITE = Dialect(
 
 POSTGRES = Dialect(
     name="postgres",
-    placeholder="%s",
+    param="%s",
     distinct="IS DISTINCT FROM",
     contains_fn="strpos",
     text='TEXT COLLATE "C"',

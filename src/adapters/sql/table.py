@@ -69,11 +69,11 @@ class Table:
         self.collection = collection
         self.dialect = dialect
         self.columns: Mapping[str, str] = columns
-        p = dialect.placeholder
+        p = dialect.param
         name = _q(collection.name)
         all_columns = [*columns.values(), "search_text", "data"]
         listed = ", ".join(map(_q, all_columns))
-        marks = dialect.placeholders(len(all_columns))
+        marks = dialect.param_list(len(all_columns))
         # Identifiers are checked against _IDENTIFIER above; values are always parameters.
         insert = f"INSERT INTO {name} ({listed}) VALUES ({marks})"  # noqa: S608
         updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in all_columns if c != "id")
@@ -110,7 +110,7 @@ class Table:
     # --- reads ---------------------------------------------------------------------------
 
     def _equals(self, equals: Mapping[str, object]) -> tuple[list[str], list[object]]:
-        p = self.dialect.placeholder
+        p = self.dialect.param
         clauses = [f"{self.column(field)} = {p}" for field in equals]
         return clauses, [sql_value(v) for v in equals.values()]
 
@@ -157,9 +157,9 @@ class Table:
             clauses.append(d.contains('"search_text"'))
             params.append(query.search.lower())
         if query.after is not None:
-            clauses.append(f'("created_at", "id") > ({d.placeholder}, {d.placeholder})')
+            clauses.append(f'("created_at", "id") > ({d.param}, {d.param})')
             params.extend((query.after.created_at, query.after.id))
-        sql = f"{self._select}{_where(clauses)}{self._order} LIMIT {d.placeholder}"
+        sql = f"{self._select}{_where(clauses)}{self._order} LIMIT {d.param}"
         return Statement(sql, tuple(params))
 
     def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
@@ -169,12 +169,12 @@ class Table:
         op = condition.op
         value = condition.stored_value
         d = self.dialect
-        p = d.placeholder
+        p = d.param
         if op is Op.IN:
             values = value if isinstance(value, tuple) else (value,)
             if not values:
                 return _NEVER, ()
-            return f"{column} IN ({d.placeholders(len(values))})", [sql_value(v) for v in values]
+            return f"{column} IN ({d.param_list(len(values))})", [sql_value(v) for v in values]
         if isinstance(value, tuple):
             return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
         if op is Op.EQ:
@@ -197,7 +197,7 @@ class Table:
 
     def clash(self, group: Sequence[str]) -> str:
         """Another record (id differs) with these values in a unique group."""
-        p = self.dialect.placeholder
+        p = self.dialect.param
         tests = " AND ".join(f"{self.column(field)} = {p}" for field in group)
         name = _q(self.collection.name)
         return f'SELECT 1 FROM {name} WHERE {tests} AND "id" <> {p} LIMIT 1'  # noqa: S608
