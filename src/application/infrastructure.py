@@ -18,12 +18,13 @@ from application.collections import (
     SMPS,
 )
 from application.context import Context
-from application.listing import ListRequest, build_query, equals
+from application.listing import ListRequest
 from application.ports import InspectedCertificate
+from application.scoped import list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain import infrastructure as infra
 from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
-from domain.errors import Detail, InUse, InvalidInput, NotFound
+from domain.errors import Detail, InUse, InvalidInput
 from domain.infrastructure import (
     OPERATOR_ORG_ID,
     AccessPoint,
@@ -137,20 +138,10 @@ def _check_profile(ctx: Context, profile: str) -> None:
         raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
 
 
-async def _own(uow: UnitOfWork, coll: Any, org_id: uuid.UUID, ident: uuid.UUID, what: str) -> Any:
-    found = await uow.repository(coll).get(ident)
-    if found is None or found.org_id != org_id:
-        raise NotFound(resource=what, ident=str(ident))
-    return found
-
-
 async def list_certificates(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[Certificate]:
-    query = build_query(CERTIFICATES, request, scope=(equals(CERTIFICATES, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(CERTIFICATES).list(query)
+    return await list_in_org(ctx, principal, org_id, CERTIFICATES, request)
 
 
 async def get_certificate(
@@ -158,7 +149,7 @@ async def get_certificate(
 ) -> Certificate:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        found: Certificate = await _own(uow, CERTIFICATES, org_id, cert_id, "certificate")
+        found: Certificate = await owned(uow, CERTIFICATES, org_id, cert_id, "certificate")
         return found
 
 
@@ -172,7 +163,7 @@ async def update_certificate(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         infra.require_whitelabel(access.org, "change certificates")
-        cert: Certificate = await _own(uow, CERTIFICATES, org_id, cert_id, "certificate")
+        cert: Certificate = await owned(uow, CERTIFICATES, org_id, cert_id, "certificate")
         changes = {k: v for k, v in attrs.asdict(cmd).items() if v is not None}
         cert = attrs.evolve(
             cert, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
@@ -191,7 +182,7 @@ async def delete_certificates(
         certs, aps = uow.repository(CERTIFICATES), uow.repository(ACCESS_POINTS)
         done = []
         for cid in dict.fromkeys(ids):
-            await _own(uow, CERTIFICATES, org_id, cid, "certificate")
+            await owned(uow, CERTIFICATES, org_id, cid, "certificate")
             user = await aps.first(certificateRef=cid)
             if user is not None:
                 raise InUse(
@@ -259,10 +250,7 @@ async def create_ap(
 async def list_aps(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[AccessPoint]:
-    query = build_query(ACCESS_POINTS, request, scope=(equals(ACCESS_POINTS, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(ACCESS_POINTS).list(query)
+    return await list_in_org(ctx, principal, org_id, ACCESS_POINTS, request)
 
 
 async def get_ap(
@@ -270,7 +258,7 @@ async def get_ap(
 ) -> AccessPoint:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        found: AccessPoint = await _own(uow, ACCESS_POINTS, org_id, ap_id, "access point")
+        found: AccessPoint = await owned(uow, ACCESS_POINTS, org_id, ap_id, "access point")
         return found
 
 
@@ -280,7 +268,7 @@ async def update_ap(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         infra.require_whitelabel(access.org, "change access points")
-        ap: AccessPoint = await _own(uow, ACCESS_POINTS, org_id, ap_id, "access point")
+        ap: AccessPoint = await owned(uow, ACCESS_POINTS, org_id, ap_id, "access point")
         if cmd.certificate_ref is not None:
             await _ap_certificate(uow, org_id, cmd.certificate_ref, ap.environment)
         changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
@@ -303,7 +291,7 @@ async def delete_aps(
         infra.require_whitelabel(access.org, "delete access points")
         done = []
         for aid in dict.fromkeys(ids):
-            await _own(uow, ACCESS_POINTS, org_id, aid, "access point")
+            await owned(uow, ACCESS_POINTS, org_id, aid, "access point")
             user = await uow.repository(PARTICIPANTS).first(apRef=aid)
             if user is not None:
                 raise InUse(

@@ -17,8 +17,9 @@ from application.collections import (
     SMP_REGISTRATIONS,
 )
 from application.context import Context
-from application.listing import ListRequest, build_query, equals
+from application.listing import ListRequest
 from application.publishing import check_supported, registration
+from application.scoped import list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain.errors import Conflict, Detail, InvalidInput, NotFound
 from domain.infrastructure import AccessPoint, Smp
@@ -162,10 +163,7 @@ async def create(
 
 
 async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
-    found = await uow.repository(PARTICIPANTS).get(pid)
-    if found is None or found.org_id != org_id:
-        raise NotFound(resource="participant", ident=str(pid))
-    return found
+    return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
@@ -177,10 +175,7 @@ async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.U
 async def list_participants(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[Participant]:
-    query = build_query(PARTICIPANTS, request, scope=(equals(PARTICIPANTS, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(PARTICIPANTS).list(query)
+    return await list_in_org(ctx, principal, org_id, PARTICIPANTS, request)
 
 
 async def update(

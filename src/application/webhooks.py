@@ -14,7 +14,8 @@ import attrs
 from application.access import Principal, authorise
 from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
-from application.listing import ListRequest, build_query, condition, equals
+from application.listing import ListRequest, condition
+from application.scoped import list_in_org, owned
 from application.storage import Page, Query, UnitOfWork
 from domain import webhook as rules
 from domain.clock import iso
@@ -94,10 +95,7 @@ async def create(
 
 
 async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
-    found = await uow.repository(WEBHOOKS).get(ident)
-    if found is None or found.org_id != org_id:
-        raise NotFound(resource="webhook", ident=str(ident))
-    return found
+    return await owned(uow, WEBHOOKS, org_id, ident, "webhook")
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
@@ -109,10 +107,7 @@ async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid
 async def list_webhooks(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[Webhook]:
-    query = build_query(WEBHOOKS, request, scope=(equals(WEBHOOKS, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(WEBHOOKS).list(query)
+    return await list_in_org(ctx, principal, org_id, WEBHOOKS, request)
 
 
 async def update(
@@ -205,10 +200,7 @@ async def trigger_test(
 async def list_events(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[Event]:
-    query = build_query(EVENTS, request, scope=(equals(EVENTS, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(EVENTS).list(query)
+    return await list_in_org(ctx, principal, org_id, EVENTS, request)
 
 
 async def get_event(
