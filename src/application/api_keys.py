@@ -88,7 +88,7 @@ async def authenticate(ctx: Context, presented: str) -> Principal:
     """The principal of an ``X-Api-Key``: active, unexpired, and its creator still a user."""
     if not presented.startswith(KEY_PREFIX) or len(presented) > 200:
         raise Unauthorised(reason="the API key is not valid")
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         record = await uow.repository(API_KEYS).first(keyHash=api_key.hash_key(presented))
         if record is None or not record.usable_at(ctx.clock()):
             raise Unauthorised(reason="the API key is not valid, inactive or expired")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import attrs
 
 from application.ports import CertificateInspector, DirectoryPublisher, KeySealer, SmpRegistrar
-from application.storage import UnitOfWorkFactory
+from application.storage import UnitOfWork, UnitOfWorkFactory
 from domain.catalogue import Catalogue
 
 
@@ -30,11 +30,19 @@ class Network:
 
 @attrs.frozen
 class Context:
+    """``uow``: units of work that read and write; ``reader``: units of work that only read,
+    possibly from recently committed records kept in memory (``Storage.reader``; ``uow`` when
+    not given). Use ``reads()`` for a request that changes nothing."""
+
     uow: UnitOfWorkFactory
     catalogue: Catalogue
     network: Network | None = None
     clock: Callable[[], datetime] = system_clock
     new_id: Callable[[], uuid.UUID] = uuid.uuid4
+    reader: UnitOfWorkFactory | None = None
+
+    def reads(self) -> UnitOfWork:
+        return (self.reader or self.uow)()
 
     @property
     def net(self) -> Network:

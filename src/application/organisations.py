@@ -154,7 +154,7 @@ async def _view(uow: UnitOfWork, org: Organisation) -> OrganisationView:
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> OrganisationView:
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         return await _view(uow, (await authorise(uow, principal, org_id, Role.ORGADMIN)).org)
 
 

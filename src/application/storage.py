@@ -121,6 +121,12 @@ class Repository(Protocol[T]):
         (``SELECT ... FOR UPDATE``), for read-modify-write of records several workers touch."""
         ...
 
+    async def lock_many(self, idents: Sequence[object]) -> builtins.list[T]:
+        """The records with these ids (those that exist), in id order, each held as ``lock``
+        holds one. Taking them in one order keeps two units of work that lock overlapping
+        sets from deadlocking."""
+        ...
+
     async def first(self, **equals: object) -> T | None:
         """The first record (in list order) whose columns equal the given values."""
         ...
@@ -181,6 +187,14 @@ class Storage(Protocol):
     """A storage adapter's life cycle: open (and migrate), check, close."""
 
     def unit_of_work(self) -> UnitOfWork: ...
+
+    def reader(self) -> UnitOfWork:
+        """A unit of work that only reads. ``get``/``first``/``all`` may be answered from
+        records this process keeps: never older than this process's last commit, and on a
+        store shared by several processes at most a moment (the adapter says how long) behind
+        another process's commit. Writing, ``lock`` and ``claim`` raise ``RuntimeError``:
+        read-modify-write belongs in ``unit_of_work()``, which always reads the store."""
+        ...
 
     async def open(self) -> None: ...
 

@@ -41,6 +41,10 @@ class UpdateUser:
 async def sign_in(ctx: Context, identity: Identity) -> User:
     """The user behind a verified token; created from its claims on the first call."""
     role = Role.SUPERADMIN if identity.superadmin else Role.USER
+    async with ctx.reads() as reading:
+        user = await reading.repository(USERS).get(identity.subject)
+    if user is not None and user.role is role and user.email == identity.email:
+        return user
     async with ctx.uow() as uow:
         users = uow.repository(USERS)
         user = await users.get(identity.subject)
@@ -70,7 +74,7 @@ async def sign_in(ctx: Context, identity: Identity) -> User:
 
 async def me(ctx: Context, principal: Principal) -> Me:
     user = principal.require_user()
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         user = await uow.repository(USERS).get(user.id) or user
         members = await uow.repository(MEMBERS).all(userRef=user.id, status=MemberStatus.ACTIVE)
         orgs = uow.repository(ORGANISATIONS)

@@ -7,20 +7,22 @@ from datetime import UTC, datetime
 
 def utc(dt: datetime) -> datetime:
     """The same instant in UTC; a naive datetime is taken to be UTC already."""
+    if dt.tzinfo is UTC:
+        return dt
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC)
 
 
 def iso(dt: datetime) -> str:
-    """``2026-01-02T10:00:00.123Z``: millisecond precision, UTC, ``Z``."""
-    dt = utc(dt)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    """``2026-01-02T10:00:00.123Z``: millisecond precision (truncated), UTC, ``Z``."""
+    # isoformat of a UTC datetime ends in "+00:00"; it is several times faster than strftime
+    return utc(dt).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def sortable(dt: datetime) -> str:
     """A fixed-width microsecond UTC form whose string order is time order (for storage keys)."""
-    return utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return utc(dt).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse(text: str) -> datetime:

@@ -82,6 +82,8 @@ class FieldSpec:
 
 def storable(value: object) -> Scalar:
     """A value in the form storage columns hold: datetimes as sortable text, enums by value."""
+    if type(value) is str:  # the most frequent case, and an enum may subclass str
+        return value
     if isinstance(value, datetime):
         return clock.sortable(value)
     if isinstance(value, enum.Enum):

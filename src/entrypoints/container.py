@@ -50,6 +50,7 @@ from entrypoints.http.auth import Authenticator
 from entrypoints.http.catalogue_handlers import RenderCache
 from entrypoints.http.converter import make_converter
 from entrypoints.http.metrics import Metrics
+from entrypoints.http.routing import dependencies
 
 
 def _directory(url: str) -> DirectoryPublisher:
@@ -105,17 +106,8 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
 
 
 class Container(containers.DeclarativeContainer):
-    wiring_config = containers.WiringConfiguration(
-        modules=[
-            "entrypoints.http.handlers",
-            "entrypoints.http.catalogue_handlers",
-            "entrypoints.http.network_handlers",
-            "entrypoints.http.smp_handlers",
-            "entrypoints.http.webhook_handlers",
-            "entrypoints.http.transaction_handlers",
-            "entrypoints.http.metrics",
-        ]
-    )
+    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` resolves
+    those once and binds them (``entrypoints.http.routing.bind``)."""
 
     config = providers.Configuration(strict=True)
 
@@ -169,7 +161,11 @@ class Container(containers.DeclarativeContainer):
         ap_host=config.access_point_host,
     )
     context = providers.Singleton(
-        Context, uow=storage.provided.unit_of_work, catalogue=catalogue, network=network
+        Context,
+        uow=storage.provided.unit_of_work,
+        reader=storage.provided.reader,
+        catalogue=catalogue,
+        network=network,
     )
     smp_reader = providers.Singleton(
         SmpReader,
@@ -237,9 +233,10 @@ class Container(containers.DeclarativeContainer):
     metrics = providers.Singleton(Metrics)
     authenticator = providers.Singleton(Authenticator, context, token_verifier)
 
+    route_table = providers.Singleton(routes.routes, config.smp_prefix, config.as4_prefix)
     app = providers.Factory(
         build_app,
-        routes=providers.Callable(routes.routes, config.smp_prefix, config.as4_prefix),
+        routes=route_table,
         converter=converter,
         authenticate=authenticator,
         max_body=config.max_body_bytes,
@@ -261,9 +258,15 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     container.settings.override(providers.Object(settings))
     for name, value in overrides.items():
         getattr(container, name).override(providers.Object(value))
-    # Container() already wired the handler modules (wiring_config); wiring again would wrap
-    # every handler twice.
     return container
+
+
+def _provider(container: Container, name: str) -> Any:
+    """The provider a ``Provide["name"]`` marker names (``config.x.y`` included)."""
+    provider: Any = container
+    for part in name.split("."):
+        provider = getattr(provider, part)
+    return provider
 
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
@@ -280,7 +283,13 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
         sender = await resolve(container.sending_worker)
         container.delivery_wake.override(providers.Object(deliverer.wake))
         container.sending_wake.override(providers.Object(sender.wake))
-    app = await resolve(container.app)
+    provided = {
+        name: await resolve(_provider(container, name))
+        for name in dependencies(container.route_table())
+    }
+    app = container.app(provided=provided)
+    if inspect.isawaitable(app):
+        app = await app
 
     async def start(_: web.Application) -> None:
         if workers:

@@ -19,8 +19,15 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
+from adapters.sql.cache import CACHED_COLLECTIONS
 from application.collections import ALL
 from application.storage import Collection, Cursor, Query, Repository, UnitOfWork
 from domain.errors import Conflict
@@ -30,6 +37,8 @@ if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import OpenStorage, Samples, StorageUnderTest
 
 COLLECTIONS = st.sampled_from(ALL)
+# the collections the SQL adapters' readers answer from their record cache, drawn more often
+CACHED = st.sampled_from([c for c in ALL if c.name in CACHED_COLLECTIONS])
 Work = Callable[[UnitOfWork], Awaitable[Any]]
 
 
@@ -62,6 +71,7 @@ class StorageComparison(RuleBasedStateMachine):
             self.subjects.append(self.runner.run(open_storage(kind)))
         self.known: dict[str, list[Any]] = defaultdict(list)  # ids ever added, per collection
         self.touched: dict[str, Collection[Any]] = {}  # the others are empty everywhere
+        self.probes: list[tuple[Collection[Any], Any, str, Any]] = []  # reader look-ups
 
     def teardown(self) -> None:
         try:
@@ -164,6 +174,57 @@ class StorageComparison(RuleBasedStateMachine):
             )
 
         self.agree(work, commit=False)
+
+    @rule(collection=CACHED | COLLECTIONS, data=st.data())
+    def look_up_through_a_reader(self, collection: Collection[Any], data: st.DataObject) -> None:
+        """``reader()`` units of work (answered from the SQL adapters' record cache for some
+        collections) see exactly what the store holds; the look-up is repeated after every
+        later step (``readers_see_every_commit``), so a stale cached answer shows."""
+        items = self.contents(collection)
+        name = data.draw(st.sampled_from(sorted(collection.columns)), label="column")
+        spec = collection.columns[name]
+        values = [spec.get(i) for i in items]
+        value = data.draw(st.sampled_from(values) if values else st.none(), label="value")
+        ident = data.draw(st.sampled_from(self.known[collection.name] or [uuid.uuid4()]))
+        self.probes = [*self.probes[-4:], (collection, ident, name, value)]
+        self.readers_see_every_commit()
+
+    @precondition(lambda self: bool(self.probes))
+    @rule(data=st.data())
+    def change_a_probed_record(self, data: st.DataObject) -> None:
+        """Replace or remove the record a reader looked up, so a stale answer would show."""
+        collection, ident, _, _ = data.draw(st.sampled_from(self.probes), label="probe")
+        if data.draw(st.booleans(), label="remove"):
+            self.agree(lambda uow: uow.repository(collection).remove(ident))
+            return
+        item = data.draw(self.samples.records(collection), label="item")
+        if type(_ident(collection, item)) is not type(ident):
+            return  # a probe by an id of the wrong type (found nothing)
+        item = attrs.evolve(item, id=ident)
+        self.touched[collection.name] = collection
+        self.agree(lambda uow: uow.repository(collection).update(item))
+
+    @invariant()
+    def readers_see_every_commit(self) -> None:
+        for collection, ident, name, value in self.probes:
+
+            async def look(
+                uow: UnitOfWork,
+                c: Collection[Any] = collection,
+                ident: Any = ident,
+                equals: dict[str, Any] = {name: value},  # noqa: B006  # read only
+            ) -> tuple[Any, ...]:
+                repo = uow.repository(c)
+                return (await repo.get(ident), await repo.first(**equals), await repo.all(**equals))
+
+            async def read(subject: StorageUnderTest, look: Work = look) -> Any:
+                async with subject.storage.reader() as reader:
+                    return await look(reader)
+
+            expected = self.runner.run(self._attempt(self.subjects[0], look, False))[1]
+            for subject in self.subjects:
+                got = self.runner.run(read(subject))
+                assert got == expected, f"{subject.kind}'s reader answered {got!r}"
 
     @rule(collection=COLLECTIONS, data=st.data())
     def list_pages(self, collection: Collection[Any], data: st.DataObject) -> None:

@@ -36,6 +36,11 @@ class InMemoryStorage:
     def unit_of_work(self) -> InMemoryUnitOfWork:
         return InMemoryUnitOfWork(self)
 
+    def reader(self) -> InMemoryUnitOfWork:
+        """Reads the committed tables without waiting for the unit-of-work lock: a commit
+        replaces whole tables, so a reader never sees half of one."""
+        return InMemoryUnitOfWork(self, reading=True)
+
     async def open(self) -> None:
         return None
 
@@ -50,12 +55,14 @@ class InMemoryStorage:
 
 
 class InMemoryUnitOfWork:
-    def __init__(self, storage: InMemoryStorage) -> None:
+    def __init__(self, storage: InMemoryStorage, *, reading: bool = False) -> None:
         self._storage = storage
         self._working: dict[str, _Table] = {}
+        self.reading = reading
 
     async def __aenter__(self) -> Self:
-        await self._storage._lock.acquire()
+        if not self.reading:
+            await self._storage._lock.acquire()
         self._working = {}
         return self
 
@@ -66,7 +73,8 @@ class InMemoryUnitOfWork:
         tb: TracebackType | None,
     ) -> None:
         self._working = {}
-        self._storage._lock.release()
+        if not self.reading:
+            self._storage._lock.release()
 
     async def commit(self) -> None:
         self._storage._tables.update(self._working)
@@ -82,6 +90,8 @@ class InMemoryUnitOfWork:
         return self._working.get(name) or self._storage._table(name)
 
     def _write(self, name: str) -> _Table:
+        if self.reading:
+            raise RuntimeError("a reader() unit of work cannot write")
         if name not in self._working:
             self._working[name] = self._storage._table(name).copy()
         return self._working[name]
@@ -115,7 +125,15 @@ class InMemoryRepository(Generic[T]):
         return [table.items[i] for i in keys]
 
     async def lock(self, ident: object) -> T | None:
+        if self._uow.reading:
+            raise RuntimeError("a reader() unit of work cannot lock records")
         return await self.get(ident)  # units of work never overlap here
+
+    async def lock_many(self, idents: Sequence[object]) -> list[T]:
+        if self._uow.reading:
+            raise RuntimeError("a reader() unit of work cannot lock records")
+        items = self._uow._read(self._c.name).items
+        return [items[i] for i in sorted({str(i) for i in idents}) if i in items]
 
     async def first(self, **equals: object) -> T | None:
         found = self._matching(equals)
@@ -163,6 +181,8 @@ class InMemoryRepository(Generic[T]):
 
     async def remove(self, ident: object) -> bool:
         key = str(ident)
+        if self._uow.reading:
+            raise RuntimeError("a reader() unit of work cannot write")
         if key not in self._uow._read(self._c.name).items:
             return False
         table = self._uow._write(self._c.name)
@@ -170,6 +190,8 @@ class InMemoryRepository(Generic[T]):
         return True
 
     async def claim(self, query: Query) -> list[T]:
+        if self._uow.reading:
+            raise RuntimeError("a reader() unit of work cannot lock records")
         # units of work run one at a time here, so nothing else can hold these records
         return (await self.list(query)).items
 

@@ -19,6 +19,13 @@ possible:
   ``update`` that may clash with a unique group runs inside a savepoint, pipelined with it,
   so a ``Conflict`` leaves the unit of work usable, as in the other adapters.
 
+``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
+process's ``RecordCache``: a commit that wrote one of them sends ``pg_notify`` on the
+``fourcorner_records`` channel (pipelined with ``COMMIT``, so no extra round trip), and a
+listener connection of every process (``LISTEN``, TCP keepalives on) clears the named
+collections when the notification arrives. While the listener is down the cache is suspended.
+A reader takes a pooled connection only when something misses the cache.
+
 The SQL text of every statement depends only on its shape, so psycopg prepares each one on a
 connection after ``prepare_threshold`` uses; transaction control (``BEGIN``, ``COMMIT``,
 savepoints) is never prepared, which would only cost a round trip. ``psycopg.errors.UniqueViolation`` becomes
@@ -29,7 +36,11 @@ exhausted, server shutting down) becomes ``domain.errors.ServiceUnavailable``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import re
+import uuid
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -40,6 +51,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from adapters.sql import migrations
+from adapters.sql.cache import RecordCache
 from adapters.sql.codec import make_converter
 from adapters.sql.dialect import POSTGRES
 from adapters.sql.migrations import Migration
@@ -53,6 +65,9 @@ Connection = psycopg.AsyncConnection[Any]
 
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SAVEPOINT = "fourcorner_write"
+CHANNEL = "fourcorner_records"
+_NOTIFY = "SELECT pg_notify(%s, %s)"
+log = logging.getLogger("fourcorner.storage")
 
 
 def _translate(e: psycopg.Error) -> DomainError:
@@ -73,7 +88,8 @@ class PostgresStorage:
 
     ``schema``: keep the tables in this schema (created when missing) by setting the
     connections' ``search_path``; otherwise the server's default applies. ``timeout``
-    bounds opening the pool and waiting for a free connection, in seconds.
+    bounds opening the pool and waiting for a free connection, in seconds. ``cache``: keep
+    records for ``reader()`` units of work (module docstring).
     """
 
     def __init__(
@@ -84,6 +100,7 @@ class PostgresStorage:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 10.0,
+        cache: bool = True,
     ) -> None:
         if schema is not None and not _SCHEMA.match(schema):
             raise ValueError(f"schema {schema!r} is not a plain identifier")
@@ -95,13 +112,73 @@ class PostgresStorage:
         self._pool: AsyncConnectionPool[Connection] | None = None
         self._tables = Tables(POSTGRES)
         self._converter = make_converter()
+        # suspended until the listener is connected
+        self._cache = RecordCache(enabled=False) if cache else None
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._sender = uuid.uuid4().hex[:12]
 
     @property
     def schema(self) -> str | None:
         return self._schema
 
+    @property
+    def cache(self) -> RecordCache | None:
+        return self._cache
+
     def unit_of_work(self) -> PostgresUnitOfWork:
         return PostgresUnitOfWork(self)
+
+    def reader(self) -> PostgresUnitOfWork:
+        return PostgresUnitOfWork(self, reading=True)
+
+    @property
+    def listening(self) -> bool:
+        """Whether the record cache's listener is connected (the cache in use)."""
+        return self._listening.is_set()
+
+    async def wait_listening(self) -> None:
+        await self._listening.wait()
+
+    def _channel_payload(self, collections: set[str]) -> str:
+        """``<schema>:<sender>:<collections>``: listeners of other schemas ignore it, and so
+        does this storage's own (its commits cleared the cache already)."""
+        return f"{self._schema or ''}:{self._sender}:{','.join(sorted(collections))}"
+
+    async def _listen(self, cache: RecordCache) -> None:
+        """Clear cached collections as other processes' commits are announced; reconnect with
+        a growing pause when the connection fails, the cache suspended meanwhile."""
+        pause = 0.1
+        kwargs = self._connect_kwargs() | {
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 2,
+            "keepalives_count": 2,
+            "application_name": f"fourcorner-listener:{self._schema or ''}",
+        }
+        schema = f"{self._schema or ''}:"
+        own = f"{schema}{self._sender}:"
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._url, connect_timeout=max(1, int(self._timeout)), **kwargs
+                )
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    cache.resume()
+                    self._listening.set()
+                    pause = 0.1
+                    async for note in conn.notifies():
+                        payload = note.payload
+                        if payload.startswith(schema) and not payload.startswith(own):
+                            cache.invalidate(payload.rpartition(":")[2].split(","))
+            except (psycopg.Error, OSError) as e:
+                log.warning("the record cache's listener lost its connection: %s", e)
+            finally:
+                self._listening.clear()
+                cache.suspend()
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
 
     def _connect_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"autocommit": True}
@@ -135,6 +212,8 @@ class PostgresStorage:
                 raise _translate(e) from e
             raise
         self._pool = pool
+        if self._cache is not None:
+            self._listener = asyncio.create_task(self._listen(self._cache))
 
     async def migrate(self) -> list[Migration]:
         """Apply the pending migrations (for ``fourcorner migrate``); return those applied.
@@ -168,6 +247,11 @@ class PostgresStorage:
             raise _translate(e) from e
 
     async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -179,21 +263,33 @@ class PostgresStorage:
 
 
 class PostgresUnitOfWork:
-    def __init__(self, storage: PostgresStorage) -> None:
+    """``reading``: a ``reader()`` unit of work (cached reads, no writes, a connection only
+    when a read misses)."""
+
+    def __init__(self, storage: PostgresStorage, *, reading: bool = False) -> None:
         self._storage = storage
+        self._reading = reading
+        self._cache = storage._cache if reading else None
         self._pool: AsyncConnectionPool[Connection] | None = None
         self._conn: Connection | None = None
         self._in_transaction = False
+        self._written: set[str] = set()
 
     async def __aenter__(self) -> Self:
         pool = self._storage._open_pool()
-        try:
-            self._conn = await pool.getconn()
-        except psycopg.Error as e:
-            raise _translate(e) from e
         self._pool = pool
         self._in_transaction = False
+        self._written = set()
+        if not self._reading:
+            await self._acquire(pool)
         return self
+
+    async def _acquire(self, pool: AsyncConnectionPool[Connection]) -> Connection:
+        try:
+            conn = self._conn = await pool.getconn()
+        except psycopg.Error as e:
+            raise _translate(e) from e
+        return conn
 
     async def __aexit__(
         self,
@@ -204,6 +300,7 @@ class PostgresUnitOfWork:
         conn, pool = self._conn, self._pool
         self._conn = self._pool = None
         self._in_transaction = False
+        self._written = set()
         if conn is None or pool is None:
             return
         try:
@@ -215,28 +312,60 @@ class PostgresUnitOfWork:
             await pool.putconn(conn)
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
-        return SqlRepository(self, self._storage._tables(collection), self._storage._converter)
+        storage = self._storage
+        return SqlRepository(self, storage._tables(collection), storage._converter, self._cache)
 
     def _connection(self) -> Connection:
         if self._conn is None:
             raise RuntimeError("a unit of work is used inside `async with uow:` only")
         return self._conn
 
+    async def _connected(self) -> Connection:
+        if self._conn is not None:
+            return self._conn
+        if self._pool is None:
+            raise RuntimeError("a unit of work is used inside `async with uow:` only")
+        return await self._acquire(self._pool)
+
+    def wrote(self, collection: str) -> None:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        cache = self._storage._cache
+        if cache is not None and cache.holds(collection):
+            self._written.add(collection)
+
     async def commit(self) -> None:
+        if self._reading:
+            return
         conn = self._connection()
         if not self._in_transaction:
             return
         self._in_transaction = False
+        written, self._written = self._written, set()
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
                 # COMMIT would quietly roll back; say so instead.
                 await conn.execute("ROLLBACK", prepare=False)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
-            await conn.execute("COMMIT", prepare=False)
+            if written:
+                # announced in the transaction: delivered to the listeners at commit
+                payload = self._storage._channel_payload(written)
+                async with conn.pipeline():
+                    await conn.execute(_NOTIFY, (CHANNEL, payload))
+                    await conn.execute("COMMIT", prepare=False)
+            else:
+                await conn.execute("COMMIT", prepare=False)
         except psycopg.Error as e:
             raise _translate(e) from e
+        finally:
+            if written and self._storage._cache is not None:
+                # also when COMMIT's outcome is unknown (connection lost)
+                self._storage._cache.invalidate(written)
 
     async def rollback(self) -> None:
+        self._written = set()
+        if self._conn is None and self._reading:
+            return
         conn = self._connection()
         self._in_transaction = False
         if conn.info.transaction_status is TransactionStatus.IDLE:
@@ -249,7 +378,12 @@ class PostgresUnitOfWork:
     async def fetch(
         self, query: str, params: Sequence[object], *, locking: bool = False
     ) -> list[tuple[Any, ...]]:
-        conn = self._connection()
+        if self._reading:
+            if locking:
+                raise RuntimeError("a reader() unit of work cannot lock records")
+            conn = await self._connected()
+        else:
+            conn = self._connection()
         if locking and not self._in_transaction:
             # Row locks last as long as the transaction: without one they would end with
             # the statement. Begin it with this query, in one round trip.
@@ -270,6 +404,8 @@ class PostgresUnitOfWork:
             raise _translate(e) from e
 
     async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
         if not self._in_transaction:
             try:
@@ -305,6 +441,8 @@ class PostgresUnitOfWork:
         return cursor.rowcount
 
     async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> None:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
         try:
             if not self._in_transaction:

@@ -13,6 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from cattrs.preconf.json import JsonConverter
 
+from adapters.sql.cache import RecordCache
 from adapters.sql.table import Table, sql_value
 from application.storage import Page, Query, page_of
 from domain.errors import Conflict
@@ -38,13 +39,27 @@ class Executor(Protocol):
         """Run one change for each of ``rows`` (none may break a unique constraint)."""
         ...
 
+    def wrote(self, collection: str) -> None:
+        """A change to ``collection`` is about to run: its cached records go at commit."""
+        ...
+
 
 class SqlRepository(Generic[T]):
-    def __init__(self, executor: Executor, table: Table, converter: JsonConverter) -> None:
+    """``cache``: answer ``get``/``first``/``all`` from it (a reading unit of work's repository
+    of a cached collection; see ``adapters.sql.cache``)."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        table: Table,
+        converter: JsonConverter,
+        cache: RecordCache | None = None,
+    ) -> None:
         self._x = executor
         self._t = table
         self._c = table.collection
         self._converter = converter
+        self._cache = cache if cache is not None and cache.holds(table.name) else None
 
     def _load(self, data: str) -> T:
         cache = self._t.decoded
@@ -59,18 +74,31 @@ class SqlRepository(Generic[T]):
     async def _all(self, sql: str, params: Sequence[object], *, locking: bool = False) -> list[T]:
         return [self._load(row[0]) for row in await self._x.fetch(sql, params, locking=locking)]
 
+    async def _read(self, sql: str, params: tuple[object, ...]) -> Sequence[T]:
+        cache = self._cache
+        if cache is None:
+            return await self._all(sql, params)
+        name = self._t.name
+        key = (sql, params)
+        found: tuple[T, ...] | None = cache.get(name, key)
+        if found is None:
+            generation = cache.generation(name)
+            found = tuple(await self._all(sql, params))
+            cache.put(name, key, found, generation)
+        return found
+
     async def get(self, ident: object) -> T | None:
-        rows = await self._x.fetch(self._t.get_sql, (str(ident),))
-        return self._load(rows[0][0]) if rows else None
+        found = await self._read(self._t.get_sql, (str(ident),))
+        return found[0] if found else None
 
     async def first(self, **equals: object) -> T | None:
         statement = self._t.select(equals, first=True)
-        found = await self._all(statement.sql, statement.params)
+        found = await self._read(statement.sql, statement.params)
         return found[0] if found else None
 
     async def all(self, **equals: object) -> list[T]:
         statement = self._t.select(equals)
-        return await self._all(statement.sql, statement.params)
+        return list(await self._read(statement.sql, statement.params))
 
     async def count(self, **equals: object) -> int:
         statement = self._t.count(equals)
@@ -86,12 +114,19 @@ class SqlRepository(Generic[T]):
         found = await self._all(statement.sql, statement.params, locking=True)
         return found[0] if found else None
 
+    async def lock_many(self, idents: Sequence[object]) -> builtins.list[T]:
+        if not idents:
+            return []
+        statement = self._t.lock_many(idents)
+        return await self._all(statement.sql, statement.params, locking=True)
+
     async def claim(self, query: Query) -> builtins.list[T]:
         statement = self._t.claim(query)
         return await self._all(statement.sql, statement.params, locking=True)
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))
+        self._x.wrote(self._t.name)
         # ON CONFLICT DO NOTHING: a clash leaves the transaction usable, in PostgreSQL too.
         if await self._x.write(self._t.insert_sql, values, may_clash=False) == 0:
             raise Conflict(reason=await self._clash_reason(item, check_id=True))
@@ -100,6 +135,7 @@ class SqlRepository(Generic[T]):
         """Replace the record with the item's id (inserting it when absent, as the memory
         adapter does); ``Conflict`` when another record holds one of its unique groups."""
         values = self._t.values(item, self._converter.dumps(item))
+        self._x.wrote(self._t.name)
         try:
             await self._x.write(self._t.upsert_sql, values, may_clash=bool(self._c.unique))
         except Conflict as e:
@@ -112,9 +148,11 @@ class SqlRepository(Generic[T]):
             return
         rows = [self._t.values(item, self._converter.dumps(item)) for item in items]
         if rows:
+            self._x.wrote(self._t.name)
             await self._x.write_many(self._t.upsert_sql, rows)
 
     async def remove(self, ident: object) -> bool:
+        self._x.wrote(self._t.name)
         return await self._x.write(self._t.delete_sql, (str(ident),), may_clash=False) > 0
 
     async def _clash_reason(self, item: T, *, check_id: bool) -> str:

@@ -39,6 +39,8 @@ def column_name(field: str) -> str:
 
 def sql_value(value: object) -> object:
     """A parameter in stored form; booleans are the integers 0 and 1 in both dialects."""
+    if type(value) is str:
+        return value
     stored = storable(value)
     return int(stored) if isinstance(stored, bool) else stored
 
@@ -138,6 +140,14 @@ class Table:
         statement = self.select({"id": ident}, first=True)
         lock = " FOR UPDATE" if self.dialect.skip_locked else ""
         return Statement(statement.sql + lock, statement.params)
+
+    def lock_many(self, idents: Sequence[object]) -> Statement:
+        """The records with these ids, in id order, locked for this transaction."""
+        values = sorted({str(i) for i in idents})
+        marks = self.dialect.param_list(len(values))
+        lock = " FOR UPDATE" if self.dialect.skip_locked else ""
+        sql = f'{self._select} WHERE "id" IN ({marks}) ORDER BY "id"{lock}'
+        return Statement(sql, tuple(values))
 
     def claim(self, query: Query) -> Statement:
         """Up to ``query.limit`` records, locked for this transaction, skipping locked ones

@@ -14,6 +14,12 @@ adapter: read, decide, write, commit, and talk to the outside world afterwards. 
 another process's write lock (up to the busy timeout) also blocks the loop; one process per
 database file is the intended use.
 
+``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
+process's ``RecordCache``. A commit of this process that wrote one of them clears it; another
+process's commits are noticed by ``PRAGMA data_version`` at the start of every reader, which
+then clears everything. A reader whose read misses takes the unit-of-work lock for that read
+only (so it must not be opened inside another unit of work of the same task).
+
 Driver errors are translated here: a unique clash becomes ``domain.errors.Conflict``, every
 other ``sqlite3.Error`` (a locked or unreadable database, a full disk) becomes
 ``domain.errors.ServiceUnavailable``; no ``sqlite3`` exception crosses the port.
@@ -30,6 +36,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from adapters.sql import migrations
+from adapters.sql.cache import RecordCache
 from adapters.sql.codec import make_converter
 from adapters.sql.dialect import SQLITE
 from adapters.sql.migrations import Migration
@@ -57,12 +64,34 @@ def _translate(e: sqlite3.Error) -> DomainError:
 class SqliteStorage:
     """All state in one SQLite file at ``path`` (its directory is created when missing)."""
 
-    def __init__(self, path: str | pathlib.Path) -> None:
+    def __init__(self, path: str | pathlib.Path, *, cache: bool = True) -> None:
         self._path = pathlib.Path(path)
         self._conn: sqlite3.Connection | None = None
         self._lock = asyncio.Lock()
         self._tables = Tables(SQLITE)
         self._converter = make_converter()
+        self._cache = RecordCache() if cache else None
+        self._data_version: int | None = None
+
+    @property
+    def cache(self) -> RecordCache | None:
+        return self._cache
+
+    def reader(self) -> SqliteReader:
+        return SqliteReader(self)
+
+    def _notice_other_writers(self) -> None:
+        """Clear the cache if another connection committed since the last look."""
+        cache = self._cache
+        if cache is None:
+            return
+        try:
+            version = self._connection().execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error as e:
+            raise _translate(e) from e
+        if version != self._data_version:
+            self._data_version = version
+            cache.invalidate_all()
 
     @property
     def path(self) -> pathlib.Path:
@@ -145,10 +174,12 @@ class SqliteUnitOfWork:
         self._conn: sqlite3.Connection | None = None
         self._begun_here = False  # this unit of work opened the transaction now open
         self._lost = False  # SQLite rolled the transaction back itself (disk full, I/O)
+        self._written: set[str] = set()  # cached collections this transaction changed
 
     async def __aenter__(self) -> Self:
         await self._storage._lock.acquire()
         self._begun_here = self._lost = False
+        self._written = set()
         try:
             self._conn = self._storage._connection()
         except BaseException:
@@ -169,14 +200,25 @@ class SqliteUnitOfWork:
             self._storage._lock.release()
 
     async def commit(self) -> None:
-        if self._lost:
-            self._lost = False
-            raise ServiceUnavailable(reason="the transaction failed and was rolled back")
-        self._end("COMMIT")
+        written, self._written = self._written, set()
+        try:
+            if self._lost:
+                self._lost = False
+                raise ServiceUnavailable(reason="the transaction failed and was rolled back")
+            self._end("COMMIT")
+        finally:
+            if written and self._storage._cache is not None:
+                self._storage._cache.invalidate(written)
 
     async def rollback(self) -> None:
         self._lost = False
+        self._written = set()
         self._end("ROLLBACK")
+
+    def wrote(self, collection: str) -> None:
+        cache = self._storage._cache
+        if cache is not None and cache.holds(collection):
+            self._written.add(collection)
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
         return SqlRepository(self, self._storage._tables(collection), self._storage._converter)
@@ -237,6 +279,56 @@ class SqliteUnitOfWork:
             self._begun().executemany(sql, rows)
         except sqlite3.Error as e:
             raise self._failed(e) from e
+
+
+class SqliteReader:
+    """A ``reader()`` unit of work: a cache hit takes no lock; a miss reads under the
+    unit-of-work lock, outside any transaction, so only committed records are cached."""
+
+    def __init__(self, storage: SqliteStorage) -> None:
+        self._storage = storage
+
+    async def __aenter__(self) -> Self:
+        self._storage._notice_other_writers()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def commit(self) -> None:
+        return None
+
+    async def rollback(self) -> None:
+        return None
+
+    def repository(self, collection: Collection[T]) -> SqlRepository[T]:
+        storage = self._storage
+        return SqlRepository(self, storage._tables(collection), storage._converter, storage._cache)
+
+    async def fetch(
+        self, sql: str, params: Sequence[object], *, locking: bool = False
+    ) -> list[tuple[Any, ...]]:
+        if locking:
+            raise RuntimeError("a reader() unit of work cannot lock records")
+        async with self._storage._lock:
+            try:
+                return self._storage._connection().execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise _translate(e) from e
+
+    async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
+        raise RuntimeError("a reader() unit of work cannot write")
+
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        raise RuntimeError("a reader() unit of work cannot write")
+
+    def wrote(self, collection: str) -> None:
+        raise RuntimeError("a reader() unit of work cannot write")
 
 
 class _Migrations:

@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import cattrs
@@ -109,9 +109,11 @@ def build_app(
     authenticate: Authenticate,
     max_body: int,
     metrics: Metrics | None = None,
+    provided: Mapping[str, Any] | None = None,
     title: str = "fourcorner",
     version: str = "0.1.0",
 ) -> web.Application:
+    """``provided``: the container's objects that the handlers name (``routing.dependencies``)."""
     table = list(routes)
     app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
     spec = dumps(openapi.document(table, title=title, version=version))
@@ -121,7 +123,9 @@ def build_app(
 
     app.router.add_get("/openapi.json", openapi_json)
     for route in table:
-        app.router.add_route(route.method, route.path, endpoint(route, converter, authenticate))
+        app.router.add_route(
+            route.method, route.path, endpoint(route, converter, authenticate, provided)
+        )
     return app
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from application import catalogue as use
 from domain.catalogue import Catalogue
@@ -39,7 +39,6 @@ def _listing(result: use.Listing) -> dict[str, object]:
     return {"items": result.items, "nextCursor": result.next_cursor}
 
 
-@inject
 async def list_document_types(
     req: Req,
     catalogue: Catalogue = Provide["catalogue"],
@@ -54,12 +53,10 @@ async def list_document_types(
     return Reply(200, body)
 
 
-@inject
 async def get_document_type(req: Req, catalogue: Catalogue = Provide["catalogue"]) -> Reply:
     return Reply(200, use.get_document_type(catalogue, req.path("id")))
 
 
-@inject
 async def list_schemes(
     req: Req,
     catalogue: Catalogue = Provide["catalogue"],
@@ -72,7 +69,6 @@ async def list_schemes(
     return Reply(200, body)
 
 
-@inject
 async def get_constants(req: Req, catalogue: Catalogue = Provide["catalogue"]) -> Reply:
     key = req.raw.query.get("key")
     if key is None:

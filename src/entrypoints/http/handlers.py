@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 import cattrs
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from application import api_keys, members, organisations, users
 from application.context import Context
@@ -74,7 +74,6 @@ async def healthz(req: Req) -> Reply:
     return Reply(200, {"status": "ok"})
 
 
-@inject
 async def readyz(req: Req, storage: Storage = Provide["storage"]) -> Reply:
     await storage.ping()
     return Reply(200, {"status": "ready"})
@@ -83,7 +82,6 @@ async def readyz(req: Req, storage: Storage = Provide["storage"]) -> Reply:
 # --- organisations -------------------------------------------------------------------------
 
 
-@inject
 async def create_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -91,7 +89,6 @@ async def create_org(
     return Reply(201, org_view(conv, organisations.OrganisationView(org, [])))
 
 
-@inject
 async def list_orgs(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -100,7 +97,6 @@ async def list_orgs(
     return Reply(200, {"items": items, "nextCursor": result.next_cursor})
 
 
-@inject
 async def get_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -108,7 +104,6 @@ async def get_org(
     return Reply(200, org_view(conv, org))
 
 
-@inject
 async def update_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -134,14 +129,12 @@ def me_view(conv: cattrs.Converter, me: users.Me) -> dict[str, Any]:
     return views.ME.dump(conv, me.user, memberships=memberships)
 
 
-@inject
 async def get_me(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     return Reply(200, me_view(conv, await users.me(ctx, req.caller)))
 
 
-@inject
 async def update_user(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -149,13 +142,11 @@ async def update_user(
     return Reply(200, me_view(conv, await users.me(ctx, req.caller)))
 
 
-@inject
 async def delete_users(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await users.delete_many(ctx, req.caller, list(req.body.ids))
     return Reply(200, {"ids": done})
 
 
-@inject
 async def join_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -163,7 +154,6 @@ async def join_org(
     return Reply(201, views.MEMBER.dump(conv, member))
 
 
-@inject
 async def leave_org(req: Req, ctx: Context = Provide["context"]) -> Reply:
     member = await users.leave(ctx, req.caller, req.path("uid"), _org_id(req.body.org_id))
     return Reply(200, {"ids": [str(member.id)]})
@@ -181,21 +171,18 @@ async def _list_members(
     return Reply(200, page(conv, views.MEMBER, result))
 
 
-@inject
 async def list_members(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     return await _list_members(req, ctx, conv, MemberStatus.ACTIVE)
 
 
-@inject
 async def list_pending(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     return await _list_members(req, ctx, conv, MemberStatus.PENDING)
 
 
-@inject
 async def create_member(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -209,17 +196,14 @@ async def _decide(req: Req, ctx: Context, approve: bool) -> Reply:
     return Reply(200, {"ids": [str(m.id) for m in done]})
 
 
-@inject
 async def approve_members(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return await _decide(req, ctx, True)
 
 
-@inject
 async def reject_members(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return await _decide(req, ctx, False)
 
 
-@inject
 async def get_member(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -227,7 +211,6 @@ async def get_member(
     return Reply(200, views.MEMBER.dump(conv, member))
 
 
-@inject
 async def update_member(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -237,7 +220,6 @@ async def update_member(
     return Reply(200, views.MEMBER.dump(conv, member))
 
 
-@inject
 async def delete_member(req: Req, ctx: Context = Provide["context"]) -> Reply:
     member = await members.delete(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("memberId")
@@ -248,7 +230,6 @@ async def delete_member(req: Req, ctx: Context = Provide["context"]) -> Reply:
 # --- API keys ------------------------------------------------------------------------------
 
 
-@inject
 async def create_api_key(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -256,7 +237,6 @@ async def create_api_key(
     return Reply(201, views.NEW_API_KEY.dump(conv, new.record, key=new.key))
 
 
-@inject
 async def list_api_keys(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -264,7 +244,6 @@ async def list_api_keys(
     return Reply(200, page(conv, views.API_KEY, result))
 
 
-@inject
 async def delete_api_key(req: Req, ctx: Context = Provide["context"]) -> Reply:
     record = await api_keys.revoke(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("keyId"))
     return Reply(200, {"ids": [str(record.id)]})

@@ -4,7 +4,7 @@ histograms (recorded by the middleware), and figures read from storage at each s
 from __future__ import annotations
 
 from aiohttp import web
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -48,12 +48,21 @@ class Metrics:
             registry=self.registry,
         )
 
+        # the labelled children, looked up once each: ``labels()`` takes a lock per call
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.requests.labels(method, route, str(status)).inc()
-        self.latency.labels(method, route).observe(seconds)
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (
+                self.requests.labels(method, route, str(status)),
+                self.latency.labels(method, route),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
 
-@inject
 async def scrape(
     req: Req, ctx: Context = Provide["context"], metrics: Metrics = Provide["metrics"]
 ) -> Reply:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import cattrs
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from application import infrastructure, participants
 from application.context import Context
@@ -16,7 +16,6 @@ def _items(conv: cattrs.Converter, view: views.View, items: list[object]) -> dic
     return {"items": [view.dump(conv, i) for i in items], "nextCursor": None}
 
 
-@inject
 async def smps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -24,7 +23,6 @@ async def smps_to_use(
     return Reply(200, _items(conv, views.SMP, list(smps)))
 
 
-@inject
 async def aps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -35,7 +33,6 @@ async def aps_to_use(
 # --- certificates ---------------------------------------------------------------------------
 
 
-@inject
 async def create_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -45,7 +42,6 @@ async def create_certificate(
     return Reply(201, views.CERTIFICATE.dump(conv, cert))
 
 
-@inject
 async def list_certificates(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -55,7 +51,6 @@ async def list_certificates(
     return Reply(200, page(conv, views.CERTIFICATE, result))
 
 
-@inject
 async def get_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -65,7 +60,6 @@ async def get_certificate(
     return Reply(200, views.CERTIFICATE.dump(conv, cert))
 
 
-@inject
 async def update_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -75,7 +69,6 @@ async def update_certificate(
     return Reply(200, views.CERTIFICATE.dump(conv, cert))
 
 
-@inject
 async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await infrastructure.delete_certificates(
         ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
@@ -86,7 +79,6 @@ async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Re
 # --- access points --------------------------------------------------------------------------
 
 
-@inject
 async def create_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -94,7 +86,6 @@ async def create_ap(
     return Reply(201, views.ACCESS_POINT.dump(conv, ap))
 
 
-@inject
 async def list_aps(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -102,7 +93,6 @@ async def list_aps(
     return Reply(200, page(conv, views.ACCESS_POINT, result))
 
 
-@inject
 async def get_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -110,7 +100,6 @@ async def get_ap(
     return Reply(200, views.ACCESS_POINT.dump(conv, ap))
 
 
-@inject
 async def update_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -120,7 +109,6 @@ async def update_ap(
     return Reply(200, views.ACCESS_POINT.dump(conv, ap))
 
 
-@inject
 async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await infrastructure.delete_aps(
         ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
@@ -131,7 +119,6 @@ async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
 # --- participants ---------------------------------------------------------------------------
 
 
-@inject
 async def create_participant(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -139,7 +126,6 @@ async def create_participant(
     return Reply(201, views.PARTICIPANT.dump(conv, p))
 
 
-@inject
 async def list_participants(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -149,7 +135,6 @@ async def list_participants(
     return Reply(200, page(conv, views.PARTICIPANT, result))
 
 
-@inject
 async def get_participant(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -159,7 +144,6 @@ async def get_participant(
     return Reply(200, views.PARTICIPANT.dump(conv, p))
 
 
-@inject
 async def update_participant(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -169,7 +153,6 @@ async def update_participant(
     return Reply(200, views.PARTICIPANT.dump(conv, p))
 
 
-@inject
 async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await participants.delete_many(
         ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
@@ -177,7 +160,6 @@ async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Re
     return Reply(200, {"ids": done})
 
 
-@inject
 async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await participants.request_publication(
         ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
@@ -185,7 +167,6 @@ async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Re
     return Reply(200, {"ids": done})
 
 
-@inject
 async def get_supported(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -195,7 +176,6 @@ async def get_supported(
     return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])
 
 
-@inject
 async def set_supported(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:

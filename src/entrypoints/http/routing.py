@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import json
+import functools
+import inspect
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 import cattrs
+import orjson
 from aiohttp import web
+from dependency_injector.wiring import Provide
 
 from application.access import Principal
 from application.listing import ListRequest
@@ -129,8 +132,33 @@ class Route:
         return self.method.lower() + "_" + "_".join(w for w in words if w)
 
 
+def _markers(handler: Handler) -> dict[str, str]:
+    """The handler's parameters that default to a container marker (``Provide["name"]``)."""
+    return {
+        name: str(param.default.provider)
+        for name, param in inspect.signature(handler).parameters.items()
+        if isinstance(param.default, Provide)
+    }
+
+
+def dependencies(routes: Iterable[Route]) -> set[str]:
+    """The container providers that the handlers of ``routes`` name."""
+    return {name for route in routes for name in _markers(route.handler).values()}
+
+
+def bind(handler: Handler, provided: Mapping[str, Any]) -> Handler:
+    """``handler`` with each ``Provide["name"]`` default replaced by ``provided[name]``.
+
+    Handlers declare what they need from the container as ``Provide`` defaults; the app is
+    built once those objects exist (singletons, all of them), so they are bound here once
+    instead of being looked up by ``@inject`` on every call."""
+    bound = {param: provided[name] for param, name in _markers(handler).items()}
+    return functools.partial(handler, **bound) if bound else handler
+
+
 def dumps(body: Any) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact UTF-8 JSON (orjson: several times faster than ``json`` on every answer)."""
+    return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
 
 def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> web.Response:
@@ -168,8 +196,15 @@ async def _guard(
         await check(principal, org_id, role)
 
 
-def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -> Any:
-    """The aiohttp handler of a route: authenticate, read the body, run, answer JSON."""
+def endpoint(
+    route: Route,
+    conv: cattrs.Converter,
+    authenticate: Authenticate,
+    provided: Mapping[str, Any] | None = None,
+) -> Any:
+    """The aiohttp handler of a route: authenticate, read the body, run, answer JSON.
+    ``provided``: the container's objects the handler names (``bind``)."""
+    run = bind(route.handler, provided or {})
 
     async def handle(request: web.Request) -> web.StreamResponse:
         principal = await authenticate(request) if route.role is not None else None
@@ -177,7 +212,7 @@ def endpoint(route: Route, conv: cattrs.Converter, authenticate: Authenticate) -
             request[ORG_ID] = str(principal.key.org_id)
         try:
             body = await read_body(request, conv, route.body) if route.body is not None else None
-            reply = await route.handler(Req(request, principal, body))
+            reply = await run(Req(request, principal, body))
         except DomainError as e:
             # a caller with no business in the organisation learns nothing from how the input
             # is wrong: refuse them first

@@ -7,7 +7,7 @@ they are read from the raw path, so they are decoded exactly once.
 from __future__ import annotations
 
 from aiohttp import web
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from adapters.smp.reader import SmpReader
 from domain.errors import NotFound
@@ -26,7 +26,6 @@ def _xml(body: bytes) -> Reply:
     return Reply(200, web.Response(body=body, content_type=XML, charset="utf-8"))
 
 
-@inject
 async def service_group(
     req: Req,
     reader: SmpReader = Provide["smp_reader"],
@@ -38,7 +37,6 @@ async def service_group(
     return _xml(await reader.service_group(segments[0]))
 
 
-@inject
 async def service_metadata(
     req: Req,
     reader: SmpReader = Provide["smp_reader"],
@@ -50,7 +48,6 @@ async def service_metadata(
     return _xml(await reader.service_metadata(segments[0], segments[2]))
 
 
-@inject
 async def business_card(
     req: Req,
     reader: SmpReader = Provide["smp_reader"],

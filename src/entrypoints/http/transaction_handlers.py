@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 from aiohttp import BodyPartReader, web
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from application import exchange as exchange_cases
 from application import transactions
@@ -112,7 +112,6 @@ async def _intake(
     )
 
 
-@inject
 async def post_transaction(
     req: Req,
     ctx: Context = Provide["context"],
@@ -122,7 +121,6 @@ async def post_transaction(
     return await _intake(req, ctx, docs, req.caller, req.path_uuid("orgId"), _ap(req), wake)
 
 
-@inject
 async def upload_url(
     req: Req,
     ctx: Context = Provide["context"],
@@ -141,7 +139,6 @@ def _grant_json(grant: UploadGrant) -> dict[str, Any]:
     return {k: (str(v) if isinstance(v, uuid.UUID) else v) for k, v in attrs.asdict(grant).items()}
 
 
-@inject
 async def put_upload(
     req: Req,
     ctx: Context = Provide["context"],
@@ -175,17 +172,14 @@ async def _list(req: Req, ctx: Context, direction: Direction) -> Reply:
     )
 
 
-@inject
 async def from_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return await _list(req, ctx, Direction.FROM_NETWORK)
 
 
-@inject
 async def to_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return await _list(req, ctx, Direction.TO_NETWORK)
 
 
-@inject
 async def get_transaction(req: Req, ctx: Context = Provide["context"]) -> Reply:
     tx = await transactions.get(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
@@ -203,7 +197,6 @@ def artefact_view(a: Artefact) -> dict[str, Any]:
     }
 
 
-@inject
 async def list_artefacts(req: Req, ctx: Context = Provide["context"]) -> Reply:
     found = await transactions.artefacts(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
@@ -222,7 +215,6 @@ async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
     )
 
 
-@inject
 async def artefact_content(
     req: Req, ctx: Context = Provide["context"], docs: Documents = Provide["documents"]
 ) -> Reply:
@@ -236,7 +228,6 @@ async def artefact_content(
     return Reply(200, await _content(docs, a))
 
 
-@inject
 async def business_document(
     req: Req, ctx: Context = Provide["context"], docs: Documents = Provide["documents"]
 ) -> Reply:
@@ -250,7 +241,6 @@ async def business_document(
     return Reply(200, await _content(docs, a))
 
 
-@inject
 async def confirm(
     req: Req, ctx: Context = Provide["context"], wake: object = Provide["sending_wake"]
 ) -> Reply:
@@ -264,7 +254,6 @@ async def confirm(
     )
 
 
-@inject
 async def as4_inbound(
     req: Req,
     ctx: Context = Provide["context"],

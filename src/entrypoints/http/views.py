@@ -17,6 +17,8 @@ from domain.user import User
 from domain.webhook import Event, Webhook
 from entrypoints.http.converter import camel, object_schema
 
+_MEMO_SIZE = 1024
+
 
 @attrs.frozen
 class View:
@@ -31,15 +33,26 @@ class View:
     tag: str | None = None
     omit: frozenset[str] = frozenset()
     extra: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    # the last records dumped, by identity: records are immutable, and the storage adapters'
+    # caches hand out the same record objects request after request
+    _memo: dict[int, tuple[Any, dict[str, Any]]] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
 
     def dump(self, conv: cattrs.Converter, obj: Any, **extra: Any) -> dict[str, Any]:
+        memo = self._memo
+        known = memo.get(id(obj))
+        if known is not None and known[0] is obj:
+            return {**known[1], **extra}
         data: dict[str, Any] = conv.unstructure(obj)
         for hidden in self.omit:
             data.pop(camel(hidden), None)
         if self.tag is not None:
             data["type"] = self.tag
-        data.update(extra)
-        return data
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[id(obj)] = (obj, data)  # holding obj keeps its id from being reused
+        return {**data, **extra}
 
     def schema(self, components: dict[str, Any]) -> dict[str, Any]:
         if self.name not in components:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import cattrs
-from dependency_injector.wiring import Provide, inject
+from dependency_injector.wiring import Provide
 
 from application import webhooks
 from application.context import Context
@@ -13,7 +13,6 @@ from entrypoints.http.handlers import page, uuid_list
 from entrypoints.http.routing import Reply, Req
 
 
-@inject
 async def create_webhook(
     req: Req,
     ctx: Context = Provide["context"],
@@ -24,7 +23,6 @@ async def create_webhook(
     return Reply(201, views.NEW_WEBHOOK.dump(conv, new.record, secret=new.secret))
 
 
-@inject
 async def list_webhooks(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -32,7 +30,6 @@ async def list_webhooks(
     return Reply(200, page(conv, views.WEBHOOK, result))
 
 
-@inject
 async def get_webhook(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -40,7 +37,6 @@ async def get_webhook(
     return Reply(200, views.WEBHOOK.dump(conv, hook))
 
 
-@inject
 async def update_webhook(
     req: Req,
     ctx: Context = Provide["context"],
@@ -53,7 +49,6 @@ async def update_webhook(
     return Reply(200, views.WEBHOOK.dump(conv, hook))
 
 
-@inject
 async def delete_webhooks(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await webhooks.delete_many(
         ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
@@ -61,7 +56,6 @@ async def delete_webhooks(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return Reply(200, {"ids": done})
 
 
-@inject
 async def trigger_test_event(
     req: Req,
     ctx: Context = Provide["context"],
@@ -74,7 +68,6 @@ async def trigger_test_event(
     return Reply(200, views.EVENT.dump(conv, event))
 
 
-@inject
 async def list_events(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
@@ -82,7 +75,6 @@ async def list_events(
     return Reply(200, page(conv, views.EVENT, result))
 
 
-@inject
 async def get_event(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:

@@ -1,0 +1,228 @@
+"""``Storage.reader()``: units of work that only read, answered from the SQL adapters' record
+cache. Each must see every commit that finished before it began (another process's on
+PostgreSQL within the notification's delay), never an uncommitted write, and refuse to write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import psycopg
+import pytest
+
+from application.collections import DELIVERIES, ORGANISATIONS, USERS
+from application.storage import Query
+from domain.organisation import UserRef
+from domain.roles import Role
+from domain.user import User
+
+if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
+    from conftest import OpenStorage, StorageUnderTest
+
+T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
+SQL_ADAPTERS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def user(name: str = "Ann", ident: str = "u-1") -> User:
+    me = UserRef(ident)
+    return User(
+        id=ident,
+        email=f"{ident}@example.com",
+        name=name,
+        role=Role.USER,
+        terms_accepted_at=T0,
+        created_at=T0,
+        created_by=me,
+        last_modified_at=T0,
+        last_modified_by=me,
+    )
+
+
+async def save(subject: StorageUnderTest, item: User) -> None:
+    async with subject.unit_of_work() as uow:
+        await uow.repository(USERS).update(item)
+        await uow.commit()
+
+
+async def name_seen(subject: StorageUnderTest, ident: str = "u-1") -> str | None:
+    async with subject.storage.reader() as reader:
+        found = await reader.repository(USERS).get(ident)
+        again = await reader.repository(USERS).first(email=f"{ident}@example.com")
+        assert found == again
+    return None if found is None else found.name
+
+
+async def test_a_reader_sees_every_commit_of_its_own_process(store: StorageUnderTest) -> None:
+    assert await name_seen(store) is None
+    await save(store, user("Ann"))
+    assert await name_seen(store) == "Ann"
+    assert await name_seen(store) == "Ann"  # a hit, on the SQL adapters
+    await save(store, user("Bea"))
+    assert await name_seen(store) == "Bea"
+    async with store.unit_of_work() as uow:
+        await uow.repository(USERS).remove("u-1")
+        await uow.commit()
+    assert await name_seen(store) is None
+
+
+async def test_a_rolled_back_write_is_never_seen(store: StorageUnderTest) -> None:
+    await save(store, user("Ann"))
+    assert await name_seen(store) == "Ann"
+    async with store.unit_of_work() as uow:
+        await uow.repository(USERS).update(user("Bea"))
+        await uow.rollback()
+    assert await name_seen(store) == "Ann"
+
+
+async def test_a_reader_does_not_see_an_uncommitted_write(store: StorageUnderTest) -> None:
+    """Read while another unit of work holds an uncommitted change (SQLite: the reader waits
+    for it to end), so nothing uncommitted can enter the cache."""
+    await save(store, user("Ann"))
+    async with store.unit_of_work() as uow:
+        await uow.repository(USERS).update(user("Uncommitted"))
+        reading = asyncio.create_task(name_seen(store))
+        await asyncio.sleep(0.05)
+        await uow.rollback()
+    assert await reading == "Ann"
+    assert await name_seen(store) == "Ann"
+
+
+async def test_a_reader_refuses_to_write_or_lock(store: StorageUnderTest) -> None:
+    await save(store, user("Ann"))
+    async with store.storage.reader() as reader:
+        users = reader.repository(USERS)
+        for attempt in (
+            lambda: users.add(user("X", "u-2")),
+            lambda: users.update(user("X")),
+            lambda: users.remove("u-1"),
+            lambda: users.lock("u-1"),
+            lambda: reader.repository(DELIVERIES).claim(Query(limit=1)),
+        ):
+            with pytest.raises(RuntimeError, match="reader"):
+                await attempt()
+        # and it still reads
+        assert (await users.get("u-1")) == user("Ann")
+        assert (await reader.repository(ORGANISATIONS).list(Query())).items == []
+    assert await name_seen(store) == "Ann"
+
+
+async def seen_within(subject: StorageUnderTest, name: str | None, seconds: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        if await name_seen(subject) == name:
+            return True
+        await asyncio.sleep(0.005)
+    return False
+
+
+async def listening(subject: StorageUnderTest) -> None:
+    wait = getattr(subject.storage, "wait_listening", None)
+    if wait is not None:
+        async with asyncio.timeout(10):
+            await wait()
+
+
+@pytest.mark.parametrize("kind", SQL_ADAPTERS)
+async def test_a_reader_sees_another_process_commits(open_storage: OpenStorage, kind: str) -> None:
+    """Two adapters on one database stand for two processes: SQLite notices the other's
+    commits by ``PRAGMA data_version`` at once; PostgreSQL by ``NOTIFY``, well inside the
+    cache's 5 s expiry."""
+    writer = await open_storage(kind)
+    reader = await open_storage(kind)
+    try:
+        await listening(reader)
+        await save(writer, user("Ann"))
+        assert await seen_within(reader, "Ann", 2)
+        assert await name_seen(reader) == "Ann"  # now cached in the reader's process
+        for name in ("Bea", "Cid", "Dee"):
+            await save(writer, user(name))
+            if kind == "sqlite":
+                assert await name_seen(reader) == name
+            else:
+                assert await seen_within(reader, name, 1.0), f"{name} not seen within 1 s"
+    finally:
+        await writer.close()
+        await reader.close()
+
+
+async def test_sqlite_readers_see_a_change_made_outside_fourcorner(
+    open_storage: OpenStorage,
+) -> None:
+    subject = await open_storage("sqlite")
+    try:
+        await save(subject, user("Ann"))
+        assert await name_seen(subject) == "Ann"
+        conn = subject._conn  # type: ignore[attr-defined]  # a connection of its own
+        data = subject.storage._converter.dumps(user("Zed"))  # type: ignore[attr-defined]
+        conn.execute("UPDATE users SET data = ?, name = 'Zed' WHERE id = 'u-1'", (data,))
+        conn.commit()
+        assert await name_seen(subject) == "Zed"
+    finally:
+        await subject.close()
+
+
+@pytest.mark.postgres
+async def test_postgres_cache_is_suspended_while_its_listener_is_down(
+    open_storage: OpenStorage, postgres_url_and_schema: tuple[str, str]
+) -> None:
+    """Cut the listener's connection: the cache stops answering at once (a change made
+    meanwhile, with no notification, is seen), and works again when the listener is back."""
+    url, schema = postgres_url_and_schema
+    subject = await open_storage("postgres")
+    storage: Any = subject.storage
+    try:
+        await listening(subject)
+        await save(subject, user("Ann"))
+        assert await name_seen(subject) == "Ann"
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (f"fourcorner-listener:{schema}",),
+            )
+            for _ in range(500):
+                if not storage.listening:
+                    break
+                await asyncio.sleep(0.01)
+            assert not storage.listening
+            # a change no notification announces: only an uncached read can see it
+            data = storage._converter.dumps(user("Zed"))
+            await admin.execute(
+                f'UPDATE "{schema}".users SET data = %s WHERE id = %s',  # noqa: S608
+                (data, "u-1"),
+            )
+            assert await name_seen(subject) == "Zed"
+        await listening(subject)
+        assert storage.listening
+        assert await name_seen(subject) == "Zed"
+        await save(subject, attrs.evolve(user("Max")))
+        assert await name_seen(subject) == "Max"
+    finally:
+        await subject.close()
+
+
+@pytest.mark.postgres
+async def test_postgres_reader_takes_no_connection_when_everything_hits(
+    open_storage: OpenStorage,
+) -> None:
+    subject = await open_storage("postgres")
+    storage: Any = subject.storage
+    try:
+        await listening(subject)
+        await save(subject, user("Ann"))
+        assert await name_seen(subject) == "Ann"
+        pool = storage._pool
+        before = pool.get_stats().get("requests_num", 0)
+        for _ in range(5):
+            assert await name_seen(subject) == "Ann"
+        assert pool.get_stats().get("requests_num", 0) == before
+        missing = str(uuid.uuid4())
+        assert await name_seen(subject, missing) is None
+        assert pool.get_stats().get("requests_num", 0) == before + 1
+    finally:
+        await subject.close()
