@@ -5,6 +5,12 @@ the same unit of work that selected the rows (``FOR UPDATE SKIP LOCKED`` on Post
 crashed worker's lease expires so another worker takes the delivery over. The worker keeps a
 pipeline of sends in flight, so one slow receiver never holds up the rest: each endpoint has a
 small concurrency bound, and a delivery whose endpoint is busy is deferred, not waited on.
+
+Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
+and the outcomes that finish while one unit of work is being written go together in the next
+(one ``update_many`` of the deliveries, one ``lock_many`` + ``update_many`` of their events), so
+recording costs a few round trips per batch rather than per delivery. A crash before the
+write loses nothing: the lease runs out and the delivery is sent again.
 """
 
 from __future__ import annotations
@@ -70,6 +76,9 @@ class DeliveryWorker:
         self._sending: dict[str, asyncio.Semaphore] = {}
         self._waiting: dict[str, int] = {}
         self._wake = asyncio.Event()
+        # outcomes waiting to be written, and the task writing them
+        self._outcomes: list[tuple[Delivery, bool, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     def wake(self) -> None:
         """Look for work now (called when this process raised an event)."""
@@ -207,10 +216,41 @@ class DeliveryWorker:
         return await self._sender.send(hook.url, body, headers)
 
     async def _record(self, delivery: Delivery, *, count: bool = True) -> None:
+        """Write ``delivery`` (and, with ``count``, its summary on its event); returns once
+        it is committed, in a batch with whatever else finished meanwhile."""
+        done = asyncio.get_running_loop().create_future()
+        self._outcomes.append((delivery, count, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_outcomes())
+        await done
+
+    async def _write_outcomes(self) -> None:
+        while self._outcomes:
+            batch, self._outcomes = (
+                self._outcomes[: self._settings.batch],
+                self._outcomes[self._settings.batch :],
+            )
+            try:
+                await self._write([d for d, _, _ in batch], [d for d, count, _ in batch if count])
+            except Exception as e:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_exception(e)
+                continue
+            for _, _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+    async def _write(self, deliveries: list[Delivery], counted: list[Delivery]) -> None:
         async with self._ctx.uow() as uow:
-            await uow.repository(DELIVERIES).update(delivery)
-            if count:
-                event = await uow.repository(EVENTS).lock(delivery.event_id)
-                if event is not None:
-                    await uow.repository(EVENTS).update(event.with_delivery(delivery.summary()))
+            await uow.repository(DELIVERIES).update_many(deliveries)
+            if counted:
+                events = uow.repository(EVENTS)
+                found = {e.id: e for e in await events.lock_many([d.event_id for d in counted])}
+                for d in counted:
+                    event = found.get(d.event_id)
+                    if event is not None:
+                        found[d.event_id] = event.with_delivery(d.summary())
+                changed = {d.event_id for d in counted} & found.keys()
+                await events.update_many([found[i] for i in sorted(changed, key=str)])
             await uow.commit()
