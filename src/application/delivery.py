@@ -16,6 +16,7 @@ write loses nothing: the lease runs out and the delivery is sent again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -75,6 +76,12 @@ class DeliveryWorker:
         self._in_flight: set[asyncio.Task[None]] = set()
         self._sending: dict[str, asyncio.Semaphore] = {}
         self._waiting: dict[str, int] = {}
+        self._claimed: dict[str, int] = {}  # leased and not yet sent, by endpoint
+        self._hooks_of: dict[str, set[uuid.UUID]] = {}  # webhooks seen, by endpoint
+        self.blocked = False  # the last claim left deliveries due for lack of room
+        self._finished = 0  # deliveries finished since the start
+        self._finish_target = 0
+        self._progress = asyncio.Event()  # set when _finished reaches _finish_target
         self._wake = asyncio.Event()
         # outcomes waiting to be written, and the task writing them
         self._outcomes: list[tuple[Delivery, bool, asyncio.Future[None]]] = []
@@ -85,15 +92,28 @@ class DeliveryWorker:
         self._wake.set()
 
     async def claim(self, limit: int) -> list[Job]:
+        """Lease up to ``limit`` due deliveries, none to an endpoint that already has all it
+        may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``): the
+        query leaves out the webhooks of such endpoints, so their backlog neither blocks
+        other endpoints' deliveries nor costs a write; it stays due for when there is room."""
         now = self._ctx.clock()
+        room = self._settings.per_endpoint + self._settings.per_endpoint_waiting
+        full = sorted(
+            str(hook_id)
+            for endpoint, hook_ids in self._hooks_of.items()
+            if self._load(endpoint) >= room
+            for hook_id in hook_ids
+        )
         due = Query(
             where=(
                 equals(DELIVERIES, "status", DeliveryStatus.PENDING),
                 condition(DELIVERIES, "nextAttemptAt", Op.LTE, now),
                 condition(DELIVERIES, "leaseUntil", Op.LT, now),
+                *(condition(DELIVERIES, "webhookId", Op.NE, hook_id) for hook_id in full),
             ),
             limit=limit,
         )
+        self.blocked = False
         async with self._ctx.uow() as uow:
             deliveries = uow.repository(DELIVERIES)
             claimed = await deliveries.claim(due)
@@ -103,16 +123,34 @@ class DeliveryWorker:
             for d in claimed:
                 if d.webhook_id not in hooks:
                     hooks[d.webhook_id] = await uow.repository(WEBHOOKS).get(d.webhook_id)
-            wanted = {d.event_id for d in claimed}
+            taken: dict[str, int] = {}
+            leased: list[Delivery] = []
+            for d in claimed:
+                hook = hooks[d.webhook_id]
+                endpoint = _endpoint(hook) if hook is not None else ""
+                if endpoint:
+                    self._hooks_of.setdefault(endpoint, set()).add(d.webhook_id)
+                    if self._load(endpoint) + taken.get(endpoint, 0) >= room:
+                        self.blocked = True  # left due, for when a send has finished
+                        continue
+                taken[endpoint] = taken.get(endpoint, 0) + 1
+                leased.append(attrs.evolve(d, lease_until=now + self._settings.lease))
+            if not leased:
+                return []
+            wanted = sorted(map(str, {d.event_id for d in leased}))
             found = await uow.repository(EVENTS).list(
-                Query(where=(one_of(EVENTS, "id", sorted(map(str, wanted))),), limit=len(wanted))
+                Query(where=(one_of(EVENTS, "id", wanted),), limit=len(wanted))
             )
             events = {e.id: e for e in found.items}
-            leased = [attrs.evolve(d, lease_until=now + self._settings.lease) for d in claimed]
             await deliveries.update_many(leased)
-            jobs = [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
             await uow.commit()
-        return jobs
+        for endpoint, count in taken.items():
+            self._claimed[endpoint] = self._claimed.get(endpoint, 0) + count
+        return [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
+
+    def _load(self, endpoint: str) -> int:
+        """Deliveries to ``endpoint`` leased by this worker and not yet sent."""
+        return self._claimed.get(endpoint, 0)
 
     async def run_once(self) -> int:
         """Claim one batch and deliver it completely; returns how many were attempted."""
@@ -142,10 +180,23 @@ class DeliveryWorker:
                 task = asyncio.create_task(self._deliver(job))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
-            if len(jobs) < min(free, self._settings.batch) or free <= 0:
+            if (free <= 0 or self.blocked) and self._in_flight:
+                # full, or endpoints are: claim again once a few sends have finished (one
+                # claim refills several places rather than each its own)
+                refill = max(1, self._settings.per_endpoint_waiting // 2)
+                await self._until_finished(min(refill, len(self._in_flight)))
+            elif self.blocked or len(jobs) < min(free, self._settings.batch):
                 await self._idle(stop)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=20)
+
+    async def _until_finished(self, count: int) -> None:
+        """Wait until ``count`` more deliveries have finished, or the poll interval passed."""
+        self._finish_target = self._finished + count
+        self._progress.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._settings.poll_interval):
+                await self._progress.wait()
 
     async def _idle(self, stop: asyncio.Event) -> None:
         self._wake.clear()
@@ -157,12 +208,18 @@ class DeliveryWorker:
             w.cancel()
 
     async def _deliver(self, job: Job) -> None:
+        endpoint = _endpoint(job.webhook) if job.webhook is not None else ""
         try:
             await self._attempt(job)
         except Exception:
             log.exception(
                 "delivery failed unexpectedly", extra={"delivery_id": str(job.delivery.id)}
             )
+        finally:
+            self._claimed[endpoint] -= 1
+            self._finished += 1
+            if self._finished >= self._finish_target:
+                self._progress.set()
 
     async def _attempt(self, job: Job) -> None:
         d, hook, event = job.delivery, job.webhook, job.event
@@ -171,7 +228,7 @@ class DeliveryWorker:
             attempt = Attempt(len(d.attempts) + 1, self._ctx.clock(), 0.0, error=reason)
             await self._record(attrs.evolve(d.record(attempt, ()), status=DeliveryStatus.FAILED))
             return
-        endpoint = urlsplit(hook.url).netloc
+        endpoint = _endpoint(hook)
         gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
         if gate.locked() and self._waiting.get(endpoint, 0) >= self._settings.per_endpoint_waiting:
             # this endpoint has all it may have in flight and waiting: give the slot back to
@@ -254,3 +311,7 @@ class DeliveryWorker:
                 changed = {d.event_id for d in counted} & found.keys()
                 await events.update_many([found[i] for i in sorted(changed, key=str)])
             await uow.commit()
+
+
+def _endpoint(hook: Webhook) -> str:
+    return urlsplit(hook.url).netloc
