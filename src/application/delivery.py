@@ -48,7 +48,6 @@ class DeliverySettings:
     concurrency: int = 64
     per_endpoint: int = 16  # sends in flight to one endpoint
     per_endpoint_waiting: int = 16  # claimed deliveries waiting for one of those
-    busy_deferral: timedelta = timedelta(seconds=1)
     poll_interval: float = 0.1
     purge_interval: float = 3600.0
 
@@ -75,7 +74,6 @@ class DeliveryWorker:
         self._wall = wall_clock
         self._in_flight: set[asyncio.Task[None]] = set()
         self._sending: dict[str, asyncio.Semaphore] = {}
-        self._waiting: dict[str, int] = {}
         self._claimed: dict[str, int] = {}  # leased and not yet sent, by endpoint
         self._hooks_of: dict[str, set[uuid.UUID]] = {}  # webhooks seen, by endpoint
         self.blocked = False  # the last claim left deliveries due for lack of room
@@ -84,7 +82,7 @@ class DeliveryWorker:
         self._progress = asyncio.Event()  # set when _finished reaches _finish_target
         self._wake = asyncio.Event()
         # outcomes waiting to be written, and the task writing them
-        self._outcomes: list[tuple[Delivery, bool, asyncio.Future[None]]] = []
+        self._outcomes: list[tuple[Delivery, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
 
     def wake(self) -> None:
@@ -230,24 +228,8 @@ class DeliveryWorker:
             return
         endpoint = _endpoint(hook)
         gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
-        if gate.locked() and self._waiting.get(endpoint, 0) >= self._settings.per_endpoint_waiting:
-            # this endpoint has all it may have in flight and waiting: give the slot back to
-            # the others and try again shortly
-            later = self._ctx.clock() + self._settings.busy_deferral
-            await self._record(
-                attrs.evolve(d, next_attempt_at=later, lease_until=rules.NO_LEASE), count=False
-            )
-            return
-        self._waiting[endpoint] = self._waiting.get(endpoint, 0) + 1
-        entered = False
-        try:
-            async with gate:
-                self._waiting[endpoint] -= 1
-                entered = True
-                result = await self._send(hook, event)
-        finally:
-            if not entered:
-                self._waiting[endpoint] -= 1
+        async with gate:  # claims never lease more than this gate plus its queue may hold
+            result = await self._send(hook, event)
         attempt = Attempt(
             number=len(d.attempts) + 1,
             at=self._ctx.clock(),
@@ -272,11 +254,11 @@ class DeliveryWorker:
         }
         return await self._sender.send(hook.url, body, headers)
 
-    async def _record(self, delivery: Delivery, *, count: bool = True) -> None:
-        """Write ``delivery`` (and, with ``count``, its summary on its event); returns once
-        it is committed, in a batch with whatever else finished meanwhile."""
+    async def _record(self, delivery: Delivery) -> None:
+        """Write ``delivery`` and its summary on its event; returns once it is committed, in
+        a batch with whatever else finished meanwhile."""
         done = asyncio.get_running_loop().create_future()
-        self._outcomes.append((delivery, count, done))
+        self._outcomes.append((delivery, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_outcomes())
         await done
@@ -288,28 +270,26 @@ class DeliveryWorker:
                 self._outcomes[self._settings.batch :],
             )
             try:
-                await self._write([d for d, _, _ in batch], [d for d, count, _ in batch if count])
+                await self._write([d for d, _ in batch])
             except Exception as e:
-                for _, _, done in batch:
+                for _, done in batch:
                     if not done.done():
                         done.set_exception(e)
                 continue
-            for _, _, done in batch:
+            for _, done in batch:
                 if not done.done():
                     done.set_result(None)
 
-    async def _write(self, deliveries: list[Delivery], counted: list[Delivery]) -> None:
+    async def _write(self, deliveries: list[Delivery]) -> None:
         async with self._ctx.uow() as uow:
             await uow.repository(DELIVERIES).update_many(deliveries)
-            if counted:
-                events = uow.repository(EVENTS)
-                found = {e.id: e for e in await events.lock_many([d.event_id for d in counted])}
-                for d in counted:
-                    event = found.get(d.event_id)
-                    if event is not None:
-                        found[d.event_id] = event.with_delivery(d.summary())
-                changed = {d.event_id for d in counted} & found.keys()
-                await events.update_many([found[i] for i in sorted(changed, key=str)])
+            events = uow.repository(EVENTS)
+            found = {e.id: e for e in await events.lock_many([d.event_id for d in deliveries])}
+            for d in deliveries:
+                event = found.get(d.event_id)
+                if event is not None:
+                    found[d.event_id] = event.with_delivery(d.summary())
+            await events.update_many([found[i] for i in sorted(found, key=str)])
             await uow.commit()
 
 
