@@ -11,11 +11,12 @@ import attrs
 from application.access import Principal, authorise
 from application.collections import API_KEYS, USERS
 from application.context import Context
-from application.listing import ListRequest, build_query, equals
+from application.listing import ListRequest
+from application.scoped import list_in_org, owned
 from application.storage import Page
 from domain import api_key
 from domain.api_key import KEY_PREFIX, ApiKey
-from domain.errors import NotFound, Unauthorised
+from domain.errors import Unauthorised
 from domain.roles import Role
 
 
@@ -64,10 +65,7 @@ async def create(
 async def list_keys(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
 ) -> Page[ApiKey]:
-    query = build_query(API_KEYS, request, scope=(equals(API_KEYS, "orgId", org_id),))
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(API_KEYS).list(query)
+    return await list_in_org(ctx, principal, org_id, API_KEYS, request)
 
 
 async def revoke(
@@ -75,11 +73,8 @@ async def revoke(
 ) -> ApiKey:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        keys = uow.repository(API_KEYS)
-        record = await keys.get(key_id)
-        if record is None or record.org_id != org_id:
-            raise NotFound(resource="API key", ident=str(key_id))
-        await keys.remove(key_id)
+        record: ApiKey = await owned(uow, API_KEYS, org_id, key_id, "API key")
+        await uow.repository(API_KEYS).remove(key_id)
         await uow.commit()
     return record
 

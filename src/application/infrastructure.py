@@ -20,7 +20,7 @@ from application.collections import (
 from application.context import Context
 from application.listing import ListRequest
 from application.ports import InspectedCertificate
-from application.scoped import list_in_org, owned
+from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain import infrastructure as infra
 from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
@@ -147,10 +147,10 @@ async def list_certificates(
 async def get_certificate(
     ctx: Context, principal: Principal, org_id: uuid.UUID, cert_id: uuid.UUID
 ) -> Certificate:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        found: Certificate = await owned(uow, CERTIFICATES, org_id, cert_id, "certificate")
-        return found
+    found: Certificate = await get_in_org(
+        ctx, principal, org_id, CERTIFICATES, cert_id, "certificate"
+    )
+    return found
 
 
 async def update_certificate(
@@ -256,10 +256,10 @@ async def list_aps(
 async def get_ap(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
 ) -> AccessPoint:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        found: AccessPoint = await owned(uow, ACCESS_POINTS, org_id, ap_id, "access point")
-        return found
+    found: AccessPoint = await get_in_org(
+        ctx, principal, org_id, ACCESS_POINTS, ap_id, "access point"
+    )
+    return found
 
 
 async def update_ap(

@@ -9,7 +9,8 @@ import attrs
 from application.access import Principal, authorise
 from application.collections import MEMBERS, USERS
 from application.context import Context
-from application.listing import ListRequest, build_query, equals
+from application.listing import ListRequest, equals
+from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain import member as membership
 from domain.errors import InvalidInput, NotFound
@@ -41,26 +42,18 @@ async def list_members(
     request: ListRequest,
     status: MemberStatus,
 ) -> Page[Member]:
-    scope = (equals(MEMBERS, "orgId", org_id), equals(MEMBERS, "status", status))
-    query = build_query(MEMBERS, request, scope=scope)
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await uow.repository(MEMBERS).list(query)
+    scope = (equals(MEMBERS, "status", status),)
+    return await list_in_org(ctx, principal, org_id, MEMBERS, request, scope=scope)
 
 
 async def _member(uow: UnitOfWork, org_id: uuid.UUID, member_id: uuid.UUID) -> Member:
-    found = await uow.repository(MEMBERS).get(member_id)
-    if found is None or found.org_id != org_id:
-        raise NotFound(resource="member", ident=str(member_id))
-    return found
+    return await owned(uow, MEMBERS, org_id, member_id, "member")
 
 
 async def get(
     ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID
 ) -> Member:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await _member(uow, org_id, member_id)
+    return await get_in_org(ctx, principal, org_id, MEMBERS, member_id, "member")
 
 
 async def create(

@@ -19,7 +19,7 @@ from application.collections import (
 from application.context import Context
 from application.listing import ListRequest
 from application.publishing import check_supported, registration
-from application.scoped import list_in_org, owned
+from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain.errors import Conflict, Detail, InvalidInput, NotFound
 from domain.infrastructure import AccessPoint, Smp
@@ -167,9 +167,7 @@ async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participan
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await _own(uow, org_id, pid)
+    return await get_in_org(ctx, principal, org_id, PARTICIPANTS, pid, "participant")
 
 
 async def list_participants(

@@ -1,4 +1,7 @@
-"""Records that belong to one organisation: fetch one (404 outside it) and list them."""
+"""Records that belong to one organisation: fetch one (404 outside it) and list them.
+
+``get_in_org`` and ``list_in_org`` change nothing, so they read through ``Context.reads()``:
+the caller's membership comes from the record cache."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from application.context import Context
 from application.listing import ListRequest, build_query, equals
 from application.storage import Collection, Page, UnitOfWork
 from domain.errors import NotFound
+from domain.filtering import Condition
 from domain.roles import Role
 
 T = TypeVar("T")
@@ -26,6 +30,21 @@ async def owned(
     return result
 
 
+async def get_in_org(
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    collection: Collection[T],
+    ident: object,
+    resource: str,
+    role: Role = Role.ORGADMIN,
+) -> T:
+    """The record ``ident`` of ``org_id``, for a caller holding ``role`` there."""
+    async with ctx.reads() as uow:
+        await authorise(uow, principal, org_id, role)
+        return await owned(uow, collection, org_id, ident, resource)
+
+
 async def list_in_org(
     ctx: Context,
     principal: Principal,
@@ -33,9 +52,12 @@ async def list_in_org(
     collection: Collection[T],
     request: ListRequest,
     role: Role = Role.ORGADMIN,
+    scope: tuple[Condition, ...] = (),
 ) -> Page[T]:
-    """A page of ``org_id``'s records of ``collection``, for a caller holding ``role`` there."""
-    query = build_query(collection, request, scope=(equals(collection, "orgId", org_id),))
-    async with ctx.uow() as uow:
+    """A page of ``org_id``'s records of ``collection`` (within ``scope`` too), for a caller
+    holding ``role`` there."""
+    within = (equals(collection, "orgId", org_id), *scope)
+    query = build_query(collection, request, scope=within)
+    async with ctx.reads() as uow:
         await authorise(uow, principal, org_id, role)
         return await uow.repository(collection).list(query)

@@ -20,9 +20,10 @@ from application.collections import (
     USERS,
 )
 from application.context import Context
-from application.listing import ListRequest, build_query, equals
+from application.listing import ListRequest, equals
 from application.ports import BlobStore, Envelopes
-from application.storage import Page, UnitOfWork
+from application.scoped import get_in_org, list_in_org, owned
+from application.storage import Page
 from domain.clock import from_ns
 from domain.envelope import Envelope
 from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound
@@ -225,37 +226,28 @@ async def list_transactions(
     request: ListRequest,
 ) -> Page[Transaction]:
     scope = (
-        equals(TRANSACTIONS, "orgId", org_id),
         equals(TRANSACTIONS, "direction", direction),
         equals(TRANSACTIONS, "kind", Kind.DOCUMENT),
     )
-    query = build_query(TRANSACTIONS, request, scope=scope)
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGMEMBER)
-        return await uow.repository(TRANSACTIONS).list(query)
-
-
-async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Transaction:
-    found = await uow.repository(TRANSACTIONS).get(ident)
-    if found is None or found.org_id != org_id:
-        raise NotFound(resource="transaction", ident=str(ident))
-    return found
+    return await list_in_org(
+        ctx, principal, org_id, TRANSACTIONS, request, Role.ORGMEMBER, scope=scope
+    )
 
 
 async def get(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
 ) -> Transaction:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGMEMBER)
-        return await _own(uow, org_id, ident)
+    return await get_in_org(
+        ctx, principal, org_id, TRANSACTIONS, ident, "transaction", Role.ORGMEMBER
+    )
 
 
 async def artefacts(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
 ) -> list[Artefact]:
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         await authorise(uow, principal, org_id, Role.ORGMEMBER)
-        await _own(uow, org_id, ident)
+        await owned(uow, TRANSACTIONS, org_id, ident, "transaction")
         return await uow.repository(ARTEFACTS).all(transactionId=ident)
 
 

@@ -15,11 +15,11 @@ from application.access import Principal, authorise
 from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
 from application.listing import ListRequest, condition
-from application.scoped import list_in_org, owned
+from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, Query, UnitOfWork
 from domain import webhook as rules
 from domain.clock import iso
-from domain.errors import InvalidInput, NotFound
+from domain.errors import InvalidInput
 from domain.events import EVENT_NAMES, WEBHOOK_TEST
 from domain.filtering import Op
 from domain.roles import Role
@@ -99,9 +99,7 @@ async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        return await _own(uow, org_id, ident)
+    return await get_in_org(ctx, principal, org_id, WEBHOOKS, ident, "webhook")
 
 
 async def list_webhooks(
@@ -206,12 +204,7 @@ async def list_events(
 async def get_event(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
 ) -> Event:
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        event = await uow.repository(EVENTS).get(ident)
-        if event is None or event.org_id != org_id:
-            raise NotFound(resource="event", ident=str(ident))
-        return event
+    return await get_in_org(ctx, principal, org_id, EVENTS, ident, "event")
 
 
 def body_of(event: Event) -> bytes:

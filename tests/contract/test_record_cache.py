@@ -226,3 +226,16 @@ async def test_postgres_reader_takes_no_connection_when_everything_hits(
         assert pool.get_stats().get("requests_num", 0) == before + 1
     finally:
         await subject.close()
+
+
+async def test_a_sqlite_reader_inside_a_unit_of_work_of_its_task_refuses_to_wait(
+    open_storage: OpenStorage,
+) -> None:
+    """It would wait for the unit-of-work lock its own task holds: refused, not hung."""
+    subject = await open_storage("sqlite")
+    try:
+        async with asyncio.timeout(5), subject.unit_of_work():
+            with pytest.raises(RuntimeError, match="same task"):
+                await name_seen(subject)
+    finally:
+        await subject.close()

@@ -564,9 +564,7 @@ async def test_lock_many_holds_records_against_other_writers(store: StorageUnder
             await uow.commit()
 
     async with asyncio.timeout(10):
-        await asyncio.gather(
-            append("A", ids, first=True), append("B", ids[::-1], first=False)
-        )
+        await asyncio.gather(append("A", ids, first=True), append("B", ids[::-1], first=False))
     assert [o.legal_name for o in await stored(store, ORGANISATIONS)] == ["AB"] * 3
 
 

@@ -18,7 +18,8 @@ database file is the intended use.
 process's ``RecordCache``. A commit of this process that wrote one of them clears it; another
 process's commits are noticed by ``PRAGMA data_version`` at the start of every reader, which
 then clears everything. A reader whose read misses takes the unit-of-work lock for that read
-only (so it must not be opened inside another unit of work of the same task).
+only, so opening a reader inside a unit of work of the same task raises ``RuntimeError``
+rather than waiting for itself.
 
 Driver errors are translated here: a unique clash becomes ``domain.errors.Conflict``, every
 other ``sqlite3.Error`` (a locked or unreadable database, a full disk) becomes
@@ -72,6 +73,7 @@ class SqliteStorage:
         self._converter = make_converter()
         self._cache = RecordCache() if cache else None
         self._data_version: int | None = None
+        self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
 
     @property
     def cache(self) -> RecordCache | None:
@@ -178,6 +180,7 @@ class SqliteUnitOfWork:
 
     async def __aenter__(self) -> Self:
         await self._storage._lock.acquire()
+        self._storage._holder = asyncio.current_task()
         self._begun_here = self._lost = False
         self._written = set()
         try:
@@ -197,6 +200,7 @@ class SqliteUnitOfWork:
             await self.rollback()
         finally:
             self._conn = None
+            self._storage._holder = None
             self._storage._lock.release()
 
     async def commit(self) -> None:
@@ -289,6 +293,10 @@ class SqliteReader:
         self._storage = storage
 
     async def __aenter__(self) -> Self:
+        holder = self._storage._holder
+        if holder is not None and holder is asyncio.current_task():
+            # its reads would wait for the lock this very task holds
+            raise RuntimeError("a reader() inside a unit of work of the same task")
         self._storage._notice_other_writers()
         return self
 
@@ -315,6 +323,10 @@ class SqliteReader:
     ) -> list[tuple[Any, ...]]:
         if locking:
             raise RuntimeError("a reader() unit of work cannot lock records")
+        if self._storage._holder is not None and self._storage._holder is asyncio.current_task():
+            raise RuntimeError(
+                "a reader() inside a unit of work of the same task would wait for it"
+            )
         async with self._storage._lock:
             try:
                 return self._storage._connection().execute(sql, params).fetchall()
