@@ -105,6 +105,21 @@ async def api(
         yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def two_servers(
+    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path
+) -> AsyncIterator[list[Api]]:
+    """Two servers on one database and data dir, as two processes of one deployment."""
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    if request.param == "postgres":
+        with pg.fresh_schema("fc_http") as schema:
+            settings = settings_for("postgres", tmp_path, schema)
+            yield [await _start(settings, aiohttp_client) for _ in range(2)]
+    else:
+        settings = settings_for("sqlite", tmp_path)
+        yield [await _start(settings, aiohttp_client) for _ in range(2)]
+
+
 async def _start(
     settings: Settings, aiohttp_client: Any, *, workers: bool = False, port: int | None = None
 ) -> Api:
