@@ -55,7 +55,8 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def pki(data_dir: Path) -> TestPki:
-    return ensure_test_pki(data_dir)
+    # made at NOW, however long after this module was imported the fixture runs
+    return ensure_test_pki(data_dir, clock=lambda: NOW)
 
 
 def ec_leaf(
