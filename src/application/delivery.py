@@ -45,9 +45,9 @@ class DeliverySettings:
     hex_signature_header: str = "x-webhook-sign"
     batch: int = 100
     lease: timedelta = timedelta(seconds=60)
-    concurrency: int = 64
-    per_endpoint: int = 16  # sends in flight to one endpoint
-    per_endpoint_waiting: int = 16  # claimed deliveries waiting for one of those
+    concurrency: int = 128
+    per_endpoint: int = 32  # sends in flight to one endpoint
+    per_endpoint_waiting: int = 32  # claimed deliveries waiting for one of those
     poll_interval: float = 0.1
     purge_interval: float = 3600.0
 

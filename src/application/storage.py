@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -194,6 +194,14 @@ class Storage(Protocol):
         store shared by several processes at most a moment (the adapter says how long) behind
         another process's commit. Writing, ``lock`` and ``claim`` raise ``RuntimeError``:
         read-modify-write belongs in ``unit_of_work()``, which always reads the store."""
+        ...
+
+    def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on this process's loop) soon after a unit of work commits a
+        record added to one of ``collections``: one of this process always; one of another
+        process where the store can tell (PostgreSQL, for the collections it was told to
+        announce). Calls may be merged or come without new work: a hint to look (an outbox
+        worker's wake-up), not a promise."""
         ...
 
     async def open(self) -> None: ...

@@ -64,7 +64,7 @@ class Settings:
     webhook_allow_private_targets: bool = False
     webhook_retry_delays: str = "30,300"
     webhook_hex_signature_header: str = "x-webhook-sign"
-    webhook_concurrency: int = 64
+    webhook_concurrency: int = 128
     webhook_timeout: float = 15.0
     webhook_lease_seconds: float = 60.0
     workers: bool = True

@@ -34,6 +34,7 @@ from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
 from adapters.webhooks import AiohttpWebhookSender
 from application import infrastructure
+from application.collections import DELIVERIES, TRANSACTIONS
 from application.context import Context, Network
 from application.delivery import DeliverySettings, DeliveryWorker
 from application.exchange import Exchange, SendingWorker
@@ -120,6 +121,8 @@ class Container(containers.DeclarativeContainer):
             config.database,
             schema=config.database_schema,
             max_size=config.db_pool_size,
+            # the outboxes: workers of other processes are woken by these commits
+            announce=(DELIVERIES.name, TRANSACTIONS.name),
         ),
     )
     # Opened (and migrated) by init_resources(), closed by shutdown_resources().
@@ -261,6 +264,17 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
+async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker]:
+    """The two workers, each woken by commits to its outbox (of any process that announces
+    them: PostgreSQL), so they need not wait for their next poll."""
+    deliverer = await resolve(container.delivery_worker)
+    sender = await resolve(container.sending_worker)
+    storage = await resolve(container.storage)
+    storage.watch({DELIVERIES.name}, deliverer.wake)
+    storage.watch({TRANSACTIONS.name}, sender.wake)
+    return deliverer, sender
+
+
 def _provider(container: Container, name: str) -> Any:
     """The provider a ``Provide["name"]`` marker names (``config.x.y`` included)."""
     provider: Any = container
@@ -279,8 +293,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        deliverer = await resolve(container.delivery_worker)
-        sender = await resolve(container.sending_worker)
+        deliverer, sender = await _workers(container)
         container.delivery_wake.override(providers.Object(deliverer.wake))
         container.sending_wake.override(providers.Object(sender.wake))
     provided = {
@@ -311,8 +324,7 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        deliverer = await resolve(container.delivery_worker)
-        sender = await resolve(container.sending_worker)
+        deliverer, sender = await _workers(container)
         await asyncio.gather(deliverer.run(stop), sender.run(stop))
     finally:
         await container.shutdown_resources()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 import attrs
 
+from adapters.changes import Watchers
 from application.storage import Collection, Page, Query, page_of
 from domain.errors import Conflict
 from domain.filtering import Condition, Scalar, evaluate, storable
@@ -32,6 +33,10 @@ class InMemoryStorage:
     def __init__(self) -> None:
         self._tables: dict[str, _Table] = {}
         self._lock = asyncio.Lock()
+        self._watchers = Watchers()
+
+    def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
+        self._watchers.add(collections, callback)
 
     def unit_of_work(self) -> InMemoryUnitOfWork:
         return InMemoryUnitOfWork(self)
@@ -64,6 +69,7 @@ class InMemoryUnitOfWork:
         if not self.reading:
             await self._storage._lock.acquire()
         self._working = {}
+        self.added: set[str] = set()  # collections this unit of work added records to
         return self
 
     async def __aexit__(
@@ -79,9 +85,12 @@ class InMemoryUnitOfWork:
     async def commit(self) -> None:
         self._storage._tables.update(self._working)
         self._working = {}
+        added, self.added = self.added, set()
+        self._storage._watchers.changed(added)
 
     async def rollback(self) -> None:
         self._working = {}
+        self.added = set()
 
     def repository(self, collection: Collection[T]) -> InMemoryRepository[T]:
         return InMemoryRepository(self, collection)
@@ -162,6 +171,7 @@ class InMemoryRepository(Generic[T]):
             raise Conflict(reason=f"a {self._c.name} record with id {ident} exists")
         self._check_unique(table, ident, row)
         self._put(table, ident, item, row)
+        self._uow.added.add(self._c.name)
 
     async def update(self, item: T) -> None:
         row = self._c.row(item)

@@ -41,7 +41,7 @@ import contextlib
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -50,6 +50,7 @@ from psycopg import errors, sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from adapters.changes import Watchers
 from adapters.sql import migrations
 from adapters.sql.cache import RecordCache
 from adapters.sql.codec import make_converter
@@ -89,7 +90,8 @@ class PostgresStorage:
     ``schema``: keep the tables in this schema (created when missing) by setting the
     connections' ``search_path``; otherwise the server's default applies. ``timeout``
     bounds opening the pool and waiting for a free connection, in seconds. ``cache``: keep
-    records for ``reader()`` units of work (module docstring).
+    records for ``reader()`` units of work (module docstring). ``announce``: collections whose
+    added records are announced to the other processes, for their ``watch``ers.
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class PostgresStorage:
         max_size: int = 10,
         timeout: float = 10.0,
         cache: bool = True,
+        announce: Iterable[str] = (),
     ) -> None:
         if schema is not None and not _SCHEMA.match(schema):
             raise ValueError(f"schema {schema!r} is not a plain identifier")
@@ -117,6 +120,8 @@ class PostgresStorage:
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._sender = uuid.uuid4().hex[:12]
+        self._watchers = Watchers()
+        self._announced = frozenset(announce)
 
     @property
     def schema(self) -> str | None:
@@ -129,6 +134,10 @@ class PostgresStorage:
     def unit_of_work(self) -> PostgresUnitOfWork:
         return PostgresUnitOfWork(self)
 
+    def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
+        """Commits of this process, and of others for the collections they announce."""
+        self._watchers.add(collections, callback)
+
     def reader(self) -> PostgresUnitOfWork:
         return PostgresUnitOfWork(self, reading=True)
 
@@ -140,12 +149,15 @@ class PostgresStorage:
     async def wait_listening(self) -> None:
         await self._listening.wait()
 
-    def _channel_payload(self, collections: set[str]) -> str:
-        """``<schema>:<sender>:<collections>``: listeners of other schemas ignore it, and so
-        does this storage's own (its commits cleared the cache already)."""
-        return f"{self._schema or ''}:{self._sender}:{','.join(sorted(collections))}"
+    def _channel_payload(self, cleared: set[str], woken: set[str]) -> str:
+        """``<schema>:<sender>:<collections to clear>:<collections added to>``: listeners of
+        other schemas ignore it, and so does this storage's own (it acted at commit)."""
+        return (
+            f"{self._schema or ''}:{self._sender}:"
+            f"{','.join(sorted(cleared))}:{','.join(sorted(woken))}"
+        )
 
-    async def _listen(self, cache: RecordCache) -> None:
+    async def _listen(self, cache: RecordCache | None) -> None:
         """Clear cached collections as other processes' commits are announced; reconnect with
         a growing pause when the connection fails, the cache suspended meanwhile."""
         pause = 0.1
@@ -165,18 +177,24 @@ class PostgresStorage:
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
-                    cache.resume()
+                    if cache is not None:
+                        cache.resume()
                     self._listening.set()
                     pause = 0.1
                     async for note in conn.notifies():
                         payload = note.payload
                         if payload.startswith(schema) and not payload.startswith(own):
-                            cache.invalidate(payload.rpartition(":")[2].split(","))
+                            _, _, cleared, woken = payload.rsplit(":", 3)
+                            if cache is not None and cleared:
+                                cache.invalidate(cleared.split(","))
+                            if woken:
+                                self._watchers.changed(woken.split(","))
             except (psycopg.Error, OSError) as e:
                 log.warning("the record cache's listener lost its connection: %s", e)
             finally:
                 self._listening.clear()
-                cache.suspend()
+                if cache is not None:
+                    cache.suspend()
             await asyncio.sleep(pause)
             pause = min(pause * 2, 5.0)
 
@@ -212,7 +230,7 @@ class PostgresStorage:
                 raise _translate(e) from e
             raise
         self._pool = pool
-        if self._cache is not None:
+        if self._cache is not None or self._announced:
             self._listener = asyncio.create_task(self._listen(self._cache))
 
     async def migrate(self) -> list[Migration]:
@@ -274,12 +292,13 @@ class PostgresUnitOfWork:
         self._conn: Connection | None = None
         self._in_transaction = False
         self._written: set[str] = set()
+        self._added: set[str] = set()
 
     async def __aenter__(self) -> Self:
         pool = self._storage._open_pool()
         self._pool = pool
         self._in_transaction = False
-        self._written = set()
+        self._written, self._added = set(), set()
         if not self._reading:
             await self._acquire(pool)
         return self
@@ -300,7 +319,7 @@ class PostgresUnitOfWork:
         conn, pool = self._conn, self._pool
         self._conn = self._pool = None
         self._in_transaction = False
-        self._written = set()
+        self._written, self._added = set(), set()
         if conn is None or pool is None:
             return
         try:
@@ -327,12 +346,12 @@ class PostgresUnitOfWork:
             raise RuntimeError("a unit of work is used inside `async with uow:` only")
         return await self._acquire(self._pool)
 
-    def wrote(self, collection: str) -> None:
+    def wrote(self, collection: str, *, added: bool = False) -> None:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        cache = self._storage._cache
-        if cache is not None and cache.holds(collection):
-            self._written.add(collection)
+        self._written.add(collection)
+        if added:
+            self._added.add(collection)
 
     async def commit(self) -> None:
         if self._reading:
@@ -342,14 +361,18 @@ class PostgresUnitOfWork:
             return
         self._in_transaction = False
         written, self._written = self._written, set()
+        added, self._added = self._added, set()
+        cache = self._storage._cache
+        cleared = written & cache.collections if cache is not None else set()
+        woken = added & self._storage._announced
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
                 # COMMIT would quietly roll back; say so instead.
                 await conn.execute("ROLLBACK", prepare=False)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
-            if written:
+            if cleared or woken:
                 # announced in the transaction: delivered to the listeners at commit
-                payload = self._storage._channel_payload(written)
+                payload = self._storage._channel_payload(cleared, woken)
                 async with conn.pipeline():
                     await conn.execute(_NOTIFY, (CHANNEL, payload))
                     await conn.execute("COMMIT", prepare=False)
@@ -361,9 +384,10 @@ class PostgresUnitOfWork:
             if written and self._storage._cache is not None:
                 # also when COMMIT's outcome is unknown (connection lost)
                 self._storage._cache.invalidate(written)
+        self._storage._watchers.changed(added)
 
     async def rollback(self) -> None:
-        self._written = set()
+        self._written, self._added = set(), set()
         if self._conn is None and self._reading:
             return
         conn = self._connection()

@@ -39,8 +39,9 @@ class Executor(Protocol):
         """Run one change for each of ``rows`` (none may break a unique constraint)."""
         ...
 
-    def wrote(self, collection: str) -> None:
-        """A change to ``collection`` is about to run: its cached records go at commit."""
+    def wrote(self, collection: str, *, added: bool = False) -> None:
+        """A change to ``collection`` (``added``: an insert) is about to run: at commit, its
+        cached records go, and an insert wakes the collection's watchers."""
         ...
 
 
@@ -126,7 +127,7 @@ class SqlRepository(Generic[T]):
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))
-        self._x.wrote(self._t.name)
+        self._x.wrote(self._t.name, added=True)
         # ON CONFLICT DO NOTHING: a clash leaves the transaction usable, in PostgreSQL too.
         if await self._x.write(self._t.insert_sql, values, may_clash=False) == 0:
             raise Conflict(reason=await self._clash_reason(item, check_id=True))

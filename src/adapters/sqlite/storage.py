@@ -31,11 +31,12 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from adapters.changes import Watchers
 from adapters.sql import migrations
 from adapters.sql.cache import RecordCache
 from adapters.sql.codec import make_converter
@@ -74,6 +75,11 @@ class SqliteStorage:
         self._cache = RecordCache() if cache else None
         self._data_version: int | None = None
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
+        self._watchers = Watchers()
+
+    def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
+        """This process's commits only: other processes' are seen by polling."""
+        self._watchers.add(collections, callback)
 
     @property
     def cache(self) -> RecordCache | None:
@@ -176,13 +182,14 @@ class SqliteUnitOfWork:
         self._conn: sqlite3.Connection | None = None
         self._begun_here = False  # this unit of work opened the transaction now open
         self._lost = False  # SQLite rolled the transaction back itself (disk full, I/O)
-        self._written: set[str] = set()  # cached collections this transaction changed
+        self._written: set[str] = set()  # collections this transaction changed
+        self._added: set[str] = set()  # ... and added records to
 
     async def __aenter__(self) -> Self:
         await self._storage._lock.acquire()
         self._storage._holder = asyncio.current_task()
         self._begun_here = self._lost = False
-        self._written = set()
+        self._written, self._added = set(), set()
         try:
             self._conn = self._storage._connection()
         except BaseException:
@@ -205,6 +212,7 @@ class SqliteUnitOfWork:
 
     async def commit(self) -> None:
         written, self._written = self._written, set()
+        added, self._added = self._added, set()
         try:
             if self._lost:
                 self._lost = False
@@ -213,16 +221,17 @@ class SqliteUnitOfWork:
         finally:
             if written and self._storage._cache is not None:
                 self._storage._cache.invalidate(written)
+        self._storage._watchers.changed(added)
 
     async def rollback(self) -> None:
         self._lost = False
-        self._written = set()
+        self._written, self._added = set(), set()
         self._end("ROLLBACK")
 
-    def wrote(self, collection: str) -> None:
-        cache = self._storage._cache
-        if cache is not None and cache.holds(collection):
-            self._written.add(collection)
+    def wrote(self, collection: str, *, added: bool = False) -> None:
+        self._written.add(collection)
+        if added:
+            self._added.add(collection)
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
         return SqlRepository(self, self._storage._tables(collection), self._storage._converter)
@@ -339,7 +348,7 @@ class SqliteReader:
     async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
 
-    def wrote(self, collection: str) -> None:
+    def wrote(self, collection: str, *, added: bool = False) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
 
 
