@@ -8,6 +8,7 @@ import stat
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -249,8 +250,18 @@ def test_a_certificate_not_yet_valid_is_refused(pki: TestPki) -> None:
     ]
 
 
+def ca_at_now(common_name: str, **options: Any) -> tuple[x509.Certificate, Any]:
+    """``new_ca`` valid around this module's NOW (not the wall clock: the suite may reach
+    these tests minutes after NOW was taken)."""
+    options.setdefault("not_before", NOW - HOUR)
+    options.setdefault("not_after", NOW + 24 * HOUR)
+    return new_ca(common_name, **options)
+
+
 def test_a_chain_to_an_untrusted_ca_is_refused(pki: TestPki) -> None:
-    stranger, stranger_key = new_ca("Someone Else CA", key=ec.generate_private_key(ec.SECP256R1()))
+    stranger, stranger_key = ca_at_now(
+        "Someone Else CA", key=ec.generate_private_key(ec.SECP256R1())
+    )
     cert, _ = ec_leaf(stranger, stranger_key)
     [(field, problem)] = refusal(pki, cert_pem(cert), cert_pem(stranger))
     assert field == "$.caChainPem" and "not trusted" in problem and "Someone Else CA" in problem
@@ -265,7 +276,7 @@ def test_a_missing_intermediate_is_refused(pki: TestPki) -> None:
 
 
 def test_an_intermediate_of_another_key_is_refused(pki: TestPki) -> None:
-    impostor, _ = new_ca(
+    impostor, _ = ca_at_now(
         "fourcorner TEST ACCESS POINT CA",
         issuer_cert=pki.root,
         issuer_key=pki.root_key,
@@ -283,7 +294,7 @@ def test_a_leaf_cannot_act_as_a_ca(pki: TestPki) -> None:
 
 
 def test_an_expired_intermediate_is_refused(pki: TestPki) -> None:
-    old, old_key = new_ca(
+    old, old_key = ca_at_now(
         "Old CA",
         issuer_cert=pki.root,
         issuer_key=pki.root_key,
@@ -299,7 +310,7 @@ def test_an_expired_intermediate_is_refused(pki: TestPki) -> None:
 def test_a_chain_deeper_than_three_levels_is_refused(pki: TestPki) -> None:
     issuer, issuer_key, chain = pki.root, pki.root_key, ""
     for level in range(3):
-        issuer, issuer_key = new_ca(
+        issuer, issuer_key = ca_at_now(
             f"Level {level} CA",
             issuer_cert=issuer,
             issuer_key=issuer_key,
@@ -312,7 +323,7 @@ def test_a_chain_deeper_than_three_levels_is_refused(pki: TestPki) -> None:
 
 
 def test_the_path_length_constraint_is_honoured(pki: TestPki) -> None:
-    below, below_key = new_ca(
+    below, below_key = ca_at_now(
         "Below the AP CA",
         issuer_cert=pki.ap_ca,
         issuer_key=pki.ap_ca_key,
