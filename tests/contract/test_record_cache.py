@@ -7,39 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
 import pytest
 
+import records
 from application.collections import DELIVERIES, ORGANISATIONS, USERS
 from application.storage import Query
-from domain.organisation import UserRef
-from domain.roles import Role
 from domain.user import User
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import OpenStorage, StorageUnderTest
 
-T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 SQL_ADAPTERS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 def user(name: str = "Ann", ident: str = "u-1") -> User:
-    me = UserRef(ident)
-    return User(
-        id=ident,
-        email=f"{ident}@example.com",
-        name=name,
-        role=Role.USER,
-        terms_accepted_at=T0,
-        created_at=T0,
-        created_by=me,
-        last_modified_at=T0,
-        last_modified_by=me,
-    )
+    return records.user(ident, name)
 
 
 async def save(subject: StorageUnderTest, item: User) -> None:

@@ -12,31 +12,10 @@ import pytest
 
 from adapters.postgres import PostgresStorage
 from application.collections import ORGANISATIONS, USERS
-from domain.organisation import UserRef
-from domain.roles import Role
-from domain.user import User
+from records import user
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import StorageUnderTest
-
-from datetime import UTC, datetime
-
-T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
-
-
-def user(ident: str, name: str = "Ann") -> User:
-    me = UserRef(ident)
-    return User(
-        id=ident,
-        email=f"{ident}@example.com",
-        name=name,
-        role=Role.USER,
-        terms_accepted_at=T0,
-        created_at=T0,
-        created_by=me,
-        last_modified_at=T0,
-        last_modified_by=me,
-    )
 
 
 async def test_watchers_hear_of_records_this_process_adds(store: StorageUnderTest) -> None:
@@ -48,7 +27,7 @@ async def test_watchers_hear_of_records_this_process_adds(store: StorageUnderTes
         await uow.commit()
     assert heard == ["users"]
     async with store.unit_of_work() as uow:
-        await uow.repository(USERS).update(user("u-1", name="Bea"))
+        await uow.repository(USERS).update(user("u-1", "Bea"))
         await uow.commit()
     async with store.unit_of_work() as uow:
         await uow.repository(USERS).add(user("u-2"))
@@ -68,8 +47,14 @@ async def test_postgres_watchers_hear_of_records_another_process_adds(
     try:
         async with asyncio.timeout(10):
             await watcher.wait_listening()
+        calls: list[int] = []
         heard = asyncio.Event()
-        watcher.watch({USERS.name}, heard.set)
+
+        def hear() -> None:
+            calls.append(1)
+            heard.set()
+
+        watcher.watch({USERS.name}, hear)
         async with writer.unit_of_work() as uow:
             await uow.repository(USERS).add(user("w-1"))
             await uow.commit()
@@ -79,8 +64,12 @@ async def test_postgres_watchers_hear_of_records_another_process_adds(
         async with writer.unit_of_work() as uow:  # an update is no new work
             await uow.repository(USERS).update(attrs.evolve(user("w-1"), name="Cid"))
             await uow.commit()
-        await asyncio.sleep(0.2)
-        assert not heard.is_set()
+        async with writer.unit_of_work() as uow:  # announced after the update, in order
+            await uow.repository(USERS).add(user("w-2"))
+            await uow.commit()
+        async with asyncio.timeout(1):
+            await heard.wait()
+        assert len(calls) == 2  # the two adds, not the update
     finally:
         await writer.close()
         await watcher.close()
