@@ -16,10 +16,6 @@ class Watchers:
     def add(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
         self._entries.append((frozenset(collections), callback))
 
-    @property
-    def collections(self) -> frozenset[str]:
-        return frozenset().union(*(names for names, _ in self._entries))
-
     def changed(self, collections: Iterable[str]) -> None:
         """Call every callback watching one of ``collections``; a failing one is logged."""
         names = set(collections)

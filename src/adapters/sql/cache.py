@@ -63,10 +63,6 @@ class RecordCache:
     def collections(self) -> frozenset[str]:
         return frozenset(self._entries)
 
-    @property
-    def enabled(self) -> bool:
-        return self._enabled
-
     def holds(self, collection: str) -> bool:
         return collection in self._entries
 
