@@ -464,7 +464,7 @@ class PostgresUnitOfWork:
             raise _translate(e) from e
         return cursor.rowcount
 
-    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> None:
+    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> int:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
@@ -474,6 +474,7 @@ class PostgresUnitOfWork:
                 self._in_transaction = True
             async with conn.cursor() as cursor:
                 await cursor.executemany(query, rows)  # pipelined: one round trip, about
+                return cursor.rowcount  # the sum over the rows
         except psycopg.Error as e:
             raise _translate(e) from e
 
