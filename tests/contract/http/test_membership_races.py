@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from domain.checkdigits import luhn_check_digit
@@ -219,3 +220,24 @@ async def test_a_users_concurrent_first_organisations_share_mode_once(api: Any) 
         assert [status for status, _ in outcomes] == [201, 201], outcomes
         shared = sorted(body["sharedModeEnabled"] for _, body in outcomes)
         assert shared == [False, True], (round_, outcomes)
+
+
+async def test_of_concurrent_revocations_of_one_api_key_exactly_one_succeeds(api: Any) -> None:
+    org = await api.org(ALICE)
+    keys = f"/orgs/{org['id']}/api_keys"
+    expires = (datetime.now(UTC) + timedelta(days=30)).isoformat()
+    for round_ in range(ROUNDS):
+        status, created = await api.call(
+            "POST",
+            keys,
+            as_=ALICE,
+            json={"name": f"ci {round_}", "expires": expires, "role": "orgmember"},
+        )
+        assert status == 201, created
+        outcomes = await asyncio.gather(
+            api.call("DELETE", f"{keys}/{created['id']}", as_=ALICE),
+            as_root(api, "DELETE", f"{keys}/{created['id']}"),
+        )
+        assert sorted(status for status, _ in outcomes) == [200, 404], (round_, outcomes)
+        status, body = await api.call("GET", f"/orgs/{org['id']}", key=created["key"])
+        assert status == 401, (round_, body)
