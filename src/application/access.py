@@ -59,14 +59,27 @@ class OrgAccess:
 
 
 async def authorise(
-    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+    uow: UnitOfWork,
+    principal: Principal,
+    org_id: uuid.UUID,
+    required: Role,
+    *,
+    lock: bool = False,
 ) -> OrgAccess:
     """The caller's role in ``org_id``, checked against ``required``.
 
     A superadmin may act in any organisation; an API key only in its own; a user only where an
     active member. A non-member gets 403 whether or not the organisation exists, so ids of other
     organisations are not disclosed.
+
+    ``lock``: first hold the organisation's record (``Repository.lock``) until the unit of work
+    ends. Every unit of work that changes the organisation or its members does, so they run one
+    at a time per organisation, and what this one reads next (the caller's membership, the
+    member set) is what the ones before it committed: a decision taken on it still holds when
+    it is written.
     """
+    orgs = uow.repository(ORGANISATIONS)
+    locked = await orgs.lock(org_id) if lock else None
     if principal.key is not None:
         if principal.key.org_id != org_id:
             raise NotAMember(org_id=str(org_id))
@@ -82,7 +95,7 @@ async def authorise(
             raise NotAMember(org_id=str(org_id))
         role = member.role
     roles.require(role, required)
-    org = await uow.repository(ORGANISATIONS).get(org_id)
+    org = locked if lock else await orgs.get(org_id)
     if org is None:
         raise NotFound(resource="organisation", ident=str(org_id))
     return OrgAccess(org, role, member)

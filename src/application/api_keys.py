@@ -40,7 +40,7 @@ async def create(
 ) -> NewKey:
     now = ctx.clock()
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         api_key.check_new_key(cmd.role, access.role, cmd.expires, now)
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         record = ApiKey(
@@ -72,7 +72,7 @@ async def revoke(
     ctx: Context, principal: Principal, org_id: uuid.UUID, key_id: uuid.UUID
 ) -> ApiKey:
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         record: ApiKey = await owned(uow, API_KEYS, org_id, key_id, "API key")
         await uow.repository(API_KEYS).remove(key_id)
         await uow.commit()

@@ -8,8 +8,8 @@ small concurrency bound, and a delivery whose endpoint is busy is deferred, not 
 
 Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
 and the outcomes that finish while one unit of work is being written go together in the next
-(one ``update_many`` of the deliveries, one ``lock_many`` + ``update_many`` of their events), so
-recording costs a few round trips per batch rather than per delivery. A crash before the
+(one ``lock_many`` + ``update_many`` of their events, and of the deliveries), so recording
+costs a few round trips per batch rather than per delivery. A crash before the
 write loses nothing: the lease runs out and the delivery is sent again.
 """
 
@@ -281,10 +281,16 @@ class DeliveryWorker:
                     done.set_result(None)
 
     async def _write(self, deliveries: list[Delivery]) -> None:
+        """Write the outcomes of the deliveries still stored: retention (``purge``) may have
+        removed one with its event meanwhile. Events are locked before deliveries, in the order
+        ``purge`` takes them."""
         async with self._ctx.uow() as uow:
-            await uow.repository(DELIVERIES).update_many(deliveries)
             events = uow.repository(EVENTS)
             found = {e.id: e for e in await events.lock_many([d.event_id for d in deliveries])}
+            stored = uow.repository(DELIVERIES)
+            present = {d.id for d in await stored.lock_many([d.id for d in deliveries])}
+            deliveries = [d for d in deliveries if d.id in present]
+            await stored.update_many(deliveries)
             for d in deliveries:
                 event = found.get(d.event_id)
                 if event is not None:

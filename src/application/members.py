@@ -1,4 +1,10 @@
-"""Use cases of an organisation's members, for its orgadmins."""
+"""Use cases of an organisation's members, for its orgadmins.
+
+Each change locks the organisation's record before it reads anything (``authorise(...,
+lock=True)``), as joining and leaving do (``application.users``): changes to one
+organisation's members run one at a time, so the member set a decision reads (the last
+orgadmin rule, a pending request) is still the member set when its outcome is committed.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +69,7 @@ async def create(
     role = _org_role(cmd.role)
     now = ctx.clock()
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         user = await uow.repository(USERS).get(cmd.user_id)
         if user is None:
             raise NotFound(resource="user", ident=cmd.user_id)
@@ -94,7 +100,7 @@ async def decide(
     """Approve or reject pending members, all or none."""
     now = ctx.clock()
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         members = uow.repository(MEMBERS)
         done = []
         for mid in dict.fromkeys(ids):
@@ -111,7 +117,7 @@ async def update(
 ) -> Member:
     role = _org_role(cmd.role)
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         members = uow.repository(MEMBERS)
         m = await _member(uow, org_id, member_id)
         membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, role)
@@ -125,7 +131,7 @@ async def delete(
     ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID
 ) -> Member:
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         members = uow.repository(MEMBERS)
         m = await _member(uow, org_id, member_id)
         membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, None)

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from application.access import Principal, authorise
-from application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS
+from application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS, USERS
 from application.context import Context
 from application.listing import ListRequest, build_query
 from application.storage import Page, UnitOfWork
@@ -94,6 +94,9 @@ async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) ->
     legal_key = _legal_key(ctx, cmd.legal_identifier_code, cmd.legal_identifier)
     now, me = ctx.clock(), UserRef(user.id)
     async with ctx.uow() as uow:
+        # The user's record is locked so their creations run one at a time: of two at once,
+        # only one is their first (sharedModeEnabled).
+        await uow.repository(USERS).lock(user.id)
         orgs = uow.repository(ORGANISATIONS)
         if await orgs.first(legalKey=legal_key) is not None:
             raise DuplicateOrganisation(
@@ -163,7 +166,8 @@ async def update(
 ) -> OrganisationView:
     _check_fields(cmd.legal_name, cmd.country_code, cmd.website, cmd.contacts)
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # locked: a concurrent grant of the mode (or any edit) is not overwritten by this one
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         org = access.org
         changes: dict[str, Any] = {
             k: v

@@ -140,11 +140,16 @@ class Repository(Protocol[T]):
         ...
 
     async def update(self, item: T) -> None:
-        """Replace the stored record with the same id; ``Conflict`` on a unique clash."""
+        """Replace the stored record with the same id; ``Conflict`` on a unique clash,
+        ``domain.errors.NotFound`` when there is none: an update never inserts, so a record
+        another unit of work removed stays removed. A decision to update belongs on a record
+        read in the same unit of work, under ``lock`` where others may change it."""
         ...
 
     async def update_many(self, items: Sequence[T]) -> None:
-        """``update`` each item, in as few round trips as the store allows."""
+        """``update`` each item, in as few round trips as the store allows; ``NotFound``
+        names a record that is not there, and the others may have been replaced by then
+        (roll the unit of work back)."""
         ...
 
     async def remove(self, ident: object) -> bool: ...

@@ -133,7 +133,8 @@ async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) 
     user = _own(principal, uid)
     now = ctx.clock()
     async with ctx.uow() as uow:
-        if await uow.repository(ORGANISATIONS).get(org_id) is None:
+        # locked as every change of the organisation's members locks it (application.members)
+        if await uow.repository(ORGANISATIONS).lock(org_id) is None:
             raise NotFound(resource="organisation", ident=str(org_id))
         members = uow.repository(MEMBERS)
         existing = await members.first(orgId=org_id, userRef=user.id)
@@ -159,6 +160,8 @@ async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID)
     """Leave at once (or withdraw a pending request); the last orgadmin cannot leave."""
     user = _own(principal, uid)
     async with ctx.uow() as uow:
+        # locked first, so the member set read next is not changing under the last-orgadmin rule
+        await uow.repository(ORGANISATIONS).lock(org_id)
         members = uow.repository(MEMBERS)
         mine = await members.first(orgId=org_id, userRef=user.id)
         if mine is None or mine.status is MemberStatus.REJECTED:

@@ -29,8 +29,10 @@ def user(name: str = "Ann", ident: str = "u-1") -> User:
 
 
 async def save(subject: StorageUnderTest, item: User) -> None:
+    """Add the user, or replace the stored one."""
     async with subject.unit_of_work() as uow:
-        await uow.repository(USERS).update(item)
+        users = uow.repository(USERS)
+        await (users.add(item) if await users.get(item.id) is None else users.update(item))
         await uow.commit()
 
 

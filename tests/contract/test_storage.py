@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from application.collections import ALL, API_KEYS, DELIVERIES, MEMBERS, ORGANISATIONS, USERS
 from application.storage import Collection, Cursor, Query
 from domain.api_key import ApiKey
-from domain.errors import Conflict
+from domain.errors import Conflict, NotFound
 from domain.filtering import Condition, Op
 from domain.member import Member, MemberStatus
 from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
@@ -294,13 +294,102 @@ async def test_an_update_onto_a_unique_group_conflicts_and_the_unit_carries_on(
     )
 
 
-async def test_an_update_of_a_missing_id_stores_the_record(store: StorageUnderTest) -> None:
-    """As the reference (memory) adapter does: update writes the record whatever was there."""
-    a = org("1")
+async def test_an_update_of_a_missing_id_is_not_found_and_stores_nothing(
+    store: StorageUnderTest,
+) -> None:
+    """An update never inserts: as the first write of a unit of work or a later one, the
+    unit carries on and what it commits holds no trace of the missing record."""
+    a, b, missing = org("1"), org("2"), org("3")
+    await add_all(store, ORGANISATIONS, [a])
     async with store.unit_of_work() as uow:
-        await uow.repository(ORGANISATIONS).update(a)
+        repo = uow.repository(ORGANISATIONS)
+        with pytest.raises(NotFound) as first:
+            await repo.update(missing)
+        assert first.value.ident == str(missing.id)
+        await repo.add(b)
+        with pytest.raises(NotFound):
+            await repo.update(missing)
+        await repo.update(attrs.evolve(a, legal_name="Kept"))
         await uow.commit()
-    assert await stored(store, ORGANISATIONS) == [a]
+    assert await stored(store, ORGANISATIONS) == sorted(
+        [attrs.evolve(a, legal_name="Kept"), b], key=lambda i: sort_key(ORGANISATIONS, i)
+    )
+
+
+async def test_an_update_after_a_remove_in_the_same_unit_is_not_found(
+    store: StorageUnderTest,
+) -> None:
+    a = org("1")
+    await add_all(store, ORGANISATIONS, [a])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert await repo.remove(a.id) is True
+        with pytest.raises(NotFound):
+            await repo.update(attrs.evolve(a, legal_name="Back"))
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == []
+
+
+async def test_an_update_racing_a_remove_never_brings_the_record_back(
+    store: StorageUnderTest,
+) -> None:
+    """One unit of work removes a record and commits a moment later; another updates it
+    meanwhile (PostgreSQL: the update waits for the remover's row lock, then finds nothing;
+    memory and SQLite: it waits for the remover's unit of work)."""
+
+    async def race(a: Organisation) -> None:
+        removed = asyncio.Event()
+
+        async def remove() -> None:
+            async with store.unit_of_work() as uow:
+                assert await uow.repository(ORGANISATIONS).remove(a.id) is True
+                removed.set()
+                await asyncio.sleep(0.01)  # the update is sent meanwhile
+                await uow.commit()
+
+        async def update() -> None:
+            await removed.wait()
+            async with store.unit_of_work() as uow:
+                with pytest.raises(NotFound):
+                    await uow.repository(ORGANISATIONS).update(attrs.evolve(a, legal_name="Back"))
+                await uow.commit()
+
+        async with asyncio.timeout(10):
+            await asyncio.gather(remove(), update())
+
+    for round_ in range(20):
+        a = org(str(round_), name="")
+        await add_all(store, ORGANISATIONS, [a])
+        await race(a)
+        assert await stored(store, ORGANISATIONS) == [], round_
+
+
+@pytest.mark.parametrize("collection", [ORGANISATIONS, DELIVERIES], ids=lambda c: c.name)
+async def test_update_many_with_a_missing_record_names_it_and_stores_it_not(
+    store: StorageUnderTest, collection: Collection[Any]
+) -> None:
+    """Both ways of the SQL adapters: one statement per record (a collection with unique
+    groups) and one batch (without)."""
+    if collection is DELIVERIES:
+        event = uuid.uuid4()
+        made: list[Any] = [
+            Delivery(uuid.uuid4(), event, uuid.uuid4(), uuid.uuid4(), T0, T0 + timedelta(minutes=i))
+            for i in range(3)
+        ]
+        change: dict[str, Any] = {"lease_until": T0 + timedelta(hours=1)}
+    else:
+        made = [org(str(i)) for i in range(3)]
+        change = {"legal_name": "Changed"}
+    kept, missing = made[:2], made[2]
+    await add_all(store, collection, kept)
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        with pytest.raises(NotFound) as raised:
+            await repo.update_many([attrs.evolve(x, **change) for x in (kept[0], missing)])
+        assert raised.value.ident == str(missing.id)
+        await uow.commit()
+    ids = {str(x.id) for x in await stored(store, collection)}
+    assert ids == {str(x.id) for x in kept}
 
 
 async def test_remove(store: StorageUnderTest) -> None:

@@ -30,7 +30,7 @@ from hypothesis.stateful import (
 from adapters.sql.cache import CACHED_COLLECTIONS
 from application.collections import ALL
 from application.storage import Collection, Cursor, Query, Repository, UnitOfWork
-from domain.errors import Conflict
+from domain.errors import Conflict, NotFound
 from domain.filtering import Condition
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
@@ -88,6 +88,8 @@ class StorageComparison(RuleBasedStateMachine):
                 value = await work(uow)
             except Conflict:
                 return ("conflict", None)
+            except NotFound:
+                return ("not found", None)
             if commit:
                 await uow.commit()
             return ("ok", value)

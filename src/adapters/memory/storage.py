@@ -11,7 +11,7 @@ import attrs
 
 from adapters.changes import Watchers
 from application.storage import Collection, Page, Query, page_of
-from domain.errors import Conflict
+from domain.errors import Conflict, NotFound
 from domain.filtering import Condition, Scalar, evaluate, storable
 
 T = TypeVar("T")
@@ -177,6 +177,8 @@ class InMemoryRepository(Generic[T]):
         row = self._c.row(item)
         ident = str(row["id"])
         table = self._uow._write(self._c.name)
+        if ident not in table.items:  # an update never brings a removed record back
+            raise NotFound(resource=f"{self._c.name} record", ident=ident)
         self._check_unique(table, ident, row)
         self._put(table, ident, item, row)
 

@@ -12,12 +12,14 @@ possible:
 - a unit of work that sends nothing costs nothing, and reads before the first write run as
   single statements, one round trip each: at READ COMMITTED every statement takes its own
   snapshot anyway, so wrapping reads in BEGIN/COMMIT would add two round trips and nothing
-  else;
+  else. Such reads hold nothing: a decision that must still hold at commit takes its
+  records with ``lock``/``lock_many`` (``FOR UPDATE``, which begins the transaction) first;
 - the first write goes out pipelined with its ``BEGIN`` (one round trip), later statements
   run in that transaction, and ``commit()`` sends ``COMMIT`` only when one was begun;
 - ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
-  ``update`` that may clash with a unique group runs inside a savepoint, pipelined with it,
-  so a ``Conflict`` leaves the unit of work usable, as in the other adapters.
+  ``update`` (``UPDATE ... WHERE id``: a row removed meanwhile is not found, never inserted
+  again) that may clash with a unique group runs inside a savepoint, pipelined with it, so a
+  ``Conflict`` leaves the unit of work usable, as in the other adapters.
 
 ``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
 process's ``RecordCache``: a commit that wrote one of them sends ``pg_notify`` on the
@@ -464,7 +466,7 @@ class PostgresUnitOfWork:
             raise _translate(e) from e
         return cursor.rowcount
 
-    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> None:
+    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> int:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
@@ -474,6 +476,7 @@ class PostgresUnitOfWork:
                 self._in_transaction = True
             async with conn.cursor() as cursor:
                 await cursor.executemany(query, rows)  # pipelined: one round trip, about
+                return cursor.rowcount  # the sum over the rows
         except psycopg.Error as e:
             raise _translate(e) from e
 

@@ -16,7 +16,7 @@ from cattrs.preconf.json import JsonConverter
 from adapters.sql.cache import RecordCache
 from adapters.sql.table import Table, sql_value
 from application.storage import Page, Query, page_of
-from domain.errors import Conflict
+from domain.errors import Conflict, NotFound
 
 T = TypeVar("T")
 DECODED_CACHE = 4096
@@ -35,8 +35,9 @@ class Executor(Protocol):
         unique constraint, and the unit of work must survive that (``Conflict``)."""
         ...
 
-    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
-        """Run one change for each of ``rows`` (none may break a unique constraint)."""
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> int:
+        """Run one change for each of ``rows`` (none may break a unique constraint) and
+        return the sum of their row counts."""
         ...
 
     def wrote(self, collection: str, *, added: bool = False) -> None:
@@ -133,24 +134,35 @@ class SqlRepository(Generic[T]):
             raise Conflict(reason=await self._clash_reason(item, check_id=True))
 
     async def update(self, item: T) -> None:
-        """Replace the record with the item's id (inserting it when absent, as the memory
-        adapter does); ``Conflict`` when another record holds one of its unique groups."""
-        values = self._t.values(item, self._converter.dumps(item))
+        """Replace the record with the item's id: ``UPDATE``, never an insert, so a record
+        removed meanwhile stays removed (``NotFound``); ``Conflict`` when another record holds
+        one of its unique groups."""
+        values = self._t.update_values(item, self._converter.dumps(item))
         self._x.wrote(self._t.name)
         try:
-            await self._x.write(self._t.upsert_sql, values, may_clash=bool(self._c.unique))
+            count = await self._x.write(self._t.update_sql, values, may_clash=bool(self._c.unique))
         except Conflict as e:
             raise Conflict(reason=await self._clash_reason(item, check_id=False)) from e
+        if count == 0:
+            raise self._gone(item)
 
     async def update_many(self, items: Sequence[T]) -> None:
         if self._c.unique:  # a clash must name its record: one statement each
             for item in items:
                 await self.update(item)
             return
-        rows = [self._t.values(item, self._converter.dumps(item)) for item in items]
-        if rows:
-            self._x.wrote(self._t.name)
-            await self._x.write_many(self._t.upsert_sql, rows)
+        rows = [self._t.update_values(item, self._converter.dumps(item)) for item in items]
+        if not rows:
+            return
+        self._x.wrote(self._t.name)
+        if await self._x.write_many(self._t.update_sql, rows) < len(rows):
+            for item in items:  # name the first record that is gone
+                row = self._c.row(item)
+                if not await self._x.fetch(self._t.get_sql, (str(row["id"]),)):
+                    raise self._gone(item)
+
+    def _gone(self, item: T) -> NotFound:
+        return NotFound(resource=f"{self._c.name} record", ident=str(self._c.row(item)["id"]))
 
     async def remove(self, ident: object) -> bool:
         self._x.wrote(self._t.name)

@@ -78,9 +78,12 @@ class Table:
         marks = dialect.param_list(len(all_columns))
         # Identifiers are checked against _IDENTIFIER above; values are always parameters.
         insert = f"INSERT INTO {name} ({listed}) VALUES ({marks})"  # noqa: S608
-        updates = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in all_columns if c != "id")
         self.insert_sql = f"{insert} ON CONFLICT DO NOTHING"
-        self.upsert_sql = f'{insert} ON CONFLICT ("id") DO UPDATE SET {updates}'
+        # Every column but the id, then the id: an update never inserts (0 rows: it is gone).
+        self._updated = [i for i, c in enumerate(all_columns) if c != "id"]
+        self._id_at = all_columns.index("id")
+        updates = ", ".join(f"{_q(all_columns[i])} = {p}" for i in self._updated)
+        self.update_sql = f'UPDATE {name} SET {updates} WHERE "id" = {p}'  # noqa: S608
         self.get_sql = f'SELECT "data" FROM {name} WHERE "id" = {p}'  # noqa: S608
         self.delete_sql = f'DELETE FROM {name} WHERE "id" = {p}'  # noqa: S608
         self._select = f'SELECT "data" FROM {name}'  # noqa: S608
@@ -96,13 +99,18 @@ class Table:
         return self.collection.name
 
     def values(self, item: Any, data: str) -> tuple[object, ...]:
-        """The parameters of ``insert_sql``/``upsert_sql`` for ``item`` (JSON ``data``)."""
+        """The parameters of ``insert_sql`` for ``item`` (JSON ``data``)."""
         row = self.collection.row(item)
         return (
             *(sql_value(row[field]) for field in self.columns),
             self.collection.search_text(item),
             data,
         )
+
+    def update_values(self, item: Any, data: str) -> tuple[object, ...]:
+        """The parameters of ``update_sql`` for ``item`` (JSON ``data``)."""
+        values = self.values(item, data)
+        return (*(values[i] for i in self._updated), values[self._id_at])
 
     def column(self, field: str) -> str:
         if field not in self.columns:

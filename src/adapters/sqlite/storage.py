@@ -287,9 +287,9 @@ class SqliteUnitOfWork:
         except sqlite3.Error as e:
             raise self._failed(e) from e
 
-    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> int:
         try:
-            self._begun().executemany(sql, rows)
+            return self._begun().executemany(sql, rows).rowcount
         except sqlite3.Error as e:
             raise self._failed(e) from e
 
@@ -345,7 +345,7 @@ class SqliteReader:
     async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
         raise RuntimeError("a reader() unit of work cannot write")
 
-    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+    async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> int:
         raise RuntimeError("a reader() unit of work cannot write")
 
     def wrote(self, collection: str, *, added: bool = False) -> None:

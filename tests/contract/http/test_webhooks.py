@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import logging
 import time
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +18,9 @@ from aiohttp import web
 from standardwebhooks import Webhook as StandardWebhook
 
 from application import webhooks
-from application.collections import EVENTS
+from application.collections import DELIVERIES, EVENTS
+from application.delivery import DeliverySettings, DeliveryWorker
+from application.ports import SendResult
 from entrypoints.container import resolve
 
 from .conftest import BACKENDS
@@ -224,6 +228,38 @@ async def test_events_older_than_14_days_are_purged(api):
     async with ctx.uow() as uow:
         left = await uow.repository(EVENTS).all(orgId=org_id)
     assert sorted(e.payload["message"] for e in left) == ["0:00:00", "13 days, 0:00:00"]
+
+
+async def test_an_outcome_for_a_delivery_purged_while_it_was_sent_is_dropped(api, caplog):
+    """Retention removes an old event and its delivery while that delivery is being sent: the
+    outcome is not written back (the delivery stays gone) and the other outcomes are."""
+    org = await api.org(ALICE)
+    await hook(api, org["id"], "https://hooks.example.com/in")
+    ctx = await resolve(api.container.context)
+    now = ctx.clock()
+    org_id = uuid.UUID(org["id"])
+    for age in (timedelta(days=15), timedelta(0)):
+        aged = attrs.evolve(ctx, clock=lambda age=age: now - age)
+        async with ctx.uow() as uow:
+            await webhooks.raise_event(aged, uow, org_id, "webhook.test", {"message": str(age)})
+            await uow.commit()
+
+    class PurgingSender:
+        async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
+            if b"15 days" in body:
+                assert await webhooks.purge(ctx) == 1
+            return SendResult(duration_ms=1.0, status_code=204)
+
+    worker = DeliveryWorker(ctx, PurgingSender(), DeliverySettings())
+    with caplog.at_level(logging.ERROR, logger="fourcorner.webhooks"):
+        assert await worker.run_once() == 2
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    async with ctx.uow() as uow:
+        events = await uow.repository(EVENTS).all(orgId=org_id)
+        deliveries = await uow.repository(DELIVERIES).all(orgId=org_id)
+    assert [e.payload["message"] for e in events] == ["0:00:00"]
+    assert [(d.event_id, d.status.value) for d in deliveries] == [(events[0].id, "DELIVERED")]
+    assert events[0].status.value == "DELIVERED"
 
 
 async def test_trigger_refuses_other_events(api):
