@@ -1,10 +1,15 @@
 """The JSON edge: one cattrs converter for the interface (camelCase, strict types), and JSON
-Schema for the same classes so the OpenAPI document and the validation never disagree."""
+Schema for the same classes so the OpenAPI document and the validation never disagree.
+
+Every request body is read by ``load_json`` (nesting depth, text that can be written back) and
+``structure`` (types).
+"""
 
 from __future__ import annotations
 
 import enum
 import json
+import re
 import types
 import typing
 import uuid
@@ -19,6 +24,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from domain import clock
 from domain.errors import Detail, InvalidInput, MalformedBody
+from domain.text import text_problem
+from entrypoints.http.limits import MAX_JSON_DEPTH
 
 
 def camel(name: str) -> str:
@@ -136,13 +143,64 @@ def make_converter() -> cattrs.Converter:
     return conv
 
 
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def load_json(raw: bytes) -> Any:
+    """The JSON value of a request body: nested at most ``MAX_JSON_DEPTH`` deep, its strings
+    and member names text that can be stored and written back (``domain.text``)."""
     try:
-        return json.loads(raw)
+        data = json.loads(raw, parse_constant=_constant)
     except UnicodeDecodeError:
         raise MalformedBody(reason="the body is not UTF-8") from None
+    except RecursionError:  # the parser gives up before the nesting limit is checked below
+        raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
         raise MalformedBody(reason=f"the body is not valid JSON ({e})") from None
+    _check_tree(data)
+    return data
+
+
+Where = tuple["Where", str | int] | None  # a JSON path, innermost step last, built lazily
+
+
+def _check_tree(data: Any) -> None:
+    stack: list[tuple[Any, int, Where]] = [(data, 1, None)]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                raise InvalidInput.one(json_path(where), problem)
+        elif isinstance(value, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(value, list):
+                stack.extend((v, depth + 1, (where, i)) for i, v in enumerate(value))
+                continue
+            for k, v in value.items():
+                problem = text_problem(k)
+                if problem:
+                    raise InvalidInput.one(json_path(where), f"a member name: {problem}")
+                stack.append((v, depth + 1, (where, k)))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def json_path(where: Where) -> str:
+    """``$.contacts[0].name``: member names that are not plain words are quoted."""
+    steps: list[str] = []
+    while where is not None:
+        where, step = where
+        if isinstance(step, int):
+            steps.append(f"[{step}]")
+        elif _NAME.fullmatch(step):
+            steps.append(f".{step}")
+        else:
+            steps.append(f"[{json.dumps(step)}]")
+    return "$" + "".join(reversed(steps))
 
 
 def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
