@@ -2,7 +2,7 @@
 Schema for the same classes so the OpenAPI document and the validation never disagree.
 
 Every request body is read by ``load_json`` (nesting depth, text that can be written back) and
-``structure`` (types).
+``structure`` (types, and the text lengths of ``limits``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 import types
 import typing
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -21,11 +21,12 @@ import attrs
 import cattrs
 from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.v import format_exception
 
 from domain import clock
 from domain.errors import Detail, InvalidInput, MalformedBody
 from domain.text import text_problem
-from entrypoints.http.limits import MAX_JSON_DEPTH
+from entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 
 
 def camel(name: str) -> str:
@@ -83,6 +84,26 @@ def _enum(cls: type[enum.Enum]) -> Any:
     return hook
 
 
+class Refused(ValueError):
+    """A value refused by a rule of this edge; its message is the problem as clients read it."""
+
+
+def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
+    """The hook of an attribute whose text holds at most ``limit`` characters: its JSON string,
+    or each string of its JSON array, is measured before it is read as ``tp``."""
+
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, str) and len(value) > limit:
+            raise Refused(f"at most {limit} characters, got {len(value)}")
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str) and len(item) > limit:
+                    raise Refused(f"item {i}: at most {limit} characters, got {len(item)}")
+        return conv.structure(value, tp)
+
+    return hook
+
+
 def _sequence(conv: cattrs.Converter, item: Any) -> Any:
     def hook(value: Any, tp: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
@@ -124,7 +145,14 @@ def make_converter() -> cattrs.Converter:
     )
 
     def structure_attrs(cls: type) -> Any:
-        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        hints = typing.get_type_hints(cls)
+        renames = {
+            a.name: override(
+                rename=camel(a.name),
+                struct_hook=_bounded(conv, hints[a.name], text_length(a.name)),
+            )
+            for a in attrs.fields(cls)
+        }
         inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
 
         def hook(value: Any, t: Any) -> Any:
@@ -203,6 +231,10 @@ def json_path(where: Where) -> str:
     return "$" + "".join(reversed(steps))
 
 
+def _format(exc: BaseException, tp: type | None) -> str:
+    return str(exc) if isinstance(exc, Refused) else format_exception(exc, tp)
+
+
 def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
     """Structure ``data`` into ``cls``, turning every failure into ``InvalidInput`` details."""
     if not isinstance(data, dict):
@@ -211,7 +243,7 @@ def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
         return conv.structure(data, cls)
     except cattrs.BaseValidationError as e:
         problems = []
-        for line in cattrs.transform_error(e, path="$"):
+        for line in cattrs.transform_error(e, path="$", format_exception=_format):
             problem, _, where = line.rpartition(" @ ")
             path = ".".join(camel(part) for part in (where or "$").split("."))
             problems.append(Detail(path, problem or line))
@@ -279,3 +311,46 @@ def object_schema(
     if required:
         out["required"] = required
     return out
+
+
+def _classes_in(tp: Any) -> list[type]:
+    if attrs.has(tp):
+        return [tp]
+    return [c for arg in typing.get_args(tp) for c in _classes_in(arg)]
+
+
+def read_classes(bodies: Iterable[type]) -> list[type]:
+    """The classes the converter reads for these request bodies: them and those they hold."""
+    seen: dict[type, None] = {}
+    todo = list(bodies)
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen[cls] = None
+        hints = typing.get_type_hints(cls)
+        todo.extend(c for a in attrs.fields(cls) for c in _classes_in(hints[a.name]))
+    return list(seen)
+
+
+def _with_max_length(schema: dict[str, Any], limit: int) -> dict[str, Any]:
+    if schema.get("type") == "string":
+        return {**schema, "maxLength": limit}
+    out = dict(schema)
+    if "items" in schema:
+        out["items"] = _with_max_length(schema["items"], limit)
+    if "anyOf" in schema:
+        out["anyOf"] = [_with_max_length(s, limit) for s in schema["anyOf"]]
+    return out
+
+
+def declare_lengths(components: dict[str, Any], classes: Iterable[type]) -> None:
+    """Add the ``maxLength`` the converter enforces to each string of these classes' schemas.
+
+    Only classes the converter reads carry lengths: a class the service only writes keeps text
+    of any length it was given (a certificate's subject, a delivery attempt's error)."""
+    for cls in classes:
+        props = components[cls.__name__]["properties"]
+        for a in attrs.fields(cls):
+            name = camel(a.name)
+            props[name] = _with_max_length(props[name], text_length(a.name))
