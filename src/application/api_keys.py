@@ -81,7 +81,7 @@ async def revoke(
 
 async def authenticate(ctx: Context, presented: str) -> Principal:
     """The principal of an ``X-Api-Key``: active, unexpired, and its creator still a user."""
-    if not presented.startswith(KEY_PREFIX) or len(presented) > 200:
+    if not presented.startswith(KEY_PREFIX) or len(presented) > 200 or not presented.isascii():
         raise Unauthorised(reason="the API key is not valid")
     async with ctx.reads() as uow:
         record = await uow.repository(API_KEYS).first(keyHash=api_key.hash_key(presented))

@@ -18,7 +18,7 @@ from application.storage import MAX_LIMIT
 from domain import events, filtering
 from domain.catalogue import Catalogue, DocumentType, IdentifierScheme
 from domain.errors import InvalidCursor, InvalidInput, NotFound
-from domain.filtering import FieldSpec, FieldType
+from domain.filtering import Condition, FieldSpec, FieldType
 from domain.member import MemberStatus
 from domain.organisation import ContactType, Mode
 from domain.roles import Role
@@ -63,55 +63,80 @@ class Listing:
     next_cursor: str | None
 
 
-def _page(
+@attrs.frozen
+class CatalogueQuery:
+    """A list request of the catalogue, read: requests that ask the same (in another order,
+    spelling or case of search) are equal, so answers can be kept by query."""
+
+    conditions: frozenset[Condition]
+    search: str  # lower-cased, stripped; "" for none
+    start: int  # the position after the cursor's record
+    limit: int
+
+
+def _query(
     records: Sequence[Any],
     key: Callable[[Any], str],
     fields: Mapping[str, FieldSpec],
-    search_in: Callable[[Any], str],
     request: ListRequest,
     extra: Sequence[str] = (),
-) -> Listing:
+) -> CatalogueQuery:
     conditions = filtering.parse_all((*extra, *request.filters), fields)
     limit = request.limit if request.limit is not None else len(records) or 1
     if not 1 <= limit <= max(MAX_LIMIT, len(records)):
         raise InvalidInput.one("limit", f"limit is between 1 and {MAX_LIMIT}")
     start = 0
     if request.cursor:
-        positions = {key(r): i for i, r in enumerate(records)}
         try:
             after = base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4))
-            start = positions[after.decode()] + 1
-        except (KeyError, ValueError, UnicodeDecodeError, binascii.Error):
+            wanted = after.decode()
+        except (ValueError, UnicodeDecodeError, binascii.Error):
             raise InvalidCursor() from None
+        found = next((i for i, r in enumerate(records) if key(r) == wanted), None)
+        if found is None:
+            raise InvalidCursor()
+        start = found + 1
     needle = request.search.strip().lower() if request.search else ""
+    return CatalogueQuery(frozenset(conditions), needle, start, limit)
+
+
+def _page(
+    records: Sequence[Any],
+    key: Callable[[Any], str],
+    search_in: Callable[[Any], str],
+    query: CatalogueQuery,
+) -> Listing:
     chosen: list[Any] = []
-    for record in records[start:]:
-        if needle and needle not in search_in(record):
+    for record in records[query.start :]:
+        if query.search and query.search not in search_in(record):
             continue
-        if all(c.matches(record) for c in conditions):
+        if all(c.matches(record) for c in query.conditions):
             chosen.append(record)
-            if len(chosen) > limit:
+            if len(chosen) > query.limit:
                 break
     cursor = None
-    if len(chosen) > limit:
-        chosen = chosen[:limit]
+    if len(chosen) > query.limit:
+        chosen = chosen[: query.limit]
         cursor = base64.urlsafe_b64encode(key(chosen[-1]).encode()).decode().rstrip("=")
     return Listing([r.to_record() for r in chosen], cursor)
 
 
-def list_document_types(
+def _document_type_key(d: DocumentType) -> str:
+    return d.id
+
+
+def document_type_query(
     catalogue: Catalogue, request: ListRequest, exact: Mapping[str, str]
-) -> Listing:
+) -> CatalogueQuery:
     """``exact`` holds the plain query filters (``category=Invoice``) of the spec."""
     extra = [f"{k}:eq:{v}" for k, v in exact.items() if k in DOCUMENT_TYPE_EXACT]
-    return _page(
-        catalogue.document_types,
-        lambda d: d.id,
-        DOCUMENT_TYPE_FIELDS,
-        _document_type_text,
-        request,
-        extra,
+    return _query(
+        catalogue.document_types, _document_type_key, DOCUMENT_TYPE_FIELDS, request, extra
     )
+
+
+def list_document_types(catalogue: Catalogue, query: CatalogueQuery) -> Listing:
+    return _page(catalogue.document_types, _document_type_key, _document_type_text, query)
 
 
 def _document_type_text(d: DocumentType) -> str:
@@ -125,8 +150,16 @@ def get_document_type(catalogue: Catalogue, ident: str) -> dict[str, object]:
     return found.to_record()
 
 
-def list_schemes(catalogue: Catalogue, request: ListRequest) -> Listing:
-    return _page(catalogue.schemes, lambda s: s.iso6523, SCHEME_FIELDS, _scheme_text, request)
+def _scheme_key(s: IdentifierScheme) -> str:
+    return s.iso6523
+
+
+def scheme_query(catalogue: Catalogue, request: ListRequest) -> CatalogueQuery:
+    return _query(catalogue.schemes, _scheme_key, SCHEME_FIELDS, request)
+
+
+def list_schemes(catalogue: Catalogue, query: CatalogueQuery) -> Listing:
+    return _page(catalogue.schemes, _scheme_key, _scheme_text, query)
 
 
 def _scheme_text(s: IdentifierScheme) -> str:

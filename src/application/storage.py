@@ -19,6 +19,7 @@ import attrs
 
 from domain.errors import InvalidCursor
 from domain.filtering import Condition, FieldSpec, Scalar
+from domain.text import text_problem
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class Cursor:
             created_at, ident = raw.split("|", 1)
         except (ValueError, UnicodeDecodeError, binascii.Error):
             raise InvalidCursor() from None
-        if len(created_at) != 27 or not ident or len(ident) > 200:
+        if len(created_at) != 27 or not ident or len(ident) > 200 or text_problem(raw):
             raise InvalidCursor()
         return cls(created_at, ident)
 

@@ -12,6 +12,7 @@ Every storage adapter evaluates conditions with the semantics of ``Condition.mat
 from __future__ import annotations
 
 import enum
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -111,8 +112,11 @@ def _read_bool(spec: FieldSpec, raw: str) -> Scalar:
     return raw == "true"
 
 
+_INT = re.compile("-?[0-9]+")  # ASCII digits: str.isdigit() also takes "²" and "٣"
+
+
 def _read_int(spec: FieldSpec, raw: str) -> Scalar:
-    if not raw.lstrip("-").isdigit() or len(raw) > 18:
+    if not _INT.fullmatch(raw) or len(raw) > 18:
         raise ValueError(f"{spec.name} is an integer, not {raw!r}")
     return int(raw)
 

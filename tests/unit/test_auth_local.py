@@ -114,6 +114,30 @@ async def test_superadmin_flag(authority: LocalTokenAuthority) -> None:
     assert not (await authority.verify(authority.issue("user@example.com"))).superadmin
 
 
+@pytest.mark.parametrize(
+    ("email", "name"),
+    [
+        ("ada@example.com", "Ada \ud800"),
+        ("ada@example.com", "Ada\u0000"),
+        ("ada@example.com", "A" * 257),
+        ("a" * 250 + "@example.com", ""),
+    ],
+)
+async def test_claims_that_cannot_be_stored_are_refused(
+    authority: LocalTokenAuthority, email: str, name: str
+) -> None:
+    """The claims become the user record: text it could not write back is refused."""
+    reason = (await refused(authority, authority.issue(email, name=name))).reason
+    assert "claim" in reason and reason.isascii()
+
+
+async def test_a_token_that_is_not_ascii_is_refused(authority: LocalTokenAuthority) -> None:
+    """A header decoded leniently carries undecodable bytes as lone surrogates."""
+    token = authority.issue("ada@example.com")
+    for bad in (token + "\udcff", "\udcff" + token[1:], "é" + token[1:]):
+        await refused(authority, bad)
+
+
 def test_issue_refuses_blank_email_and_non_positive_ttl(authority: LocalTokenAuthority) -> None:
     with pytest.raises(ValueError):
         authority.issue("  ")

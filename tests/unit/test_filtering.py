@@ -146,3 +146,21 @@ def test_null_selects_records_without_a_value():
     assert [r.name for r in recs if filtering.parse("mode:eq:null", FIELDS).matches(r)] == ["x"]
     assert [r.name for r in recs if filtering.parse("mode:ne:null", FIELDS).matches(r)] == ["y"]
     assert [r.name for r in recs if filtering.parse("mode:ne:A", FIELDS).matches(r)] == ["x"]
+
+
+@given(st.text(max_size=20))
+def test_integers_are_ascii_digits_with_an_optional_minus(raw):
+    """``str.isdigit`` also takes "²" and "٣" (which ``int`` reads as 3, or refuses)."""
+    expression = f"count:eq:{raw}"
+    plain = raw.lstrip("-") if raw.count("-") <= 1 else ""
+    if raw[:1] in ("-", *"0123456789") and plain.isascii() and plain.isdigit() and len(raw) <= 18:
+        assert filtering.parse(expression, FIELDS).value == int(raw)
+    else:
+        with pytest.raises(InvalidFilter):
+            filtering.parse(expression, FIELDS)
+
+
+@pytest.mark.parametrize("raw", ["²", "٣", "-²", "１", "1_000", " 1", "+1", "--1", "1-"])
+def test_digits_that_are_not_ascii_are_refused(raw):
+    with pytest.raises(InvalidFilter):
+        filtering.parse(f"count:eq:{raw}", FIELDS)

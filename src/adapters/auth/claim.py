@@ -13,6 +13,7 @@ from jwt.exceptions import InvalidSubjectError
 
 from domain.clock import utc
 from domain.errors import Unauthorised
+from domain.text import text_problem
 
 if TYPE_CHECKING:
     from jwt.types import Options
@@ -21,6 +22,17 @@ Clock = Callable[[], datetime]
 
 LEEWAY_SECONDS = 30.0
 """How far a token's ``exp``, ``nbf`` and ``iat`` may be off the verifier's clock."""
+
+MAX_CLAIM_LENGTH = 256
+"""The longest text claim read (``sub``, ``email``, ``name``): they are stored with the user."""
+
+
+def compact(token: str) -> str:
+    """``token`` if it can be a JWT in compact serialisation, which is ASCII (base64url parts and
+    dots); a header decoded leniently can carry anything, which PyJWT cannot even encode."""
+    if not token.isascii():
+        raise Unauthorised(reason="the token is not a well-formed signed JWT")
+    return token
 
 
 def decode_options(require: list[str]) -> Options:
@@ -89,9 +101,19 @@ def check_times(claims: Mapping[str, Any], now: datetime) -> datetime:
 
 
 def text_claim(claims: Mapping[str, Any], name: str) -> str:
-    """The claim's value when it is a string, else the empty string."""
+    """The claim's value when it is a string, else the empty string; refused when it is text
+    that could not be stored and shown again, or longer than ``MAX_CLAIM_LENGTH``."""
     value = claims.get(name)
-    return value if isinstance(value, str) else ""
+    if not isinstance(value, str):
+        return ""
+    problem = text_problem(value)
+    if problem:
+        raise Unauthorised(reason=f"the token's {name!r} claim cannot be stored ({problem})")
+    if len(value) > MAX_CLAIM_LENGTH:
+        raise Unauthorised(
+            reason=f"the token's {name!r} claim is longer than {MAX_CLAIM_LENGTH} characters"
+        )
+    return value
 
 
 def required_text(claims: Mapping[str, Any], name: str) -> str:

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from adapters.auth.claim import (
     Clock,
     check_times,
+    compact,
     decode_options,
     now_from,
     refusal,
@@ -181,6 +182,7 @@ class LocalTokenAuthority:
         return jwt.encode(claims, key, algorithm=_ALGORITHM, headers={"kid": self._kid})
 
     async def verify(self, token: str) -> Identity:
+        token = compact(token)
         public = self._public
         if public is None:
             public = (await asyncio.to_thread(self._signing_key)).public_key()

@@ -19,6 +19,7 @@ import jwt
 from adapters.auth.claim import (
     Clock,
     check_times,
+    compact,
     decode_options,
     now_from,
     refusal,
@@ -147,6 +148,7 @@ class OidcTokenVerifier:
             await session.close()
 
     async def verify(self, token: str) -> Identity:
+        token = compact(token)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as e:

@@ -1,14 +1,19 @@
 """The JSON edge: one cattrs converter for the interface (camelCase, strict types), and JSON
-Schema for the same classes so the OpenAPI document and the validation never disagree."""
+Schema for the same classes so the OpenAPI document and the validation never disagree.
+
+Every request body is read by ``load_json`` (nesting depth, text that can be written back) and
+``structure`` (types, and the text lengths of ``limits``).
+"""
 
 from __future__ import annotations
 
 import enum
 import json
+import re
 import types
 import typing
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -16,9 +21,12 @@ import attrs
 import cattrs
 from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.v import format_exception
 
 from domain import clock
 from domain.errors import Detail, InvalidInput, MalformedBody
+from domain.text import text_problem
+from entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 
 
 def camel(name: str) -> str:
@@ -76,6 +84,26 @@ def _enum(cls: type[enum.Enum]) -> Any:
     return hook
 
 
+class Refused(ValueError):
+    """A value refused by a rule of this edge; its message is the problem as clients read it."""
+
+
+def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
+    """The hook of an attribute whose text holds at most ``limit`` characters: its JSON string,
+    or each string of its JSON array, is measured before it is read as ``tp``."""
+
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, str) and len(value) > limit:
+            raise Refused(f"at most {limit} characters, got {len(value)}")
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str) and len(item) > limit:
+                    raise Refused(f"item {i}: at most {limit} characters, got {len(item)}")
+        return conv.structure(value, tp)
+
+    return hook
+
+
 def _sequence(conv: cattrs.Converter, item: Any) -> Any:
     def hook(value: Any, tp: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
@@ -117,7 +145,14 @@ def make_converter() -> cattrs.Converter:
     )
 
     def structure_attrs(cls: type) -> Any:
-        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        hints = typing.get_type_hints(cls)
+        renames = {
+            a.name: override(
+                rename=camel(a.name),
+                struct_hook=_bounded(conv, hints[a.name], text_length(a.name)),
+            )
+            for a in attrs.fields(cls)
+        }
         inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
 
         def hook(value: Any, t: Any) -> Any:
@@ -136,13 +171,68 @@ def make_converter() -> cattrs.Converter:
     return conv
 
 
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def load_json(raw: bytes) -> Any:
+    """The JSON value of a request body: nested at most ``MAX_JSON_DEPTH`` deep, its strings
+    and member names text that can be stored and written back (``domain.text``)."""
     try:
-        return json.loads(raw)
+        data = json.loads(raw, parse_constant=_constant)
     except UnicodeDecodeError:
         raise MalformedBody(reason="the body is not UTF-8") from None
+    except RecursionError:  # the parser gives up before the nesting limit is checked below
+        raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
         raise MalformedBody(reason=f"the body is not valid JSON ({e})") from None
+    _check_tree(data)
+    return data
+
+
+Where = tuple["Where", str | int] | None  # a JSON path, innermost step last, built lazily
+
+
+def _check_tree(data: Any) -> None:
+    stack: list[tuple[Any, int, Where]] = [(data, 1, None)]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                raise InvalidInput.one(json_path(where), problem)
+        elif isinstance(value, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(value, list):
+                stack.extend((v, depth + 1, (where, i)) for i, v in enumerate(value))
+                continue
+            for k, v in value.items():
+                problem = text_problem(k)
+                if problem:
+                    raise InvalidInput.one(json_path(where), f"a member name: {problem}")
+                stack.append((v, depth + 1, (where, k)))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def json_path(where: Where) -> str:
+    """``$.contacts[0].name``: member names that are not plain words are quoted."""
+    steps: list[str] = []
+    while where is not None:
+        where, step = where
+        if isinstance(step, int):
+            steps.append(f"[{step}]")
+        elif _NAME.fullmatch(step):
+            steps.append(f".{step}")
+        else:
+            steps.append(f"[{json.dumps(step)}]")
+    return "$" + "".join(reversed(steps))
+
+
+def _format(exc: BaseException, tp: type | None) -> str:
+    return str(exc) if isinstance(exc, Refused) else format_exception(exc, tp)
 
 
 def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
@@ -153,7 +243,7 @@ def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
         return conv.structure(data, cls)
     except cattrs.BaseValidationError as e:
         problems = []
-        for line in cattrs.transform_error(e, path="$"):
+        for line in cattrs.transform_error(e, path="$", format_exception=_format):
             problem, _, where = line.rpartition(" @ ")
             path = ".".join(camel(part) for part in (where or "$").split("."))
             problems.append(Detail(path, problem or line))
@@ -221,3 +311,46 @@ def object_schema(
     if required:
         out["required"] = required
     return out
+
+
+def _classes_in(tp: Any) -> list[type]:
+    if attrs.has(tp):
+        return [tp]
+    return [c for arg in typing.get_args(tp) for c in _classes_in(arg)]
+
+
+def read_classes(bodies: Iterable[type]) -> list[type]:
+    """The classes the converter reads for these request bodies: them and those they hold."""
+    seen: dict[type, None] = {}
+    todo = list(bodies)
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen[cls] = None
+        hints = typing.get_type_hints(cls)
+        todo.extend(c for a in attrs.fields(cls) for c in _classes_in(hints[a.name]))
+    return list(seen)
+
+
+def _with_max_length(schema: dict[str, Any], limit: int) -> dict[str, Any]:
+    if schema.get("type") == "string":
+        return {**schema, "maxLength": limit}
+    out = dict(schema)
+    if "items" in schema:
+        out["items"] = _with_max_length(schema["items"], limit)
+    if "anyOf" in schema:
+        out["anyOf"] = [_with_max_length(s, limit) for s in schema["anyOf"]]
+    return out
+
+
+def declare_lengths(components: dict[str, Any], classes: Iterable[type]) -> None:
+    """Add the ``maxLength`` the converter enforces to each string of these classes' schemas.
+
+    Only classes the converter reads carry lengths: a class the service only writes keeps text
+    of any length it was given (a certificate's subject, a delivery attempt's error)."""
+    for cls in classes:
+        props = components[cls.__name__]["properties"]
+        for a in attrs.fields(cls):
+            name = camel(a.name)
+            props[name] = _with_max_length(props[name], text_length(a.name))

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from domain import errors
-from entrypoints.http.converter import schema_of
+from entrypoints.http.converter import declare_lengths, read_classes, schema_of
 from entrypoints.http.routing import Envelope, Route
 from entrypoints.http.views import View
 
@@ -100,6 +100,7 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
 def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, Any]:
     components: dict[str, Any] = {"Error": _ERROR}
     paths: dict[str, Any] = {}
+    routes = list(routes)
     for route in routes:
         op: dict[str, Any] = {
             "operationId": route.operation_id,
@@ -134,6 +135,7 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
             }
         paths.setdefault(route.path, {})[route.method.lower()] = op
+    declare_lengths(components, read_classes(r.body for r in routes if r.body is not None))
     codes = "\n".join(f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in errors.catalogue())
     return {
         "openapi": "3.1.0",

@@ -25,10 +25,12 @@ from domain.errors import (
     UnsupportedMediaType,
 )
 from domain.roles import Role
+from domain.text import text_problem
 from entrypoints.http.converter import load_json, structure
 from entrypoints.http.views import View
 
 JSON_TYPES = ("application/json",)
+_LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"
 REQUEST_ID = web.RequestKey("request_id", str)
 ORG_ID = web.RequestKey("org_id", str)
 
@@ -88,7 +90,7 @@ class Req:
     def listing(self) -> ListRequest:
         q = self.raw.query
         limit = q.get("limit")
-        if limit is not None and not (limit.isdigit() and len(limit) <= 4):
+        if limit is not None and not _LIMIT.fullmatch(limit):
             raise InvalidInput.one("limit", "limit is an integer between 1 and 500")
         return ListRequest(
             filters=tuple(q.getall("filter", ())),
@@ -157,14 +159,50 @@ def bind(handler: Handler, provided: Mapping[str, Any]) -> Handler:
 
 
 def dumps(body: Any) -> bytes:
-    """Compact UTF-8 JSON (orjson: several times faster than ``json`` on every answer)."""
-    return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    """Compact UTF-8 JSON (orjson: several times faster than ``json`` on every answer).
+
+    Text with lone surrogates cannot be written as UTF-8. The edge refuses it (``check_text``,
+    ``converter.load_json``), but records stored before it did, or an error quoting a request
+    line decoded leniently, are still answered: with U+FFFD in place of each surrogate."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_replace_surrogates(body), option=orjson.OPT_NON_STR_KEYS)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(
         status=status, body=dumps(body), content_type="application/json", headers=headers
     )
+
+
+def check_text(request: web.Request) -> None:
+    """Refuse path and query values that are not text the service can store and write back
+    (a request line decoded leniently carries undecodable bytes as lone surrogates)."""
+    for name, value in request.match_info.items():
+        problem = text_problem(value)
+        if problem:
+            raise InvalidInput.one(name, problem)
+    for name, value in request.query.items():
+        problem = text_problem(name)
+        if problem:
+            raise InvalidInput.one("query", f"a parameter name: {problem}")
+        problem = text_problem(value)
+        if problem:
+            raise InvalidInput.one(name, problem)
 
 
 async def read_body(request: web.Request, conv: cattrs.Converter, cls: type) -> Any:
@@ -211,6 +249,7 @@ def endpoint(
         if principal is not None and principal.key is not None:
             request[ORG_ID] = str(principal.key.org_id)
         try:
+            check_text(request)
             body = await read_body(request, conv, route.body) if route.body is not None else None
             reply = await run(Req(request, principal, body))
         except DomainError as e:

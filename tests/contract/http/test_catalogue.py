@@ -119,3 +119,58 @@ async def test_the_catalogue_needs_credentials_and_accepts_an_api_key(api):
         "GET", "/participant_identifiers?filter=country:eq:SE", key=key["key"]
     )
     assert status == 200
+
+
+# --- the cache of rendered answers -----------------------------------------------------------
+
+
+async def test_equivalent_queries_share_one_cached_answer(start_api):
+    api = await start_api("memory")
+    cache = api.container.render_cache()
+    same = [
+        "/document_types",
+        *(f"/document_types?junk{i}=x&utm_source={i}" for i in range(300)),
+    ]
+    for path in same:
+        assert (await api.call("GET", path, as_=ALICE))[0] == 200
+    assert len(cache) == 1
+    groups = {
+        "/document_types": [
+            "search=invoice&filter=state:eq:active&filter=category:eq:Invoice&limit=5",
+            "limit=05&filter=category:eq:Invoice&search=%20INVOICE%20&filter=state:eq:active",
+            "category=Invoice&filter=state:eq:active&limit=5&search=Invoice&x=1",
+            "filter=category:eq:Invoice&filter=state:eq:active&filter=state:eq:active"
+            "&search=InVoIcE&limit=0005",
+        ],
+        "/participant_identifiers": [
+            "filter=country:eq:SE",
+            "filter=country:eq:SE&filter=country:eq:SE&cursor=",
+            "cursor=&filter=country:eq:SE&search=%20",
+        ],
+    }
+    for path, group in groups.items():
+        status, first = await api.call("GET", f"{path}?{group[0]}", as_=ALICE)
+        assert status == 200 and first["items"]
+        before = len(cache)
+        for query in group[1:]:
+            status, body = await api.call("GET", f"{path}?{query}", as_=ALICE)
+            assert status == 200 and body == first, query
+        assert len(cache) == before, group
+
+
+async def test_many_distinct_queries_keep_the_cache_within_its_bound(start_api):
+    """Every distinct limit is a distinct answer of up to the whole list (~150 kB): those
+    below would hold about 20 MB unbounded; long searches make large keys."""
+    from entrypoints.http.catalogue_handlers import CACHE_BYTES
+
+    api = await start_api("memory")
+    cache = api.container.render_cache()
+    for limit in range(321, 190, -1):
+        status, _ = await api.call("GET", f"/document_types?limit={limit}", as_=ALICE)
+        assert status == 200
+        assert cache.size <= CACHE_BYTES
+    assert len(cache) < 131, (len(cache), cache.size)
+    for i in range(300):
+        path = f"/document_types?search=zz{'q' * 4000}{i}"
+        assert (await api.call("GET", path, as_=ALICE))[0] == 200
+        assert cache.size <= CACHE_BYTES

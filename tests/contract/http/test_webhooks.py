@@ -77,6 +77,49 @@ async def wait_for(predicate, within: float = 10.0) -> None:
     raise AssertionError("condition not reached in time")
 
 
+# forms of private targets a resolver reads; refused when the webhook is made or changed
+PRIVATE_FORMS = [
+    "http://127.1/",
+    "http://2130706433/",
+    "http://0177.0.0.1/",
+    "http://0x7f.1/",
+    "http://0/",
+    "http://localhost./",
+    "http://intranet/",
+    "http://100.64.0.1/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::1]/",
+    "http://１２７.０.０.１/",
+]
+
+
+async def test_private_targets_in_any_form_are_refused_when_made_or_changed(api):
+    org = await api.org(ALICE)
+    path = f"/orgs/{org['id']}/webhooks"
+    for url in PRIVATE_FORMS:
+        status, err = await api.call(
+            "POST", path, as_=ALICE, json={"url": url, "events": ["webhook.test"]}
+        )
+        assert (status, err["code"]) == (400, "AT-1001"), (url, err)
+        assert err["details"][0]["field"] == "$.url"
+    made = await hook(api, org["id"], "https://hooks.example.com/in")
+    for url in PRIVATE_FORMS:
+        status, err = await api.call("PUT", f"{path}/{made['id']}", as_=ALICE, json={"url": url})
+        assert (status, err["code"]) == (400, "AT-1001"), (url, err)
+        assert err["details"][0]["field"] == "$.url"
+    _, got = await api.call("GET", f"{path}/{made['id']}", as_=ALICE)
+    assert got["url"] == "https://hooks.example.com/in"
+    _, listed = await api.call("GET", path, as_=ALICE)
+    assert [w["id"] for w in listed["items"]] == [made["id"]]
+
+
+async def test_private_targets_are_accepted_when_allowed(start_api):
+    api = await start_api("memory", webhook_allow_private_targets=True)
+    org = await api.org(ALICE)
+    for url in PRIVATE_FORMS:
+        assert (await hook(api, org["id"], url))["url"] == url
+
+
 async def test_the_resource_and_its_rules(api):
     org = await api.org(ALICE)
     status, body = await api.call(
