@@ -66,6 +66,7 @@ class SendResult:
     duration_ms: float
     status_code: int | None = None
     error: str | None = None
+    response_body: str | None = None  # the start of the receiver's answer (about 1 KiB)
 
 
 class WebhookSender(Protocol):

@@ -1,5 +1,7 @@
 """The AS4 message layer behind the service's ports: ``ApTransport`` (sending over HTTP) and
-``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads."""
+``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads.
+
+The transport reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from adapters.answer import AnswerTooLarge, read_capped, read_head
 from adapters.as4.errors import As4Error
 from adapters.as4.messages import (
     CertificateCheck,
@@ -34,6 +37,9 @@ from application.ports import (
 from domain.envelope import Envelope, Identifier
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
+# A receipt or an error signal is a few kilobytes; a larger answer is refused unread.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
 
 
 @lru_cache(maxsize=64)
@@ -153,16 +159,19 @@ class As4Transport:
             async with self._client().post(
                 endpoint.url, data=message.body, headers=message.http_headers
             ) as resp:
-                answer = await resp.read()
                 status, content_type = resp.status, resp.headers.get("Content-Type", "")
+                if status != 200:
+                    head = await read_head(resp, ERROR_DETAIL_BYTES)
+                    return Refused(
+                        f"HTTP {status}",
+                        head.decode(errors="replace"),
+                        retryable=status >= 500 or status == 429,
+                    )
+                answer = await read_capped(resp, MAX_ANSWER_BYTES)
+        except AnswerTooLarge as e:
+            return Refused("answer too large", str(e), retryable=False, bad_receipt=True)
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             return Refused(f"connection: {type(e).__name__}", str(e)[:300], retryable=True)
-        if status != 200:
-            return Refused(
-                f"HTTP {status}",
-                answer[:300].decode(errors="replace"),
-                retryable=status >= 500 or status == 429,
-            )
         try:
             signal = read_signal(
                 content_type, answer, sent=message, receiver_certificate=receiver, now=self._clock()

@@ -22,6 +22,7 @@ from entrypoints.container import resolve
 from .conftest import BACKENDS
 
 ALICE = "alice@example.com"
+DOWN_PAGE = "<p>the receiver is down — try again</p>\n" * 200  # 8 KiB, not ASCII only
 
 
 class Receiver:
@@ -38,7 +39,9 @@ class Receiver:
         seen.append((time.monotonic(), dict(request.headers), body))
         if name == "hang":
             await asyncio.sleep(30)
-        if name == "down" or (name == "flaky" and len(seen) <= 2):
+        if name == "down":
+            return web.Response(status=500, text=DOWN_PAGE)
+        if name == "flaky" and len(seen) <= 2:
             return web.Response(status=500)
         return web.Response(status=204)
 
@@ -143,6 +146,10 @@ async def test_signed_deliveries_retries_and_failures(start_api, receiver, backe
     assert statuses == ["DELIVERED", "DELIVERED", "FAILED"]
     failed = next(d for d in e["deliveries"] if d["status"] == "FAILED")
     assert [a["statusCode"] for a in failed["attempts"]] == [500, 500, 500]
+    # each attempt keeps the first KiB of the answer (a cut character is replaced)
+    kept = DOWN_PAGE.encode()[:1024].decode(errors="replace")
+    assert [a["responseBody"] for a in failed["attempts"]] == [kept] * 3
+    assert by_hook[ok["id"]]["attempts"][0]["responseBody"] == ""
     assert all(a["durationMs"] >= 0 and a["at"] for a in failed["attempts"])
     # every request verifies with an independent implementation, and carries the hex header
     verifier = StandardWebhook(ok["secret"])
