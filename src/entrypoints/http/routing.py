@@ -31,6 +31,10 @@ from entrypoints.http.views import View
 JSON_TYPES = ("application/json",)
 REQUEST_ID = web.RequestKey("request_id", str)
 ORG_ID = web.RequestKey("org_id", str)
+# Set by a handler that may answer before it has read the whole body (a refusal before or
+# while reading it): such an answer then closes the connection at once, instead of aiohttp
+# reading the rest of the body away for up to ten seconds first.
+CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 
 
 @attrs.frozen
