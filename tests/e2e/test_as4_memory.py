@@ -1,12 +1,14 @@
 """The AS4 endpoint's memory, measured on ``fourcorner serve`` as a subprocess (its peak RSS,
 ``VmHWM``, reset through ``/proc/<pid>/clear_refs`` before each measurement): bodies sent to
 access points that do not exist are refused unread, their connections closed, and cost the
-server next to nothing; a valid 50 MiB document is taken in for less than 3 times its size."""
+server next to nothing; a valid 50 MiB document is taken in for less than 3 times its size;
+a sender hanging up midway leaves no file behind. None of it logs an unhandled error."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,7 +96,7 @@ def test_bodies_to_unknown_access_points_are_refused_unread(tmp_path: Path) -> N
     server.start()
     try:
         assert server.proc is not None
-        port = int(server.base.rsplit(":", 1)[1])
+        port = port_of(server)
         size = 200 * MiB
         paths = [f"/as4/{uuid.uuid4()}/{uuid.uuid4()}" for _ in range(3)]
 
@@ -139,9 +141,37 @@ def test_a_50_mib_document_is_taken_in_for_less_than_three_times_its_size(
         assert peak.grew <= 3 * len(sbd), f"peak RSS grew {peak.grew / MiB:.1f} MiB"
         status, page = server.call("GET", f"/orgs/{org_id}/transactions/from_network", bob)
         assert status == 200 and [t["receiverId"] for t in page["items"]] == [RECEIVER]
+        asyncio.run(hang_up(port_of(server), ap_path))
+        wait_for_line(server.log, '"status": 400')  # the access log's line: the request is over
+        assert list((tmp_path / "blobs" / "incoming").iterdir()) == []
     finally:
         server.stop()
     assert "unhandled error" not in server.log.read_text()
+
+
+async def hang_up(port: int, path: str) -> None:
+    """A sender that announces 10 MB, sends half a megabyte and goes away."""
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/related\r\n"
+        "Content-Length: 10000000\r\n\r\n".encode()
+        + b"\0" * 500_000
+    )
+    await writer.drain()
+    writer.close()
+
+
+def wait_for_line(log: Path, text: str, within: float = 20.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if any(text in line for line in log.read_text().splitlines() if "/as4/" in line):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no log line with {text!r}")
+
+
+def port_of(server: Server) -> int:
+    return int(server.base.rsplit(":", 1)[1])
 
 
 def receiving_organisation(server: Server, token: str) -> tuple[str, str]:

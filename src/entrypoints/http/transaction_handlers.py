@@ -53,15 +53,20 @@ async def _spool(request: web.Request, target: Path, limit: int) -> None:
 
 async def _copy(stream: StreamReader | BodyPartReader, target: Path, limit: int) -> int:
     """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
-    bytes; returns the size."""
+    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours."""
     size = 0
     with target.open("wb") as out:
         while True:
-            chunk = await (
-                stream.read_chunk(CHUNK)
-                if isinstance(stream, BodyPartReader)
-                else stream.read(CHUNK)
-            )
+            try:
+                chunk = await (
+                    stream.read_chunk(CHUNK)
+                    if isinstance(stream, BodyPartReader)
+                    else stream.read(CHUNK)
+                )
+            except ConnectionError:
+                raise MalformedBody(
+                    reason="the connection was lost before the body ended"
+                ) from None
             if not chunk:
                 return size
             size += len(chunk)

@@ -4,6 +4,7 @@ a replay gets the original receipt and no second transaction."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import uuid
@@ -254,7 +255,12 @@ def spooled(docs) -> list[Path]:  # type: ignore[no-untyped-def]
     return sorted(folder.iterdir()) if folder.exists() else []
 
 
-async def test_a_message_to_no_access_point_is_refused_unread(api):
+def no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing the server logged is an error (no "unhandled error", no aiohttp traceback)."""
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_message_to_no_access_point_is_refused_unread(api, caplog):
     b, _, path = await setup(api)
     other = await api.org(BOB, legal_id="2120000787")
     ap_id = path.rsplit("/", 1)[1]
@@ -268,9 +274,10 @@ async def test_a_message_to_no_access_point_is_refused_unread(api):
         assert body.given < body.chunks, f"{target}: the body was read"
     assert spooled(await resolve(api.container.documents)) == []
     assert await received(api, b["id"]) == []
+    no_errors_logged(caplog)
 
 
-async def test_an_oversized_message_is_refused_while_streaming(start_api):
+async def test_an_oversized_message_is_refused_while_streaming(start_api, caplog):
     api = await start_api("sqlite", max_document_bytes=100_000)  # a limit of 1.2 MB
     b, _, path = await setup(api)
     body = Body(64)
@@ -278,9 +285,10 @@ async def test_an_oversized_message_is_refused_while_streaming(start_api):
     assert body.given < body.chunks
     assert spooled(await resolve(api.container.documents)) == []
     assert await received(api, b["id"]) == []
+    no_errors_logged(caplog)
 
 
-async def test_spooled_messages_leave_no_files_behind(api):
+async def test_spooled_messages_leave_no_files_behind(api, caplog):
     b, receiver, path = await setup(api)
     sender = f"0088:{gln(97)}"
     good = message(
@@ -296,6 +304,7 @@ async def test_spooled_messages_leave_no_files_behind(api):
     assert status == 200 and "PEPPOL:NOT_SERVICED" in (error_code(answer) or "")
     assert spooled(await resolve(api.container.documents)) == []
     assert len(await received(api, b["id"])) == 1
+    no_errors_logged(caplog)
 
 
 class WatchedGate(asyncio.Semaphore):
@@ -319,7 +328,7 @@ class WatchedGate(asyncio.Semaphore):
         super().release()
 
 
-async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared_pki):
+async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared_pki, caplog):
     shutil.copytree(shared_pki, tmp_path / "pki")
     gate = WatchedGate(1)
     container = build_container(settings_for("sqlite", tmp_path), as4_gate=gate)
@@ -340,3 +349,4 @@ async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared
     assert all(s == 200 and error_code(a) is None for s, a in answers)
     assert gate.most == 1
     assert len(await received(api, b["id"])) == 4
+    no_errors_logged(caplog)
