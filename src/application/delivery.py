@@ -236,6 +236,7 @@ class DeliveryWorker:
             duration_ms=result.duration_ms,
             status_code=result.status_code,
             error=result.error,
+            response_body=result.response_body,
         )
         await self._record(d.record(attempt, self._settings.retry_delays))
 

@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -357,27 +358,57 @@ class Answer:
 SIGNAL = "application/soap+xml; charset=utf-8"
 
 
-async def receive(
-    ctx: Context,
-    docs: Documents,
-    exchange: Exchange,
-    org_id: uuid.UUID,
-    ap_id: uuid.UUID,
-    content_type: str,
-    body: bytes,
-) -> Answer | None:
-    """Take one AS4 message for access point ``ap_id``; None when there is no such AP."""
+@attrs.frozen
+class Receiver:
+    """The access point an inbound message is addressed to, with its credentials."""
+
+    ap: AccessPoint
+    credentials: Credentials
+
+
+async def receiver(ctx: Context, org_id: uuid.UUID, ap_id: uuid.UUID) -> Receiver | None:
+    """The access point ``ap_id`` of organisation ``org_id``, or None: looked up before the
+    message is read, so a message to no access point is refused unread."""
     async with ctx.uow() as uow:
         ap = await uow.repository(ACCESS_POINTS).get(ap_id)
         if ap is None or ap.org_id != org_id:
             return None
-        creds = await credentials_of(ctx, uow, ap)
+        return Receiver(ap, await credentials_of(ctx, uow, ap))
+
+
+async def receive(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    to: Receiver,
+    content_type: str,
+    body: Path,
+) -> Answer:
+    """Take one AS4 message for ``to`` from the file ``body``. Its SBD goes to a file of the
+    blob store, which becomes the document's blob or is removed."""
+    sbd = docs.blobs.incoming()
+    try:
+        return await _receive(ctx, docs, exchange, to, content_type, body, sbd)
+    finally:
+        sbd.unlink(missing_ok=True)
+
+
+async def _receive(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    to: Receiver,
+    content_type: str,
+    body: Path,
+    sbd: Path,
+) -> Answer:
+    ap, creds = to.ap, to.credentials
     reader = exchange.reader
     inbound: InboundDocument | None = None
     envelope: Envelope | None = None
     try:
-        inbound = await asyncio.to_thread(reader.read, content_type, body, creds)
-        envelope = _envelope(docs, inbound)
+        inbound = await asyncio.to_thread(reader.read, content_type, body, creds, sbd)
+        envelope = await _envelope(docs, inbound)
         _consistent(inbound, envelope)
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
@@ -447,9 +478,9 @@ def _mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
     return spid_participant(c2).value
 
 
-def _envelope(docs: Documents, inbound: InboundDocument) -> Envelope:
+async def _envelope(docs: Documents, inbound: InboundDocument) -> Envelope:
     try:
-        return docs.envelopes.read(inbound.sbd)
+        return await asyncio.to_thread(docs.envelopes.read_file, inbound.sbd)
     except DomainError as e:
         raise As4Refusal(
             "EBMS:0004", "Other", f"the SBD is not valid: {e.message()}", inbound.message_id
@@ -521,7 +552,7 @@ async def _take_document(
     )
     doc_key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
     receipt_key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
-    doc_size = await docs.blobs.put(doc_key, inbound.sbd)
+    doc_size = await docs.blobs.adopt(doc_key, inbound.sbd)
     receipt_size = await docs.blobs.put(receipt_key, receipt)
     try:
         async with ctx.uow() as uow:
@@ -612,7 +643,9 @@ async def _take_mls(
     ctx: Context, docs: Documents, inbound: InboundDocument, envelope: Envelope
 ) -> None:
     try:
-        status: MessageLevelStatus = docs.envelopes.read_mls(inbound.sbd)
+        status: MessageLevelStatus = await asyncio.to_thread(
+            docs.envelopes.read_mls_file, inbound.sbd
+        )
     except DomainError as e:
         raise As4Refusal(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
@@ -629,7 +662,7 @@ async def _take_mls(
         )
     now = ctx.clock()
     key = f"{original.id.hex}-mls-{uuid.uuid4().hex[:8]}"
-    size = await docs.blobs.put(key, inbound.sbd)
+    size = await docs.blobs.adopt(key, inbound.sbd)
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None

@@ -66,6 +66,7 @@ class SendResult:
     duration_ms: float
     status_code: int | None = None
     error: str | None = None
+    response_body: str | None = None  # the start of the receiver's answer (about 1 KiB)
 
 
 class WebhookSender(Protocol):
@@ -110,6 +111,8 @@ class Envelopes(Protocol):
     def write_mls(self, status: MessageLevelStatus) -> bytes: ...
 
     def read_mls(self, data: bytes) -> MessageLevelStatus: ...
+
+    def read_mls_file(self, path: Path) -> MessageLevelStatus: ...
 
 
 @attrs.frozen
@@ -176,7 +179,7 @@ class ApTransport(Protocol):
 @attrs.frozen
 class InboundDocument:
     message_id: str
-    sbd: bytes
+    sbd: Path  # the file the SBD was written to
     original_sender: Identifier
     final_recipient: Identifier
     service: Identifier  # the process
@@ -194,8 +197,12 @@ class As4Refusal(Exception):
 class MessageReader(Protocol):
     """The receiving side of the AS4 profile: verify and open, answer receipts and errors."""
 
-    def read(self, content_type: str, body: bytes, credentials: Credentials) -> InboundDocument:
-        """Raises ``As4Refusal`` with the EBMS code of the problem."""
+    def read(
+        self, content_type: str, body: Path, credentials: Credentials, sbd: Path
+    ) -> InboundDocument:
+        """Reads the message in the file ``body`` and writes its SBD to the file ``sbd``
+        (whose content is to be thrown away after a refusal). Raises ``As4Refusal`` with the
+        EBMS code of the problem."""
         ...
 
     def receipt(self, inbound: InboundDocument, credentials: Credentials) -> bytes: ...

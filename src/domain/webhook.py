@@ -57,6 +57,7 @@ class Attempt:
     duration_ms: float
     status_code: int | None = None
     error: str | None = None
+    response_body: str | None = None  # the start of the receiver's answer, when it answered
 
     @property
     def succeeded(self) -> bool:

@@ -74,6 +74,7 @@ class Settings:
     smp_lookup_url: str = ""
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
+    as4_inbound_concurrency: int = 8
 
     @property
     def database(self) -> str:
@@ -133,6 +134,8 @@ class Settings:
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
             raise ValueError("FOURCORNER_PORT is a TCP port number")
+        if self.as4_inbound_concurrency < 1:
+            raise ValueError("FOURCORNER_AS4_INBOUND_CONCURRENCY is at least 1")
         return self
 
     def as_config(self) -> dict[str, Any]:

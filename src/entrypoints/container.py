@@ -230,6 +230,8 @@ class Container(containers.DeclarativeContainer):
         _exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
+    # how many inbound AS4 messages are read and taken in at once; more wait for their turn
+    as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
     sending_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)

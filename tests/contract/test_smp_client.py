@@ -34,6 +34,7 @@ from adapters.smp import (
     sign_enveloped,
     signed_service_metadata,
 )
+from adapters.smp.client import MAX_DOCUMENT_BYTES
 from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
@@ -154,6 +155,7 @@ class FakeSmp:
     documents: dict[Key, bytes] = attrs.Factory(dict)
     status: int | None = None
     delay: float = 0.0
+    chunked: bool = False
     requested: list[Key] = attrs.Factory(list)
     raw_paths: list[str] = attrs.Factory(list)
 
@@ -189,6 +191,17 @@ class FakeSmp:
         data = self.documents.get(key)
         if data is None:
             return web.Response(status=404)
+        if self.chunked:  # no Content-Length: the client finds the size by reading
+            resp = web.StreamResponse(headers={"Content-Type": "text/xml"})
+            resp.enable_chunked_encoding()
+            await resp.prepare(request)
+            try:
+                for at in range(0, len(data), 65536):
+                    await resp.write(data[at : at + 65536])
+                await resp.write_eof()
+            except ConnectionError:
+                pass  # the client stopped reading
+            return resp
         return web.Response(body=data, content_type="text/xml", charset="utf-8")
 
 
@@ -378,6 +391,13 @@ async def test_answer_for_another_document_type_is_permanent(
 async def test_unreadable_answer_is_permanent(rig: Rig) -> None:
     rig.smp.put(INVOICE, b"<!DOCTYPE x [<!ENTITY a 'b'>]><x>&a;</x>")
     await refused(lookup(rig.make_client()), permanent=True, match="cannot be read")
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+async def test_an_answer_larger_than_the_cap_is_permanent(rig: Rig, chunked: bool) -> None:
+    rig.smp.chunked = chunked
+    rig.smp.put(INVOICE, b"<x>" + b" " * MAX_DOCUMENT_BYTES + b"</x>")
+    await refused(lookup(rig.make_client()), permanent=True, match="too large")
 
 
 # --- redirects -----------------------------------------------------------------------------------

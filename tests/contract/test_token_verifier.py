@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from adapters.auth import CachingTokenVerifier, OidcTokenVerifier
+from adapters.auth.oidc import MAX_JWKS_BYTES
 from application.identity import Identity
 from domain.errors import Unauthorised
 
@@ -341,6 +342,26 @@ async def test_jwks_that_is_not_json_refuses(
     verifier = make_verifier(jwks_url=str(server.make_url("/jwks")))
 
     assert "cannot be fetched" in await refused(verifier, keys.rsa.sign(clock))
+
+
+@pytest.mark.parametrize(("padding", "accepted"), [(900_000, True), (MAX_JWKS_BYTES, False)])
+async def test_a_key_set_larger_than_its_cap_refuses(
+    make_verifier: Callable[..., OidcTokenVerifier],
+    idp: Idp,
+    keys: Keys,
+    clock: FakeClock,
+    padding: int,
+    accepted: bool,
+) -> None:
+    """The same valid key set, with an encryption key skipped when parsing, is used under the
+    cap and refused over it (read no further than the cap)."""
+    idp.published = [keys.rsa.jwk(), {"kty": "oct", "use": "enc", "k": "A" * padding}]
+    verifier = make_verifier()
+    token = keys.rsa.sign(clock)
+    if accepted:
+        assert (await verifier.verify(token)).subject
+    else:
+        assert "cannot be fetched" in await refused(verifier, token)
 
 
 # --- fetching and caching the key set --------------------------------------------------------

@@ -4,6 +4,7 @@ out and on the way in, and an MLS in its own SBD read back through ``read_envelo
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -20,6 +21,7 @@ from adapters.sbdh import (
     write_mls,
     write_sbd,
 )
+from adapters.sbdh.mls import MAX_MLS_BYTES, read_mls_file
 from domain.envelope import Identifier, MessageLevelStatus
 from domain.errors import InvalidInput
 
@@ -345,3 +347,24 @@ def test_the_mls_constants_are_the_network_values() -> None:
         "::ApplicationResponse##urn:peppol:edec:mls:1.0::2.1"
     )
     assert str(MLS_PROCESS) == "cenbii-procid-ubl::urn:peppol:edec:mls"
+
+
+def test_an_mls_file_reads_as_its_bytes_and_a_larger_one_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    data = write_sbd(
+        mls_envelope(
+            REJECTION,
+            receiver=C2,
+            instance_id="5f0c6f7e-3d0b-4bfa-9f55-3c9d3f1f0b12",
+            created_at=datetime(2026, 1, 2, 10, 6, tzinfo=UTC),
+            country_c1="BE",
+        ),
+        write_mls(REJECTION),
+    )
+    path = tmp_path / "mls.xml"
+    path.write_bytes(data)
+    assert read_mls_file(path) == REJECTION
+    path.write_bytes(data + b" " * MAX_MLS_BYTES)  # blanks after the root: still well-formed
+    with pytest.raises(InvalidInput, match="larger than"):
+        read_mls_file(path)

@@ -12,13 +12,15 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from cryptography import x509
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.ciphers.algorithms import AES
 
 from adapters.as4.constants import (
     AES128_GCM,
@@ -46,6 +48,7 @@ from adapters.as4.xml import Element, attribute, children, one, optional, sub, t
 
 ENCRYPTED_KEY_ID = "id-encryptedkey"
 ENCRYPTED_DATA_ID = "id-encrypteddata"
+DECRYPT_CHUNK = 256 * 1024  # ciphertext opened at a time
 
 _OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 _DECRYPT = FAILED_DECRYPTION
@@ -99,15 +102,16 @@ def encrypt_attachment(
     return encrypted
 
 
-def decrypt_attachments(
+def attachment_keys(
     security: Element,
     ids: Mapping[str, Element],
-    attachments: Mapping[str, bytes],
+    attachments: Collection[str],
     *,
     receiver_key: rsa.RSAPrivateKey,
     receiver_certificate: x509.Certificate,
 ) -> dict[str, bytes]:
-    """Content-ID → decrypted bytes of every attachment the one EncryptedKey covers."""
+    """Content-ID → AES key of every attachment the one EncryptedKey covers; each must be one
+    of ``attachments`` (the message's Content-IDs). ``decrypt`` then opens them."""
     encrypted_keys = children(security, q(XENC, "EncryptedKey"))
     if len(encrypted_keys) != 1:
         problem = "is not encrypted" if not encrypted_keys else "has more than one EncryptedKey"
@@ -128,7 +132,7 @@ def decrypt_attachments(
     if len(key) != AES_KEY_BYTES:
         raise As4Error.of(_DECRYPT, _UNDECRYPTABLE)
     references = one(encrypted_key, q(XENC, "ReferenceList"), _DECRYPT)
-    decrypted: dict[str, bytes] = {}
+    keys: dict[str, bytes] = {}
     for reference in children(references, q(XENC, "DataReference")):
         uri = attribute(reference, "URI", _DECRYPT)
         encrypted_data = ids.get(uri[1:]) if uri.startswith("#") else None
@@ -137,12 +141,30 @@ def decrypt_attachments(
         if encrypted_data.getparent() is not security:
             raise As4Error.of(_DECRYPT, "the encrypted data is outside the Security header")
         cid = _attachment_of(encrypted_data)
-        if cid in decrypted:
+        if cid in keys:
             raise As4Error.of(_DECRYPT, f"cid:{cid} is encrypted twice")
         if cid not in attachments:
             raise As4Error.of(_DECRYPT, f"cid:{cid} is not in the message")
-        decrypted[cid] = _decrypt(key, attachments[cid])
-    return decrypted
+        keys[cid] = key
+    return keys
+
+
+def decrypt(key: bytes, encrypted: bytes | memoryview, sink: Callable[[bytes], object]) -> None:
+    """Open an attachment (the IV, the ciphertext, the tag) piece by piece, handing each
+    piece of plaintext to ``sink``; ``EBMS:0102`` if it is too short or its tag does not match.
+    The pieces are not authentic until this returns: on an error, throw them away."""
+    if len(encrypted) < GCM_IV_BYTES + GCM_TAG_BYTES:
+        raise As4Error.of(_DECRYPT, _UNDECRYPTABLE)
+    view = memoryview(encrypted)
+    iv, tag = bytes(view[:GCM_IV_BYTES]), bytes(view[-GCM_TAG_BYTES:])
+    ciphertext = view[GCM_IV_BYTES:-GCM_TAG_BYTES]
+    decryptor = Cipher(AES(key), modes.GCM(iv, tag)).decryptor()
+    for at in range(0, len(ciphertext), DECRYPT_CHUNK):
+        sink(decryptor.update(ciphertext[at : at + DECRYPT_CHUNK]))
+    try:
+        sink(decryptor.finalize())
+    except (InvalidTag, ValueError) as e:
+        raise As4Error.of(_DECRYPT, _UNDECRYPTABLE) from e
 
 
 def _check_key_transport(method: Element) -> None:
@@ -180,12 +202,3 @@ def _attachment_of(encrypted_data: Element) -> str:
     if algorithms != [ATTACHMENT_CIPHERTEXT]:
         raise As4Error.of(_POLICY, "the cipher reference lacks the Attachment-Ciphertext-Transform")
     return cid
-
-
-def _decrypt(key: bytes, encrypted: bytes) -> bytes:
-    if len(encrypted) < GCM_IV_BYTES + GCM_TAG_BYTES:
-        raise As4Error.of(_DECRYPT, _UNDECRYPTABLE)
-    try:
-        return AESGCM(key).decrypt(encrypted[:GCM_IV_BYTES], encrypted[GCM_IV_BYTES:], None)
-    except (InvalidTag, ValueError) as e:
-        raise As4Error.of(_DECRYPT, _UNDECRYPTABLE) from e

@@ -17,6 +17,9 @@ MESSAGING_ID = "id-messaging"
 BODY_ID = "id-body"
 SIGNER_TOKEN_ID = "id-signer-token"  # noqa: S105 (an element id)
 RECEIVER_TOKEN_ID = "id-receiver-token"  # noqa: S105 (an element id)
+# An envelope of the profile is a few kilobytes (headers, tokens, one signature); a larger one
+# is refused before it is parsed, so no one builds a huge tree in memory.
+MAX_ENVELOPE_BYTES = 1024 * 1024
 
 
 @attrs.frozen
@@ -40,10 +43,15 @@ def new_envelope(nsmap: Mapping[str, str]) -> Envelope:
     return Envelope(root, header, security, messaging, body)
 
 
-def parse_envelope(soap: bytes) -> Envelope:
+def parse_envelope(soap: bytes | memoryview) -> Envelope:
     """The parts of a received envelope: ``EBMS:0009`` unless it is SOAP 1.2 with one Header,
-    one Body and one ``eb:Messaging``; ``EBMS:0103`` without exactly one ``wsse:Security``."""
-    root = parse_untrusted(soap, "SOAP envelope")
+    one Body and one ``eb:Messaging``; ``EBMS:0103`` without exactly one ``wsse:Security``.
+    An envelope larger than ``MAX_ENVELOPE_BYTES`` is ``EBMS:0009`` unparsed."""
+    if len(soap) > MAX_ENVELOPE_BYTES:
+        raise As4Error.of(
+            INVALID_HEADER, f"the SOAP envelope is larger than {MAX_ENVELOPE_BYTES} bytes"
+        )
+    root = parse_untrusted(bytes(soap), "SOAP envelope")
     if root.tag != q(S12, "Envelope"):
         raise As4Error.of(INVALID_HEADER, "the root element is not a SOAP 1.2 Envelope")
     header = one(root, q(S12, "Header"))

@@ -4,7 +4,8 @@ operations.
 
 Sender: SBD → gzip → sign (Messaging, Body and the gzip bytes) → encrypt the attachment.
 Receiver: MIME → hardened XML → ebMS header → signature and its coverage → the signer's
-certificate → unwrap the key → decrypt → the gzip digest → gunzip under a cap.
+certificate → unwrap the key → decrypt, digest and gunzip under a cap, in one streaming pass
+(the payload can go straight to a file).
 
 Duplicate detection is the caller's business: reading the same message twice gives the same
 result twice, and the caller keeps the MessageIds (and SBDH InstanceIdentifiers) it has
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
+from typing import BinaryIO
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -38,7 +40,7 @@ from adapters.as4.errors import (
     VALUE_INCONSISTENT,
     As4Error,
 )
-from adapters.as4.mime import build_related, split_related
+from adapters.as4.mime import Body, build_related, read_related
 from adapters.as4.model import InboundMessage, OutboundMessage
 from adapters.as4.xml import index_ids, serialise
 from domain.clock import utc
@@ -127,24 +129,29 @@ def build_user_message(
 
 def read_user_message(
     content_type: str,
-    body: bytes,
+    body: Body,
     *,
     receiver_key: rsa.RSAPrivateKey,
     receiver_certificate: x509.Certificate,
     check_certificate: CertificateCheck,
     max_payload: int,
     now: datetime,
+    payload_to: BinaryIO | None = None,
 ) -> InboundMessage:
     """The verified, decrypted and decompressed UserMessage in an HTTP request's
-    ``content_type`` and ``body``; every refusal is an ``As4Error`` carrying the MessageId
-    once it could be read.
+    ``content_type`` and ``body`` (bytes, or a memory-mapped file); every refusal is an
+    ``As4Error`` carrying the MessageId once it could be read.
 
     ``check_certificate`` decides whether the signer's certificate is trusted (its chain to
     the network's AP CA, revocation); this function also refuses it outside its validity
     window at ``now`` and unless its CN is the From PartyId. ``max_payload`` caps the
     decompressed SBD in bytes.
+
+    With ``payload_to``, the SBD is written there as it is decompressed instead of being
+    returned (``payload`` is then empty), so a large document is never held whole in memory;
+    after a refusal, what was written is to be thrown away.
     """
-    soap, attachments = split_related(content_type, body)
+    soap, attachments = read_related(content_type, body)
     envelope = parse_envelope(soap)
     message_id = ebms.peek_message_id(envelope.messaging)
     try:
@@ -156,6 +163,7 @@ def read_user_message(
             check_certificate=check_certificate,
             max_payload=max_payload,
             now=now,
+            payload_to=payload_to,
         )
     except As4Error as e:
         if e.ref_to_message_id is None:
@@ -165,13 +173,14 @@ def read_user_message(
 
 def _read(
     envelope: Envelope,
-    attachments: dict[str, bytes],
+    attachments: dict[str, memoryview],
     *,
     receiver_key: rsa.RSAPrivateKey,
     receiver_certificate: x509.Certificate,
     check_certificate: CertificateCheck,
     max_payload: int,
     now: datetime,
+    payload_to: BinaryIO | None,
 ) -> InboundMessage:
     header = ebms.read_user_message(envelope.messaging)
     if set(attachments) != {header.payload_cid}:
@@ -188,18 +197,22 @@ def _read(
         raise As4Error.of(VALUE_INCONSISTENT, f"both PartyIds must have the type {PARTY_TYPE}")
     if header.to_party != common_name(receiver_certificate):
         raise As4Error.of(VALUE_INCONSISTENT, "the To PartyId is not this access point")
-    decrypted = encryption.decrypt_attachments(
+    keys = encryption.attachment_keys(
         envelope.security,
         ids,
         attachments,
         receiver_key=receiver_key,
         receiver_certificate=receiver_certificate,
     )
-    compressed = decrypted.get(header.payload_cid)
-    if compressed is None:
+    key = keys.get(header.payload_cid)
+    if key is None:
         raise As4Error.of(POLICY_NONCOMPLIANCE, "the payload is not encrypted")
-    signature.check_attachment(verified, header.payload_cid, compressed)
-    payload = compression.decompress(compressed, max_payload)
+    chunks: list[bytes] = []
+    sink = chunks.append if payload_to is None else payload_to.write
+    _open_payload(
+        verified, header.payload_cid, key, attachments[header.payload_cid], max_payload, sink
+    )
+    payload = b"".join(chunks)
     return InboundMessage(
         message_id=header.message_id,
         conversation_id=header.conversation_id,
@@ -215,6 +228,37 @@ def _read(
         payload=payload,
         signature_references=tuple(etree.tostring(e) for e in verified.reference_elements),
     )
+
+
+def _open_payload(
+    verified: signature.VerifiedSignature,
+    cid: str,
+    key: bytes,
+    encrypted: memoryview,
+    max_payload: int,
+    sink: Callable[[bytes], object],
+) -> None:
+    """Decrypt the payload, check its signed digest and gunzip it in one pass, a piece at a
+    time; the failures keep their order (decryption ``EBMS:0102``, then the digest
+    ``EBMS:0101``, then decompression ``EBMS:0303``), so a tampered payload is reported as
+    tampered, not as bad gzip."""
+    digest = hashlib.sha256()
+    inflater = compression.Inflater(max_payload, sink)
+    inflating: list[As4Error] = []
+
+    def take(compressed: bytes) -> None:
+        digest.update(compressed)
+        if not inflating:
+            try:
+                inflater.feed(compressed)
+            except As4Error as e:
+                inflating.append(e)
+
+    encryption.decrypt(key, encrypted, take)
+    signature.check_attachment(verified, cid, digest.digest())
+    if inflating:
+        raise inflating[0]
+    inflater.close()
 
 
 def common_name(certificate: x509.Certificate) -> str | None:

@@ -1,7 +1,9 @@
 """MIME for AS4 (NETWORK.md §4 "MIME and HTTP"): ``multipart/related`` with the SOAP envelope
 first and each payload as a binary part named by its Content-ID, and the reverse.
 
-The reader is strict about what matters (a boundary, a SOAP root part, unique Content-IDs) and
+The reader works on bytes or on a memory-mapped file (the receiving endpoint spools a message
+to disk) and hands out attachments as views, so a large one is not copied. It is strict
+about what matters (a boundary, a SOAP root part, unique Content-IDs) and
 lenient about the rest (bare LF line ends, header case, quoted parameters, base64 parts). Any
 problem is ``EBMS:0007`` MimeInconsistency.
 """
@@ -9,14 +11,18 @@ problem is ``EBMS:0007`` MimeInconsistency.
 from __future__ import annotations
 
 import binascii
+import mmap
 import secrets
 from collections.abc import Sequence
+from typing import TypeAlias
 from urllib.parse import unquote
 
 from adapters.as4.constants import ATTACHMENT_CONTENT_TYPE, SOAP_MEDIA_TYPE, SOAP_PART_CONTENT_TYPE
 from adapters.as4.errors import MIME_INCONSISTENCY, As4Error
 
 MAX_HEADER_BYTES = 16_384
+MAX_LINE_BYTES = 1_000  # the rest of a boundary delimiter's line (RFC 5322 line length)
+Body: TypeAlias = bytes | mmap.mmap
 _RAW_ENCODINGS = frozenset({"", "binary", "8bit", "7bit"})
 
 
@@ -116,13 +122,24 @@ def build_related(soap: bytes, attachments: Sequence[tuple[str, bytes]]) -> tupl
 def split_related(content_type: str, body: bytes) -> tuple[bytes, dict[str, bytes]]:
     """``(soap, attachments by Content-ID)`` of a ``multipart/related`` message. The root part
     is the one the ``start`` parameter names, else the first; it must be SOAP 1.2."""
+    soap, attachments = read_related(content_type, body)
+    return bytes(soap), {cid: bytes(data) for cid, data in attachments.items()}
+
+
+def read_related(content_type: str, body: Body) -> tuple[memoryview, dict[str, memoryview]]:
+    """``split_related`` without copying: each part is a view into ``body`` (a memory-mapped
+    file works as well as bytes), or of its decoded bytes when it is base64."""
     media_type, params = parse_media_type(content_type)
     if media_type != "multipart/related":
         raise _refuse(f"the message is {media_type or 'untyped'}, not multipart/related")
     boundary = params.get("boundary", "")
     if not 0 < len(boundary) <= 70 or not boundary.isascii():
         raise _refuse("the Content-Type has no usable boundary")
-    parts = [_read_part(part) for part in _split(body, f"--{boundary}".encode("ascii"))]
+    view = memoryview(body)
+    parts = [
+        _read_part(body, view, start, end)
+        for start, end in _split(body, f"--{boundary}".encode("ascii"))
+    ]
     start = content_id(params["start"]) if "start" in params else None
     root_index = 0
     if start is not None:
@@ -133,7 +150,7 @@ def split_related(content_type: str, body: bytes) -> tuple[bytes, dict[str, byte
     root_cid, root_type, soap = parts[root_index]
     if parse_media_type(root_type)[0] != SOAP_MEDIA_TYPE:
         raise _refuse(f"the root part is {root_type or 'untyped'}, not {SOAP_MEDIA_TYPE}")
-    attachments: dict[str, bytes] = {}
+    attachments: dict[str, memoryview] = {}
     for index, (cid, _, data) in enumerate(parts):
         if index == root_index:
             continue
@@ -151,22 +168,27 @@ def soap_of(content_type: str, body: bytes) -> bytes:
     if media_type == SOAP_MEDIA_TYPE:
         return body
     if media_type == "multipart/related":
-        return split_related(content_type, body)[0]
+        return bytes(read_related(content_type, body)[0])
     raise _refuse(f"the answer is {media_type or 'untyped'}, not {SOAP_MEDIA_TYPE}")
 
 
-def _split(body: bytes, delimiter: bytes) -> list[bytes]:
-    """The parts between the delimiter lines (the preamble and the epilogue are dropped)."""
-    if body.startswith(delimiter):
+def _at(body: Body, position: int, text: bytes) -> bool:
+    return body[position : position + len(text)] == text
+
+
+def _split(body: Body, delimiter: bytes) -> list[tuple[int, int]]:
+    """Where the parts between the delimiter lines start and end (the preamble and the
+    epilogue are dropped)."""
+    if _at(body, 0, delimiter):
         position = len(delimiter)
     else:
         found = body.find(b"\n" + delimiter)
         if found < 0:
             raise _refuse("the body has no boundary delimiter")
         position = found + 1 + len(delimiter)
-    parts: list[bytes] = []
-    while not body.startswith(b"--", position):
-        line_end = body.find(b"\n", position)
+    parts: list[tuple[int, int]] = []
+    while not _at(body, position, b"--"):
+        line_end = body.find(b"\n", position, position + MAX_LINE_BYTES)
         if line_end < 0 or body[position:line_end].strip(b" \t\r"):
             raise _refuse("a boundary delimiter is followed by other text")
         start = line_end + 1
@@ -174,35 +196,34 @@ def _split(body: bytes, delimiter: bytes) -> list[bytes]:
         if found < 0:
             raise _refuse("the body has no closing boundary delimiter")
         end = found - 1 if found > start and body[found - 1] == 0x0D else found
-        parts.append(body[start:end])
+        parts.append((start, end))
         position = found + 1 + len(delimiter)
     if not parts:
         raise _refuse("the body has no parts")
     return parts
 
 
-def _read_part(part: bytes) -> tuple[str, str, bytes]:
-    """``(content_id, content_type, content)`` of one MIME part."""
-    if part.startswith(b"\r\n"):
-        head, content = b"", part[2:]
-    elif part.startswith(b"\n"):
-        head, content = b"", part[1:]
+def _read_part(body: Body, view: memoryview, start: int, end: int) -> tuple[str, str, memoryview]:
+    """``(content_id, content_type, content)`` of the MIME part ``body[start:end]``."""
+    if _at(body, start, b"\r\n") and start + 2 <= end:
+        head, content_start = b"", start + 2
+    elif _at(body, start, b"\n") and start + 1 <= end:
+        head, content_start = b"", start + 1
     else:
-        crlf, lf = (
-            part.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES),
-            part.find(b"\n\n", 0, MAX_HEADER_BYTES),
-        )
+        limit = min(end, start + MAX_HEADER_BYTES)
+        crlf, lf = body.find(b"\r\n\r\n", start, limit), body.find(b"\n\n", start, limit)
         if crlf >= 0 and (lf < 0 or crlf < lf):
-            head, content = part[:crlf], part[crlf + 4 :]
+            head, content_start = body[start:crlf], crlf + 4
         elif lf >= 0:
-            head, content = part[:lf], part[lf + 2 :]
+            head, content_start = body[start:lf], lf + 2
         else:
             raise _refuse("a part's headers do not end")
     headers = _headers(head)
+    content = view[content_start:end]
     encoding = headers.get("content-transfer-encoding", "").strip().lower()
     if encoding == "base64":
         try:
-            content = binascii.a2b_base64(content)
+            content = memoryview(binascii.a2b_base64(content))
         except binascii.Error as e:
             raise _refuse("a base64 part is not base64") from e
     elif encoding not in _RAW_ENCODINGS:

@@ -1,19 +1,27 @@
 """The AS4 message layer behind the service's ports: ``ApTransport`` (sending over HTTP) and
-``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads."""
+``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads.
+
+The reader works from files: the message spooled to disk is memory-mapped, and the SBD is
+written to a file as it is decompressed, so neither is held whole in memory. The transport
+reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer."""
 
 from __future__ import annotations
 
 import asyncio
+import mmap
+import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 
 import aiohttp
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from adapters.answer import AnswerTooLarge, read_capped, read_head
 from adapters.as4.errors import As4Error
 from adapters.as4.messages import (
     CertificateCheck,
@@ -34,6 +42,9 @@ from application.ports import (
 from domain.envelope import Envelope, Identifier
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
+# A receipt or an error signal is a few kilobytes; a larger answer is refused unread.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
 
 
 @lru_cache(maxsize=64)
@@ -48,6 +59,15 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """The file's content without reading it into memory: a read-only memory map (unmapped
+    once the last view of it is gone), or empty bytes for an empty file."""
+    with path.open("rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 class As4MessageReader:
     def __init__(
         self,
@@ -60,23 +80,27 @@ class As4MessageReader:
         self._max = max_payload
         self._clock = clock
 
-    def read(self, content_type: str, body: bytes, credentials: Credentials) -> InboundDocument:
+    def read(
+        self, content_type: str, body: Path, credentials: Credentials, sbd: Path
+    ) -> InboundDocument:
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
         try:
-            m = read_user_message(
-                content_type,
-                body,
-                receiver_key=key,
-                receiver_certificate=cert,
-                check_certificate=self._check,
-                max_payload=self._max,
-                now=self._clock(),
-            )
+            with sbd.open("wb") as out:
+                m = read_user_message(
+                    content_type,
+                    _mapped(body),
+                    receiver_key=key,
+                    receiver_certificate=cert,
+                    check_certificate=self._check,
+                    max_payload=self._max,
+                    now=self._clock(),
+                    payload_to=out,
+                )
         except As4Error as e:
             raise As4Refusal(e.code, e.short_description, e.detail, e.ref_to_message_id) from None
         return InboundDocument(
             message_id=m.message_id,
-            sbd=m.payload,
+            sbd=sbd,
             original_sender=Identifier(*m.original_sender),
             final_recipient=Identifier(*m.final_recipient),
             service=Identifier(m.service_type, m.service),
@@ -153,16 +177,19 @@ class As4Transport:
             async with self._client().post(
                 endpoint.url, data=message.body, headers=message.http_headers
             ) as resp:
-                answer = await resp.read()
                 status, content_type = resp.status, resp.headers.get("Content-Type", "")
+                if status != 200:
+                    head = await read_head(resp, ERROR_DETAIL_BYTES)
+                    return Refused(
+                        f"HTTP {status}",
+                        head.decode(errors="replace"),
+                        retryable=status >= 500 or status == 429,
+                    )
+                answer = await read_capped(resp, MAX_ANSWER_BYTES)
+        except AnswerTooLarge as e:
+            return Refused("answer too large", str(e), retryable=False, bad_receipt=True)
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             return Refused(f"connection: {type(e).__name__}", str(e)[:300], retryable=True)
-        if status != 200:
-            return Refused(
-                f"HTTP {status}",
-                answer[:300].decode(errors="replace"),
-                retryable=status >= 500 or status == 429,
-            )
         try:
             signal = read_signal(
                 content_type, answer, sent=message, receiver_certificate=receiver, now=self._clock()

@@ -229,10 +229,11 @@ def verify(
     )
 
 
-def check_attachment(verified: VerifiedSignature, cid: str, content: bytes) -> None:
-    """``EBMS:0101`` unless ``content`` has the digest the signer signed for ``cid``."""
+def check_attachment(verified: VerifiedSignature, cid: str, sha256: bytes) -> None:
+    """``EBMS:0101`` unless ``sha256`` (the attachment's SHA-256 digest) is the one the signer
+    signed for ``cid``."""
     expected = verified.attachment_digests.get(cid)
-    if expected is None or not hmac.compare_digest(hashlib.sha256(content).digest(), expected):
+    if expected is None or not hmac.compare_digest(sha256, expected):
         raise As4Error.of(_AUTH, f"the digest of cid:{cid} does not match")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import jwt
 
+from adapters.answer import AnswerTooLarge, read_capped
 from adapters.auth.claim import (
     Clock,
     check_times,
@@ -262,12 +263,10 @@ class OidcTokenVerifier:
             ) as response:
                 if response.status != 200:
                     raise _FetchFailed(f"the JWKS endpoint answered {response.status}")
-                body = bytearray()
-                async for chunk in response.content.iter_chunked(1 << 16):
-                    body += chunk
-                    if len(body) > MAX_JWKS_BYTES:
-                        raise _FetchFailed("the JWKS document is too large")
-            document = json.loads(bytes(body))
+                body = await read_capped(response, MAX_JWKS_BYTES)
+            document = json.loads(body)
+        except AnswerTooLarge as e:
+            raise _FetchFailed(f"the JWKS document is too large: {e}") from e
         except (aiohttp.ClientError, TimeoutError, ValueError) as e:
             raise _FetchFailed(str(e)) from e
         return parse_jwks(document, self._algorithms)

@@ -8,6 +8,7 @@ its path in the ApplicationResponse (``ApplicationResponse/DocumentResponse/Resp
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 
@@ -250,6 +251,12 @@ def _reasons(reading: _Reading, document: etree._Element) -> tuple[tuple[str, st
                     )
                 reasons.append((line, reason, description))
     return tuple(reasons)
+
+
+def read_mls_file(path: str | os.PathLike[str]) -> MessageLevelStatus:
+    """``read_mls`` over a file; one larger than ``MAX_MLS_BYTES`` is refused unread."""
+    with open(path, "rb") as file:
+        return read_mls(file.read(MAX_MLS_BYTES + 1))
 
 
 def read_mls(data: bytes) -> MessageLevelStatus:

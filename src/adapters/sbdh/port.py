@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.sbdh.mls import read_mls, write_mls
+from adapters.sbdh.mls import read_mls, read_mls_file, write_mls
 from adapters.sbdh.reader import read_envelope, read_envelope_file
 from adapters.sbdh.writer import write_sbd
 from domain.envelope import Envelope, MessageLevelStatus
@@ -25,3 +25,6 @@ class SbdhEnvelopes:
 
     def read_mls(self, data: bytes) -> MessageLevelStatus:
         return read_mls(data)
+
+    def read_mls_file(self, path: Path) -> MessageLevelStatus:
+        return read_mls_file(path)

@@ -5,8 +5,9 @@ certificates, that certificate is currently valid, and the document names the pa
 (case-insensitively) and the document type (exactly) that were asked for. A Redirect is
 followed once; the target's signer must match the redirect's ``CertificateUID`` and must be
 pinned as well. Every failure is an ``SmpLookupError`` whose ``permanent`` says whether asking
-again later can help (network trouble, timeouts, 5xx) or not (404, bad signature, nothing
-registered for that process or transport profile, endpoint not active).
+again later can help (network trouble, timeouts, 5xx) or not (404, bad signature, an answer
+larger than ``MAX_DOCUMENT_BYTES``, nothing registered for that process or transport profile,
+endpoint not active).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from cryptography import x509
 from lxml import etree
 from yarl import URL
 
+from adapters.answer import AnswerTooLarge, read_capped
 from adapters.smp.signature import SignatureError, verify_enveloped
 from adapters.smp.xml import (
     MalformedDocument,
@@ -273,12 +275,9 @@ class SmpLookupClient:
                 if status != 200:
                     permanent = 400 <= status < 500 and status not in _RETRYABLE_4XX
                     raise SmpLookupError(f"the SMP answered HTTP {status}", permanent)
-                body = bytearray()
-                async for chunk in response.content.iter_chunked(1 << 16):
-                    body += chunk
-                    if len(body) > MAX_DOCUMENT_BYTES:
-                        raise SmpLookupError("the SMP answer is too large", True)
-                return bytes(body)
+                return await read_capped(response, MAX_DOCUMENT_BYTES)
+        except AnswerTooLarge as e:
+            raise SmpLookupError(f"the SMP answer is too large: {e}", True) from None
         except aiohttp.InvalidURL as e:
             raise SmpLookupError(f"invalid SMP URL {url!r}", True) from e
         except (aiohttp.ClientError, TimeoutError, OSError) as e:

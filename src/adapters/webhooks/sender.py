@@ -1,4 +1,6 @@
 """POSTs webhook deliveries with aiohttp: 15 s timeout, and no private targets unless allowed.
+Of the receiver's answer only the first ``KEPT_ANSWER_BYTES`` are read, for the attempt's
+record; the rest is never read.
 
 Addresses are checked after DNS resolution, so a public name that resolves to a private
 address (DNS rebinding) is refused as well.
@@ -13,8 +15,11 @@ from typing import Any
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from adapters.answer import read_head
 from application.ports import SendResult
 from domain.webhook import address_problem
+
+KEPT_ANSWER_BYTES = 1024
 
 
 class _GuardedResolver(AbstractResolver):
@@ -62,13 +67,15 @@ class AiohttpWebhookSender:
             async with self._client().post(
                 url, data=body, headers=headers, allow_redirects=False
             ) as resp:
-                await resp.read()
                 status = resp.status
+                head = await read_head(resp, KEPT_ANSWER_BYTES)
         except TimeoutError:
             return SendResult(_ms(started), error="timed out")
         except (aiohttp.ClientError, OSError) as e:
             return SendResult(_ms(started), error=f"{type(e).__name__}: {e}"[:500])
-        return SendResult(_ms(started), status_code=status)
+        return SendResult(
+            _ms(started), status_code=status, response_body=head.decode("utf-8", "replace")
+        )
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -18,6 +18,7 @@ from domain.errors import DomainError
 from entrypoints.http import openapi
 from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import (
+    CLOSE_UNREAD,
     ORG_ID,
     REQUEST_ID,
     Authenticate,
@@ -75,6 +76,8 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
         except Exception:
             log.exception("unhandled error", extra={"request_id": request_id})
             response = error_response(errors.DomainError(), request_id)
+        if request.get(CLOSE_UNREAD) and not request.content.is_eof():
+            await _answer_and_close(request, response)
         if metrics is not None:
             resource = request.match_info.route.resource
             route = resource.canonical if resource is not None else "(unmatched)"
@@ -83,6 +86,17 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
         return response
 
     return handle
+
+
+async def _answer_and_close(request: web.Request, response: web.StreamResponse) -> None:
+    """Send ``response`` now, then drop the connection: the rest of the body stays unread."""
+    response.force_close()
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    except ConnectionError:
+        pass  # the peer is gone already
+    request.protocol.force_close()  # the transport sends what it holds, then closes
 
 
 def _access_log(request: web.Request, response: web.StreamResponse, started: float) -> None:

@@ -33,6 +33,10 @@ JSON_TYPES = ("application/json",)
 _LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"
 REQUEST_ID = web.RequestKey("request_id", str)
 ORG_ID = web.RequestKey("org_id", str)
+# Set by a handler that may answer before it has read the whole body (a refusal before or
+# while reading it): such an answer then closes the connection at once, instead of aiohttp
+# reading the rest of the body away for up to ten seconds first.
+CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 
 
 @attrs.frozen

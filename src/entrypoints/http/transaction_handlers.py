@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, StreamReader, web
 from dependency_injector.wiring import Provide
 
 from application import exchange as exchange_cases
@@ -29,7 +29,7 @@ from domain.errors import (
     UnsupportedMediaType,
 )
 from domain.transaction import Artefact, ArtefactType, Direction
-from entrypoints.http.routing import Reply, Req
+from entrypoints.http.routing import CLOSE_UNREAD, Reply, Req
 
 XML_TYPES = ("application/xml", "text/xml")
 CHUNK = 256 * 1024
@@ -42,27 +42,37 @@ async def _spool(request: web.Request, target: Path, limit: int) -> None:
         raise BodyTooLarge(limit=limit)
     ctype = request.content_type
     if ctype in XML_TYPES:
-        stream: Any = request.content
+        stream: StreamReader | BodyPartReader = request.content
     elif ctype == "multipart/form-data":
         stream = await _file_part(request)
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
+    if await _copy(stream, target, limit) == 0:
+        raise MalformedBody(reason="the body is empty; an SBD file is expected")
+
+
+async def _copy(stream: StreamReader | BodyPartReader, target: Path, limit: int) -> int:
+    """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
+    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours."""
     size = 0
     with target.open("wb") as out:
         while True:
-            chunk = await (
-                stream.read_chunk(CHUNK)
-                if isinstance(stream, BodyPartReader)
-                else stream.read(CHUNK)
-            )
+            try:
+                chunk = await (
+                    stream.read_chunk(CHUNK)
+                    if isinstance(stream, BodyPartReader)
+                    else stream.read(CHUNK)
+                )
+            except ConnectionError:
+                raise MalformedBody(
+                    reason="the connection was lost before the body ended"
+                ) from None
             if not chunk:
-                break
+                return size
             size += len(chunk)
             if size > limit:
                 raise BodyTooLarge(limit=limit)
             await asyncio.to_thread(out.write, chunk)
-    if size == 0:
-        raise MalformedBody(reason="the body is empty; an SBD file is expected")
 
 
 async def _file_part(request: web.Request) -> BodyPartReader:
@@ -259,26 +269,33 @@ async def as4_inbound(
     ctx: Context = Provide["context"],
     docs: Documents = Provide["documents"],
     exchange: Exchange = Provide["exchange"],
+    gate: asyncio.Semaphore = Provide["as4_gate"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
+    """The AS4 endpoint of an access point. The access point is looked up first: a message to
+    none is refused unread, its connection closed. A known one's message is streamed to a file
+    (at most ``gate``'s number at once, each under the size limit), and read from there."""
     raw = req.raw
-    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
-    if raw.content_length is not None and raw.content_length > limit:
-        raise BodyTooLarge(limit=limit)
-    body = bytearray()
-    while chunk := await raw.content.read(CHUNK):
-        body += chunk
-        if len(body) > limit:
-            raise BodyTooLarge(limit=limit)
+    raw[CLOSE_UNREAD] = True
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
     except InvalidInput:
         raise NotFound(resource="access point", ident=raw.path) from None
-    answer = await receive(
-        ctx, docs, exchange, org_id, ap_id, raw.headers.get("Content-Type", ""), bytes(body)
-    )
-    if answer is None:
+    to = await exchange_cases.receiver(ctx, org_id, ap_id)
+    if to is None:
         raise NotFound(resource="access point", ident=str(ap_id))
+    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
+    if raw.content_length is not None and raw.content_length > limit:
+        raise BodyTooLarge(limit=limit)
+    async with gate:
+        body = docs.blobs.incoming()
+        try:
+            await _copy(raw.content, body, limit)
+            answer = await receive(
+                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), body
+            )
+        finally:
+            body.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(

@@ -3,10 +3,15 @@ a replay gets the original receipt and no second transaction."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import shutil
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import aiohttp
 import pytest
 from cryptography import x509
 from lxml import etree
@@ -16,9 +21,10 @@ from adapters.pki import issue_leaf, new_ca
 from adapters.pki.testpki import load_test_pki
 from application.collections import TRANSACTIONS
 from domain.transaction import Kind
-from entrypoints.container import resolve
+from entrypoints.container import build_container, resolve, web_app
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
+from .conftest import Api, settings_for
 from .test_participants import BOB, gln
 from .test_transactions import BILLING, INVOICE, receiving_participant
 
@@ -216,3 +222,131 @@ async def test_a_refused_document_gets_an_mls_rejection_queued_once(api):
     assert job.mls_response_code == "RE" and job.mls_reason == "FD"
     assert job.receiver_id == f"0242:{pki(api).seat_id[3:]}"  # the sender's SPID
     assert job.transaction_status.value == "UNPROCESSED"
+
+
+# --- reading the body: only for a known access point, streamed, bounded -----------------------
+
+
+class Body:
+    """A streamed request body of ``chunks`` MiB that counts how much was taken from it."""
+
+    def __init__(self, chunks: int) -> None:
+        self.chunks, self.given = chunks, 0
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        while self.given < self.chunks:
+            self.given += 1
+            yield b"\0" * (1024 * 1024)
+
+
+async def post_unread(api, path: str, body: Body) -> int | None:
+    """POST ``body``; the status, or None when the server closed before answering."""
+    try:
+        resp = await api.client.post(
+            path, data=body.__aiter__(), headers={"Content-Type": "multipart/related"}
+        )
+        return resp.status
+    except aiohttp.ClientError:
+        return None
+
+
+def spooled(docs) -> list[Path]:  # type: ignore[no-untyped-def]
+    folder = docs.blobs.incoming().parent
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing the server logged is an error (no "unhandled error", no aiohttp traceback)."""
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_message_to_no_access_point_is_refused_unread(api, caplog):
+    b, _, path = await setup(api)
+    other = await api.org(BOB, legal_id="2120000787")
+    ap_id = path.rsplit("/", 1)[1]
+    for target in (
+        f"/as4/{b['id']}/{uuid.uuid4()}",  # no such access point
+        f"/as4/{other['id']}/{ap_id}",  # an access point of another organisation
+        "/as4/not-a-uuid/either",
+    ):
+        body = Body(64)
+        assert await post_unread(api, target, body) in (404, None), target
+        assert body.given < body.chunks, f"{target}: the body was read"
+    assert spooled(await resolve(api.container.documents)) == []
+    assert await received(api, b["id"]) == []
+    no_errors_logged(caplog)
+
+
+async def test_an_oversized_message_is_refused_while_streaming(start_api, caplog):
+    api = await start_api("sqlite", max_document_bytes=100_000)  # a limit of 1.2 MB
+    b, _, path = await setup(api)
+    body = Body(64)
+    assert await post_unread(api, path, body) in (413, None)
+    assert body.given < body.chunks
+    assert spooled(await resolve(api.container.documents)) == []
+    assert await received(api, b["id"]) == []
+    no_errors_logged(caplog)
+
+
+async def test_spooled_messages_leave_no_files_behind(api, caplog):
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(97)}"
+    good = message(
+        api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
+    )
+    status, answer = await post(api, path, good)
+    assert status == 200 and error_code(answer) is None
+    unknown = f"0088:{gln(98)}"
+    refused = message(
+        api, make_sbd(sender=sender, receiver=unknown), sender=sender, receiver=unknown
+    )
+    status, answer = await post(api, path, refused)
+    assert status == 200 and "PEPPOL:NOT_SERVICED" in (error_code(answer) or "")
+    assert spooled(await resolve(api.container.documents)) == []
+    assert len(await received(api, b["id"])) == 1
+    no_errors_logged(caplog)
+
+
+class WatchedGate(asyncio.Semaphore):
+    """The inbound gate, telling when someone waits at it and how many were inside at once."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__(value)
+        self.waiting = asyncio.Event()
+        self.inside = self.most = 0
+
+    async def acquire(self) -> bool:
+        if self.locked():
+            self.waiting.set()
+        await super().acquire()
+        self.inside += 1
+        self.most = max(self.most, self.inside)
+        return True
+
+    def release(self) -> None:
+        self.inside -= 1
+        super().release()
+
+
+async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared_pki, caplog):
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    gate = WatchedGate(1)
+    container = build_container(settings_for("sqlite", tmp_path), as4_gate=gate)
+    api = Api(await aiohttp_client(await web_app(container)), container)
+    b, receiver, path = await setup(api)
+    docs = await resolve(container.documents)
+    sender = f"0088:{gln(99)}"
+    msgs = [
+        message(api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver)
+        for _ in range(4)
+    ]
+    await gate.acquire()  # the one turn is taken
+    first = asyncio.create_task(post(api, path, msgs[0]))
+    await gate.waiting.wait()  # the message is at the gate: its access point was found
+    assert spooled(docs) == []  # and its body is not read
+    gate.release()
+    answers = [await first, *await asyncio.gather(*(post(api, path, m) for m in msgs[1:]))]
+    assert all(s == 200 and error_code(a) is None for s, a in answers)
+    assert gate.most == 1
+    assert len(await received(api, b["id"])) == 4
+    no_errors_logged(caplog)

@@ -26,6 +26,8 @@ from entrypoints.container import resolve
 from .conftest import BACKENDS
 
 ALICE = "alice@example.com"
+# 8 KiB, not ASCII, with a NUL and bytes that are not UTF-8
+DOWN_PAGE = b"\x00\xff<p>the receiver is down \xe2\x80\x94 try again</p>\n" * 200
 
 
 class Receiver:
@@ -42,7 +44,9 @@ class Receiver:
         seen.append((time.monotonic(), dict(request.headers), body))
         if name == "hang":
             await asyncio.sleep(30)
-        if name == "down" or (name == "flaky" and len(seen) <= 2):
+        if name == "down":
+            return web.Response(status=500, body=DOWN_PAGE)
+        if name == "flaky" and len(seen) <= 2:
             return web.Response(status=500)
         return web.Response(status=204)
 
@@ -190,6 +194,10 @@ async def test_signed_deliveries_retries_and_failures(start_api, receiver, backe
     assert statuses == ["DELIVERED", "DELIVERED", "FAILED"]
     failed = next(d for d in e["deliveries"] if d["status"] == "FAILED")
     assert [a["statusCode"] for a in failed["attempts"]] == [500, 500, 500]
+    # each attempt keeps the first KiB of the answer (a cut character is replaced)
+    kept = DOWN_PAGE[:1024].decode(errors="replace")
+    assert [a["responseBody"] for a in failed["attempts"]] == [kept] * 3
+    assert by_hook[ok["id"]]["attempts"][0]["responseBody"] == ""
     assert all(a["durationMs"] >= 0 and a["at"] for a in failed["attempts"])
     # every request verifies with an independent implementation, and carries the hex header
     verifier = StandardWebhook(ok["secret"])
