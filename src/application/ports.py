@@ -79,7 +79,9 @@ class BlobStore(Protocol):
     committed record never names a blob that a crash lost."""
 
     def incoming(self) -> Path:
-        """A fresh path for streaming an upload to, on the store's own file system."""
+        """A fresh path for streaming an upload to, on the store's own file system; a store
+        may create the file there already (empty, readable by the service's user only), so
+        the caller opens it for writing without requiring it to be new."""
         ...
 
     async def adopt(self, key: str, incoming: Path) -> int:

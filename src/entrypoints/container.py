@@ -75,8 +75,11 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
         await resource.aclose()
 
 
+BLOBS_DIR = "blobs"
+
+
 def _blob_dir(data_dir: str) -> Path:
-    return Path(data_dir) / "blobs"
+    return Path(data_dir) / BLOBS_DIR
 
 
 def _lookup_url(settings: Settings) -> str:

@@ -18,6 +18,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from adapters.private import make_dirs
+
 KEY_BYTES = 32
 NONCE_BYTES = 12
 TAG_BYTES = 16
@@ -92,7 +94,7 @@ def _file_key(path: Path) -> bytes:
     """The key in ``path``, created first if absent: written to a temporary file and linked into
     place, so that of two processes creating it at once both end up with the one that won."""
     if not path.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(path.parent)
         tmp = path.with_name(f"{path.name}.tmp-{secrets.token_hex(8)}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
