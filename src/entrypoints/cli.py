@@ -18,7 +18,7 @@ from adapters import private
 from adapters.pki.sealing import KEYS_DIR
 from adapters.pki.testpki import PKI_DIR
 from entrypoints.config import Settings
-from entrypoints.container import BLOBS_DIR, build_container, run_workers, web_app
+from entrypoints.container import BLOBS_DIR, build_container, migrate_data, run_workers, web_app
 from entrypoints.http.app import json_log_formatter
 
 # What the service keeps in its data dir besides the SQLite files: the token and at-rest
@@ -101,7 +101,10 @@ def worker(settings: Settings) -> None:
 async def _migrate(settings: Settings) -> None:
     container = build_container(settings)
     await container.init_resources()  # opening a storage applies its migrations
-    await container.shutdown_resources()
+    try:
+        await migrate_data(container)
+    finally:
+        await container.shutdown_resources()
 
 
 def token(settings: Settings, email: str, name: str, superadmin: bool, hours: float) -> str:
