@@ -8,6 +8,7 @@ migration at start seals them again, bound.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -22,6 +23,7 @@ from application.collections import CERTIFICATES, TRANSACTIONS, WEBHOOKS
 from application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
 from domain.errors import SecretUnusable
 from domain.infrastructure import OPERATOR_ORG_ID, Environment, Service
+from entrypoints import cli
 from entrypoints.container import migrate_data, resolve
 from sbd_factory import make_sbd
 
@@ -250,3 +252,60 @@ async def test_an_smp_key_copied_from_another_certificate_does_not_sign(api):
     answer = await resp.json()
     assert resp.status == 503 and answer["code"] == "AT-1501", answer
     assert f"private key of certificate {smp_cert}" in answer["error"]
+
+
+async def test_two_processes_upgrading_at_once_agree(two_servers):
+    """Two servers starting on one database both run the data migration: every old value
+    ends up sealed once more, bound, and opens; every certificate's key is recorded."""
+    first, second = two_servers
+    org = await whitelabel(first)
+    secrets: dict[str, str] = {}
+    for n in range(5):
+        hooked = await hook(first, org["id"], f"https://hooks.example.com/{n}")
+        secrets[hooked["id"]] = hooked["secret"]
+        await tamper(
+            first,
+            WEBHOOKS,
+            hooked["id"],
+            sealed_secret=legacy_seal(first, hooked["secret"].encode()),
+        )
+        cert, key = new_certificate(first, cn=f"POP00080{n}")
+        status, created = await upload(first, org, ALICE, cert, key)
+        assert status == 201, created
+        secrets[created["id"]] = key
+        await tamper(
+            first,
+            CERTIFICATES,
+            created["id"],
+            sealed_key=legacy_seal(first, key.encode()),
+            public_key_sha256="",
+            holds_key=False,
+        )
+    await asyncio.gather(migrate_data(first.container), migrate_data(second.container))
+    ctx = await resolve(second.container.context)
+    for ident, secret in secrets.items():
+        hooked = await record(second, WEBHOOKS, ident)
+        if hooked is not None:
+            assert hooked.sealed_secret.startswith("v2:")
+            assert WEBHOOK_SECRET.open(ctx.net.sealer, hooked) == secret
+            continue
+        cert = await record(second, CERTIFICATES, ident)
+        assert cert.sealed_key.startswith("v2:") and cert.holds_key and cert.public_key_sha256
+        assert CERTIFICATE_KEY.open(ctx.net.sealer, cert) == secret
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_fourcorner_migrate_runs_the_data_migration(start_api, backend):
+    api = await start_api(backend)
+    org = await api.org(ALICE)
+    hooked = await hook(api, org["id"], "https://hooks.example.com/in")
+    await tamper(
+        api, WEBHOOKS, hooked["id"], sealed_secret=legacy_seal(api, hooked["secret"].encode())
+    )
+    await cli._migrate(api.container.settings())
+    upgraded = await record(api, WEBHOOKS, hooked["id"])
+    assert upgraded.sealed_secret.startswith("v2:")
+    ctx = await resolve(api.container.context)
+    assert WEBHOOK_SECRET.open(ctx.net.sealer, upgraded) == hooked["secret"]
