@@ -48,7 +48,7 @@ def private_files(settings: Settings) -> None:
     """
     os.umask(private.UMASK)
     log = logging.getLogger("fourcorner")
-    data_dir = Path(settings.data_dir)
+    data_dir = Path(settings.data_dir).resolve()  # a link to the data dir: the dir itself
     below = data_dir.is_dir() and not private.is_private(data_dir)
     private.make_dirs(data_dir)
     files = [data_dir]

@@ -173,3 +173,14 @@ def test_the_cli_creates_a_missing_data_dir_0700(tmp_path: Path) -> None:
     cli.private_files(Settings(data_dir=tmp_path / "new" / "data"))
     os.umask(0o022)
     assert mode(tmp_path / "new") == 0o700 and mode(tmp_path / "new" / "data") == 0o700
+
+
+def test_a_data_dir_reached_by_a_link_is_tightened_itself(tmp_path: Path) -> None:
+    real = tmp_path / "volume"
+    (real / "keys").mkdir(parents=True)
+    real.chmod(0o755)
+    (real / "keys").chmod(0o755)
+    (tmp_path / "data").symlink_to(real)
+    cli.private_files(Settings(data_dir=tmp_path / "data"))
+    os.umask(0o022)
+    assert mode(real) == 0o700 and mode(real / "keys") == 0o700
