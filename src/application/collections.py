@@ -91,9 +91,15 @@ PARTICIPANTS: Collection[Participant] = Collection(
 CERTIFICATES: Collection[Certificate] = Collection(
     name="certificates",
     type=Certificate,
-    columns={**infrastructure.CERTIFICATE_FILTERS, "orgId": _org_id()},
+    columns={
+        **infrastructure.CERTIFICATE_FILTERS,
+        "orgId": _org_id(),
+        # a public key is registered once (application.certificate_keys)
+        "heldKey": FieldSpec("heldKey", FieldType.STRING, lambda c: c.held_key),
+    },
     filterable=frozenset(infrastructure.CERTIFICATE_FILTERS),
     search=("name",),
+    unique=(("heldKey",),),
 )
 
 ACCESS_POINTS: Collection[AccessPoint] = Collection(

@@ -30,9 +30,11 @@ from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
 from application.listing import condition, equals, one_of
 from application.ports import SendResult, WebhookSender
+from application.sealed import WEBHOOK_SECRET
 from application.storage import Query
 from application.webhooks import body_of, purge
 from domain import webhook as rules
+from domain.errors import SecretUnusable
 from domain.filtering import Op
 from domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
 
@@ -242,7 +244,11 @@ class DeliveryWorker:
 
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)
-        secret = self._ctx.net.sealer.open(hook.sealed_secret).decode()
+        try:
+            secret = WEBHOOK_SECRET.open(self._ctx.net.sealer, hook)
+        except SecretUnusable as e:  # an attempt that failed, with the reason on the event
+            log.error("webhook not sent", extra={"webhook_id": str(hook.id), "problem": str(e)})
+            return SendResult(duration_ms=0.0, error=e.message())
         message_id = f"msg_{event.id.hex}"
         timestamp = int(self._wall())
         headers = {

@@ -41,6 +41,7 @@ from application.ports import (
     ParticipantLookup,
 )
 from application.publishing import wire_profile
+from application.sealed import CERTIFICATE_KEY
 from application.storage import Query, UnitOfWork
 from application.transactions import Documents, blob_key
 from domain import events
@@ -57,7 +58,7 @@ from domain.envelope import (
     seat_spid,
     spid_participant,
 )
-from domain.errors import Conflict, DomainError, NotFound
+from domain.errors import Conflict, DomainError, NotFound, SecretUnusable
 from domain.filtering import Op
 from domain.infrastructure import AccessPoint
 from domain.roles import Role
@@ -118,9 +119,8 @@ async def credentials_of(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> Cred
     cert = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
     if cert is None:
         raise DomainError()
-    return Credentials(
-        cert.cert_pem, ctx.net.sealer.open(cert.sealed_key).decode(), cert.ca_chain_pem
-    )
+    key = CERTIFICATE_KEY.open(ctx.net.sealer, cert, user=f"access point {ap.id}")
+    return Credentials(cert.cert_pem, key, cert.ca_chain_pem)
 
 
 # --- sending (corner 2) ---------------------------------------------------------------------
@@ -200,9 +200,13 @@ class SendingWorker:
 
     async def _send(self, tx: Transaction) -> None:
         ctx = self._ctx
-        async with ctx.uow() as uow:
-            ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
-            creds = await credentials_of(ctx, uow, ap) if ap else None
+        try:
+            async with ctx.uow() as uow:
+                ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
+                creds = await credentials_of(ctx, uow, ap) if ap else None
+        except SecretUnusable as e:
+            await self._finish(tx, failure=txe.SENDER_UNUSABLE.error(e.message()))
+            return
         if ap is None or creds is None:
             await self._finish(
                 tx, failure=txe.AP_REFUSED.error("the access point no longer exists")

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from application import certificate_keys
 from application import participants as participant_cases
 from application.access import Principal, authorise
 from application.alltouse import usable
@@ -21,6 +22,7 @@ from application.context import Context
 from application.listing import ListRequest
 from application.ports import InspectedCertificate
 from application.scoped import get_in_org, list_in_org, owned
+from application.sealed import CERTIFICATE_KEY
 from application.storage import Page, UnitOfWork
 from domain import infrastructure as infra
 from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
@@ -102,8 +104,9 @@ async def create_certificate(
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         infra.require_whitelabel(access.org, "upload certificates")
     info = ctx.net.certificates.inspect(cmd.cert_pem, cmd.ca_chain_pem, cmd.private_key_pem, now)
+    cert_id = ctx.new_id()
     cert = Certificate(
-        id=ctx.new_id(),
+        id=cert_id,
         org_id=org_id,
         name=cmd.name,
         description=cmd.description,
@@ -116,15 +119,17 @@ async def create_certificate(
         valid_until=info.valid_until,
         subject=info.subject,
         fingerprint=info.fingerprint_sha256,
-        sealed_key=ctx.net.sealer.seal(cmd.private_key_pem.encode()),
+        public_key_sha256=info.public_key_sha256,
+        sealed_key=CERTIFICATE_KEY.seal(ctx.net.sealer, cert_id, cmd.private_key_pem),
         created_at=now,
         created_by=principal.actor,
         last_modified_at=now,
         last_modified_by=principal.actor,
+        holds_key=True,
     )
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        await uow.repository(CERTIFICATES).add(cert)
+        await certificate_keys.add(uow, cert)
         await uow.commit()
     return cert
 
@@ -423,7 +428,8 @@ async def _ensure_environment(
             valid_until=info.valid_until,
             subject=info.subject,
             fingerprint=info.fingerprint_sha256,
-            sealed_key=ctx.net.sealer.seal(key.encode()),
+            public_key_sha256=info.public_key_sha256,
+            sealed_key=CERTIFICATE_KEY.seal(ctx.net.sealer, cid, key),
             created_at=now,
             created_by=OPERATOR,
             last_modified_at=now,

@@ -37,22 +37,36 @@ class InspectedCertificate:
     subject: str
     common_name: str
     fingerprint_sha256: str
+    public_key_sha256: str  # of the SubjectPublicKeyInfo, hex
 
 
 class CertificateInspector(Protocol):
-    """Parses and checks an uploaded certificate, its chain and key; raises ``InvalidInput``."""
+    """Parses and checks an uploaded certificate, its chain and its private key, which must
+    belong to the certificate (proof of possession); raises ``InvalidInput``."""
 
     def inspect(
-        self, cert_pem: str, ca_chain_pem: str, private_key_pem: str | None, now: datetime
+        self, cert_pem: str, ca_chain_pem: str, private_key_pem: str, now: datetime
     ) -> InspectedCertificate: ...
+
+    def public_key_sha256(self, cert_pem: str) -> str:
+        """The sha256 (hex) of a stored certificate's SubjectPublicKeyInfo, without checking
+        anything else; ``InvalidInput`` when it does not parse."""
+        ...
 
 
 class KeySealer(Protocol):
-    """Encrypts private keys at rest."""
+    """Encrypts secrets at rest, each bound to a ``context`` (the record and field that hold
+    it, ``application.sealed``): a value opens only with the context it was sealed with.
 
-    def seal(self, plaintext: bytes) -> str: ...
+    ``open`` raises ``ValueError`` saying why a value does not open. Values sealed before
+    binding existed still open; ``is_current`` is False for them, and they are sealed again.
+    """
 
-    def open(self, sealed: str) -> bytes: ...
+    def seal(self, plaintext: bytes, *, context: bytes) -> str: ...
+
+    def open(self, sealed: str, *, context: bytes) -> bytes: ...
+
+    def is_current(self, sealed: str) -> bool: ...
 
 
 class DirectoryPublisher(Protocol):
@@ -80,7 +94,9 @@ class BlobStore(Protocol):
     committed record never names a blob that a crash lost."""
 
     def incoming(self) -> Path:
-        """A fresh path for streaming an upload to, on the store's own file system."""
+        """A fresh path for streaming an upload to, on the store's own file system; a store
+        may create the file there already (empty, readable by the service's user only), so
+        the caller opens it for writing without requiring it to be new."""
         ...
 
     async def adopt(self, key: str, incoming: Path) -> int:

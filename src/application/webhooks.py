@@ -16,6 +16,7 @@ from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
 from application.listing import ListRequest, condition
 from application.scoped import get_in_org, list_in_org, owned
+from application.sealed import WEBHOOK_SECRET
 from application.storage import Page, Query, UnitOfWork
 from domain import webhook as rules
 from domain.clock import iso
@@ -74,16 +75,17 @@ async def create(
     _check(cmd.url, cmd.events, settings.allow_private_targets)
     secret = rules.new_secret(secrets.token_bytes(24))
     now = ctx.clock()
+    ident = ctx.new_id()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         hook = Webhook(
-            id=ctx.new_id(),
+            id=ident,
             org_id=org_id,
             url=cmd.url,
             events=tuple(dict.fromkeys(cmd.events)),
             is_enabled=cmd.is_enabled,
             description=cmd.description,
-            sealed_secret=ctx.net.sealer.seal(secret.encode()),
+            sealed_secret=WEBHOOK_SECRET.seal(ctx.net.sealer, ident, secret),
             created_at=now,
             created_by=principal.actor,
             last_modified_at=now,

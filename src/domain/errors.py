@@ -312,6 +312,26 @@ class NotPending(DomainError):
         return f"Member {self.member_id} has no pending request to join."
 
 
+@attrs.define(eq=False, slots=False)
+class CertificateKeyInUse(DomainError):
+    """A certificate whose public key is registered already: by the service operator (its own
+    access point and SMP certificates), by another organisation, or by this one."""
+
+    code = "AT-1097"
+    kind = ErrorKind.CONFLICT
+    title = "Certificate key already registered"
+    holder: str = "another certificate"
+
+    def message(self) -> str:
+        return (
+            f"A certificate with this public key is registered already, by {self.holder}; "
+            "a key is registered once."
+        )
+
+    def details(self) -> list[Detail]:
+        return [Detail("$.certPem", f"its public key is registered already, by {self.holder}")]
+
+
 # --- 413 / 415 ------------------------------------------------------------------------------
 
 
@@ -399,6 +419,23 @@ class ServiceUnavailable(DomainError):
 
     def message(self) -> str:
         return f"The service is unavailable: {self.reason}. Try again shortly."
+
+
+@attrs.define(eq=False, slots=False)
+class SecretUnusable(DomainError):
+    """A secret stored for a record (a certificate's private key, a webhook's signing secret)
+    does not open: it was altered, copied from another record, or sealed under another at-rest
+    key. What needs it cannot be used until the secret is stored again."""
+
+    code = "AT-1501"
+    kind = ErrorKind.UNAVAILABLE
+    title = "A stored secret cannot be used"
+    user: str = ""  # what cannot be used, e.g. "access point <id>"
+    secret: str = ""  # e.g. "the private key of certificate <id>"
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"The {self.user} cannot be used: {self.secret} is unusable ({self.reason})."
 
 
 def catalogue() -> list[type[DomainError]]:

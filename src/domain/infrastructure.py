@@ -59,6 +59,19 @@ class Certificate:
     last_modified_at: datetime
     last_modified_by: UserRef
     description: str = ""
+    # sha256 (hex) of the certificate's SubjectPublicKeyInfo; empty only in a record stored
+    # before it was kept, until the start-time data migration fills it
+    public_key_sha256: str = ""
+    # Whether this record holds its public key alone (``held_key``): every certificate an
+    # organisation uploads does. The operator's own do not (one key may serve several of its
+    # environments and services), nor one registered before keys were held whose key an
+    # earlier certificate (or the operator) had.
+    holds_key: bool = False
+
+    @property
+    def held_key(self) -> str | None:
+        """The public key no other certificate may hold, or None."""
+        return self.public_key_sha256 if self.holds_key and self.public_key_sha256 else None
 
 
 @attrs.frozen

@@ -107,6 +107,13 @@ RECEIPT_INVALID = TransportFailure(
 REJECTED_BY_RECEIVER = TransportFailure(
     "TXE-3001", "The receiver rejected the document", "VALIDATION_ERROR", "FIX_AND_RETRY", False
 )
+SENDER_UNUSABLE = TransportFailure(
+    "TXE-4001",
+    "The sending access point cannot be used",
+    "CONFIGURATION_ERROR",
+    "CONTACT",
+    False,
+)
 TXE_CATALOGUE = (
     RECEIVER_NOT_FOUND,
     SMP_UNTRUSTED,
@@ -117,6 +124,7 @@ TXE_CATALOGUE = (
     NOT_SERVICED,
     RECEIPT_INVALID,
     REJECTED_BY_RECEIVER,
+    SENDER_UNUSABLE,
 )
 
 

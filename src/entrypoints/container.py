@@ -33,7 +33,7 @@ from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
 from adapters.webhooks import AiohttpWebhookSender
-from application import infrastructure
+from application import certificate_keys, infrastructure, sealed
 from application.collections import DELIVERIES, TRANSACTIONS
 from application.context import Context, Network
 from application.delivery import DeliverySettings, DeliveryWorker
@@ -75,8 +75,11 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
         await resource.aclose()
 
 
+BLOBS_DIR = "blobs"
+
+
 def _blob_dir(data_dir: str) -> Path:
-    return Path(data_dir) / "blobs"
+    return Path(data_dir) / BLOBS_DIR
 
 
 def _lookup_url(settings: Settings) -> str:
@@ -285,6 +288,17 @@ def _provider(container: Container, name: str) -> Any:
     return provider
 
 
+async def migrate_data(container: Container) -> None:
+    """The data migrations that need the application's ports (the schema's ran when the
+    storage opened): certificates stored before their public keys were kept get them, and
+    secrets sealed before they were bound to their records are sealed again, bound. Both are
+    idempotent and safe beside other processes; ``fourcorner serve`` runs them before it
+    serves, and ``fourcorner migrate`` runs them too."""
+    ctx = await resolve(container.context)
+    await certificate_keys.record_all(ctx)
+    await sealed.reseal_all(ctx)
+
+
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
     """The aiohttp app, its resources opened now and closed when the app shuts down; with
     ``workers``, the delivery workers run inside the same process."""
@@ -292,6 +306,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
     await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
+    await migrate_data(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:

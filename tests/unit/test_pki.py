@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import stat
 import threading
@@ -14,7 +15,10 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.x509.oid import NameOID
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.pki import (
     ChainError,
@@ -29,6 +33,7 @@ from adapters.pki import (
     new_ca,
     verify_chain,
 )
+from adapters.pki.certificates import stored_public_key_sha256
 from domain.errors import InvalidInput
 
 NOW = datetime.now(UTC)
@@ -76,15 +81,24 @@ def fingerprint(cert: x509.Certificate) -> bytes:
     return cert.fingerprint(hashes.SHA256())
 
 
+REQUIRED = ("$.privateKeyPem", "the certificate's private key is required, to prove it is yours")
+
+
 def refusal(
     pki: TestPki,
     cert: str,
     chain: str = "",
     key: str | None = None,
 ) -> list[tuple[str, str]]:
+    """The problems found; without ``key``, those of the other fields (the missing key is
+    always one, see ``test_the_key_is_required``)."""
     with pytest.raises(InvalidInput) as caught:
-        inspect_certificate(cert, chain, key, pki.trust_anchors, NOW)
-    return [(d.field, d.problem) for d in caught.value.details()]
+        inspect_certificate(cert, chain, key or "", pki.trust_anchors, NOW)
+    found = [(d.field, d.problem) for d in caught.value.details()]
+    if key is None:
+        assert REQUIRED in found
+        found.remove(REQUIRED)
+    return found
 
 
 # --- the test PKI ---------------------------------------------------------------------------
@@ -195,11 +209,42 @@ def test_an_ec_leaf_issued_by_the_root_needs_no_chain(pki: TestPki) -> None:
     assert info.common_name == "PFC000777"
 
 
-def test_the_key_is_optional_and_the_chain_order_free(pki: TestPki) -> None:
-    cert, _ = ec_leaf(pki.ap_ca, pki.ap_ca_key)
+def test_the_chain_order_is_free(pki: TestPki) -> None:
+    cert, key = ec_leaf(pki.ap_ca, pki.ap_ca_key)
     chain = cert_pem(pki.root) + cert_pem(pki.smp_ca) + cert_pem(pki.ap_ca)
-    info = inspect_certificate(cert_pem(cert), chain, None, pki.trust_anchors, NOW)
+    info = inspect_certificate(cert_pem(cert), chain, key_pem(key), pki.trust_anchors, NOW)
     assert info.issuer.startswith("CN=fourcorner TEST ACCESS POINT CA")
+
+
+def test_the_key_is_required(pki: TestPki) -> None:
+    """Proof of possession: a certificate is registered only with its own private key."""
+    for blank in ("", "  \n"):
+        with pytest.raises(InvalidInput) as caught:
+            inspect_certificate(
+                pki.ap_certificate_pem, pki.ap_chain_pem, blank, pki.trust_anchors, NOW
+            )
+        assert [(d.field, d.problem) for d in caught.value.details()] == [REQUIRED]
+
+
+def test_the_public_key_digest_is_the_same_for_every_certificate_of_one_key(
+    pki: TestPki,
+) -> None:
+    info = inspect_certificate(
+        pki.ap_certificate_pem, pki.ap_chain_pem, pki.ap_key_pem, pki.trust_anchors, NOW
+    )
+    spki = pki.ap_key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    assert info.public_key_sha256 == hashlib.sha256(spki).hexdigest()
+    # another certificate for the same key
+    again, _ = issue_leaf(
+        pki.ap_ca, pki.ap_ca_key, "PFC000778", not_before=NOW - HOUR, not_after=NOW, key=pki.ap_key
+    )
+    assert stored_public_key_sha256(cert_pem(again)) == info.public_key_sha256
+    other, _ = ec_leaf(pki.ap_ca, pki.ap_ca_key)
+    assert stored_public_key_sha256(cert_pem(other)) != info.public_key_sha256
+    with pytest.raises(InvalidInput):
+        stored_public_key_sha256("not a certificate")
 
 
 def test_verify_chain_returns_the_path(pki: TestPki) -> None:
@@ -371,35 +416,77 @@ def test_independent_problems_are_reported_together(pki: TestPki) -> None:
 # --- sealing --------------------------------------------------------------------------------
 
 
+def legacy_seal(key: bytes, plaintext: bytes, aad: bytes | None = None) -> str:
+    """A value as the previous release sealed it: v1, no associated data for stored secrets."""
+    nonce = os.urandom(12)
+    raw = nonce + AESGCM(key).encrypt(nonce, plaintext, aad)
+    return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
 def test_sealing_round_trips() -> None:
     sealer = KeySealer(os.urandom(32))
-    sealed = sealer.seal(b"private key bytes")
-    assert sealed.startswith("v1:")
-    assert sealer.open(sealed) == b"private key bytes"
-    assert sealer.seal(b"same") != sealer.seal(b"same")
-    with_context = sealer.seal(b"bound", context=b"cert-1")
-    assert sealer.open(with_context, context=b"cert-1") == b"bound"
+    sealed = sealer.seal(b"private key bytes", context=b"certificates/1/sealedKey")
+    assert sealed.startswith("v2:") and sealer.is_current(sealed)
+    assert sealer.open(sealed, context=b"certificates/1/sealedKey") == b"private key bytes"
+    assert sealer.seal(b"same", context=b"c") != sealer.seal(b"same", context=b"c")
+    with pytest.raises(ValueError, match="copied from another record"):
+        sealer.open(sealed, context=b"certificates/2/sealedKey")
+    with pytest.raises(ValueError, match="context"):
+        sealer.seal(b"unbound", context=b"")
+
+
+@settings(max_examples=50)
+@given(plaintext=st.binary(max_size=256), context=st.binary(min_size=1), other=st.binary())
+def test_a_value_opens_with_its_context_only(plaintext: bytes, context: bytes, other: bytes):
+    sealer = KeySealer(b"k" * 32)
+    sealed = sealer.seal(plaintext, context=context)
+    assert sealer.open(sealed, context=context) == plaintext
+    if other != context:
+        with pytest.raises(ValueError):
+            sealer.open(sealed, context=other)
+
+
+def test_values_sealed_before_binding_still_open_and_are_marked_old() -> None:
+    key = os.urandom(32)
+    sealer = KeySealer(key)
+    old = legacy_seal(key, b"webhook secret")
+    assert not sealer.is_current(old)
+    # a stored secret's old value had no associated data: it opens whatever the new context
+    assert sealer.open(old, context=b"webhooks/1/sealedSecret") == b"webhook secret"
+    # an old value sealed with a context of its own (an upload URL) opens with that one
+    token = legacy_seal(key, b"grant", b"upload")
+    assert sealer.open(token, context=b"upload", legacy_context=b"upload") == b"grant"
     with pytest.raises(ValueError):
-        sealer.open(with_context, context=b"cert-2")
+        sealer.open(token, context=b"upload")
+
+
+def test_a_bound_value_relabelled_old_does_not_open() -> None:
+    sealer = KeySealer(os.urandom(32))
+    sealed = sealer.seal(b"secret", context=b"webhooks/1/sealedSecret")
+    relabelled = "v1:" + sealed[3:]
+    with pytest.raises(ValueError, match="does not open"):
+        sealer.open(relabelled, context=b"webhooks/2/sealedSecret")
 
 
 def test_a_flipped_byte_does_not_open() -> None:
     sealer = KeySealer(os.urandom(32))
-    body = bytearray(base64.urlsafe_b64decode(sealer.seal(b"secret")[3:] + "=="))
+    body = bytearray(base64.urlsafe_b64decode(sealer.seal(b"secret", context=b"c")[3:] + "=="))
     body[-1] ^= 1
-    tampered = "v1:" + base64.urlsafe_b64encode(bytes(body)).decode().rstrip("=")
+    tampered = "v2:" + base64.urlsafe_b64encode(bytes(body)).decode().rstrip("=")
     with pytest.raises(ValueError, match="does not open"):
-        sealer.open(tampered)
-    with pytest.raises(ValueError):
-        sealer.open("v2:abc")
-    with pytest.raises(ValueError):
-        sealer.open("v1:!!")
+        sealer.open(tampered, context=b"c")
+    with pytest.raises(ValueError, match="too short"):
+        sealer.open("v2:abc", context=b"c")
+    with pytest.raises(ValueError, match="base64url"):
+        sealer.open("v1:!!", context=b"c")
+    with pytest.raises(ValueError, match="not a sealed value"):
+        sealer.open("v3:abc", context=b"c")
 
 
 def test_a_wrong_key_does_not_open() -> None:
-    sealed = KeySealer(os.urandom(32)).seal(b"secret")
-    with pytest.raises(ValueError, match="another key"):
-        KeySealer(os.urandom(32)).open(sealed)
+    sealed = KeySealer(os.urandom(32)).seal(b"secret", context=b"c")
+    with pytest.raises(ValueError, match="another at-rest key"):
+        KeySealer(os.urandom(32)).open(sealed, context=b"c")
 
 
 def test_the_key_never_shows() -> None:
@@ -419,7 +506,7 @@ def test_the_at_rest_key_file_is_created_once(tmp_path: Path) -> None:
     assert len(content) == 32
     second = KeySealer.from_config("", tmp_path)
     assert path.read_bytes() == content
-    assert second.open(first.seal(b"secret")) == b"secret"
+    assert second.open(first.seal(b"secret", context=b"c"), context=b"c") == b"secret"
     assert [p.name for p in path.parent.iterdir()] == ["at-rest.key"]
 
 
@@ -436,16 +523,16 @@ def test_concurrent_key_file_creation_agrees(tmp_path: Path) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    sealed = sealers[0].seal(b"x")
-    assert all(s.open(sealed) == b"x" for s in sealers)
+    sealed = sealers[0].seal(b"x", context=b"c")
+    assert all(s.open(sealed, context=b"c") == b"x" for s in sealers)
 
 
 def test_the_configured_key_is_used(tmp_path: Path) -> None:
     key = os.urandom(32)
     sealer = KeySealer.from_config(base64.b64encode(key).decode(), tmp_path)
-    assert KeySealer(key).open(sealer.seal(b"secret")) == b"secret"
+    assert KeySealer(key).open(sealer.seal(b"secret", context=b"c"), context=b"c") == b"secret"
     urlsafe = KeySealer.from_config(base64.urlsafe_b64encode(key).decode().rstrip("="), tmp_path)
-    assert urlsafe.open(sealer.seal(b"secret")) == b"secret"
+    assert urlsafe.open(sealer.seal(b"secret", context=b"c"), context=b"c") == b"secret"
     assert not (tmp_path / "keys").exists()
     with pytest.raises(ValueError, match="32 bytes") as caught:
         KeySealer.from_config(base64.b64encode(b"too short").decode(), tmp_path)

@@ -35,6 +35,7 @@ from adapters.auth.claim import (
     system_clock,
     text_claim,
 )
+from adapters.private import make_dirs
 from application.identity import Identity
 
 KEY_FILE = Path("keys") / "token-signing-key.pem"
@@ -78,7 +79,7 @@ def _read_key(path: Path) -> ec.EllipticCurvePrivateKey:
 
 def _create_key(path: Path) -> None:
     """Write a new key to ``path`` unless a key is there already; never leaves a partial file."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_dirs(path.parent)
     pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
         encoding=serialization.Encoding.PEM,
         format=serialization.PrivateFormat.PKCS8,

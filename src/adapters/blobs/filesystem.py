@@ -1,5 +1,6 @@
 """Blobs as files under ``<data dir>/blobs``: written to a temporary file, fsynced, then
-renamed into place, so a blob either exists whole or not at all."""
+renamed into place, so a blob either exists whole or not at all. Folders are 0700 and files
+0600 (``adapters.private``): documents are for the service's user only."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import os
 import re
 import uuid
 from pathlib import Path
+
+from adapters.private import create_file, make_dirs
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 
@@ -22,16 +25,15 @@ class FileBlobStore:
         return self._root / key[:2] / key
 
     def incoming(self) -> Path:
-        folder = self._root / "incoming"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / f"{uuid.uuid4().hex}.part"
+        folder = make_dirs(self._root / "incoming")
+        return create_file(folder / f"{uuid.uuid4().hex}.part")
 
     async def adopt(self, key: str, incoming: Path) -> int:
         return await asyncio.to_thread(self._adopt, key, incoming)
 
     def _adopt(self, key: str, incoming: Path) -> int:
         target = self._file(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
         fd = os.open(incoming, os.O_RDONLY)
         try:
             os.fsync(fd)

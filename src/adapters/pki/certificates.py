@@ -1,7 +1,8 @@
 """Inspection of an uploaded certificate (``certPem``, ``caChainPem``, ``privateKeyPem``).
 
 ``inspect_certificate`` parses the three fields, checks the certificate's validity window, walks
-its chain to one of the trust anchors and checks that the key belongs to the certificate. Every
+its chain to one of the trust anchors and checks that the key belongs to the certificate: the
+key is required, as proof that whoever registers the certificate possesses it. Every
 refusal is an ``InvalidInput`` whose details name the field and the problem; problems of
 independent fields are reported together. ``verify_chain`` is the same chain walk for a
 certificate that arrives by other means (an AS4 BinarySecurityToken, an SMP signature).
@@ -9,6 +10,7 @@ certificate that arrives by other means (an AS4 BinarySecurityToken, an SMP sign
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -49,20 +51,21 @@ class CertificateInfo:
     fingerprint_sha256: str
     der: bytes = attrs.field(repr=False)
     issuer: str
+    public_key_sha256: str  # of the SubjectPublicKeyInfo, hex
 
 
 def inspect_certificate(
     cert_pem: str,
     ca_chain_pem: str,
-    private_key_pem: str | None,
+    private_key_pem: str,
     trust_anchors: Sequence[x509.Certificate],
     now: datetime,
 ) -> CertificateInfo:
     """What the service records about an uploaded certificate, once every check has passed.
 
     ``ca_chain_pem`` may be empty when a trust anchor issued the certificate directly, and may
-    include the anchor itself. ``private_key_pem`` None (or blank) skips the key checks.
-    Raises ``InvalidInput`` listing every problem found.
+    include the anchor itself. ``private_key_pem`` is required and must be the certificate's
+    own key. Raises ``InvalidInput`` listing every problem found.
     """
     now = utc(now)
     problems: list[Detail] = []
@@ -83,7 +86,9 @@ def inspect_certificate(
         refuse(CHAIN_FIELD, str(e))
 
     key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | None = None
-    if private_key_pem is not None and private_key_pem.strip():
+    if not (private_key_pem or "").strip():
+        refuse(KEY_FIELD, "the certificate's private key is required, to prove it is yours")
+    else:
         try:
             key = _parse_key(private_key_pem)
         except ValueError as e:
@@ -111,7 +116,26 @@ def inspect_certificate(
         fingerprint_sha256=cert.fingerprint(hashes.SHA256()).hex(),
         der=cert.public_bytes(serialization.Encoding.DER),
         issuer=cert.issuer.rfc4514_string(),
+        public_key_sha256=public_key_sha256(cert),
     )
+
+
+def public_key_sha256(cert: x509.Certificate) -> str:
+    """The sha256 (hex) of the certificate's DER SubjectPublicKeyInfo: the same for every
+    certificate issued for one key pair."""
+    spki = cert.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return hashlib.sha256(spki).hexdigest()
+
+
+def stored_public_key_sha256(cert_pem: str) -> str:
+    """``public_key_sha256`` of a PEM certificate the service stored earlier (nothing else is
+    checked); ``InvalidInput`` on ``$.certPem`` when it does not parse."""
+    try:
+        return public_key_sha256(_parse_certificate(cert_pem))
+    except (ValueError, exceptions.UnsupportedAlgorithm) as e:
+        raise InvalidInput.one(CERT_FIELD, str(e)) from None
 
 
 def verify_chain(

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from cryptography import x509
 
-from adapters.pki.certificates import inspect_certificate
+from adapters.pki.certificates import inspect_certificate, stored_public_key_sha256
 from application.ports import InspectedCertificate
 
 
@@ -16,7 +16,7 @@ class TrustAnchorInspector:
         self.trust_anchors = list(trust_anchors)
 
     def inspect(
-        self, cert_pem: str, ca_chain_pem: str, private_key_pem: str | None, now: datetime
+        self, cert_pem: str, ca_chain_pem: str, private_key_pem: str, now: datetime
     ) -> InspectedCertificate:
         info = inspect_certificate(cert_pem, ca_chain_pem, private_key_pem, self.trust_anchors, now)
         return InspectedCertificate(
@@ -25,4 +25,8 @@ class TrustAnchorInspector:
             subject=info.subject,
             common_name=info.common_name or "",
             fingerprint_sha256=info.fingerprint_sha256,
+            public_key_sha256=info.public_key_sha256,
         )
+
+    def public_key_sha256(self, cert_pem: str) -> str:
+        return stored_public_key_sha256(cert_pem)

@@ -1,9 +1,17 @@
-"""Private keys encrypted at rest: AES-256-GCM under one service key.
+"""Secrets encrypted at rest: AES-256-GCM under one service key, each bound to its place.
 
-A sealed value is ``"v1:" + base64url(nonce + ciphertext)`` (12-byte random nonce; the
-ciphertext ends with GCM's 16-byte tag; no padding). The service key comes from configuration
-(base64 of 32 bytes) or from ``<data_dir>/keys/at-rest.key`` (32 raw bytes, mode 0600), created
-once. Nothing here ever prints, logs or reprs the key.
+A sealed value is ``"v2:" + base64url(nonce + ciphertext)`` (12-byte random nonce; the
+ciphertext ends with GCM's 16-byte tag; no padding), sealed with a ``context`` as GCM's
+associated data: for a stored secret, the record and field that hold it
+(``application.sealed``), so a value copied to another record, or to another field, does not
+open there. Values of version ``v1`` were sealed before that binding (with no associated data
+for stored secrets): they still open, with the context they were sealed with
+(``legacy_context``), and ``is_current`` says they should be sealed again. A v2 value relabelled
+v1 does not open: its tag covers the context it was sealed with.
+
+The service key comes from configuration (base64 of 32 bytes) or from
+``<data_dir>/keys/at-rest.key`` (32 raw bytes, mode 0600), created once. Nothing here ever
+prints, logs or reprs the key.
 """
 
 from __future__ import annotations
@@ -18,20 +26,24 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from adapters.private import make_dirs
+
 KEY_BYTES = 32
 NONCE_BYTES = 12
 TAG_BYTES = 16
-PREFIX = "v1:"
+PREFIX = "v2:"  # bound to a context
+LEGACY_PREFIX = "v1:"  # sealed before values were bound to their records
 KEYS_DIR = "keys"
 KEY_FILE = "at-rest.key"
 
 
 class KeySealer:
-    """Seals and opens secrets with AES-256-GCM under one 32-byte key.
+    """Seals and opens secrets with AES-256-GCM under one 32-byte key; satisfies
+    ``application.ports.KeySealer``.
 
-    ``context`` (optional, the same when sealing and opening) is bound to the sealed value as
-    GCM associated data, e.g. the id of the record that stores it, so that a sealed value
-    copied to another record does not open there.
+    ``context`` (the same when sealing and opening, never empty) is bound to the sealed value
+    as GCM associated data, e.g. the record and field that store it, so that a sealed value
+    copied elsewhere does not open there.
     """
 
     __slots__ = ("_aead",)
@@ -44,29 +56,40 @@ class KeySealer:
     def __repr__(self) -> str:
         return "KeySealer(key=<hidden>)"
 
-    def seal(self, plaintext: bytes, *, context: bytes = b"") -> str:
+    def seal(self, plaintext: bytes, *, context: bytes) -> str:
+        if not context:
+            raise ValueError("a sealed value is bound to a context; none was given")
         nonce = os.urandom(NONCE_BYTES)
-        ciphertext = self._aead.encrypt(nonce, plaintext, context or None)
+        ciphertext = self._aead.encrypt(nonce, plaintext, context)
         return PREFIX + base64.urlsafe_b64encode(nonce + ciphertext).rstrip(b"=").decode("ascii")
 
-    def open(self, sealed: str, *, context: bytes = b"") -> bytes:
-        """The plaintext; ``ValueError`` when the value is malformed, was altered, or was sealed
-        under another key or context."""
-        if not sealed.startswith(PREFIX):
-            raise ValueError("not a sealed value of version v1")
-        body = sealed[len(PREFIX) :]
+    def open(self, sealed: str, *, context: bytes, legacy_context: bytes = b"") -> bytes:
+        """The plaintext of a value sealed with ``context`` (or, for a v1 value, with
+        ``legacy_context``); ``ValueError`` saying why when it is malformed, was altered, was
+        sealed for another context or under another key."""
+        if sealed.startswith(PREFIX):
+            body, bound = sealed[len(PREFIX) :], context
+        elif sealed.startswith(LEGACY_PREFIX):
+            body, bound = sealed[len(LEGACY_PREFIX) :], legacy_context
+        else:
+            raise ValueError("it is not a sealed value (of version v1 or v2)")
         try:
-            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
         except (binascii.Error, ValueError):
             raise ValueError("the sealed value is not valid base64url") from None
         if len(raw) < NONCE_BYTES + TAG_BYTES:
             raise ValueError("the sealed value is too short")
         try:
-            return self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], context or None)
+            return self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], bound or None)
         except InvalidTag:
             raise ValueError(
-                "the sealed value does not open: it was altered or sealed under another key"
+                "the sealed value does not open here: it was altered, copied from another "
+                "record, or sealed under another at-rest key"
             ) from None
+
+    def is_current(self, sealed: str) -> bool:
+        """Whether ``sealed`` is bound to its context (v2); a v1 value should be sealed again."""
+        return sealed.startswith(PREFIX)
 
     @classmethod
     def from_config(cls, secret_b64: str | None, data_dir: Path) -> KeySealer:
@@ -92,7 +115,7 @@ def _file_key(path: Path) -> bytes:
     """The key in ``path``, created first if absent: written to a temporary file and linked into
     place, so that of two processes creating it at once both end up with the one that won."""
     if not path.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(path.parent)
         tmp = path.with_name(f"{path.name}.tmp-{secrets.token_hex(8)}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

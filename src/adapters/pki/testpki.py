@@ -5,7 +5,7 @@ Point CA and an SMP CA under it, an AP certificate whose CN is the Seat ID and a
 Creation is atomic: everything is built in ``<data_dir>/pki.tmp-<random>`` and renamed into
 place, so of two processes starting at once one wins and the other uses the winner's files.
 ``issue_leaf`` and ``new_ca`` make further certificates for tests (expired, not yet valid,
-signed by an untrusted CA).
+signed by an untrusted CA). Its folder and files are 0700 and 0600: it holds private keys.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+from adapters.private import FILE_MODE, make_dirs
 from domain.clock import utc
 
 Clock = Callable[[], datetime]
@@ -271,7 +272,7 @@ def ensure_test_pki(
     data_dir = Path(data_dir)
     final = data_dir / PKI_DIR
     if not final.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(data_dir)
         now = utc(clock()) if clock is not None else datetime.now(UTC)
         tmp = Path(tempfile.mkdtemp(prefix=f"{PKI_DIR}.tmp-", dir=data_dir))
         try:
@@ -363,13 +364,13 @@ def _create(directory: Path, seat_id: str, now: datetime) -> None:
         written[ca_file], written[leaf_file] = ca, leaf
         _write_key(directory / ca_key_file, ca_key)
         _write_key(directory / leaf_key_file, leaf_key)
-        _write(directory / chain_file, (cert_pem(ca) + cert_pem(root)).encode("ascii"), 0o644)
+        _write(directory / chain_file, (cert_pem(ca) + cert_pem(root)).encode("ascii"), FILE_MODE)
     for filename, cert in written.items():
-        _write(directory / filename, cert_pem(cert).encode("ascii"), 0o644)
+        _write(directory / filename, cert_pem(cert).encode("ascii"), FILE_MODE)
 
 
 def _write_key(path: Path, key: PrivateKey) -> None:
-    _write(path, key_pem(key).encode("ascii"), 0o600)
+    _write(path, key_pem(key).encode("ascii"), FILE_MODE)
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

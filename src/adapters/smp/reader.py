@@ -17,8 +17,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from adapters.smp import xml
 from application.collections import CERTIFICATES, SMPS
 from application.ports import KeySealer, SmpRegistrar
+from application.sealed import CERTIFICATE_KEY
 from application.storage import UnitOfWorkFactory
 from domain.errors import InvalidInput, NotFound
+from domain.infrastructure import Certificate
 from domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
 Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]
@@ -46,7 +48,7 @@ class SmpReader:
     def base_url(self) -> str:
         return self._base_url if isinstance(self._base_url, str) else self._base_url()
 
-    async def _registration(self, participant_segment: str) -> tuple[SmpRegistration, Signer]:
+    async def _registration(self, participant_segment: str) -> tuple[SmpRegistration, Certificate]:
         scheme, value = _participant(participant_segment)
         async with self._uow() as uow:
             reg = await self._registrar.lookup(uow, value)
@@ -57,24 +59,28 @@ class SmpReader:
             cert = await uow.repository(CERTIFICATES).get(cert_ref) if cert_ref else None
         if cert is None:
             raise NotFound(resource="SMP certificate", ident=str(reg.smp_id))
+        return reg, cert
+
+    def _signer(self, reg: SmpRegistration, cert: Certificate) -> Signer:
+        """The SMP certificate's key and certificate; ``SecretUnusable`` when its sealed key
+        does not open (the SMP cannot sign until the certificate is stored again)."""
         key = (cert.id, cert.fingerprint)
         signer = self._signers.get(key)
         if signer is None:
-            private = serialization.load_pem_private_key(
-                self._sealer.open(cert.sealed_key), password=None
-            )
+            pem = CERTIFICATE_KEY.open(self._sealer, cert, user=f"SMP {reg.smp_id}")
+            private = serialization.load_pem_private_key(pem.encode(), password=None)
             if not isinstance(private, rsa.RSAPrivateKey):
                 raise NotFound(resource="RSA key of the SMP certificate", ident=str(cert.id))
             signer = (private, x509.load_pem_x509_certificate(cert.cert_pem.encode()))
             self._signers[key] = signer
-        return reg, signer
+        return signer
 
     async def service_group(self, participant_segment: str) -> bytes:
         reg, _ = await self._registration(participant_segment)
         return xml.service_group(reg, self.base_url)
 
     async def service_metadata(self, participant_segment: str, document_segment: str) -> bytes:
-        reg, (key, cert) = await self._registration(participant_segment)
+        reg, cert = await self._registration(participant_segment)
         try:
             doc_scheme, doc_value = xml.parse_path_segment(document_segment)
         except ValueError as e:
@@ -87,7 +93,8 @@ class SmpReader:
         if hit is not None:
             self._cache.move_to_end(cache_key)
             return hit
-        signed = xml.signed_service_metadata(reg, service, key, cert)
+        key, signing_cert = self._signer(reg, cert)
+        signed = xml.signed_service_metadata(reg, service, key, signing_cert)
         self._cache[cache_key] = signed
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

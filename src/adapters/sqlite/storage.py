@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from adapters.changes import Watchers
+from adapters.private import make_dirs, touch
 from adapters.sql import migrations
 from adapters.sql.cache import RecordCache
 from adapters.sql.codec import make_converter
@@ -154,7 +155,8 @@ class SqliteStorage:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            # SQLite gives its -wal and -shm files the database file's mode
+            touch(make_dirs(self._path.parent) / self._path.name)
             conn = sqlite3.connect(self._path, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise ServiceUnavailable(

@@ -463,7 +463,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             body=CreateCertificate,
             response=views.CERTIFICATE,
             status=201,
-            errors=("AT-1001", "AT-1021"),
+            errors=("AT-1001", "AT-1021", "AT-1097"),
         ),
         Route(
             "POST",
@@ -795,6 +795,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "as4",
             response=_XML,
             content_type="application/soap+xml",
+            errors=("AT-1501",),
         ),
         # webhooks
         Route(
@@ -906,6 +907,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "smp",
             response=_XML,
             content_type="text/xml",
+            errors=("AT-1501",),
         ),
     ]
     return r

@@ -157,7 +157,10 @@ async def put_upload(
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     try:
-        raw = json.loads(sealer.open(req.path("token"), context=b"upload"))
+        # an upload URL issued before sealing was versioned was sealed with the same context
+        raw = json.loads(
+            sealer.open(req.path("token"), context=b"upload", legacy_context=b"upload")
+        )
         grant = UploadGrant(
             nonce=uuid.UUID(raw["nonce"]),
             org_id=uuid.UUID(raw["org_id"]),

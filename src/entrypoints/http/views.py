@@ -111,7 +111,12 @@ PARTICIPANT = View(
     Participant, "Participant", tag="PARTICIPANT", omit=frozenset({"identifier_key"})
 )
 ACCESS_POINT = View(AccessPoint, "AccessPoint", tag="AP")
-CERTIFICATE = View(Certificate, "Certificate", tag="CERTIFICATE", omit=frozenset({"sealed_key"}))
+CERTIFICATE = View(
+    Certificate,
+    "Certificate",
+    tag="CERTIFICATE",
+    omit=frozenset({"sealed_key", "public_key_sha256", "holds_key"}),
+)
 SMP = View(Smp, "Smp", tag="SMP", omit=frozenset({"org_id", "certificate_ref"}))
 SUPPORTED = View(SupportedDocumentType, "SupportedDocumentType")
 
