@@ -147,7 +147,13 @@ def test_the_header_follows_the_schema_order_and_the_payload_is_kept_byte_for_by
 
 def test_the_example_documents_are_the_published_bytes() -> None:
     """The copies in ``examples/bis-billing-3/`` are the files its README lists, unchanged."""
-    listed = dict(re.findall(r"^\| `([^`]+\.xml)` \| `([0-9a-f]{64})` \|$", (EXAMPLES / "README.md").read_text(), re.M))
+    listed = dict(
+        re.findall(
+            r"^\| `([^`]+\.xml)` \| `([0-9a-f]{64})` \|$",
+            (EXAMPLES / "README.md").read_text(),
+            re.M,
+        )
+    )
     found = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in EXAMPLES.glob("*.xml")}
     assert len(found) == 8 and found == listed
 
