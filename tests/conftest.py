@@ -1,12 +1,56 @@
-"""Fixtures shared by every suite."""
+"""Fixtures shared by every suite, and the guard that a test run adds no file to the work tree
+(every file a test writes goes to a temporary folder)."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import pg
+
+ROOT = Path(__file__).resolve().parents[1]
+_BEFORE = pytest.StashKey[frozenset[str] | None]()
+
+
+def untracked_files() -> frozenset[str] | None:
+    """The repository's untracked files that git does not ignore, or ``None`` outside a git
+    work tree. (Edits to tracked files are not watched: one may edit while tests run.)"""
+    try:
+        run = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(run.stdout.splitlines()) if run.returncode == 0 else None
+
+
+def pytest_sessionstart(session: Any) -> None:
+    session.config.stash[_BEFORE] = untracked_files()
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    after = untracked_files()
+    if before is None or after is None:
+        return
+    appeared = sorted(after - before)
+    if appeared:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                "the test run wrote files into the work tree (tests must write to temporary "
+                "folders): " + ", ".join(appeared),
+                red=True,
+            )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
 """Build Standard Business Documents for any suite: ``make_sbd()`` wraps one of the network's
-published example invoices (``shared/examples/bis-billing-3``) in a valid SBDH; every part of
-the header can be set, and ``pad_to`` grows the document to about that many bytes (10 KB,
-1 MB, 50 MB for benchmarks) with XML comments inside the business document, which neither
-change what it says nor the C14N a signature over it sees.
+published example invoices (``examples/bis-billing-3/`` in this repository) in a valid SBDH;
+every part of the header can be set, and ``pad_to`` grows the document to about that many
+bytes (10 KB, 1 MB, 50 MB for benchmarks) with XML comments inside the business document,
+which neither change what it says nor the C14N a signature over it sees.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from adapters.sbdh.writer import write_sbd
 from domain.envelope import Envelope, Identifier, MlsType
 
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "examples" / "bis-billing-3"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bis-billing-3"
 BASE_EXAMPLE = EXAMPLES / "base-example.xml"
 
 PARTICIPANT_SCHEME = "iso6523-actorid-upis"

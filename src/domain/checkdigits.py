@@ -5,7 +5,9 @@ payload should carry. The rules (``RULES``, by ICD) take the local part of a par
 identifier (the text after ``NNNN:``) and return ``None`` when it holds, or a reason that names the
 scheme and the numbers: ``"0088: check digit is 5, expected 3"``. Rules never raise.
 
-The rules follow /work/shared/codelists/README.md ("Identifier value rules"). Participant values
+The rules, and the published texts they follow (the network's Policy for use of Identifiers
+4.4, the identifier checks of the BIS Billing 3.0 rules, the code lists' usage notes, the
+registries' check-digit algorithms), are listed in ``docs/identifiers.md``. Participant values
 are compared case-insensitively, so the rules accept letters in either case.
 """
 

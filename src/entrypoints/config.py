@@ -1,13 +1,22 @@
-"""Settings from the environment (names of API.md "Running"), or an optional TOML file.
+"""Settings from the environment, or an optional TOML file.
 
 Precedence: environment, then the file named by ``FOURCORNER_CONFIG_FILE``, then defaults.
 In the file, keys are the variable names without the ``FOURCORNER_`` prefix, lower-cased
 (``database_url = "postgresql://..."``). Reading happens only when ``Settings.load`` is called.
+
+Every setting is a field of ``Settings``; the names the environment and the file may use are
+derived from those fields, so a setting added there is known everywhere at once. A value that
+cannot be used raises ``ConfigError``, whose text is one line: which setting (by the name it
+was given under: ``FOURCORNER_PORT``, or ``port in /etc/fourcorner.toml``), what is wrong, and
+what to do. Unknown keys in the file are refused with the closest known name;
+``unknown_environment`` names ``FOURCORNER_`` variables that are not settings, for a warning.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +25,73 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from adapters.pki.sealing import KeySealer
+
 PREFIX = "FOURCORNER_"
+CONFIG_FILE = PREFIX + "CONFIG_FILE"
+# Variables with the prefix that are not settings of the service: the file's name, and the
+# test suite's database (read by tests/pg.py only).
+NOT_SETTINGS = frozenset({CONFIG_FILE, PREFIX + "TEST_DATABASE_URL"})
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+SEE = "see docs/operations.md"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; ``str()`` is one line: which, what is wrong, what to do."""
+
+
+def setting_names() -> tuple[str, ...]:
+    """The settings' names as the file writes them (``database_url``), from ``Settings``."""
+    return tuple(a.name for a in attrs.fields(Settings))
+
+
+def _closest(name: str, known: list[str] | tuple[str, ...], prefix: str = "") -> str:
+    """`` (did you mean <prefix>X?)`` for the known name X closest to ``name``, or ``""``."""
+    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean {prefix}{match[0]}?)" if match else ""
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """One warning line per ``FOURCORNER_`` variable that is not a setting (it is ignored)."""
+    known = [n.upper() for n in setting_names()]
+    return [
+        f"{name} is not a setting and is ignored"
+        + _closest(name.removeprefix(PREFIX), known, PREFIX)
+        for name in sorted(environ)
+        if name.startswith(PREFIX)
+        and name.removeprefix(PREFIX) not in known
+        and name not in NOT_SETTINGS
+    ]
+
+
+def _read_file(file: str) -> dict[str, Any]:
+    """The settings of the TOML file ``file``, keys lower-cased; unknown keys refused."""
+    what = f"the configuration file {file} (named by {CONFIG_FILE})"
+    try:
+        with open(file, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{what} does not exist; create it, or unset {CONFIG_FILE}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{what} is a directory; name a TOML file") from None
+    except OSError as e:
+        raise ConfigError(f"{what} cannot be read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{file} is not valid TOML: {e}; correct that line") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file} is not valid TOML: it is not UTF-8 text") from None
+    values = {k.lower(): v for k, v in data.items()}
+    known = setting_names()
+    unknown = [k for k in values if k not in known]
+    if unknown:
+        names = ", ".join(
+            f"{k!r}{_closest(k.removeprefix(PREFIX.lower()), known)}" for k in unknown
+        )
+        noun = "an unknown setting" if len(unknown) == 1 else "unknown settings"
+        raise ConfigError(f"{file} has {noun}: {names}; correct or remove it ({SEE})")
+    return values
 
 
 def _bool(text: str) -> bool:
@@ -25,7 +100,7 @@ def _bool(text: str) -> bool:
         return True
     if value in ("0", "false", "no", "off", ""):
         return False
-    raise ValueError(f"{text!r} is not true or false")
+    raise ValueError("is not true or false")
 
 
 def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ...]:
@@ -34,8 +109,47 @@ def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ..
     except ValueError:
         delays = ()
     if not delays or any(d < 0 for d in delays) or (exactly and len(delays) != exactly):
-        raise ValueError(f"{name} is a comma-separated list of seconds, e.g. 30,300")
+        count = f"{exactly} " if exactly else ""
+        raise ConfigError(
+            f"{name}={text!r} is not a comma-separated list of {count}seconds; write e.g. 30,300"
+        )
     return delays
+
+
+def _convert(kind: Any, raw: Any) -> Any:
+    """``raw`` (text from the environment, or a TOML value) as a value of the field type."""
+    if isinstance(raw, dict | list):
+        raise ValueError("is not a single value")
+    if kind in (bool, "bool"):
+        if isinstance(raw, bool):
+            return raw
+        return _bool(str(raw))
+    if kind in (int, "int"):
+        if isinstance(raw, bool | float) or not re.fullmatch(r"\s*[+-]?[0-9_]+\s*", str(raw)):
+            raise ValueError("is not a whole number")
+        return int(raw)
+    if kind in (float, "float"):
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise ValueError("is not a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("is not a finite number")
+        return value
+    if kind in (Path, "Path"):
+        return Path(str(raw))
+    return str(raw)
+
+
+def _url_problem(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an absolute http:// or https:// URL"
+    if parts.query or parts.fragment:
+        return "has a query or fragment; give the base URL only"
+    return None
 
 
 @attrs.frozen
@@ -116,33 +230,105 @@ class Settings:
         return urlsplit(self.access_point_host).path.rstrip("/") or "/as4"
 
     def check(self) -> Settings:
-        self.storage_kind  # noqa: B018 - raises on an unknown scheme
-        if self.auth_mode not in ("local", "oidc"):
-            raise ValueError("FOURCORNER_AUTH_MODE is local or oidc")
-        if self.auth_mode == "oidc" and not (
-            self.oidc_issuer and self.oidc_audience and self.oidc_jwks_url
-        ):
-            raise ValueError(
-                "oidc mode needs FOURCORNER_OIDC_ISSUER, FOURCORNER_OIDC_AUDIENCE "
-                "and FOURCORNER_OIDC_JWKS_URL"
-            )
-        self.retry_delays  # noqa: B018 - raises when malformed
-        self.sending_delays  # noqa: B018 - raises when malformed
-        if not 0 <= self.mls_confirm_seconds <= 1200:
-            raise ValueError("FOURCORNER_MLS_CONFIRM_SECONDS is between 0 and 1200")
-        if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
-            raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
-        if not 0 < self.port < 65536:
-            raise ValueError("FOURCORNER_PORT is a TCP port number")
-        if self.as4_inbound_concurrency < 1:
-            raise ValueError("FOURCORNER_AS4_INBOUND_CONCURRENCY is at least 1")
+        """This settings object, when every value can be used; else ``ConfigError``."""
+        for problem in self.problems():
+            raise ConfigError(problem)
         return self
+
+    def problems(self) -> list[str]:
+        """What is wrong, one line each: the setting, the problem, what to do."""
+        out: list[str] = []
+
+        def need(ok: bool, problem: str) -> None:
+            if not ok:
+                out.append(problem)
+
+        try:
+            self.storage_kind  # noqa: B018 - raises on an unknown scheme
+        except ValueError:
+            scheme = urlsplit(self.database_url).scheme or "(none)"
+            out.append(
+                f"{PREFIX}DATABASE_URL has an unknown scheme {scheme!r}; use "
+                "postgresql://user@host/db, sqlite:///path/file.db or memory://"
+            )
+        need(
+            self.auth_mode in ("local", "oidc"),
+            f"{PREFIX}AUTH_MODE={self.auth_mode!r} is not a mode; use local or oidc",
+        )
+        need(
+            self.auth_mode != "oidc"
+            or bool(self.oidc_issuer and self.oidc_audience and self.oidc_jwks_url),
+            f"{PREFIX}AUTH_MODE=oidc needs {PREFIX}OIDC_ISSUER, {PREFIX}OIDC_AUDIENCE and "
+            f"{PREFIX}OIDC_JWKS_URL; set all three",
+        )
+        for name in ("retry_delays", "sending_delays"):
+            try:
+                getattr(self, name)
+            except ConfigError as e:
+                out.append(str(e))
+        need(
+            0 <= self.mls_confirm_seconds <= 1200,
+            f"{PREFIX}MLS_CONFIRM_SECONDS={self.mls_confirm_seconds:g} is out of range; "
+            "use 0 to 1200 seconds",
+        )
+        need(
+            self.smp_prefix.startswith("/") and not self.smp_prefix.endswith("/"),
+            f"{PREFIX}SMP_PREFIX={self.smp_prefix!r} must start with / and not end with one, "
+            "e.g. /smp",
+        )
+        need(
+            0 < self.port < 65536,
+            f"{PREFIX}PORT={self.port} is not a TCP port; use 1 to 65535",
+        )
+        need(
+            self.log_level.lower() in LOG_LEVELS,
+            f"{PREFIX}LOG_LEVEL={self.log_level!r} is not a log level; use one of "
+            + ", ".join(LOG_LEVELS),
+        )
+        need(
+            not self.database_schema or bool(_IDENTIFIER.fullmatch(self.database_schema)),
+            f"{PREFIX}DATABASE_SCHEMA={self.database_schema!r} is not a plain identifier; use "
+            "letters, digits and _ (or leave it unset for the server's default schema)",
+        )
+        need(
+            bool(_SEAT_ID.fullmatch(self.seat_id)),
+            f"{PREFIX}SEAT_ID={self.seat_id!r} is not a seat id; it is P, two capital letters "
+            "and six digits, e.g. PFC000001",
+        )
+        if self.at_rest_key.strip():
+            try:  # a configured key is only decoded: no file is read or written
+                KeySealer.from_config(self.at_rest_key, self.data_dir)
+            except ValueError:
+                out.append(
+                    f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
+                    "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
+                )
+        for name in ("public_url", "ap_host", "smp_lookup_url", "directory_url", "oidc_jwks_url"):
+            value = getattr(self, name)
+            problem = _url_problem(value) if value else None
+            need(problem is None, f"{PREFIX}{name.upper()}={value!r} {problem}")
+        for name in (
+            "db_pool_size",
+            "max_body_bytes",
+            "max_document_bytes",
+            "webhook_concurrency",
+            "send_attempts",
+            "as4_inbound_concurrency",
+        ):
+            value = getattr(self, name)
+            need(value >= 1, f"{PREFIX}{name.upper()}={value} must be at least 1")
+        for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
+            value = getattr(self, name)
+            need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
+        return out
 
     def as_config(self) -> dict[str, Any]:
         """The values the container's ``Configuration`` provider holds."""
         out = {a.name: getattr(self, a.name) for a in attrs.fields(Settings)}
         out |= {
             "data_dir": str(self.data_dir),
+            # unset: the tables go where the server's search_path puts them
+            "database_schema": self.database_schema or None,
             "database": self.database,
             "storage_kind": self.storage_kind,
             "sqlite_path": self.sqlite_path,
@@ -154,33 +340,35 @@ class Settings:
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """The settings of ``environ`` (default: the process environment), its configuration
+        file and ``overrides``; ``ConfigError`` names the first value that cannot be used."""
+        return cls.read(environ, **overrides).check()
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """As ``load``, but without ``check``: values are converted to their types only (for
+        ``fourcorner check``, which lists every ``problems()`` line)."""
         env = dict(os.environ if environ is None else environ)
         values: dict[str, Any] = {}
-        file = env.get(PREFIX + "CONFIG_FILE")
+        source: dict[str, str] = {}
+        file = env.get(CONFIG_FILE)
         if file:
-            with open(file, "rb") as f:
-                values.update({k.lower(): v for k, v in tomllib.load(f).items()})
+            values.update(_read_file(file))
+            source.update({k: f"{k} in {file}" for k in values})
         for a in attrs.fields(cls):
             key = PREFIX + a.name.upper()
             if key in env:
                 values[a.name] = env[key]
+                source[a.name] = key
         values.update(overrides)
+        source.update({k: k for k in overrides})
         typed: dict[str, Any] = {}
         for a in attrs.fields(cls):
             if a.name not in values:
                 continue
             raw = values[a.name]
             try:
-                if a.type in (int, "int"):
-                    typed[a.name] = int(raw)
-                elif a.type in (float, "float"):
-                    typed[a.name] = float(raw)
-                elif a.type in (bool, "bool"):
-                    typed[a.name] = raw if isinstance(raw, bool) else _bool(str(raw))
-                elif a.type in (Path, "Path"):
-                    typed[a.name] = Path(raw)
-                else:
-                    typed[a.name] = str(raw)
+                typed[a.name] = _convert(a.type, raw)
             except ValueError as e:
-                raise ValueError(f"{PREFIX}{a.name.upper()}: {e}") from None
-        return cls(**typed).check()
+                raise ConfigError(f"{source[a.name]}={raw!r} {e}; correct it ({SEE})") from None
+        return cls(**typed)

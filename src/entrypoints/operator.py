@@ -4,7 +4,8 @@
 holding ``ap.pem``, ``ap.key``, ``ap-chain.pem``, ``smp.pem``, ``smp.key``, ``smp-chain.pem``
 (PEM); ``FOURCORNER_TRUST_ANCHORS_FILE`` the network's root certificates (a PEM bundle).
 Without them, the service creates a self-signed test PKI in its data dir and uses it for both
-environments, which only peers trusting that PKI accept.
+environments, which only peers trusting that PKI accept. A configured file that is missing,
+unreadable or holds no certificate raises ``ConfigError`` naming the setting and the file.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from adapters.pki import TestPki, ensure_test_pki
 from adapters.pki.certificates import verify_chain
 from application.infrastructure import OperatorEnvironment
 from domain.infrastructure import Environment
-from entrypoints.config import Settings
+from entrypoints.config import PREFIX, SEE, ConfigError, Settings
+
+OPERATOR_FILES = ("ap.pem", "ap.key", "ap-chain.pem", "smp.pem", "smp.key", "smp-chain.pem")
 
 _loaded: dict[tuple[Path, str], TestPki] = {}
 
@@ -32,22 +35,50 @@ def test_pki(settings: Settings) -> TestPki:
     return _loaded[key]
 
 
+def _anchors_file(settings: Settings) -> list[x509.Certificate]:
+    """Every certificate of ``FOURCORNER_TRUST_ANCHORS_FILE``, at least one of them a root."""
+    name = f"{PREFIX}TRUST_ANCHORS_FILE={settings.trust_anchors_file}"
+    try:
+        data = Path(settings.trust_anchors_file).read_bytes()
+    except OSError as e:
+        why = (e.strerror or str(e)).lower()
+        raise ConfigError(f"{name} cannot be read ({why}); name a PEM bundle") from None
+    try:
+        certificates = x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise ConfigError(f"{name} holds no PEM certificate; name a PEM bundle") from None
+    if not any(c.issuer == c.subject for c in certificates):
+        raise ConfigError(f"{name} holds no (self-signed) root certificate; add the network's")
+    return certificates
+
+
+def operator_file(settings: Settings, environment: str, name: str) -> str:
+    """The text of ``<FOURCORNER_OPERATOR_CERTS_DIR>/<environment>/<name>``."""
+    path = Path(settings.operator_certs_dir) / environment / name
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        why = "it does not exist" if isinstance(e, FileNotFoundError) else "it is unreadable"
+        raise ConfigError(
+            f"{PREFIX}OPERATOR_CERTS_DIR: {path} cannot be read ({why}); test/ and prod/ "
+            f"each hold {', '.join(OPERATOR_FILES)} ({SEE})"
+        ) from None
+
+
 def trust_anchors(settings: Settings) -> list[x509.Certificate]:
     if settings.trust_anchors_file:
-        return x509.load_pem_x509_certificates(Path(settings.trust_anchors_file).read_bytes())
+        return _anchors_file(settings)
     return test_pki(settings).trust_anchors
 
 
 def environments(settings: Settings) -> list[OperatorEnvironment]:
     smp_url = settings.base_url + settings.smp_prefix
     if settings.operator_certs_dir:
-        base = Path(settings.operator_certs_dir)
         out = []
         for env in Environment:
-            d = base / env.value.lower()
 
-            def read(name: str, d: Path = d) -> str:
-                return (d / name).read_text()
+            def read(name: str, folder: str = env.value.lower()) -> str:
+                return operator_file(settings, folder, name)
 
             out.append(
                 OperatorEnvironment(
@@ -81,8 +112,7 @@ def environments(settings: Settings) -> list[OperatorEnvironment]:
 def intermediates(settings: Settings) -> list[x509.Certificate]:
     """CA certificates between the trust anchors and the network's leaf certificates."""
     if settings.trust_anchors_file:
-        every = x509.load_pem_x509_certificates(Path(settings.trust_anchors_file).read_bytes())
-        return [c for c in every if c.issuer != c.subject]
+        return [c for c in _anchors_file(settings) if c.issuer != c.subject]
     pki = test_pki(settings)
     return [pki.ap_ca, pki.smp_ca]
 

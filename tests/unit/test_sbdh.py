@@ -4,6 +4,8 @@ malformed header part refused by name, hostile XML refused quickly, and bounded 
 from __future__ import annotations
 
 import base64
+import hashlib
+import re
 import subprocess
 import sys
 import time
@@ -141,6 +143,19 @@ def test_the_header_follows_the_schema_order_and_the_payload_is_kept_byte_for_by
         for kind in (b"DOCUMENTID", b"PROCESSID", b"COUNTRY_C1", b"MLS_TO", b"MLS_TYPE")
     ]
     assert scopes == sorted(scopes)
+
+
+def test_the_example_documents_are_the_published_bytes() -> None:
+    """The copies in ``examples/bis-billing-3/`` are the files its README lists, unchanged."""
+    listed = dict(
+        re.findall(
+            r"^\| `([^`]+\.xml)` \| `([0-9a-f]{64})` \|$",
+            (EXAMPLES / "README.md").read_text(),
+            re.M,
+        )
+    )
+    found = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in EXAMPLES.glob("*.xml")}
+    assert len(found) == 8 and found == listed
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.xml")), ids=lambda p: p.stem)

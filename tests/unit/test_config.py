@@ -1,0 +1,167 @@
+"""Settings: every value that cannot be used is refused in one line that names the setting
+(as it was given), what is wrong and what to do; unknown names are refused (file) or warned
+about (environment) with the closest known one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from entrypoints.config import (
+    ConfigError,
+    Settings,
+    setting_names,
+    unknown_environment,
+)
+
+
+def load(tmp_path: Path, toml: str | None = None, **env: str) -> Settings:
+    environ = {f"FOURCORNER_{k.upper()}": v for k, v in env.items()}
+    if toml is not None:
+        file = tmp_path / "fourcorner.toml"
+        file.write_text(toml)
+        environ["FOURCORNER_CONFIG_FILE"] = str(file)
+    return Settings.load(environ)
+
+
+def test_every_field_of_settings_is_a_known_name_in_the_environment_and_the_file(tmp_path):
+    fields = attrs.fields(Settings)
+    assert setting_names() == tuple(a.name for a in fields)
+    environ = {f"FOURCORNER_{a.name.upper()}": "x" for a in fields}
+    assert unknown_environment(environ) == []
+    lines = "\n".join(f"{a.name} = {_toml(getattr(Settings(), a.name))}" for a in fields)
+    assert load(tmp_path, lines) == Settings()
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return repr(value)
+    return f'"{value}"'
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("FOURCORNER_DATABSE_URL", "FOURCORNER_DATABASE_URL"),
+        ("FOURCORNER_PROT", "FOURCORNER_PORT"),
+        ("FOURCORNER_WEBHOOK_TIMOUT", "FOURCORNER_WEBHOOK_TIMEOUT"),
+        ("FOURCORNER_DATA_DIRECTORY", "FOURCORNER_DATA_DIR"),
+    ],
+)
+def test_an_unknown_environment_variable_is_warned_about_with_the_closest_name(typo, meant):
+    (line,) = unknown_environment({typo: "x", "PATH": "/bin"})
+    assert line == f"{typo} is not a setting and is ignored (did you mean {meant}?)"
+
+
+def test_the_test_suites_and_the_files_variables_are_not_warned_about():
+    environ = {"FOURCORNER_TEST_DATABASE_URL": "x", "FOURCORNER_CONFIG_FILE": "f"}
+    assert unknown_environment(environ) == []
+    assert unknown_environment({"FOURCORNER_ZZZZZZ": "1"}) == [
+        "FOURCORNER_ZZZZZZ is not a setting and is ignored"
+    ]
+
+
+def test_a_typo_in_the_database_url_does_not_pass_silently_and_sqlite_stays_the_default():
+    environ = {"FOURCORNER_DATABSE_URL": "postgresql://db.example/fc"}
+    assert Settings.load(environ).storage_kind == "sqlite"
+    assert "FOURCORNER_DATABASE_URL" in unknown_environment(environ)[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("prot", "port"), ("databse_url", "database_url"), ("FOURCORNER_PORT", "port")],
+)
+def test_an_unknown_key_in_the_file_is_refused_with_the_closest_name(tmp_path, key, meant):
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, f"{key} = 1\n")
+    assert str(e.value) == (
+        f"{tmp_path / 'fourcorner.toml'} has an unknown setting: {key.lower()!r} "
+        f"(did you mean {meant}?); correct or remove it (see docs/operations.md)"
+    )
+
+
+@given(st.from_regex(r"[a-z][a-z_]{0,20}", fullmatch=True))
+def test_any_key_that_is_not_a_setting_is_refused_by_name(key):
+    if key in setting_names():
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d, pytest.raises(ConfigError) as e:
+        load(Path(d), f"{key} = 1\n")
+    assert f"'{key}'" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError, match=f"{missing} .* does not exist; create it"):
+        Settings.load({"FOURCORNER_CONFIG_FILE": str(missing)})
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, 'port = 8080\nhost = "127.0.0.1\n')
+    assert str(e.value).startswith(f"{tmp_path / 'fourcorner.toml'} is not valid TOML: ")
+    assert "line 2" in str(e.value)
+    with pytest.raises(ConfigError, match="is a directory"):
+        Settings.load({"FOURCORNER_CONFIG_FILE": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"port": "abc"}, "FOURCORNER_PORT='abc' is not a whole number"),
+        ({"port": "8080.5"}, "FOURCORNER_PORT='8080.5' is not a whole number"),
+        ({"port": "70000"}, "FOURCORNER_PORT=70000 is not a TCP port; use 1 to 65535"),
+        ({"log_level": "loud"}, "FOURCORNER_LOG_LEVEL='loud' is not a log level; use one of"),
+        ({"workers": "maybe"}, "FOURCORNER_WORKERS='maybe' is not true or false"),
+        ({"webhook_timeout": "nan"}, "FOURCORNER_WEBHOOK_TIMEOUT='nan' is not a finite number"),
+        ({"webhook_timeout": "0"}, "FOURCORNER_WEBHOOK_TIMEOUT=0 must be more than 0 seconds"),
+        ({"db_pool_size": "0"}, "FOURCORNER_DB_POOL_SIZE=0 must be at least 1"),
+        ({"at_rest_key": "c2hvcnQ="}, "FOURCORNER_AT_REST_KEY is not the base64 of 32 bytes"),
+        ({"database_url": "mysql://u:pw@h/d"}, "FOURCORNER_DATABASE_URL has an unknown scheme"),
+        ({"database_schema": "a b"}, "FOURCORNER_DATABASE_SCHEMA='a b' is not a plain"),
+        ({"public_url": "example.com"}, "FOURCORNER_PUBLIC_URL='example.com' is not an absolute"),
+        ({"seat_id": "X1"}, "FOURCORNER_SEAT_ID='X1' is not a seat id"),
+        ({"webhook_retry_delays": "5"}, "FOURCORNER_WEBHOOK_RETRY_DELAYS='5' is not a comma"),
+        ({"auth_mode": "oidc"}, "FOURCORNER_AUTH_MODE=oidc needs FOURCORNER_OIDC_ISSUER"),
+    ],
+)
+def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, says):
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, **env)
+    assert str(e.value).startswith(says) and "\n" not in str(e.value)
+    assert "pw" not in str(e.value)  # no password of a database URL is repeated
+
+
+def test_a_bad_value_in_the_file_is_named_with_the_file(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, 'port = "abc"\n')
+    assert str(e.value).startswith(f"port in {tmp_path / 'fourcorner.toml'}='abc' is not a whole")
+    with pytest.raises(ConfigError, match="is not a single value"):
+        load(tmp_path, "port = [1, 2]\n")
+
+
+def test_the_environment_wins_over_the_file(tmp_path):
+    assert load(tmp_path, "port = 9000\n", port="9001").port == 9001
+    assert load(tmp_path, "port = 9000\n").port == 9000
+
+
+def test_an_unset_schema_means_the_servers_default():
+    settings = Settings.load({"FOURCORNER_DATABASE_URL": "postgresql://db.example/fc"})
+    assert settings.as_config()["database_schema"] is None
+    named = Settings.load({"FOURCORNER_DATABASE_SCHEMA": "fc"})
+    assert named.as_config()["database_schema"] == "fc"
+
+
+def test_a_good_at_rest_key_passes_and_every_problem_is_listed():
+    key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="  # 32 bytes
+    assert Settings(at_rest_key=key).check().at_rest_key == key
+    problems = Settings(port=0, log_level="x", db_pool_size=0).problems()
+    assert [p.split("=")[0] for p in problems] == [
+        "FOURCORNER_PORT",
+        "FOURCORNER_LOG_LEVEL",
+        "FOURCORNER_DB_POOL_SIZE",
+    ]

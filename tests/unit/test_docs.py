@@ -1,0 +1,76 @@
+"""The user's documentation stays true to the code: every error code with its status, every
+endpoint and every setting is in it; its links lead to files of the repository; and nothing in
+the repository refers to a place outside it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from domain.errors import catalogue
+from entrypoints.config import Settings
+from entrypoints.http.openapi import status_of
+from entrypoints.http.routes import routes
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def test_every_error_code_is_in_the_api_guide_with_its_status():
+    text = (DOCS / "api.md").read_text()
+    rows = dict(re.findall(r"^\| `(AT-\d{4})` \| (\d{3}) \|", text, re.M))
+    assert rows == {error.code: str(status_of(error.kind)) for error in catalogue()}
+
+
+def test_every_endpoint_is_in_the_api_guide_with_its_role():
+    text = (DOCS / "api.md").read_text()
+    index = dict(re.findall(r"^\| `([A-Z]+ /\S*)` \| (\w+) \|", text, re.M))
+    expected = {f"{r.method} {r.path}": r.role.value if r.role else "public" for r in routes()}
+    assert index == expected
+
+
+def test_every_setting_is_in_the_operations_guide():
+    text = (DOCS / "operations.md").read_text()
+    listed = set(re.findall(r"^\| `FOURCORNER_([A-Z0-9_]+)` \|", text, re.M))
+    assert listed == {a.name.upper() for a in attrs.fields(Settings)}
+
+
+def _markdown_files() -> list[Path]:
+    return [ROOT / "README.md", *DOCS.glob("*.md"), *(ROOT / "examples").rglob("*.md")]
+
+
+@pytest.mark.parametrize("page", _markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_lead_to_files_of_the_repository(page):
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text()):
+        if re.match(r"[a-z]+://", target):
+            continue
+        assert (page.parent / target).exists(), f"{page.name} links to {target}"
+
+
+def _tracked_text_files() -> list[Path]:
+    run = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        pytest.skip("not a git work tree")
+    names = [n for n in run.stdout.splitlines() if not n.endswith((".json", ".xml"))]
+    return [ROOT / n for n in names if (ROOT / n).is_file()]
+
+
+def test_nothing_refers_to_a_place_outside_the_repository():
+    outside = re.compile("|".join(re.escape(p) for p in ("../" + "shared", "/work" + "/")))
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _tracked_text_files()
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert found == []
