@@ -94,9 +94,9 @@ class BlobStore(Protocol):
     committed record never names a blob that a crash lost."""
 
     def incoming(self) -> Path:
-        """A fresh path for streaming an upload to, on the store's own file system; a store
-        may create the file there already (empty, readable by the service's user only), so
-        the caller opens it for writing without requiring it to be new."""
+        """A fresh, empty file for streaming an upload to, on the store's own file system,
+        readable by the service's user only; the caller writes it and then adopts or removes
+        it."""
         ...
 
     async def adopt(self, key: str, incoming: Path) -> int:

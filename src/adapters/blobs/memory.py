@@ -7,6 +7,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from adapters.private import create_file
+
 
 class InMemoryBlobStore:
     def __init__(self) -> None:
@@ -14,7 +16,7 @@ class InMemoryBlobStore:
         self._spool = Path(tempfile.mkdtemp(prefix="fourcorner-blobs-"))
 
     def incoming(self) -> Path:
-        return self._spool / f"{uuid.uuid4().hex}.part"
+        return create_file(self._spool / f"{uuid.uuid4().hex}.part")
 
     async def adopt(self, key: str, incoming: Path) -> int:
         data = await asyncio.to_thread(incoming.read_bytes)

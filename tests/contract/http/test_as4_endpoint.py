@@ -251,8 +251,9 @@ async def post_unread(api, path: str, body: Body) -> int | None:
 
 
 def spooled(docs) -> list[Path]:  # type: ignore[no-untyped-def]
-    folder = docs.blobs.incoming().parent
-    return sorted(folder.iterdir()) if folder.exists() else []
+    probe = docs.blobs.incoming()  # the store makes the (empty) file it names
+    probe.unlink()
+    return sorted(probe.parent.iterdir())
 
 
 def no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
