@@ -10,10 +10,9 @@ import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
-from aiohttp import web
-
 from entrypoints.config import Settings
 from entrypoints.container import build_container, run_workers, web_app
+from entrypoints.http import server
 from entrypoints.http.app import json_log_formatter
 
 
@@ -28,14 +27,12 @@ def _logging(level: str) -> None:
 
 def serve(settings: Settings) -> None:
     container = build_container(settings)
-    # a coroutine: run_app awaits it inside its own loop
+    # a coroutine: serve awaits it inside its own loop
     app = web_app(container, workers=settings.workers)
     logging.getLogger("fourcorner").info(
         "serving", extra={"url": settings.base_url, "storage": settings.storage_kind}
     )
-    web.run_app(
-        app, host=settings.host, port=settings.port, access_log=None, print=None, backlog=1024
-    )
+    asyncio.run(server.serve(app, host=settings.host, port=settings.port, hsts=settings.https))
 
 
 def worker(settings: Settings) -> None:

@@ -74,6 +74,9 @@ class Settings:
     smp_lookup_url: str = ""
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
+    auth_failure_limit: int = 10
+    auth_failure_window: float = 60.0
+    auth_failure_tracked: int = 100_000
 
     @property
     def database(self) -> str:
@@ -97,6 +100,11 @@ class Settings:
     @property
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def https(self) -> bool:
+        """The public URL is https: answers carry ``Strict-Transport-Security``."""
+        return self.base_url.lower().startswith("https://")
 
     @property
     def access_point_host(self) -> str:
@@ -133,6 +141,12 @@ class Settings:
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
             raise ValueError("FOURCORNER_PORT is a TCP port number")
+        if self.auth_failure_limit < 0:
+            raise ValueError("FOURCORNER_AUTH_FAILURE_LIMIT is 0 (no limit) or more")
+        if not 0 < self.auth_failure_window <= 86_400:
+            raise ValueError("FOURCORNER_AUTH_FAILURE_WINDOW is between 0 and 86400 seconds")
+        if self.auth_failure_tracked < 1:
+            raise ValueError("FOURCORNER_AUTH_FAILURE_TRACKED is at least 1")
         return self
 
     def as_config(self) -> dict[str, Any]:
@@ -144,6 +158,7 @@ class Settings:
             "storage_kind": self.storage_kind,
             "sqlite_path": self.sqlite_path,
             "base_url": self.base_url,
+            "https": self.https,
             "access_point_host": self.access_point_host,
             "as4_prefix": self.as4_prefix,
         }

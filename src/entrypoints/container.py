@@ -52,6 +52,7 @@ from entrypoints.http.catalogue_handlers import RenderCache
 from entrypoints.http.converter import make_converter
 from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import dependencies
+from entrypoints.http.throttle import FailureTracker
 
 
 def _directory(url: str) -> DirectoryPublisher:
@@ -234,7 +235,13 @@ class Container(containers.DeclarativeContainer):
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
-    authenticator = providers.Singleton(Authenticator, context, token_verifier)
+    auth_throttle = providers.Singleton(
+        FailureTracker,
+        config.auth_failure_limit,
+        config.auth_failure_window,
+        max_tracked=config.auth_failure_tracked,
+    )
+    authenticator = providers.Singleton(Authenticator, context, token_verifier, auth_throttle)
 
     route_table = providers.Singleton(routes.routes, config.smp_prefix, config.as4_prefix)
     app = providers.Factory(
@@ -244,6 +251,7 @@ class Container(containers.DeclarativeContainer):
         authenticate=authenticator,
         max_body=config.max_body_bytes,
         metrics=metrics,
+        hsts=config.https,
     )
 
 

@@ -31,6 +31,8 @@ from entrypoints.http.views import View
 JSON_TYPES = ("application/json",)
 REQUEST_ID = web.RequestKey("request_id", str)
 ORG_ID = web.RequestKey("org_id", str)
+# set on requests to routes that need credentials: their answers are never stored by caches
+PRIVATE = web.RequestKey("private", bool)
 
 
 @attrs.frozen
@@ -207,6 +209,8 @@ def endpoint(
     run = bind(route.handler, provided or {})
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        if route.role is not None:
+            request[PRIVATE] = True
         principal = await authenticate(request) if route.role is not None else None
         if principal is not None and principal.key is not None:
             request[ORG_ID] = str(principal.key.org_id)
