@@ -35,7 +35,7 @@ from adapters.sqlite import SqliteStorage
 from adapters.webhooks import AiohttpWebhookSender
 from application import infrastructure
 from application.collections import DELIVERIES, TRANSACTIONS
-from application.context import Context, Network
+from application.context import Context, Network, system_clock
 from application.delivery import DeliverySettings, DeliveryWorker
 from application.exchange import Exchange, SendingWorker
 from application.ports import DirectoryPublisher
@@ -130,9 +130,11 @@ class Container(containers.DeclarativeContainer):
     storage = providers.Resource(_opened, storage_adapter)
 
     catalogue = providers.Singleton(load_catalogue)
+    # what time it is, for the use cases and the token authorities (tests move it)
+    clock = providers.Object(system_clock)
 
     token_authority = providers.Singleton(
-        LocalTokenAuthority, providers.Callable(Path, config.data_dir)
+        LocalTokenAuthority, providers.Callable(Path, config.data_dir), clock=clock
     )
     token_verifier_adapter = providers.Selector(
         config.auth_mode,
@@ -143,10 +145,11 @@ class Container(containers.DeclarativeContainer):
             config.oidc_audience,
             config.oidc_jwks_url,
             superadmin_claim=config.oidc_superadmin_claim,
+            clock=clock,
         ),
     )
     token_verifier = providers.Resource(
-        _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter)
+        _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
     )
 
     settings = providers.Dependency(instance_of=Settings)
@@ -170,6 +173,7 @@ class Container(containers.DeclarativeContainer):
         reader=storage.provided.reader,
         catalogue=catalogue,
         network=network,
+        clock=clock,
     )
     smp_reader = providers.Singleton(
         SmpReader,

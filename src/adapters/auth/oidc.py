@@ -20,6 +20,7 @@ from adapters.auth.claim import (
     Clock,
     check_times,
     decode_options,
+    issued_at,
     now_from,
     refusal,
     required_text,
@@ -176,6 +177,8 @@ class OidcTokenVerifier:
             name=text_claim(claims, "name"),
             superadmin=self._is_superadmin(claims),
             expires_at=expires_at,
+            issuer=self._issuer,
+            issued_at=issued_at(claims),
         )
 
     def _is_superadmin(self, claims: Mapping[str, Any]) -> bool:

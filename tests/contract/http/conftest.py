@@ -163,10 +163,15 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
     schemas: list[Any] = []
 
     async def start(
-        backend: str, *, workers: bool = False, public: bool = False, **extra: Any
+        backend: str,
+        *,
+        workers: bool = False,
+        public: bool = False,
+        clock: Any = None,
+        **extra: Any,
     ) -> Api:
         """``public``: serve on a port known in advance, so the SMP and AP URLs it publishes
-        (FOURCORNER_PUBLIC_URL) point at this very server."""
+        (FOURCORNER_PUBLIC_URL) point at this very server; ``clock``: the container's clock."""
         data = tmp_path / f"{backend}-{len(schemas)}"
         data.mkdir()
         shutil.copytree(shared_pki, data / "pki")
@@ -181,7 +186,8 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
         if port:
             extra["public_url"] = f"http://127.0.0.1:{port}"
         settings = settings_for(backend, data, schema, **extra)
-        return await _start(settings, aiohttp_client, workers=workers, port=port)
+        overrides = {"clock": clock} if clock is not None else {}
+        return await _start(settings, aiohttp_client, workers=workers, port=port, **overrides)
 
     yield start
     for ctx in schemas:
