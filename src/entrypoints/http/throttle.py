@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 _MAX_ADDRESS_TEXT = 64
+_TOLERANCE = 1e-6  # seconds
 
 
 def address_key(remote: str | None) -> str:
@@ -77,7 +78,8 @@ class FailureTracker:
             until = self._until.get(key)
             if until is not None:
                 wait = max(wait, until + self._interval - now - self._window)
-        return math.ceil(wait) if wait > 0 else 0
+        # the tolerance absorbs rounding: limit failures at once leave exactly the window
+        return math.ceil(wait) if wait > _TOLERANCE else 0
 
     def failed(self, keys: Iterable[str]) -> None:
         """Count one failure against each of ``keys``."""
