@@ -6,9 +6,9 @@ import uuid
 
 import attrs
 
-from application.collections import MEMBERS, ORGANISATIONS
+from application.collections import MEMBERS, ORGANISATIONS, USERS
 from application.storage import UnitOfWork
-from domain import roles
+from domain import api_key, roles
 from domain.api_key import ApiKey
 from domain.errors import Forbidden, NotAMember, NotFound
 from domain.member import Member, MemberStatus
@@ -51,6 +51,21 @@ class Principal:
         roles.require(self.global_role, required)
 
 
+async def key_role(uow: UnitOfWork, key: ApiKey) -> Role | None:
+    """What ``key`` may do in its organisation now (``domain.api_key.effective_role``): its
+    creator's current standing bounds it; ``None`` when the creator is gone or no active member.
+    """
+    creator = await uow.repository(USERS).get(key.created_by.user_id)
+    if creator is None:
+        return None
+    member = None
+    if creator.role is not Role.SUPERADMIN:
+        member = await uow.repository(MEMBERS).first(
+            orgId=key.org_id, userRef=creator.id, status=MemberStatus.ACTIVE
+        )
+    return api_key.effective_role(key.role, creator.role, member.role if member else None)
+
+
 @attrs.frozen
 class OrgAccess:
     org: Organisation
@@ -68,9 +83,10 @@ async def authorise(
 ) -> OrgAccess:
     """The caller's role in ``org_id``, checked against ``required``.
 
-    A superadmin may act in any organisation; an API key only in its own; a user only where an
-    active member. A non-member gets 403 whether or not the organisation exists, so ids of other
-    organisations are not disclosed.
+    A superadmin may act in any organisation; an API key only in its own, with no more than
+    its creator holds there now (``key_role``); a user only where an active member. A non-member
+    gets 403 whether or not the organisation exists, so ids of other organisations are not
+    disclosed.
 
     ``lock``: first hold the organisation's record (``Repository.lock``) until the unit of work
     ends. Every unit of work that changes the organisation or its members does, so they run one
@@ -81,9 +97,10 @@ async def authorise(
     orgs = uow.repository(ORGANISATIONS)
     locked = await orgs.lock(org_id) if lock else None
     if principal.key is not None:
-        if principal.key.org_id != org_id:
+        held = await key_role(uow, principal.key) if principal.key.org_id == org_id else None
+        if held is None:
             raise NotAMember(org_id=str(org_id))
-        role, member = principal.key.role, None
+        role, member = held, None
     elif principal.is_superadmin:
         role, member = Role.SUPERADMIN, None
     else:

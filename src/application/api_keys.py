@@ -8,8 +8,8 @@ from datetime import datetime
 
 import attrs
 
-from application.access import Principal, authorise
-from application.collections import API_KEYS, USERS
+from application.access import Principal, authorise, key_role
+from application.collections import API_KEYS
 from application.context import Context
 from application.listing import ListRequest
 from application.scoped import list_in_org, owned
@@ -52,7 +52,7 @@ async def create(
             is_active=cmd.is_active,
             role=cmd.role,
             key_hash=api_key.hash_key(key),
-            prefix=key[: len(KEY_PREFIX) + 6],
+            prefix=api_key.prefix_of(key),
             created_at=now,
             created_by=principal.actor,
             last_modified_at=now,
@@ -80,13 +80,17 @@ async def revoke(
 
 
 async def authenticate(ctx: Context, presented: str) -> Principal:
-    """The principal of an ``X-Api-Key``: active, unexpired, and its creator still a user."""
+    """The principal of an ``X-Api-Key``: active, unexpired, and its creator still a user and
+    an active member of its organisation (or a superadmin). What it may do there is checked
+    again by ``authorise`` on each use (``access.key_role``)."""
     if not presented.startswith(KEY_PREFIX) or len(presented) > 200 or not presented.isascii():
         raise Unauthorised(reason="the API key is not valid")
     async with ctx.reads() as uow:
         record = await uow.repository(API_KEYS).first(keyHash=api_key.hash_key(presented))
         if record is None or not record.usable_at(ctx.clock()):
             raise Unauthorised(reason="the API key is not valid, inactive or expired")
-        if await uow.repository(USERS).get(record.created_by.user_id) is None:
-            raise Unauthorised(reason="the API key's creator no longer exists")
+        if await key_role(uow, record) is None:
+            raise Unauthorised(
+                reason="the API key's creator is no longer a user or a member of its organisation"
+            )
     return Principal(key=record)

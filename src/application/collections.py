@@ -23,7 +23,7 @@ from domain.organisation import Organisation
 from domain.participant import Participant
 from domain.smp import SmpRegistration
 from domain.transaction import Artefact, Transaction, UsedUpload
-from domain.user import User
+from domain.user import DeletedIdentity, User
 from domain.webhook import Delivery, Event, Webhook
 
 
@@ -47,9 +47,26 @@ ORGANISATIONS: Collection[Organisation] = Collection(
 USERS: Collection[User] = Collection(
     name="users",
     type=User,
-    columns={**user.FILTERS},
+    columns={
+        **user.FILTERS,
+        # the identity (issuer, subject) that signs the user in; None on records not yet bound
+        "identityKey": FieldSpec("identityKey", FieldType.STRING, lambda u: u.identity_key),
+    },
     filterable=frozenset(user.FILTERS),
     search=user.SEARCH,
+    unique=(("identityKey",),),
+)
+
+DELETED_IDENTITIES: Collection[DeletedIdentity] = Collection(
+    name="deleted_identities",
+    type=DeletedIdentity,
+    columns={
+        "id": FieldSpec("id", FieldType.UUID, lambda d: d.id),
+        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda d: d.created_at),
+        "identityKey": FieldSpec("identityKey", FieldType.STRING, lambda d: d.identity_key),
+    },
+    filterable=frozenset(),
+    unique=(("identityKey",),),
 )
 
 MEMBERS: Collection[Member] = Collection(
@@ -195,4 +212,5 @@ ALL: tuple[Collection[Any], ...] = (
     TRANSACTIONS,
     ARTEFACTS,
     UPLOADS,
+    DELETED_IDENTITIES,
 )

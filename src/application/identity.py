@@ -12,8 +12,9 @@ import attrs
 class Identity:
     """A verified token's claims that the service uses.
 
-    ``subject`` becomes the user's id; a user record is created from these claims on the first
-    authenticated call.
+    ``issuer`` and ``subject`` name the person at their identity provider; the user record
+    bound to that pair is found (or created, with a random id) on each authenticated call.
+    ``issued_at`` (the ``iat`` claim) tells a token issued before its user was deleted.
     """
 
     subject: str
@@ -21,6 +22,8 @@ class Identity:
     name: str = ""
     superadmin: bool = False
     expires_at: datetime | None = None
+    issuer: str = ""
+    issued_at: datetime | None = None
 
 
 class TokenVerifier(Protocol):

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 import attrs
 
 from application.access import Principal
-from application.collections import MEMBERS, ORGANISATIONS, USERS
+from application.collections import DELETED_IDENTITIES, MEMBERS, ORGANISATIONS, USERS
 from application.context import Context
 from application.identity import Identity
+from application.storage import UnitOfWork
 from domain import member as membership
-from domain.errors import Detail, Forbidden, InvalidInput, NotFound
+from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound, Unauthorised
 from domain.member import Member, MemberStatus
 from domain.organisation import Organisation, UserRef
 from domain.roles import Role
-from domain.user import User
+from domain.user import DeletedIdentity, User, identity_key, issued_in_time
 
 
 @attrs.frozen
@@ -39,22 +41,57 @@ class UpdateUser:
 
 
 async def sign_in(ctx: Context, identity: Identity) -> User:
-    """The user behind a verified token; created from its claims on the first call."""
+    """The user bound to a verified token's identity (its issuer and subject).
+
+    The first sign-in of an identity creates its user, with a random id; a record made before
+    users were bound to identities (its id is the token's subject) is bound on its next
+    sign-in. A token issued before a user of its identity was deleted is refused for good (a
+    token that does not say when it was issued, too, once such a deletion is recorded).
+    """
     role = Role.SUPERADMIN if identity.superadmin else Role.USER
+    key = identity_key(identity.issuer, identity.subject)
     async with ctx.reads() as reading:
-        user = await reading.repository(USERS).get(identity.subject)
-    if user is not None and user.role is role and user.email == identity.email:
+        user = await reading.repository(USERS).first(identityKey=key)
+    if user is not None and _up_to_date(user, identity, role):
         return user
+    try:
+        return await _sign_in(ctx, identity, key, role)
+    except Conflict:
+        # a first sign-in of the same identity, at the same time, created the user
+        return await _sign_in(ctx, identity, key, role)
+
+
+def _up_to_date(user: User, identity: Identity, role: Role) -> bool:
+    """Whether ``user`` is as the token says; ``Unauthorised`` for a token that predates the
+    deletion of an earlier user of the identity."""
+    if not issued_in_time(identity.issued_at, user.tokens_not_before):
+        raise Unauthorised(reason=_PREDATES_DELETION)
+    return user.role is role and user.email == identity.email and user.subject != ""
+
+
+_PREDATES_DELETION = "the token was issued before its user was deleted; sign in again"
+
+
+async def _sign_in(ctx: Context, identity: Identity, key: str, role: Role) -> User:
     async with ctx.uow() as uow:
         users = uow.repository(USERS)
-        user = await users.get(identity.subject)
-        if user is not None and user.role is role and user.email == identity.email:
-            return user
+        user = await users.first(identityKey=key)
+        if user is None:
+            legacy = await users.get(identity.subject)
+            user = legacy if legacy is not None and legacy.identity_key is None else None
+        if user is not None:
+            # held until this unit of work ends, so a deletion in between is seen: an update
+            # must not write a deleted user back
+            user = await users.lock(user.id)
         now = ctx.clock()
         if user is None:
-            me = UserRef(identity.subject)
+            not_before = await _deleted_until(uow, identity)
+            if not issued_in_time(identity.issued_at, not_before):
+                raise Unauthorised(reason=_PREDATES_DELETION)
+            uid = str(ctx.new_id())
+            me = UserRef(uid)
             user = User(
-                id=identity.subject,
+                id=uid,
                 email=identity.email,
                 name=identity.name,
                 role=role,
@@ -63,13 +100,38 @@ async def sign_in(ctx: Context, identity: Identity) -> User:
                 created_by=me,
                 last_modified_at=now,
                 last_modified_by=me,
+                issuer=identity.issuer,
+                subject=identity.subject,
+                tokens_not_before=not_before,
             )
             await users.add(user)
+        elif _up_to_date(user, identity, role):
+            return user
         else:
-            user = attrs.evolve(user, role=role, email=identity.email, last_modified_at=now)
+            user = attrs.evolve(
+                user,
+                role=role,
+                email=identity.email,
+                issuer=identity.issuer,
+                subject=identity.subject,
+                last_modified_at=now,
+            )
             await users.update(user)
         await uow.commit()
     return user
+
+
+async def _deleted_until(uow: UnitOfWork, identity: Identity) -> datetime | None:
+    """Tokens of ``identity`` issued up to this time are refused: a user of it was deleted
+    (recorded under its issuer and subject, or under its subject alone for a user deleted
+    before being bound)."""
+    deletions = uow.repository(DELETED_IDENTITIES)
+    keys = {
+        identity_key(identity.issuer, identity.subject),
+        identity_key("", identity.subject),
+    }
+    found = [await deletions.first(identityKey=k) for k in sorted(keys)]
+    return max((d.tokens_not_before for d in found if d is not None), default=None)
 
 
 async def me(ctx: Context, principal: Principal) -> Me:
@@ -114,16 +176,32 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
 
 
 async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> list[str]:
-    """A superadmin deletes users and their memberships; unknown ids are left out of the answer."""
+    """A superadmin deletes users and their memberships; unknown ids are left out of the answer.
+
+    Each deletion is recorded against the user's identity: tokens issued before it never sign
+    in again, and a later sign-in of the identity creates a new user with a new id. A deleted
+    user's id is never used again, so the API keys they created stay dead.
+    """
     principal.require(Role.SUPERADMIN)
     done: list[str] = []
+    now = ctx.clock()
     async with ctx.uow() as uow:
         users, members = uow.repository(USERS), uow.repository(MEMBERS)
+        deletions = uow.repository(DELETED_IDENTITIES)
         for uid in dict.fromkeys(ids):
-            if await users.remove(uid):
-                for m in await members.all(userRef=uid):
-                    await members.remove(m.id)
-                done.append(uid)
+            user = await users.lock(uid)
+            if user is None or not await users.remove(uid):
+                continue
+            for m in await members.all(userRef=uid):
+                await members.remove(m.id)
+            key = user.identity_key or identity_key("", user.id)
+            earlier = await deletions.first(identityKey=key)
+            if earlier is None:
+                await deletions.add(DeletedIdentity(ctx.new_id(), key, uid, now, now))
+            else:
+                latest = max(earlier.deleted_at, now)
+                await deletions.update(attrs.evolve(earlier, user_id=uid, deleted_at=latest))
+            done.append(uid)
         await uow.commit()
     return done
 

@@ -1,4 +1,9 @@
-"""API keys: machine access for one organisation, with a role no higher than their creator's."""
+"""API keys: machine access for one organisation, with a role no higher than their creator's.
+
+A key acts for the user who created it (a key created with another key, for the user behind
+that key). Its role is checked against that user's standing at every request, not only at
+creation: the lower of the key's own role and the creator's current role in the organisation.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,11 @@ import attrs
 from domain.errors import ExpiryInPast, InvalidInput, RoleAboveCreator
 from domain.filtering import FieldSpec, FieldType, fields
 from domain.organisation import UserRef
-from domain.roles import ORG_ROLES, Role
+from domain.roles import ORG_ROLES, Role, lower
 
 KEY_PREFIX = "fck_"
+PREFIX_LENGTH = len(KEY_PREFIX) + 6
+"""How many leading characters of a key are kept (``ApiKey.prefix``) to tell keys apart."""
 
 
 @attrs.frozen
@@ -34,6 +41,27 @@ class ApiKey:
 
     def usable_at(self, now: datetime) -> bool:
         return self.is_active and now < self.expires
+
+
+def prefix_of(key: str) -> str:
+    """The leading characters of a key that are shown beside it (and that failed attempts
+    are counted by); the rest stays secret."""
+    return key[:PREFIX_LENGTH]
+
+
+def effective_role(own: Role, creator: Role, creator_in_org: Role | None) -> Role | None:
+    """What a key may do now: ``own`` is its role, ``creator`` its creating user's global role
+    (``user`` or ``superadmin``), ``creator_in_org`` that user's role as an active member of
+    the key's organisation (``None``: not an active member).
+
+    A superadmin's key holds its own role; any other key holds the lower of its own role and
+    its creator's, and nothing (``None``) once its creator is no active member.
+    """
+    if creator is Role.SUPERADMIN:
+        return own
+    if creator_in_org is None:
+        return None
+    return lower(own, creator_in_org)
 
 
 def hash_key(key: str) -> str:

@@ -23,6 +23,7 @@ class ErrorKind(enum.Enum):
     TOO_LARGE = "too_large"  # 413
     UNSUPPORTED_MEDIA = "unsupported_media"  # 415
     RULE = "rule"  # 422
+    TOO_MANY = "too_many"  # 429
     UNAVAILABLE = "unavailable"  # 503
     INTERNAL = "internal"  # 500
 
@@ -405,6 +406,26 @@ class ExpiryInPast(DomainError):
 
     def message(self) -> str:
         return "The expiry time of an API key must lie in the future."
+
+
+# --- 429 ------------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class TooManyFailedAttempts(DomainError):
+    """Too many failed authentications from one client address or for one API key prefix;
+    ``retry_after`` is in whole seconds."""
+
+    code = "AT-1029"
+    kind = ErrorKind.TOO_MANY
+    title = "Too many failed authentication attempts"
+    retry_after: int = 1
+
+    def message(self) -> str:
+        return (
+            "Too many failed authentication attempts; "
+            f"try again in {self.retry_after} second{'s' if self.retry_after != 1 else ''}."
+        )
 
 
 # --- 503 ------------------------------------------------------------------------------------

@@ -38,3 +38,9 @@ def require(held: Role, required: Role) -> None:
 
 def highest(*roles: Role) -> Role:
     return max(roles, key=lambda r: r.rank)
+
+
+def lower(a: Role, b: Role) -> Role:
+    """The lower of two roles on the ladder: what a caller holds when both bound it (an API
+    key's own role and its creator's current role)."""
+    return a if a.rank <= b.rank else b

@@ -112,9 +112,8 @@ def _materials(settings: Settings) -> None:
 
 
 def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
-    from aiohttp import web
-
     from entrypoints.container import build_container, web_app
+    from entrypoints.http import server
 
     preflight.data_dir(settings)
     _materials(settings)
@@ -125,12 +124,12 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
         if settings.auth_mode == "local":
             # the signing key exists from the start, for `fourcorner token` to sign with
             container.token_authority().key_id()
-        # a coroutine: run_app awaits it inside its own loop
+        # a coroutine: serve awaits it inside its own loop
         app = web_app(container, workers=settings.workers)
         logging.getLogger("fourcorner").info(
             "serving", extra={"url": settings.base_url, "storage": settings.storage_kind}
         )
-        web.run_app(app, sock=sock, access_log=None, print=None, backlog=1024)
+        asyncio.run(server.serve(app, sock=sock, hsts=settings.https))
     finally:
         sock.close()
 

@@ -189,6 +189,9 @@ class Settings:
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
     as4_inbound_concurrency: int = 8
+    auth_failure_limit: int = 10
+    auth_failure_window: float = 60.0
+    auth_failure_tracked: int = 100_000
 
     @property
     def database(self) -> str:
@@ -212,6 +215,11 @@ class Settings:
     @property
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def https(self) -> bool:
+        """The public URL is https: answers carry ``Strict-Transport-Security``."""
+        return self.base_url.lower().startswith("https://")
 
     @property
     def access_point_host(self) -> str:
@@ -317,6 +325,19 @@ class Settings:
         ):
             value = getattr(self, name)
             need(value >= 1, f"{PREFIX}{name.upper()}={value} must be at least 1")
+        need(
+            self.auth_failure_limit >= 0,
+            f"{PREFIX}AUTH_FAILURE_LIMIT={self.auth_failure_limit} must be 0 (no limit) or more",
+        )
+        need(
+            0 < self.auth_failure_window <= 86_400,
+            f"{PREFIX}AUTH_FAILURE_WINDOW={self.auth_failure_window:g} is out of range; use "
+            "more than 0 and at most 86400 seconds",
+        )
+        need(
+            self.auth_failure_tracked >= 1,
+            f"{PREFIX}AUTH_FAILURE_TRACKED={self.auth_failure_tracked} must be at least 1",
+        )
         for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
             value = getattr(self, name)
             need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
@@ -333,6 +354,7 @@ class Settings:
             "storage_kind": self.storage_kind,
             "sqlite_path": self.sqlite_path,
             "base_url": self.base_url,
+            "https": self.https,
             "access_point_host": self.access_point_host,
             "as4_prefix": self.as4_prefix,
         }

@@ -35,7 +35,7 @@ from adapters.sqlite import SqliteStorage
 from adapters.webhooks import AiohttpWebhookSender
 from application import certificate_keys, infrastructure, sealed
 from application.collections import DELIVERIES, TRANSACTIONS
-from application.context import Context, Network
+from application.context import Context, Network, system_clock
 from application.delivery import DeliverySettings, DeliveryWorker
 from application.exchange import Exchange, SendingWorker
 from application.ports import DirectoryPublisher
@@ -52,6 +52,7 @@ from entrypoints.http.catalogue_handlers import RenderCache
 from entrypoints.http.converter import make_converter
 from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import dependencies
+from entrypoints.http.throttle import FailureTracker
 
 
 def _directory(url: str) -> DirectoryPublisher:
@@ -132,9 +133,11 @@ class Container(containers.DeclarativeContainer):
     storage = providers.Resource(_opened, storage_adapter)
 
     catalogue = providers.Singleton(load_catalogue)
+    # what time it is, for the use cases and the token authorities (tests move it)
+    clock = providers.Object(system_clock)
 
     token_authority = providers.Singleton(
-        LocalTokenAuthority, providers.Callable(Path, config.data_dir)
+        LocalTokenAuthority, providers.Callable(Path, config.data_dir), clock=clock
     )
     token_verifier_adapter = providers.Selector(
         config.auth_mode,
@@ -145,10 +148,11 @@ class Container(containers.DeclarativeContainer):
             config.oidc_audience,
             config.oidc_jwks_url,
             superadmin_claim=config.oidc_superadmin_claim,
+            clock=clock,
         ),
     )
     token_verifier = providers.Resource(
-        _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter)
+        _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
     )
 
     settings = providers.Dependency(instance_of=Settings)
@@ -172,6 +176,7 @@ class Container(containers.DeclarativeContainer):
         reader=storage.provided.reader,
         catalogue=catalogue,
         network=network,
+        clock=clock,
     )
     smp_reader = providers.Singleton(
         SmpReader,
@@ -239,7 +244,13 @@ class Container(containers.DeclarativeContainer):
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
-    authenticator = providers.Singleton(Authenticator, context, token_verifier)
+    auth_throttle = providers.Singleton(
+        FailureTracker,
+        config.auth_failure_limit,
+        config.auth_failure_window,
+        max_tracked=config.auth_failure_tracked,
+    )
+    authenticator = providers.Singleton(Authenticator, context, token_verifier, auth_throttle)
 
     route_table = providers.Singleton(routes.routes, config.smp_prefix, config.as4_prefix)
     app = providers.Factory(
@@ -249,6 +260,7 @@ class Container(containers.DeclarativeContainer):
         authenticate=authenticator,
         max_body=config.max_body_bytes,
         metrics=metrics,
+        hsts=config.https,
     )
 
 

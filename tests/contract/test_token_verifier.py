@@ -182,6 +182,8 @@ async def test_rs256_token_gives_its_identity(
         name="Ada Lovelace",
         superadmin=True,
         expires_at=clock.now + timedelta(minutes=10),
+        issuer=ISSUER,
+        issued_at=clock.now.replace(microsecond=0),
     )
 
 

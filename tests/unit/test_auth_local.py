@@ -76,6 +76,8 @@ async def test_issued_token_verifies_to_its_identity(
         name="Ada Lovelace",
         superadmin=False,
         expires_at=clock.now + timedelta(hours=1),
+        issuer="fourcorner-local",
+        issued_at=clock.now.replace(microsecond=0),
     )
 
 

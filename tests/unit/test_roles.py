@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import roles
+from domain import api_key, roles
 from domain.errors import RoleNotPermitted
 from domain.roles import Role
 
@@ -34,3 +34,31 @@ def test_require_names_both_roles():
         roles.require(Role.ORGMEMBER, Role.ORGADMIN)
     assert e.value.code == "AT-1019"
     assert "orgadmin" in e.value.message() and "orgmember" in e.value.message()
+
+
+@given(any_role, any_role)
+def test_lower_is_the_greatest_role_both_satisfy(a, b):
+    low = roles.lower(a, b)
+    assert low in (a, b) and low == roles.lower(b, a)
+    assert a.satisfies(low) and b.satisfies(low)
+    # nothing higher is satisfied by both
+    for other in LADDER:
+        if a.satisfies(other) and b.satisfies(other):
+            assert low.satisfies(other)
+
+
+@given(
+    st.sampled_from(roles.ORG_ROLES),
+    st.sampled_from([Role.USER, Role.SUPERADMIN]),
+    st.sampled_from([None, *roles.ORG_ROLES]),
+)
+def test_a_keys_effective_role_never_exceeds_its_creators_standing(own, creator, in_org):
+    held = api_key.effective_role(own, creator, in_org)
+    if creator is Role.SUPERADMIN:
+        assert held is own
+    elif in_org is None:
+        assert held is None
+    else:
+        assert held is not None
+        assert own.satisfies(held) and in_org.satisfies(held)
+        assert held in (own, in_org)

@@ -100,6 +100,17 @@ def check_times(claims: Mapping[str, Any], now: datetime) -> datetime:
         raise Unauthorised(reason="the token's 'exp' claim is not a time") from e
 
 
+def issued_at(claims: Mapping[str, Any]) -> datetime | None:
+    """The time of the ``iat`` claim (checked by ``check_times`` first); ``None`` without one."""
+    iat = _numeric_date(claims, "iat")
+    if iat is None:
+        return None
+    try:
+        return datetime.fromtimestamp(iat, UTC)
+    except (OverflowError, OSError, ValueError) as e:
+        raise Unauthorised(reason="the token's 'iat' claim is not a time") from e
+
+
 def text_claim(claims: Mapping[str, Any], name: str) -> str:
     """The claim's value when it is a string, else the empty string; refused when it is text
     that could not be stored and shown again, or longer than ``MAX_CLAIM_LENGTH``."""

@@ -29,6 +29,7 @@ from adapters.auth.claim import (
     check_times,
     compact,
     decode_options,
+    issued_at,
     now_from,
     refusal,
     required_text,
@@ -42,13 +43,17 @@ KEY_FILE = Path("keys") / "token-signing-key.pem"
 """Where the signing key lives, relative to the data dir."""
 
 SUBJECT_NAMESPACE = uuid.UUID("2cf1618c-6a4a-4131-98d0-cdcfacc10bd0")
-"""The UUID namespace of local subjects: ``sub = uuid5(SUBJECT_NAMESPACE, normalised email)``."""
+"""The UUID namespace of local subjects: ``sub = uuid5(SUBJECT_NAMESPACE, normalised email)``.
+
+The subject names the person to this authority, as an OIDC provider's ``sub`` does; it is not
+their user id (user ids are random, bound to the issuer and subject at the first sign-in).
+Users created before that binding have the subject as their id, and keep it."""
 
 _ALGORITHM = "ES256"
 
 
 def subject_for(email: str) -> str:
-    """The user id that the local authority gives an email address (case and spaces ignored)."""
+    """The subject that the local authority gives an email address (case and spaces ignored)."""
     return str(uuid.uuid5(SUBJECT_NAMESPACE, email.strip().lower()))
 
 
@@ -194,7 +199,7 @@ class LocalTokenAuthority:
                 algorithms=[_ALGORITHM],
                 audience=self._audience,
                 issuer=self._issuer,
-                options=decode_options(["iss", "aud", "sub", "email", "exp"]),
+                options=decode_options(["iss", "aud", "sub", "email", "exp", "iat"]),
             )
         except jwt.PyJWTError as e:
             raise refusal(e) from e
@@ -205,6 +210,8 @@ class LocalTokenAuthority:
             name=text_claim(claims, "name"),
             superadmin=claims.get("superadmin") is True,
             expires_at=expires_at,
+            issuer=self._issuer,
+            issued_at=issued_at(claims),
         )
 
     def __repr__(self) -> str:

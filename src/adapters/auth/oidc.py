@@ -22,6 +22,7 @@ from adapters.auth.claim import (
     check_times,
     compact,
     decode_options,
+    issued_at,
     now_from,
     refusal,
     required_text,
@@ -179,6 +180,8 @@ class OidcTokenVerifier:
             name=text_claim(claims, "name"),
             superadmin=self._is_superadmin(claims),
             expires_at=expires_at,
+            issuer=self._issuer,
+            issued_at=issued_at(claims),
         )
 
     def _is_superadmin(self, claims: Mapping[str, Any]) -> bool:

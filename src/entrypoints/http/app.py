@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import cattrs
@@ -20,6 +20,7 @@ from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import (
     CLOSE_UNREAD,
     ORG_ID,
+    PRIVATE,
     REQUEST_ID,
     Authenticate,
     Route,
@@ -34,12 +35,41 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]], Any]
 
 
+SERVER = "fourcorner"
+"""The ``Server`` header of every answer: no software versions."""
+HSTS = "max-age=31536000"
+
+
+def secure(headers: MutableMapping[str, str], *, private: bool, hsts: bool) -> None:
+    """The headers every answer carries: no MIME sniffing, no versions in ``Server``; answers
+    to requests with (or needing) credentials are never stored by caches; with an https public
+    URL, browsers are told to use https only."""
+    headers["Server"] = SERVER
+    headers["X-Content-Type-Options"] = "nosniff"
+    if private:
+        headers["Cache-Control"] = "no-store"
+    if hsts:
+        headers["Strict-Transport-Security"] = HSTS
+
+
+def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
+    async def prepare(request: web.Request, response: web.StreamResponse) -> None:
+        h = request.headers
+        private = request.get(PRIVATE, False) or "Authorization" in h or "X-Api-Key" in h
+        secure(response.headers, private=private, hsts=hsts)
+
+    return prepare
+
+
 def error_response(error: DomainError, request_id: str) -> web.Response:
     body: dict[str, Any] = {"code": error.code, "error": error.message()}
     details = error.details()
     if details:
         body["details"] = [{"field": d.field, "problem": d.problem} for d in details]
-    return json_response(openapi.status_of(error.kind), body, headers={"X-Request-Id": request_id})
+    headers = {"X-Request-Id": request_id}
+    if isinstance(error, errors.TooManyFailedAttempts):
+        headers["Retry-After"] = str(error.retry_after)
+    return json_response(openapi.status_of(error.kind), body, headers=headers)
 
 
 def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> DomainError:
@@ -126,10 +156,13 @@ def build_app(
     provided: Mapping[str, Any] | None = None,
     title: str = "fourcorner",
     version: str = "0.1.0",
+    hsts: bool = False,
 ) -> web.Application:
-    """``provided``: the container's objects that the handlers name (``routing.dependencies``)."""
+    """``provided``: the container's objects that the handlers name (``routing.dependencies``);
+    ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer)."""
     table = list(routes)
     app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
+    app.on_response_prepare.append(_prepare(hsts))
     spec = dumps(openapi.document(table, title=title, version=version))
 
     async def openapi_json(request: web.Request) -> web.Response:

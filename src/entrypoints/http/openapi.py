@@ -28,6 +28,11 @@ _ERROR = {
     "required": ["code", "error"],
 }
 
+_RETRY_AFTER = {
+    "description": "Seconds until the client may try to authenticate again",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
 _STATUS_OF_KIND = {
     errors.ErrorKind.INVALID: 400,
     errors.ErrorKind.UNAUTHORISED: 401,
@@ -38,6 +43,7 @@ _STATUS_OF_KIND = {
     errors.ErrorKind.TOO_LARGE: 413,
     errors.ErrorKind.UNSUPPORTED_MEDIA: 415,
     errors.ErrorKind.RULE: 422,
+    errors.ErrorKind.TOO_MANY: 429,
     errors.ErrorKind.UNAVAILABLE: 503,
     errors.ErrorKind.INTERNAL: 500,
 }
@@ -50,7 +56,7 @@ def status_of(kind: errors.ErrorKind) -> int:
 def _error_statuses(route: Route) -> list[int]:
     out = {503}
     if route.role is not None:
-        out |= {401, 403}
+        out |= {401, 403, 429}
     if route.body is not None:
         out |= {400, 413, 415}
     if route.query or "{" in route.path:
@@ -134,6 +140,8 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 "description": "Error",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
             }
+            if status == 429:
+                op["responses"]["429"]["headers"] = {"Retry-After": _RETRY_AFTER}
         paths.setdefault(route.path, {})[route.method.lower()] = op
     declare_lengths(components, read_classes(r.body for r in routes if r.body is not None))
     codes = "\n".join(f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in errors.catalogue())

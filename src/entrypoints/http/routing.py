@@ -37,6 +37,8 @@ ORG_ID = web.RequestKey("org_id", str)
 # while reading it): such an answer then closes the connection at once, instead of aiohttp
 # reading the rest of the body away for up to ten seconds first.
 CLOSE_UNREAD = web.RequestKey("close_unread", bool)
+# set on requests to routes that need credentials: their answers are never stored by caches
+PRIVATE = web.RequestKey("private", bool)
 
 
 @attrs.frozen
@@ -249,6 +251,8 @@ def endpoint(
     run = bind(route.handler, provided or {})
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        if route.role is not None:
+            request[PRIVATE] = True
         principal = await authenticate(request) if route.role is not None else None
         if principal is not None and principal.key is not None:
             request[ORG_ID] = str(principal.key.org_id)

@@ -83,7 +83,8 @@ ORGANISATION = View(
     omit=frozenset({"legal_key"}),
     extra={"certificates": {"type": "array", "items": _cert}},
 )
-USER = View(User, "User", tag="USER")
+# the identity binding is the service's own business
+USER = View(User, "User", tag="USER", omit=frozenset({"issuer", "subject", "tokens_not_before"}))
 MEMBER = View(Member, "Member", tag="MEMBER")
 API_KEY = View(ApiKey, "ApiKey", tag="API_KEY", omit=frozenset({"key_hash"}))
 NEW_API_KEY = attrs.evolve(

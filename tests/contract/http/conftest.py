@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 import pg
 from adapters.pki import ensure_test_pki
 from entrypoints.config import Settings
 from entrypoints.container import build_container, web_app
+from entrypoints.http.server import GuardedAppRunner
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -120,12 +123,30 @@ async def two_servers(
         yield [await _start(settings, aiohttp_client) for _ in range(2)]
 
 
+class GuardedTestServer(TestServer):
+    """The test server, built as ``fourcorner serve`` builds its server (``GuardedAppRunner``)."""
+
+    def __init__(self, app: web.Application, *, hsts: bool = False, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._hsts = hsts
+
+    async def _make_runner(self, **kwargs: Any) -> web.AppRunner:
+        return GuardedAppRunner(self.app, hsts=self._hsts, **kwargs)
+
+
 async def _start(
-    settings: Settings, aiohttp_client: Any, *, workers: bool = False, port: int | None = None
+    settings: Settings,
+    aiohttp_client: Any,
+    *,
+    workers: bool = False,
+    port: int | None = None,
+    **overrides: Any,
 ) -> Api:
-    container = build_container(settings)
+    """``overrides``: container providers to replace (``build_container``)."""
+    container = build_container(settings, **overrides)
     app = await web_app(container, workers=workers)
-    client = await aiohttp_client(app, server_kwargs={"port": port} if port else {})
+    server = GuardedTestServer(app, hsts=settings.https, **({"port": port} if port else {}))
+    client = await aiohttp_client(server)
     return Api(client, container)
 
 
@@ -142,10 +163,15 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
     schemas: list[Any] = []
 
     async def start(
-        backend: str, *, workers: bool = False, public: bool = False, **extra: Any
+        backend: str,
+        *,
+        workers: bool = False,
+        public: bool = False,
+        clock: Any = None,
+        **extra: Any,
     ) -> Api:
         """``public``: serve on a port known in advance, so the SMP and AP URLs it publishes
-        (FOURCORNER_PUBLIC_URL) point at this very server."""
+        (FOURCORNER_PUBLIC_URL) point at this very server; ``clock``: the container's clock."""
         data = tmp_path / f"{backend}-{len(schemas)}"
         data.mkdir()
         shutil.copytree(shared_pki, data / "pki")
@@ -160,7 +186,8 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
         if port:
             extra["public_url"] = f"http://127.0.0.1:{port}"
         settings = settings_for(backend, data, schema, **extra)
-        return await _start(settings, aiohttp_client, workers=workers, port=port)
+        overrides = {"clock": clock} if clock is not None else {}
+        return await _start(settings, aiohttp_client, workers=workers, port=port, **overrides)
 
     yield start
     for ctx in schemas:

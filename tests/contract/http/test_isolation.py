@@ -14,6 +14,7 @@ import pytest
 from domain.roles import Role
 from entrypoints.http.routes import routes
 
+from .conftest import BACKENDS
 from .test_participants import gln, participant
 
 ALICE, BOB, MEMBER = "alice@example.com", "bob@example.com", "member@example.com"
@@ -22,6 +23,13 @@ ORG_ROUTES = [r for r in routes() if r.org_scoped and r.role is not None]
 
 def future(seconds: float) -> str:
     return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture(params=BACKENDS)
+async def api(request, start_api):
+    """With no limit on failed authentication: the matrix sends hundreds of refused
+    credentials from one address on purpose (the limit has its own tests)."""
+    return await start_api(request.param, auth_failure_limit=0)
 
 
 @pytest.fixture

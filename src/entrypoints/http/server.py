@@ -1,0 +1,122 @@
+"""Serving the app: aiohttp's own answers to requests it cannot parse are replaced by ours.
+
+aiohttp answers a request whose head it cannot parse (a header over 8190 bytes, a broken
+request line) itself, before any application code runs: a text page that repeats up to 100
+bytes of the offending line (of a bearer token, say), with ``Server: Python/3.x aiohttp/3.x``,
+and an error log line with a traceback holding the same bytes. aiohttp offers no hook for this
+(aio-libs/aiohttp#3287), so the runner here builds its server with ``GuardedRequestHandler``,
+which answers those requests in the API's error shape with the service's headers and logs
+what went wrong without the request's bytes. ``serve`` runs an app with it until SIGINT or
+SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+from collections.abc import Awaitable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_request import BaseRequest
+
+from domain import errors
+from entrypoints.http.app import error_response, secure
+
+log = logging.getLogger("fourcorner.http")
+
+
+class GuardedRequestHandler(web.RequestHandler):
+    __slots__ = ("_hsts",)
+
+    def __init__(self, manager: web.Server, *, hsts: bool, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._hsts = hsts
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """The answer to a request aiohttp could not parse (400) or that failed outside the
+        app's error handling (500); ``message``, which may repeat the request's bytes, is not
+        used."""
+        request_id = os.urandom(16).hex()
+        if status < 500:
+            log.warning(
+                "malformed request",
+                extra={
+                    "request_id": request_id,
+                    "remote": request.remote,
+                    "problem": type(exc).__name__ if exc is not None else "",
+                },
+            )
+            error: errors.DomainError = errors.InvalidInput.one(
+                "headers", "the request line or a header is malformed or too long"
+            )
+        else:
+            log.error("unhandled error", exc_info=exc, extra={"request_id": request_id})
+            error = errors.DomainError()
+        if request.writer.output_size > 0:
+            raise ConnectionError("the answer was begun already; the connection is dropped")
+        response = error_response(error, request_id)
+        secure(response.headers, private=True, hsts=self._hsts)
+        response.force_close()
+        return response
+
+
+class GuardedServer(web.Server):
+    """aiohttp's server whose connections are handled by ``GuardedRequestHandler``."""
+
+    hsts = False
+
+    @classmethod
+    def adopt(cls, server: web.Server, *, hsts: bool) -> GuardedServer:
+        """This class's server with the state of ``server``, which has served nothing yet."""
+        guarded = cls.__new__(cls)
+        vars(guarded).update(vars(server))
+        guarded.hsts = hsts
+        return guarded
+
+    def __call__(self) -> web.RequestHandler:
+        return GuardedRequestHandler(self, loop=self._loop, hsts=self.hsts, **self._kwargs)
+
+
+class GuardedAppRunner(web.AppRunner):
+    """``web.AppRunner`` whose server is a ``GuardedServer``."""
+
+    __slots__ = ("_hsts",)
+
+    def __init__(self, app: web.Application, *, hsts: bool = False, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._hsts = hsts
+
+    async def _make_server(self) -> web.Server:
+        return GuardedServer.adopt(await super()._make_server(), hsts=self._hsts)
+
+
+async def serve(
+    app: web.Application | Awaitable[web.Application],
+    *,
+    sock: socket.socket,
+    hsts: bool = False,
+) -> None:
+    """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
+    down gracefully."""
+    application = app if isinstance(app, web.Application) else await app
+    runner = GuardedAppRunner(application, hsts=hsts, access_log=None)
+    await runner.setup()
+    try:
+        await web.SockSite(runner, sock).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,94 @@
+"""Throttling of failed authentication, per client address and per API key prefix.
+
+Each failed authentication counts against the client's address (an IPv6 client by its /64,
+which one host usually holds whole) and, for an API key, against the key's prefix (the
+characters ``domain.api_key.prefix_of`` keeps). Counting follows the generic cell rate
+algorithm: a key may fail ``limit`` times at once, then once more every ``window / limit``
+seconds. A caller over its allowance is refused (429, ``Retry-After``) before its credentials
+are looked at, so guessing keys costs time however the guesses are spread.
+
+Memory is bounded: at most ``max_tracked`` keys are remembered (one float each), the least
+recently failed forgotten first. Forgetting one only gives that key its allowance back early;
+filling the table needs that many failures, which the address limit slows down. Each process
+counts on its own.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+_MAX_ADDRESS_TEXT = 64
+_TOLERANCE = 1e-6  # seconds
+
+
+def address_key(remote: str | None) -> str:
+    """The key a client address is counted by: the address, or its /64 for IPv6."""
+    text = (remote or "")[:_MAX_ADDRESS_TEXT]
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return "addr:" + text  # a Unix socket peer, or none
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return f"addr:{ip.ipv4_mapped}"
+        return f"addr:{ipaddress.IPv6Network((int(ip), 64), strict=False)}"
+    return f"addr:{ip}"
+
+
+def prefix_key(prefix: str) -> str:
+    return "key:" + prefix
+
+
+class FailureTracker:
+    """Failed attempts per key; ``limit`` 0 counts nothing and refuses nothing."""
+
+    def __init__(
+        self,
+        limit: int,
+        window: float,
+        *,
+        max_tracked: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if limit < 0 or window <= 0 or max_tracked < 1:
+            raise ValueError("limit >= 0, window > 0 and max_tracked >= 1")
+        self._limit = limit
+        self._window = window
+        self._interval = window / limit if limit else 0.0
+        self._max = max_tracked
+        self._clock = clock
+        # key -> the time its allowance is whole again (the algorithm's "theoretical arrival
+        # time"), least recently failed first
+        self._until: OrderedDict[str, float] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+    def retry_after(self, keys: Iterable[str]) -> int:
+        """Whole seconds until every one of ``keys`` may fail once more; 0: it may now."""
+        if not self._limit:
+            return 0
+        now = self._clock()
+        wait = 0.0
+        for key in keys:
+            until = self._until.get(key)
+            if until is not None:
+                wait = max(wait, until + self._interval - now - self._window)
+        # the tolerance absorbs rounding: limit failures at once leave exactly the window
+        return math.ceil(wait) if wait > _TOLERANCE else 0
+
+    def failed(self, keys: Iterable[str]) -> None:
+        """Count one failure against each of ``keys``."""
+        if not self._limit:
+            return
+        now = self._clock()
+        entries = self._until
+        for key in keys:
+            until = entries.pop(key, None)
+            while len(entries) >= self._max:
+                entries.popitem(last=False)
+            entries[key] = max(until or now, now) + self._interval

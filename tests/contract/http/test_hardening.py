@@ -1,0 +1,127 @@
+"""The HTTP edge against hostile callers: throttled failed authentication, the headers every
+answer carries, and requests too malformed for aiohttp to parse."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .conftest import BACKENDS
+
+ALICE = "alice@example.com"
+
+
+@pytest.fixture(params=BACKENDS)
+async def strict(request: Any, start_api: Any) -> Any:
+    """A server that allows three failed authentications per address and key prefix."""
+    return await start_api(request.param, auth_failure_limit=3, auth_failure_window=60)
+
+
+async def get(api: Any, path: str, **headers: str) -> tuple[int, Any, Any]:
+    resp = await api.client.get(path, headers=headers)
+    body = await resp.json() if resp.content_type == "application/json" else await resp.read()
+    return resp.status, body, resp.headers
+
+
+async def test_failed_authentication_is_throttled_per_address(strict):
+    api = strict
+    token = api.token(ALICE)
+    assert (await get(api, "/users/me", Authorization=f"Bearer {token}"))[0] == 200
+    # no credentials at all is no guess: not counted
+    for _ in range(5):
+        assert (await get(api, "/users/me"))[0] == 401
+    wrong = [{"X-Api-Key": "fck_wrong1-guess"}, {"Authorization": "Bearer not-a-token"}] * 2
+    statuses = [(await get(api, "/users/me", **h))[0] for h in wrong]
+    assert statuses == [401, 401, 401, 429]
+    status, body, headers = await get(api, "/users/me", **{"X-Api-Key": "fck_other-guess"})
+    assert status == 429 and body["code"] == "AT-1029" and "error" in body
+    assert 1 <= int(headers["Retry-After"]) <= 20
+    # while it waits, the address gets nowhere, even with good credentials
+    assert (await get(api, "/users/me", Authorization=f"Bearer {token}"))[0] == 429
+    # public routes still answer
+    assert (await get(api, "/healthz"))[0] == 200
+
+
+async def test_failed_authentication_is_throttled_per_key_prefix(strict):
+    api = strict
+    url = api.client.make_url("/users/me")
+
+    async def from_address(last: int, key: str) -> int:
+        connector = aiohttp.TCPConnector(local_addr=(f"127.0.0.{last}", 0))
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.get(url, headers={"X-Api-Key": key}) as resp,
+        ):
+            return resp.status
+
+    # one failure each from three addresses, all with one prefix
+    assert [await from_address(n, f"fck_target{n}-guess") for n in (2, 3, 4)] == [401] * 3
+    # a fourth address is refused for that prefix, not for another
+    assert await from_address(5, "fck_target-another-guess") == 429
+    assert await from_address(5, "fck_differ-guess") == 401
+
+
+async def test_a_flood_of_wrong_keys_is_refused_after_the_allowance(api):
+    statuses = [
+        (await get(api, "/users/me", **{"X-Api-Key": f"fck_{n:06d}-guess"}))[0] for n in range(60)
+    ]
+    # the default: 10 failures per minute per address
+    assert statuses == [401] * 10 + [429] * 50
+
+
+async def test_every_answer_carries_the_security_headers(api):
+    token = api.token(ALICE)
+    answers = {
+        "public": await get(api, "/healthz"),
+        "unknown route": await get(api, "/no/such/route"),
+        "refused": await get(api, "/users/me"),
+        "signed in": await get(api, "/users/me", Authorization=f"Bearer {token}"),
+        "openapi": await get(api, "/openapi.json"),
+    }
+    for name, (_, _, headers) in answers.items():
+        assert headers["X-Content-Type-Options"] == "nosniff", name
+        assert headers["Server"] == "fourcorner", name
+        assert "Strict-Transport-Security" not in headers, name  # the public URL is http
+    for name in ("refused", "signed in"):
+        assert answers[name][2]["Cache-Control"] == "no-store", name
+    assert "Cache-Control" not in answers["public"][2]
+
+
+async def test_an_https_public_url_turns_on_strict_transport_security(start_api):
+    api = await start_api("memory", public_url="https://fourcorner.example.test")
+    for path in ("/healthz", "/users/me"):
+        _, _, headers = await get(api, path)
+        assert headers["Strict-Transport-Security"].startswith("max-age=")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"Authorization: Bearer " + b"SECRETTOKEN" * 1000,
+        b"X-Api-Key: fck_" + b"SECRETKEY" * 1000,
+        b"X-Anything: " + b"SECRETVALUE" * 1000,
+    ],
+)
+async def test_an_oversized_header_is_refused_without_echoing_it(api, head, caplog):
+    port = api.client.port
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /users/me HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n\r\n")
+        await writer.drain()
+        with caplog.at_level(logging.DEBUG):
+            raw = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    status_line, _, rest = raw.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert status_line.split()[1] == b"400", raw[:300]
+    assert b"SECRET" not in raw
+    assert b'"code":"AT-1001"' in body
+    lowered = headers.lower()
+    assert b"server: fourcorner" in lowered and b"aiohttp" not in lowered
+    assert b"x-content-type-options: nosniff" in lowered
+    assert "SECRET" not in caplog.text

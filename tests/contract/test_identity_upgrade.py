@@ -1,0 +1,159 @@
+"""Upgrading a database to migration 0005 (users bound to their identity): users recorded
+before it keep their ids (their token's subject), memberships and sign-in."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sqlite3
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import attrs
+import psycopg
+import pytest
+from psycopg import sql
+
+from adapters.auth.local import subject_for
+from adapters.postgres import PostgresStorage
+from adapters.postgres.storage import _Migrations as PostgresMigrations
+from adapters.sql import migrations
+from adapters.sql.codec import make_converter
+from adapters.sqlite import SqliteStorage
+from adapters.sqlite.storage import _Migrations as SqliteMigrations
+from application import users
+from application.access import Principal
+from application.collections import MEMBERS
+from application.context import Context
+from application.identity import Identity
+from domain import clock
+from domain.catalogue import Catalogue
+from domain.errors import Unauthorised
+from domain.roles import Role
+from domain.user import identity_key
+from records import user as legacy_user
+
+EMAIL = "carol@example.com"
+OLD_ID = subject_for(EMAIL)
+ORG = uuid.UUID(int=9)
+BEFORE = 4  # the last migration before users were bound to identities
+
+
+def old_rows() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A users row and a members row as the code before migration 0005 wrote them."""
+    user = legacy_user(OLD_ID, "Carol")
+    data = make_converter().unstructure(user)
+    for new in ("issuer", "subject", "tokens_not_before"):
+        data.pop(new)
+    created = clock.sortable(user.created_at)
+    user_row = (OLD_ID, EMAIL, "Carol", "user", "", created, "carol", json.dumps(data))
+    member = {
+        "id": str(uuid.uuid4()),
+        "org_id": str(ORG),
+        "user_ref": OLD_ID,
+        "role": "orgmember",
+        "status": "ACTIVE",
+        "created_at": user.created_at.isoformat(),
+        "created_by": {"user_id": OLD_ID},
+        "last_modified_at": user.created_at.isoformat(),
+    }
+    member_row = (
+        member["id"],
+        "orgmember",
+        "ACTIVE",
+        OLD_ID,
+        "",
+        "",
+        created,
+        str(ORG),
+        "",
+        json.dumps(member),
+    )
+    return user_row, member_row
+
+
+INSERT_USER = (
+    'INSERT INTO "users" ("id", "email", "name", "role", "country_code", "created_at", '
+    '"search_text", "data") VALUES ({})'
+)
+INSERT_MEMBER = (
+    'INSERT INTO "members" ("id", "role", "status", "user_ref", "first_name", "last_name", '
+    '"created_at", "org_id", "search_text", "data") VALUES ({})'
+)
+
+
+async def check_the_old_user_signs_in(storage: Any) -> None:
+    ctx = Context(
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        catalogue=Catalogue("test", (), (), (), ()),
+    )
+    now = datetime.now(UTC)
+    identity = Identity(
+        OLD_ID,
+        EMAIL,
+        "Carol",
+        expires_at=now + timedelta(hours=1),
+        issuer="fourcorner-local",
+        issued_at=now,
+    )
+    for _ in range(2):
+        user = await users.sign_in(ctx, identity)
+        assert user.id == OLD_ID
+        assert user.identity_key == identity_key("fourcorner-local", OLD_ID)
+    async with ctx.reads() as uow:
+        assert [m.org_id for m in await uow.repository(MEMBERS).all(userRef=OLD_ID)] == [ORG]
+    # deleted, it is refused its old tokens, as any user is
+    root = Principal(user=attrs.evolve(legacy_user("root"), role=Role.SUPERADMIN))
+    assert await users.delete_many(ctx, root, [OLD_ID]) == [OLD_ID]
+    with pytest.raises(Unauthorised):
+        await users.sign_in(ctx, identity)
+
+
+async def test_sqlite_users_from_before_0005_keep_their_ids(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        await migrations.apply_pending(SqliteMigrations(conn), migrations.load("sqlite")[:BEFORE])
+        user_row, member_row = old_rows()
+        conn.execute(INSERT_USER.format(", ".join("?" * len(user_row))), user_row)
+        conn.execute(INSERT_MEMBER.format(", ".join("?" * len(member_row))), member_row)
+    finally:
+        conn.close()
+    storage = SqliteStorage(path)
+    await storage.open()  # applies 0005
+    try:
+        await check_the_old_user_signs_in(storage)
+    finally:
+        await storage.close()
+
+
+@pytest.mark.postgres
+async def test_postgres_users_from_before_0005_keep_their_ids(
+    postgres_url_and_schema: tuple[str, str],
+) -> None:
+    url, run_schema = postgres_url_and_schema
+    schema = f"{run_schema}_up"
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, options=f"-c search_path={schema}"
+    )
+    try:
+        await migrations.apply_pending(
+            PostgresMigrations(conn, schema), migrations.load("postgres")[:BEFORE]
+        )
+        user_row, member_row = old_rows()
+        await conn.execute(INSERT_USER.format(", ".join(["%s"] * len(user_row))), user_row)
+        await conn.execute(INSERT_MEMBER.format(", ".join(["%s"] * len(member_row))), member_row)
+    finally:
+        await conn.close()
+    storage = PostgresStorage(url, schema=schema)
+    await storage.open()  # applies 0005
+    try:
+        await check_the_old_user_signs_in(storage)
+    finally:
+        await storage.close()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+            )
