@@ -7,6 +7,7 @@ In the file, keys are the variable names without the ``FOURCORNER_`` prefix, low
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -18,6 +19,10 @@ import attrs
 
 PREFIX = "FOURCORNER_"
 
+# The network's SML zones (the older edelivery.tech.ec.europa.eu zones are deprecated).
+SML_ZONE_PROD = "participant.sml.prod.tech.peppol.org."
+SML_ZONE_TEST = "participant.sml.test.tech.peppol.org."
+
 
 def _bool(text: str) -> bool:
     value = text.strip().lower()
@@ -26,6 +31,31 @@ def _bool(text: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(f"{text!r} is not true or false")
+
+
+def _nameservers(text: str) -> tuple[tuple[str, int], ...]:
+    """``host[:port]`` items, comma-separated: IPv4 (``1.2.3.4:53``), IPv6 (``[::1]:53`` or
+    ``::1``). DNS servers are named by address, as in resolv.conf."""
+    out: list[tuple[str, int]] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, bracket, rest = item[1:].partition("]")
+            if not bracket or (rest and not rest.startswith(":")):
+                raise ValueError(f"{item!r} is not host[:port]")
+            port = rest[1:] or "53"
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ValueError(f"{item!r}: a DNS server is an IP address, not {host!r}") from None
+        if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"{item!r}: {port!r} is not a port number")
+        out.append((address, int(port)))
+    return tuple(out)
 
 
 def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ...]:
@@ -72,6 +102,11 @@ class Settings:
     send_retry_delays: str = "30,300"
     send_attempts: int = 3
     smp_lookup_url: str = ""
+    discovery: str = ""  # sml or fixed; empty: fixed on the embedded test PKI, else sml
+    sml_zone_test: str = SML_ZONE_TEST
+    sml_zone_prod: str = SML_ZONE_PROD
+    dns_nameservers: str = ""  # empty: the system's resolvers
+    allow_http_peers: bool = False
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
 
@@ -111,6 +146,18 @@ class Settings:
         return _delays(self.send_retry_delays, "FOURCORNER_SEND_RETRY_DELAYS")
 
     @property
+    def discovery_mode(self) -> str:
+        """How receivers' SMPs are found: ``sml`` (DNS) or ``fixed`` (one SMP)."""
+        return self.discovery or ("sml" if self.operator_certs_dir else "fixed")
+
+    @property
+    def nameservers(self) -> tuple[tuple[str, int], ...]:
+        try:
+            return _nameservers(self.dns_nameservers)
+        except ValueError as e:
+            raise ValueError(f"FOURCORNER_DNS_NAMESERVERS: {e}") from None
+
+    @property
     def as4_prefix(self) -> str:
         return urlsplit(self.access_point_host).path.rstrip("/") or "/as4"
 
@@ -133,6 +180,13 @@ class Settings:
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:
             raise ValueError("FOURCORNER_PORT is a TCP port number")
+        if self.discovery not in ("", "sml", "fixed"):
+            raise ValueError("FOURCORNER_DISCOVERY is sml or fixed")
+        for name, zone in (("TEST", self.sml_zone_test), ("PROD", self.sml_zone_prod)):
+            labels = zone.strip().rstrip(".").split(".")
+            if not all(labels) or any(c.isspace() for c in zone.strip()):
+                raise ValueError(f"FOURCORNER_SML_ZONE_{name} is a DNS name, e.g. {SML_ZONE_TEST}")
+        self.nameservers  # noqa: B018 - raises when malformed
         return self
 
     def as_config(self) -> dict[str, Any]:
@@ -146,6 +200,7 @@ class Settings:
             "base_url": self.base_url,
             "access_point_host": self.access_point_host,
             "as4_prefix": self.as4_prefix,
+            "discovery_mode": self.discovery_mode,
         }
         return out
 
