@@ -8,8 +8,8 @@ from adapters.smp.client import (
     SmpLookupError,
 )
 from adapters.smp.errors import Problem
-from adapters.smp.trust import Trust
 from adapters.smp.signature import SignatureError, sign_enveloped, verify_enveloped
+from adapters.smp.trust import Trust
 from adapters.smp.xml import (
     MalformedDocument,
     ParsedEndpoint,
