@@ -8,6 +8,8 @@ import pytest
 
 import pg
 
+pytest_plugins = ["dnsmasq"]  # the ``dnsmasq`` fixture: a real DNS server for discovery tests
+
 
 @pytest.fixture(scope="session")
 def postgres_url_and_schema() -> Iterator[tuple[str, str]]:
