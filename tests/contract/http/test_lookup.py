@@ -17,8 +17,10 @@ from cryptography.hazmat.primitives import serialization
 from adapters.pki.testpki import TestPki, issue_leaf, new_ca
 from adapters.smp.discovery import sml_name
 from adapters.smp.xml import parse_path_segment, service_group, signed_service_metadata
+from application.collections import TRANSACTIONS
 from dnsmasq import Dnsmasq, Naptr
 from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
+from entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .conftest import free_port
@@ -152,7 +154,10 @@ async def test_the_loop_finds_receivers_through_the_sml(start_api, dnsmasq: Dnsm
     port = free_port()
     receiver = f"0088:{gln(301)}"
     smp = f"http://127.0.0.1:{port}/smp"
-    dnsmasq.start([naptr(receiver, smp), naptr("0242:000001", smp)])
+    plain = f"0088:{gln(303)}"  # its SMP would be asked over plain http on the internet
+    dnsmasq.start(
+        [naptr(receiver, smp), naptr("0242:000001", smp), naptr(plain, "http://smp.example/")]
+    )
     api = await start_api(
         "sqlite",
         workers=True,
@@ -175,6 +180,8 @@ async def test_the_loop_finds_receivers_through_the_sml(start_api, dnsmasq: Dnsm
     unknown = await finished(api, a, await post(api, a, sender, f"0088:{gln(302)}"))
     assert unknown["serviceError"]["code"] == "TXE-1001", unknown
     assert "receiver not registered in TEST" in unknown["serviceError"]["message"]
+    insecure = await finished(api, a, await post(api, a, sender, plain))
+    assert insecure["serviceError"]["code"] == "TXE-1005", insecure
 
 
 async def test_an_endpoint_certificate_from_an_unrelated_root_gets_nothing(
@@ -348,3 +355,28 @@ def _q(text: str) -> str:
     from urllib.parse import quote
 
     return quote(text, safe="")
+
+
+async def test_a_dns_that_does_not_answer_is_retried_like_any_transient_failure(
+    start_api, dnsmasq: Dnsmasq
+) -> None:
+    """The dnsmasq fixture is not started: its port refuses every query."""
+    api = await start_api(
+        "sqlite",
+        workers=True,
+        discovery="sml",
+        sml_zone_test=ZONE,
+        dns_nameservers=dnsmasq.nameserver,
+        send_retry_delays="0.1",
+        send_attempts=2,
+    )
+    a = await api.org(ALICE)
+    sender = f"0088:{gln(360)}"
+    await receiving_participant(api, a, sender, ALICE)
+    tx = await finished(api, a, await post(api, a, sender, f"0088:{gln(361)}"))
+    assert tx["transactionStatus"] == "FAILED", tx
+    assert tx["serviceError"]["code"] == "TXE-1003" and tx["serviceError"]["action"] == "RETRY"
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        stored = await uow.repository(TRANSACTIONS).get(uuid.UUID(tx["id"]))
+    assert stored.attempts == 2
