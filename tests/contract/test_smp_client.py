@@ -558,6 +558,8 @@ async def test_an_endpoint_certificate_outside_the_ap_ca_is_refused(
         ("http://127.0.0.1:9/as4", False, True),
         ("http://[::1]:9/as4", False, True),
         ("http://localhost:9/as4", False, True),
+        ("http://0.0.0.0:9/as4", False, True),  # this very host
+        ("http://10.0.0.1/as4", False, False),
         ("http://127.0.0.1.example/as4", False, False),
         ("https://ap.example/as4", False, True),
     ],

@@ -30,14 +30,17 @@ class Trust:
 
 
 def is_loopback(host: str) -> bool:
-    """``localhost``, 127.0.0.0/8 or ``::1`` (an IP literal; names are not resolved here)."""
+    """``localhost``, 127.0.0.0/8 or ``::1`` (an IP literal; names are not resolved here), and
+    the unspecified ``0.0.0.0`` / ``::``, which a connection takes to this very host (the
+    default public URL of a server listening on every interface)."""
     name = host.strip("[]").rstrip(".").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    return address.is_loopback or address.is_unspecified
 
 
 def plain_http_refused(url: URL, *, allow_http: bool) -> bool:
