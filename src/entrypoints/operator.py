@@ -5,6 +5,10 @@ holding ``ap.pem``, ``ap.key``, ``ap-chain.pem``, ``smp.pem``, ``smp.key``, ``sm
 (PEM); ``FOURCORNER_TRUST_ANCHORS_FILE`` the network's root certificates (a PEM bundle).
 Without them, the service creates a self-signed test PKI in its data dir and uses it for both
 environments, which only peers trusting that PKI accept.
+
+``network_trust`` is what a sender trusts in each environment: SMP answers signed under that
+environment's SMP CA and endpoints certified by its AP CA, those CAs being the issuers of the
+operator's own SMP and AP certificates of the environment.
 """
 
 from __future__ import annotations
