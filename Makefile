@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test lint typecheck layers browser install clean
+.PHONY: serve test lint typecheck layers browser dnsmasq install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,7 +46,15 @@ browser:
 	       || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
 	  || echo "chromium is not installed: the /docs browser test skips (and fails under CI=true)"
 
-test: lint typecheck layers browser
+# Debian's dnsmasq, the DNS server the discovery tests start on 127.0.0.1 (as root, from apt;
+# dnsmasq-base is the program without the system service that would take port 53).
+dnsmasq:
+	@command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && { apt-get install -y -qq dnsmasq-base >/dev/null 2>&1 \
+	       || { apt-get update -qq && apt-get install -y -qq dnsmasq-base >/dev/null; }; }; } \
+	  || echo "dnsmasq is not installed: the discovery tests skip (and fail under CI=true)"
+
+test: lint typecheck layers browser dnsmasq
 	$(BIN)/pytest -q -p no:cacheprovider
 
 clean:

@@ -12,6 +12,8 @@ import pytest
 
 import pg
 
+pytest_plugins = ["dnsmasq"]  # the ``dnsmasq`` fixture: a real DNS server for discovery tests
+
 ROOT = Path(__file__).resolve().parents[1]
 _BEFORE = pytest.StashKey[frozenset[str] | None]()
 

@@ -37,6 +37,7 @@ from application.ports import (
     Delivered,
     InboundDocument,
     LookupFailed,
+    LookupProblem,
     MessageReader,
     ParticipantLookup,
 )
@@ -66,6 +67,15 @@ from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, 
 from domain.webhook import NO_LEASE
 
 log = logging.getLogger("fourcorner.exchange")
+
+# How a failed lookup of the receiver fails the send (only an unreachable DNS or SMP retries).
+LOOKUP_FAILURES = {
+    LookupProblem.NOT_REGISTERED: txe.RECEIVER_NOT_FOUND,
+    LookupProblem.UNREACHABLE: txe.SMP_UNREACHABLE,
+    LookupProblem.SMP_UNTRUSTED: txe.SMP_UNTRUSTED,
+    LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,
+    LookupProblem.INSECURE: txe.PEER_NOT_HTTPS,
+}
 
 
 @attrs.frozen
@@ -223,14 +233,10 @@ class SendingWorker:
                 envelope.document_type,
                 envelope.process,
                 wire_profile(ctx.catalogue, tx.transport_profile),
+                ap.environment,
             )
         except LookupFailed as e:
-            kind = (
-                txe.SMP_UNTRUSTED
-                if e.untrusted
-                else (txe.RECEIVER_NOT_FOUND if e.permanent else txe.SMP_UNREACHABLE)
-            )
-            await self._retry_or_fail(tx, kind, e.reason)
+            await self._retry_or_fail(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
         outcome = await self._x.transport.send(
             sbd=sbd,

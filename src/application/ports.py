@@ -3,6 +3,7 @@ directory. Storage is in ``storage``; identity in ``identity``."""
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -12,6 +13,7 @@ import attrs
 
 from application.storage import UnitOfWork
 from domain.envelope import Envelope, Identifier, MessageLevelStatus
+from domain.infrastructure import Environment
 from domain.smp import SmpRegistration
 
 
@@ -138,20 +140,72 @@ class Endpoint:
     transport_profile: str
 
 
+class LookupProblem(enum.Enum):
+    """Why a receiver's endpoint could not be found; only ``UNREACHABLE`` may pass."""
+
+    NOT_REGISTERED = "NOT_REGISTERED"  # not in the environment's SML or SMP, or not for this
+    UNREACHABLE = "UNREACHABLE"  # DNS or SMP timeouts and failures: retry later
+    SMP_UNTRUSTED = "SMP_UNTRUSTED"  # the SMP's answer is unsigned, altered or badly signed
+    ENDPOINT_UNTRUSTED = "ENDPOINT_UNTRUSTED"  # its AP certificate is not the network's
+    INSECURE = "INSECURE"  # a peer that would be reached over plain http
+
+
 class LookupFailed(Exception):
     """The receiver's endpoint could not be found; ``permanent`` if retrying cannot help."""
 
-    def __init__(self, reason: str, *, permanent: bool, untrusted: bool = False) -> None:
+    def __init__(self, reason: str, problem: LookupProblem) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.permanent = permanent
-        self.untrusted = untrusted
+        self.problem = problem
+
+    @property
+    def permanent(self) -> bool:
+        return self.problem is not LookupProblem.UNREACHABLE
+
+
+@attrs.frozen
+class PublishedEndpoint:
+    """An endpoint as the receiver's SMP publishes it."""
+
+    transport_profile: str
+    url: str
+    certificate_subject: str  # empty when the certificate cannot be read
+    valid_until: datetime | None  # the certificate's end of validity
+
+
+@attrs.frozen
+class ReceiverLookup:
+    """What a send to a receiver would meet: whether the network knows the receiver, its SMP,
+    the document types it lists, and (for one document type) the endpoints and whether a
+    document could be sent to one of them now; ``reason`` says why not."""
+
+    registered: bool
+    smp_url: str | None
+    document_types: tuple[str, ...]  # "scheme::value"
+    endpoints: tuple[PublishedEndpoint, ...]
+    can_receive: bool
+    reason: str | None = None
 
 
 class ParticipantLookup(Protocol):
     async def endpoint(
-        self, receiver: Identifier, document: Identifier, process: Identifier, profile: str
-    ) -> Endpoint: ...
+        self,
+        receiver: Identifier,
+        document: Identifier,
+        process: Identifier,
+        profile: str,
+        environment: Environment,
+    ) -> Endpoint:
+        """Raises ``LookupFailed``."""
+        ...
+
+    async def receiver(
+        self, receiver: Identifier, document: Identifier | None, environment: Environment
+    ) -> ReceiverLookup:
+        """What a send of ``document`` (any process, the AS4 profile) would meet, by the
+        same discovery and checks as ``endpoint``. Raises ``LookupFailed`` (``UNREACHABLE``)
+        only when the DNS or the SMP cannot be asked."""
+        ...
 
 
 @attrs.frozen

@@ -459,6 +459,19 @@ class SecretUnusable(DomainError):
         return f"The {self.user} cannot be used: {self.secret} is unusable ({self.reason})."
 
 
+@attrs.define(eq=False, slots=False)
+class LookupUnavailable(DomainError):
+    """The network could not be asked about a receiver: its DNS or SMP did not answer."""
+
+    code = "AT-1502"
+    kind = ErrorKind.UNAVAILABLE
+    title = "The network lookup failed"
+    reason: str = "the receiver's SMP cannot be reached"
+
+    def message(self) -> str:
+        return f"The network lookup failed: {self.reason}. Try again shortly."
+
+
 def catalogue() -> list[type[DomainError]]:
     """Every error class with its code, for the OpenAPI document and the docs."""
     seen: list[type[DomainError]] = []

@@ -77,6 +77,20 @@ SMP_UNTRUSTED = TransportFailure(
 SMP_UNREACHABLE = TransportFailure(
     "TXE-1003", "The receiver's SMP could not be reached", "TRANSPORT_ERROR", "RETRY", True
 )
+ENDPOINT_UNTRUSTED = TransportFailure(
+    "TXE-1004",
+    "The receiver's access point certificate is not trusted; nothing was sent",
+    "SECURITY_ERROR",
+    "CONTACT",
+    False,
+)
+PEER_NOT_HTTPS = TransportFailure(
+    "TXE-1005",
+    "The receiver's SMP or access point is not reached over https; nothing was sent",
+    "SECURITY_ERROR",
+    "CONTACT",
+    False,
+)
 AP_UNREACHABLE = TransportFailure(
     "TXE-2001", "The receiving access point could not be reached", "TRANSPORT_ERROR", "RETRY", True
 )
@@ -118,6 +132,8 @@ TXE_CATALOGUE = (
     RECEIVER_NOT_FOUND,
     SMP_UNTRUSTED,
     SMP_UNREACHABLE,
+    ENDPOINT_UNTRUSTED,
+    PEER_NOT_HTTPS,
     AP_UNREACHABLE,
     AP_HTTP_ERROR,
     AP_REFUSED,

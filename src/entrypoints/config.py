@@ -15,6 +15,7 @@ what to do. Unknown keys in the file are refused with the closest known name;
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 import tomllib
@@ -94,6 +95,11 @@ def _read_file(file: str) -> dict[str, Any]:
     return values
 
 
+# The network's SML zones (the older edelivery.tech.ec.europa.eu zones are deprecated).
+SML_ZONE_PROD = "participant.sml.prod.tech.peppol.org."
+SML_ZONE_TEST = "participant.sml.test.tech.peppol.org."
+
+
 def _bool(text: str) -> bool:
     value = text.strip().lower()
     if value in ("1", "true", "yes", "on"):
@@ -101,6 +107,31 @@ def _bool(text: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ValueError("is not true or false")
+
+
+def _nameservers(text: str) -> tuple[tuple[str, int], ...]:
+    """``host[:port]`` items, comma-separated: IPv4 (``1.2.3.4:53``), IPv6 (``[::1]:53`` or
+    ``::1``). DNS servers are named by address, as in resolv.conf."""
+    out: list[tuple[str, int]] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, bracket, rest = item[1:].partition("]")
+            if not bracket or (rest and not rest.startswith(":")):
+                raise ValueError(f"{item!r} is not host[:port]")
+            port = rest[1:] or "53"
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ValueError(f"{item!r}: a DNS server is an IP address, not {host!r}") from None
+        if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"{item!r}: {port!r} is not a port number")
+        out.append((address, int(port)))
+    return tuple(out)
 
 
 def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ...]:
@@ -186,6 +217,11 @@ class Settings:
     send_retry_delays: str = "30,300"
     send_attempts: int = 3
     smp_lookup_url: str = ""
+    discovery: str = ""  # sml or fixed; empty: fixed on the embedded test PKI, else sml
+    sml_zone_test: str = SML_ZONE_TEST
+    sml_zone_prod: str = SML_ZONE_PROD
+    dns_nameservers: str = ""  # empty: the system's resolvers
+    allow_http_peers: bool = False
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
     as4_inbound_concurrency: int = 8
@@ -232,6 +268,18 @@ class Settings:
     @property
     def sending_delays(self) -> tuple[float, ...]:
         return _delays(self.send_retry_delays, "FOURCORNER_SEND_RETRY_DELAYS")
+
+    @property
+    def discovery_mode(self) -> str:
+        """How receivers' SMPs are found: ``sml`` (DNS) or ``fixed`` (one SMP)."""
+        return self.discovery or ("sml" if self.operator_certs_dir else "fixed")
+
+    @property
+    def nameservers(self) -> tuple[tuple[str, int], ...]:
+        try:
+            return _nameservers(self.dns_nameservers)
+        except ValueError as e:
+            raise ValueError(f"FOURCORNER_DNS_NAMESERVERS: {e}") from None
 
     @property
     def as4_prefix(self) -> str:
@@ -338,6 +386,20 @@ class Settings:
             self.auth_failure_tracked >= 1,
             f"{PREFIX}AUTH_FAILURE_TRACKED={self.auth_failure_tracked} must be at least 1",
         )
+        need(
+            self.discovery in ("", "sml", "fixed"),
+            f"{PREFIX}DISCOVERY={self.discovery!r} is not a discovery; use sml or fixed",
+        )
+        for env, zone in (("TEST", self.sml_zone_test), ("PROD", self.sml_zone_prod)):
+            labels = zone.strip().rstrip(".").split(".")
+            need(
+                all(labels) and not any(c.isspace() for c in zone.strip()),
+                f"{PREFIX}SML_ZONE_{env}={zone!r} is not a DNS name; use e.g. {SML_ZONE_TEST}",
+            )
+        try:
+            self.nameservers  # noqa: B018 - raises when malformed
+        except ValueError as e:
+            out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
         for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
             value = getattr(self, name)
             need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
@@ -357,6 +419,7 @@ class Settings:
             "https": self.https,
             "access_point_host": self.access_point_host,
             "as4_prefix": self.as4_prefix,
+            "discovery_mode": self.discovery_mode,
         }
         return out
 

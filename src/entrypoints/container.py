@@ -28,6 +28,7 @@ from adapters.pki.sealing import KeySealer
 from adapters.postgres import PostgresStorage
 from adapters.sbdh.port import SbdhEnvelopes
 from adapters.smp.client import SmpLookupClient
+from adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from adapters.smp.lookup import SmpParticipantLookup
 from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
@@ -43,6 +44,7 @@ from application.storage import Storage
 from application.transactions import Documents
 from application.webhooks import WebhookSettings
 from domain.envelope import seat_spid
+from domain.infrastructure import Environment
 from entrypoints import operator
 from entrypoints.config import Settings
 from entrypoints.http import routes
@@ -85,6 +87,13 @@ def _blob_dir(data_dir: str) -> Path:
 
 def _lookup_url(settings: Settings) -> str:
     return settings.smp_lookup_url or settings.base_url + settings.smp_prefix
+
+
+def _discovery(settings: Settings) -> Discovery:
+    if settings.discovery_mode == "sml":
+        zones = {Environment.TEST: settings.sml_zone_test, Environment.PROD: settings.sml_zone_prod}
+        return SmlDiscovery(zones, settings.nameservers)
+    return FixedDiscovery(_lookup_url(settings))
 
 
 def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
@@ -217,14 +226,19 @@ class Container(containers.DeclarativeContainer):
         envelopes=providers.Singleton(SbdhEnvelopes),
         max_bytes=config.max_document_bytes,
     )
+    # How a sender finds a receiver's SMP (the SML by DNS, or one fixed SMP), and what it
+    # trusts there, per environment.
+    discovery = providers.Singleton(_discovery, settings)
+    network_trust = providers.Singleton(operator.network_trust, settings)
     participant_lookup = providers.Resource(
         _closing,
         providers.Singleton(
             SmpParticipantLookup,
             providers.Singleton(
                 SmpLookupClient,
-                providers.Callable(_lookup_url, settings),
-                providers.Callable(operator.smp_certificates, settings),
+                discovery,
+                network_trust,
+                allow_http=config.allow_http_peers,
             ),
         ),
     )

@@ -6,6 +6,10 @@ holding ``ap.pem``, ``ap.key``, ``ap-chain.pem``, ``smp.pem``, ``smp.key``, ``sm
 Without them, the service creates a self-signed test PKI in its data dir and uses it for both
 environments, which only peers trusting that PKI accept. A configured file that is missing,
 unreadable or holds no certificate raises ``ConfigError`` naming the setting and the file.
+
+``network_trust`` is what a sender trusts in each environment: SMP answers signed under that
+environment's SMP CA and endpoints certified by its AP CA, those CAs being the issuers of the
+operator's own SMP and AP certificates of the environment.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from pathlib import Path
 from cryptography import x509
 
 from adapters.pki import TestPki, ensure_test_pki
-from adapters.pki.certificates import verify_chain
+from adapters.pki.certificates import ChainError, verify_chain
+from adapters.smp.trust import CertificateCheck, Trust
 from application.infrastructure import OperatorEnvironment
 from domain.infrastructure import Environment
 from entrypoints.config import PREFIX, SEE, ConfigError, Settings
@@ -121,9 +126,62 @@ def roots(settings: Settings) -> list[x509.Certificate]:
     return [c for c in trust_anchors(settings) if c.issuer == c.subject]
 
 
-def smp_certificates(settings: Settings) -> list[x509.Certificate]:
-    """The SMP certificates whose signed answers the lookup trusts: the operator's own."""
-    return [x509.load_pem_x509_certificate(e.smp_cert_pem.encode()) for e in environments(settings)]
+def _issuing_cas(
+    settings: Settings, own_pem: str, chain_pem: str, what: str, environment: Environment
+) -> list[x509.Certificate]:
+    """The CA certificates (among the trust anchors and the operator's own chain file) that
+    issued the operator's ``what`` certificate of ``environment``: that environment's CA."""
+    own = x509.load_pem_x509_certificate(own_pem.encode())
+    pool = intermediates(settings)
+    if chain_pem.strip():
+        pool += x509.load_pem_x509_certificates(chain_pem.encode())
+    found = [c for c in pool if c.subject == own.issuer and c.issuer != c.subject]
+    if not found:
+        raise ValueError(
+            f"the {environment.value} {what} CA cannot be told: the CA that issued the "
+            f"operator's {what} certificate ({own.issuer.rfc4514_string()}) is neither among "
+            "the trust anchors (FOURCORNER_TRUST_ANCHORS_FILE) nor in its chain file"
+        )
+    return found
+
+
+def issued_under(
+    cas: list[x509.Certificate], anchors: list[x509.Certificate], what: str
+) -> CertificateCheck:
+    """A check that a certificate is valid now and chains to ``anchors`` through one of
+    ``cas`` (the environment's SMP CA or AP CA); raises ``ChainError`` (a ``ValueError``)."""
+    names = " or ".join(sorted({f'"{c.subject.rfc4514_string()}"' for c in cas}))
+
+    def check(cert: x509.Certificate, now: datetime) -> None:
+        try:
+            path = verify_chain(cert, cas, anchors, now)
+        except ChainError as e:
+            raise ChainError(f"{e} (an {what} certificate chains to the {what} CA {names})") from e
+        if not any(ca in path for ca in cas):
+            raise ChainError(
+                f'the certificate "{cert.subject.rfc4514_string()}" is not issued by the '
+                f"{what} CA {names}"
+            )
+
+    return check
+
+
+def network_trust(settings: Settings) -> dict[Environment, Trust]:
+    """Per environment, what a sender trusts: SMP answers signed under the environment's SMP
+    CA, endpoints whose certificates chain to its AP CA (both found as the issuers of the
+    operator's own certificates of that environment), under the trust anchors' roots."""
+    anchors = roots(settings)
+    out: dict[Environment, Trust] = {}
+    for env in environments(settings):
+        smp_cas = _issuing_cas(
+            settings, env.smp_cert_pem, env.smp_chain_pem, "SMP", env.environment
+        )
+        ap_cas = _issuing_cas(settings, env.ap_cert_pem, env.ap_chain_pem, "AP", env.environment)
+        out[env.environment] = Trust(
+            smp=issued_under(smp_cas, anchors, "SMP"),
+            access_point=issued_under(ap_cas, anchors, "AP"),
+        )
+    return out
 
 
 def certificate_check(settings: Settings) -> Callable[[x509.Certificate], None]:

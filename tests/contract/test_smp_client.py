@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -20,22 +21,26 @@ import attrs
 import pytest
 from aiohttp import web
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from lxml import etree
 
+from adapters.pki.testpki import PrivateKey, issue_leaf, new_ca
 from adapters.smp import (
     LookupResult,
+    Problem,
     SmpLookupClient,
     SmpLookupError,
+    Trust,
     parse_path_segment,
     path_segment,
     sign_enveloped,
     signed_service_metadata,
 )
 from adapters.smp.client import MAX_DOCUMENT_BYTES
+from domain.infrastructure import Environment
 from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
+from entrypoints.operator import issued_under
 
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
 PARTICIPANT = "0088:5790000435975"
@@ -52,6 +57,8 @@ AS4 = "peppol-transport-as4-v2_0"
 START = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 ACTIVATION = datetime(2025, 1, 1, tzinfo=UTC)
 EXPIRATION = datetime(2027, 1, 1, tzinfo=UTC)
+EARLY, LATE = datetime(2020, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
+TEST = Environment.TEST
 
 ServerFactory = Callable[[web.Application], Coroutine[Any, Any, Any]]
 
@@ -70,53 +77,89 @@ class Signer:
     cert: x509.Certificate
 
 
-def make_signer(common_name: str, *, not_after: datetime | None = None) -> Signer:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COUNTRY_NAME, "BE"),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Fourcorner Test"),
-            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-        ]
+@attrs.frozen
+class Ca:
+    cert: x509.Certificate
+    key: PrivateKey
+
+    def issue(self, common_name: str, *, not_after: datetime = LATE) -> Signer:
+        cert, key = issue_leaf(
+            self.cert, self.key, common_name, not_before=EARLY, not_after=not_after
+        )
+        assert isinstance(key, rsa.RSAPrivateKey)
+        return Signer(key, cert)
+
+
+@attrs.frozen
+class Pki:
+    """A network's root with its SMP CA and AP CA, and an unrelated root's CA."""
+
+    root: x509.Certificate
+    smp_ca: Ca
+    ap_ca: Ca
+    stranger: Ca  # a CA under a root nobody trusts
+
+    def trust(self) -> dict[Environment, Trust]:
+        one = Trust(
+            smp=issued_under([self.smp_ca.cert], [self.root], "SMP"),
+            access_point=issued_under([self.ap_ca.cert], [self.root], "AP"),
+        )
+        return {TEST: one, Environment.PROD: one}
+
+
+def _ca(name: str, issuer: Ca | None = None) -> Ca:
+    cert, key = new_ca(
+        name,
+        not_before=EARLY,
+        not_after=LATE,
+        issuer_cert=issuer.cert if issuer else None,
+        issuer_key=issuer.key if issuer else None,
+        path_length=None if issuer is None else 0,
     )
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(datetime(2020, 1, 1, tzinfo=UTC))
-        .not_valid_after(not_after or datetime(2100, 1, 1, tzinfo=UTC))
-        .sign(key, hashes.SHA256())
+    return Ca(cert, key)
+
+
+@pytest.fixture(scope="module")
+def pki() -> Pki:
+    root = _ca("TEST ROOT CA")
+    other_root = _ca("OTHER ROOT CA")
+    return Pki(
+        root.cert,
+        _ca("TEST SMP CA", root),
+        _ca("TEST AP CA", root),
+        _ca("OTHER SMP CA", other_root),
     )
-    return Signer(key, cert)
 
 
 @pytest.fixture(scope="module")
-def smp() -> Signer:
-    return make_signer("SMP ONE")
+def smp(pki: Pki) -> Signer:
+    return pki.smp_ca.issue("SMP ONE")
 
 
 @pytest.fixture(scope="module")
-def smp_two() -> Signer:
-    return make_signer("SMP TWO")
+def smp_two(pki: Pki) -> Signer:
+    return pki.smp_ca.issue("SMP TWO")
 
 
 @pytest.fixture(scope="module")
-def rogue() -> Signer:
-    return make_signer("SMP ONE")  # same subject, different key
+def rogue(pki: Pki) -> Signer:
+    return pki.stranger.issue("SMP ONE")  # same subject, issued under an untrusted root
 
 
 @pytest.fixture(scope="module")
-def ap_cert() -> x509.Certificate:
-    return make_signer("PBE000001").cert
+def ap_cert(pki: Pki) -> x509.Certificate:
+    return pki.ap_ca.issue("PBE000001").cert
 
 
-def registration(ap_cert: x509.Certificate, participant: str = PARTICIPANT) -> SmpRegistration:
+def registration(
+    ap_cert: x509.Certificate,
+    participant: str = PARTICIPANT,
+    url: str = "https://ap.example/as4",
+) -> SmpRegistration:
     der = ap_cert.public_bytes(serialization.Encoding.DER)
     endpoint = Endpoint(
         transport_profile=AS4,
-        url="https://ap.example/as4",
+        url=url,
         certificate=base64.b64encode(der).decode(),
         description="Fourcorner test access point",
         technical_contact_url="https://ap.example/contact",
@@ -153,6 +196,7 @@ class FakeSmp:
     """Serves ``GET /smp/{participant}/services/{document}`` from ``documents``."""
 
     documents: dict[Key, bytes] = attrs.Factory(dict)
+    headers: dict[str, str] = attrs.Factory(dict)
     status: int | None = None
     delay: float = 0.0
     chunked: bool = False
@@ -192,7 +236,7 @@ class FakeSmp:
         if data is None:
             return web.Response(status=404)
         if self.chunked:  # no Content-Length: the client finds the size by reading
-            resp = web.StreamResponse(headers={"Content-Type": "text/xml"})
+            resp = web.StreamResponse(headers={"Content-Type": "text/xml", **self.headers})
             resp.enable_chunked_encoding()
             await resp.prepare(request)
             try:
@@ -202,7 +246,9 @@ class FakeSmp:
             except ConnectionError:
                 pass  # the client stopped reading
             return resp
-        return web.Response(body=data, content_type="text/xml", charset="utf-8")
+        return web.Response(
+            body=data, content_type="text/xml", charset="utf-8", headers=self.headers
+        )
 
 
 @attrs.define
@@ -215,7 +261,7 @@ class Rig:
 
 @pytest.fixture
 async def rig(
-    aiohttp_server: ServerFactory, smp: Signer, smp_two: Signer, ap_cert: x509.Certificate
+    aiohttp_server: ServerFactory, pki: Pki, smp: Signer, ap_cert: x509.Certificate
 ) -> AsyncIterator[Rig]:
     fake = FakeSmp()
     fake.publish(registration(ap_cert), smp)
@@ -224,12 +270,8 @@ async def rig(
     clock = FakeClock()
     clients: list[SmpLookupClient] = []
 
-    def make_client(
-        base: Any = base_url,
-        trusted: tuple[x509.Certificate, ...] = (smp.cert, smp_two.cert),
-        **kwargs: Any,
-    ) -> SmpLookupClient:
-        client = SmpLookupClient(base, trusted, clock=clock, **kwargs)
+    def make_client(base: Any = base_url, **kwargs: Any) -> SmpLookupClient:
+        client = SmpLookupClient(base, pki.trust(), clock=clock, **kwargs)
         clients.append(client)
         return client
 
@@ -245,15 +287,23 @@ async def lookup(
     transport_profile: str = AS4,
     participant: str = PARTICIPANT,
 ) -> LookupResult:
-    return await client.endpoint(participant, document, process, transport_profile)
+    return await client.endpoint(
+        participant, document, process, transport_profile, environment=TEST
+    )
 
 
 async def refused(
-    coroutine: Coroutine[Any, Any, Any], *, permanent: bool, match: str = ""
+    coroutine: Coroutine[Any, Any, Any],
+    *,
+    permanent: bool,
+    match: str | None = None,
+    problem: Problem | None = None,
 ) -> SmpLookupError:
     with pytest.raises(SmpLookupError, match=match) as caught:
         await coroutine
     assert caught.value.permanent is permanent, caught.value.reason
+    if problem is not None:
+        assert caught.value.problem is problem, caught.value
     return caught.value
 
 
@@ -298,14 +348,15 @@ async def test_net_spellings_are_accepted(rig: Rig) -> None:
 
 
 async def test_base_url_may_come_from_async_discovery(rig: Rig) -> None:
-    asked: list[str] = []
+    asked: list[tuple[tuple[str, str], Environment]] = []
 
-    async def discover(participant: str) -> str:
-        asked.append(participant)
-        return rig.base_url + "/"
+    class Discover:
+        async def smp_url(self, participant: tuple[str, str], environment: Environment) -> str:
+            asked.append((participant, environment))
+            return rig.base_url + "/"
 
-    result = await lookup(rig.make_client(discover))
-    assert result.url == "https://ap.example/as4" and asked == [PARTICIPANT]
+    result = await lookup(rig.make_client(Discover()))
+    assert result.url == "https://ap.example/as4" and asked == [(PARTICIPANT_ID, TEST)]
 
 
 # --- permanent refusals ------------------------------------------------------------------------
@@ -331,7 +382,9 @@ async def test_untrusted_signer_is_permanent(
     rig: Rig, rogue: Signer, ap_cert: x509.Certificate
 ) -> None:
     rig.smp.publish(registration(ap_cert), rogue)
-    await refused(lookup(rig.make_client()), permanent=True, match="trusted")
+    await refused(
+        lookup(rig.make_client()), permanent=True, match="trusted", problem=Problem.SMP_UNTRUSTED
+    )
 
 
 async def test_unknown_process_is_permanent(rig: Rig) -> None:
@@ -358,17 +411,13 @@ async def test_endpoint_not_yet_active_is_permanent(rig: Rig) -> None:
 
 
 async def test_expired_smp_certificate_is_permanent(
-    aiohttp_server: ServerFactory, ap_cert: x509.Certificate
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate
 ) -> None:
-    short = make_signer("SMP OLD", not_after=START - timedelta(days=1))
-    fake = FakeSmp()
-    fake.publish(registration(ap_cert), short)
-    server = await aiohttp_server(fake.app())
-    client = SmpLookupClient(str(server.make_url("/smp")), [short.cert], clock=FakeClock())
-    try:
-        await refused(lookup(client), permanent=True, match="not valid now")
-    finally:
-        await client.aclose()
+    short = pki.smp_ca.issue("SMP OLD", not_after=START - timedelta(days=1))
+    rig.smp.publish(registration(ap_cert), short)
+    await refused(
+        lookup(rig.make_client()), permanent=True, match="expired", problem=Problem.SMP_UNTRUSTED
+    )
 
 
 async def test_answer_for_another_participant_is_permanent(
@@ -421,7 +470,7 @@ async def test_a_redirect_is_followed_once(
     rig: Rig, smp: Signer, smp_two: Signer, second_smp: tuple[FakeSmp, str]
 ) -> None:
     fake_two, base_two = second_smp
-    uid = "C=BE,O=Fourcorner Test,CN=SMP TWO"
+    uid = "O=fourcorner,CN=SMP TWO"
     rig.smp.put(INVOICE, redirect_document(target_href(base_two), uid, smp))
     result = await lookup(rig.make_client())
     assert result.smp_certificate == smp_two.cert
@@ -442,10 +491,10 @@ async def test_a_second_redirect_is_not_followed(
 ) -> None:
     fake_two, base_two = second_smp
     href = target_href(base_two)
-    rig.smp.put(INVOICE, redirect_document(href, "CN=SMP TWO,O=Fourcorner Test,C=BE", smp))
+    rig.smp.put(INVOICE, redirect_document(href, "CN=SMP TWO,O=fourcorner", smp))
     fake_two.put(
         INVOICE,
-        redirect_document(target_href(rig.base_url), "CN=SMP ONE,O=Fourcorner Test,C=BE", smp_two),
+        redirect_document(target_href(rig.base_url), "CN=SMP ONE,O=fourcorner", smp_two),
     )
     await refused(lookup(rig.make_client()), permanent=True, match="redirected twice")
 
@@ -475,3 +524,141 @@ async def test_timeout_is_not_permanent(rig: Rig) -> None:
 async def test_bad_request_is_permanent(rig: Rig) -> None:
     rig.smp.status = 400
     await refused(lookup(rig.make_client()), permanent=True, match="400")
+
+
+# --- trust by certificate chain --------------------------------------------------------------
+
+
+async def test_a_signer_under_the_ap_ca_is_not_an_smp(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate
+) -> None:
+    """It chains to the trusted root, but not through the SMP CA."""
+    rig.smp.publish(registration(ap_cert), pki.ap_ca.issue("SMP ONE"))
+    await refused(
+        lookup(rig.make_client()), permanent=True, match="SMP CA", problem=Problem.SMP_UNTRUSTED
+    )
+
+
+async def test_any_signer_under_the_smp_ca_is_believed(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate
+) -> None:
+    """No pinning: a certificate the client has never seen, issued by the SMP CA."""
+    fresh = pki.smp_ca.issue("SMP NEVER SEEN")
+    rig.smp.publish(registration(ap_cert), fresh)
+    assert (await lookup(rig.make_client())).smp_certificate == fresh.cert
+
+
+@pytest.mark.parametrize(
+    ("issuer", "match"),
+    [
+        ("stranger", "not trusted|neither in the chain"),  # an unrelated root
+        ("smp_ca", "AP CA"),  # the network's root, but the wrong CA
+        ("expired", "expired"),
+    ],
+)
+async def test_an_endpoint_certificate_outside_the_ap_ca_is_refused(
+    rig: Rig, pki: Pki, smp: Signer, issuer: str, match: str
+) -> None:
+    if issuer == "expired":
+        cert = pki.ap_ca.issue("PBE000009", not_after=START - timedelta(days=1)).cert
+    else:
+        cert = getattr(pki, issuer).issue("PBE000009").cert
+    rig.smp.publish(registration(cert), smp)
+    error = await refused(
+        lookup(rig.make_client()), permanent=True, problem=Problem.ENDPOINT_UNTRUSTED
+    )
+    assert re.search(match, error.reason), error.reason
+
+
+@pytest.mark.parametrize(
+    ("url", "allow_http", "usable"),
+    [
+        ("http://ap.example/as4", False, False),
+        ("http://ap.example/as4", True, True),
+        ("http://127.0.0.1:9/as4", False, True),
+        ("http://[::1]:9/as4", False, True),
+        ("http://localhost:9/as4", False, True),
+        ("http://0.0.0.0:9/as4", False, True),  # this very host
+        ("http://10.0.0.1/as4", False, False),
+        ("http://127.0.0.1.example/as4", False, False),
+        ("https://ap.example/as4", False, True),
+    ],
+)
+async def test_access_points_are_reached_over_https(
+    rig: Rig, smp: Signer, ap_cert: x509.Certificate, url: str, allow_http: bool, usable: bool
+) -> None:
+    rig.smp.publish(registration(ap_cert, url=url), smp)
+    client = rig.make_client(allow_http=allow_http)
+    if usable:
+        assert (await lookup(client)).url == url
+    else:
+        await refused(lookup(client), permanent=True, match="https", problem=Problem.INSECURE)
+
+
+async def test_an_smp_on_plain_http_is_not_asked(rig: Rig) -> None:
+    client = rig.make_client("http://smp.example/smp")
+    await refused(lookup(client), permanent=True, match="https", problem=Problem.INSECURE)
+
+
+async def test_an_http_redirect_is_not_followed(aiohttp_server: ServerFactory, rig: Rig) -> None:
+    """An SMP on https could send the client to plain http with a 302; it is not followed."""
+    app = web.Application()
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPFound(rig.base_url + request.raw_path.removeprefix("/smp"))
+
+    app.router.add_get("/smp/{tail:.*}", moved)
+    server = await aiohttp_server(app)
+    await refused(
+        lookup(rig.make_client(str(server.make_url("/smp")))),
+        permanent=True,
+        match="302",
+        problem=Problem.NOT_REGISTERED,
+    )
+    assert rig.smp.requested == []
+
+
+# --- caching by the HTTP headers ---------------------------------------------------------------
+
+
+async def test_answers_are_reused_while_fresh(rig: Rig) -> None:
+    rig.smp.headers = {"Cache-Control": "public, max-age=60"}
+    client = rig.make_client()
+    await lookup(client)
+    await lookup(client)
+    assert len(rig.smp.requested) == 1
+    rig.clock.now = START + timedelta(seconds=61)
+    await lookup(client)
+    assert len(rig.smp.requested) == 2
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Cache-Control": "no-store, max-age=60"},
+        {"Cache-Control": "no-cache"},
+        {"Cache-Control": "max-age=60", "Age": "60"},
+        {"Expires": "Thu, 01 Jan 1970 00:00:00 GMT"},
+    ],
+)
+async def test_answers_not_to_be_kept_are_asked_again(rig: Rig, headers: dict[str, str]) -> None:
+    rig.smp.headers = headers
+    client = rig.make_client()
+    await lookup(client)
+    await lookup(client)
+    assert len(rig.smp.requested) == 2
+
+
+async def test_a_cached_answer_is_verified_again(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate
+) -> None:
+    """Its signer expires while it is cached: the next use refuses it."""
+    short = pki.smp_ca.issue("SMP SHORT", not_after=START + timedelta(seconds=30))
+    rig.smp.publish(registration(ap_cert), short)
+    rig.smp.headers = {"Cache-Control": "max-age=3600"}
+    client = rig.make_client()
+    await lookup(client)
+    rig.clock.now = START + timedelta(seconds=31)
+    await refused(lookup(client), permanent=True, match="expired")
+    assert len(rig.smp.requested) == 1

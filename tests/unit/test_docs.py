@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 from domain.errors import catalogue
+from domain.transaction import TXE_CATALOGUE
 from entrypoints.config import Settings
 from entrypoints.http.openapi import status_of
 from entrypoints.http.routes import routes
@@ -24,6 +25,12 @@ def test_every_error_code_is_in_the_api_guide_with_its_status():
     text = (DOCS / "api.md").read_text()
     rows = dict(re.findall(r"^\| `(AT-\d{4})` \| (\d{3}) \|", text, re.M))
     assert rows == {error.code: str(status_of(error.kind)) for error in catalogue()}
+
+
+def test_every_transaction_error_is_in_the_api_guide_with_its_action():
+    text = (DOCS / "api.md").read_text()
+    rows = dict(re.findall(r"^\| `(TXE-\d{4})` \|[^|]*\| `([A-Z_]+)` \|", text, re.M))
+    assert rows == {failure.code: failure.action for failure in TXE_CATALOGUE}
 
 
 def test_every_endpoint_is_in_the_api_guide_with_its_role():

@@ -7,7 +7,9 @@ from adapters.smp.client import (
     SmpLookupClient,
     SmpLookupError,
 )
+from adapters.smp.errors import Problem
 from adapters.smp.signature import SignatureError, sign_enveloped, verify_enveloped
+from adapters.smp.trust import Trust
 from adapters.smp.xml import (
     MalformedDocument,
     ParsedEndpoint,
@@ -34,9 +36,11 @@ __all__ = [
     "ParsedMetadata",
     "ParsedProcess",
     "ParsedRedirect",
+    "Problem",
     "SignatureError",
     "SmpLookupClient",
     "SmpLookupError",
+    "Trust",
     "business_card",
     "parse_path_segment",
     "parse_service_group",

@@ -1,42 +1,53 @@
-"""Looks up a participant's endpoint in an SMP (SMP 1.x, signed ServiceMetadata) over aiohttp.
+"""Looks up a participant's endpoint in its SMP (SMP 1.x, signed ServiceMetadata) over aiohttp.
 
-The answer counts only if it is signed (enveloped XML-DSig) by one of the pinned SMP
-certificates, that certificate is currently valid, and the document names the participant
-(case-insensitively) and the document type (exactly) that were asked for. A Redirect is
-followed once; the target's signer must match the redirect's ``CertificateUID`` and must be
-pinned as well. Every failure is an ``SmpLookupError`` whose ``permanent`` says whether asking
-again later can help (network trouble, timeouts, 5xx) or not (404, bad signature, an answer
-larger than ``MAX_DOCUMENT_BYTES``, nothing registered for that process or transport profile,
-endpoint not active).
+The SMP is found by ``discovery`` (the network's SML by DNS, or one fixed SMP) for the
+environment asked about. Its answer counts only if it is signed (enveloped XML-DSig) by a
+certificate that chains to that environment's SMP CA and is valid now (``Trust``), and the
+document names the participant (case-insensitively) and the document type (exactly) that were
+asked for. A Redirect is followed once; the target's signer must match the redirect's
+``CertificateUID`` and pass the same checks. An endpoint is used only if it is active now, its
+address is https (plain http only to loopback, or when http peers are allowed) and the
+certificate it publishes chains to the environment's AP CA and is valid now: nothing is
+encrypted for any other.
+
+Every failure is an ``SmpLookupError`` whose ``problem`` says what kind it is; only
+``UNREACHABLE`` (network trouble, timeouts, 5xx) may go away by asking again later. Answers
+are cached as their HTTP caching headers allow (``AnswerCache``) and verified on every use.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
 import aiohttp
 import attrs
 from cryptography import x509
 from lxml import etree
+from multidict import CIMultiDict
 from yarl import URL
 
 from adapters.answer import AnswerTooLarge, read_capped
+from adapters.smp.cache import AnswerCache
+from adapters.smp.discovery import Discovery, FixedDiscovery
+from adapters.smp.errors import Problem, SmpLookupError
 from adapters.smp.signature import SignatureError, verify_enveloped
+from adapters.smp.trust import Trust, plain_http_refused
 from adapters.smp.xml import (
     MalformedDocument,
     ParsedEndpoint,
     ParsedMetadata,
+    parse_path_segment,
+    parse_service_group,
     parse_untrusted,
     path_segment,
     read_signed_service_metadata,
     split_identifier,
 )
 from domain.clock import utc
+from domain.infrastructure import Environment
 from domain.smp import PARTICIPANT_SCHEME
 
 DEFAULT_TRANSPORT_PROFILE = "peppol-transport-as4-v2_0"
@@ -51,19 +62,15 @@ _RETRYABLE_4XX = frozenset({408, 425, 429})
 
 Clock = Callable[[], datetime]
 SessionFactory = Callable[[], aiohttp.ClientSession]
-BaseUrlFor = Callable[[str], str | Awaitable[str]]
 
-
-class SmpLookupError(Exception):
-    """The lookup failed; ``permanent`` is False only when retrying later may succeed."""
-
-    def __init__(self, reason: str, permanent: bool) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-
-    def __repr__(self) -> str:
-        return f"SmpLookupError({self.reason!r}, permanent={self.permanent})"
+__all__ = [
+    "DEFAULT_TRANSPORT_PROFILE",
+    "LookupResult",
+    "Problem",
+    "SmpLookupClient",
+    "SmpLookupError",
+    "VerifiedMetadata",
+]
 
 
 @attrs.frozen
@@ -78,11 +85,23 @@ class LookupResult:
     smp_certificate: x509.Certificate  # the certificate that signed the answer
 
 
+@attrs.frozen
+class VerifiedMetadata:
+    """A ServiceMetadata whose signature and signer were checked, for the participant and
+    document type asked about."""
+
+    smp_url: str
+    metadata: ParsedMetadata
+    signer: x509.Certificate
+    environment: Environment
+
+
 def _system_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def _wire(value: str) -> str:
+def wire(value: str) -> str:
+    """The wire spelling of a transport profile or document scheme (``net`` → the network)."""
     return _WIRE_ALIASES.get(value, value)
 
 
@@ -96,32 +115,57 @@ def _normalise_dn(text: str) -> str:
     return ",".join(part.strip() for part in text.split(",")).casefold()
 
 
-class SmpLookupClient:
-    """Finds the endpoint for (participant, document type, process, transport profile).
+def published_certificate(endpoint: ParsedEndpoint) -> x509.Certificate | None:
+    """The certificate an endpoint publishes (base64 DER), or None when it cannot be read."""
+    try:
+        return x509.load_der_x509_certificate(base64.b64decode(endpoint.certificate, validate=True))
+    except (binascii.Error, ValueError):
+        return None
 
-    ``base_url_for`` is the SMP base URL, or a callable giving it for the ``participant`` as
-    passed to ``endpoint`` (it may be async, e.g. SML/NAPTR discovery; its exceptions
-    propagate unchanged). The aiohttp session is created on first use from
+
+def participant_of(participant: str) -> tuple[str, str]:
+    """``(scheme, value)``, lower-cased, of ``0088:…`` or ``scheme::value``."""
+    try:
+        scheme, value = (
+            split_identifier(participant)
+            if "::" in participant
+            else (PARTICIPANT_SCHEME, participant)
+        )
+    except ValueError as e:
+        raise SmpLookupError(
+            f"malformed participant identifier: {e}", Problem.NOT_REGISTERED
+        ) from e
+    return scheme.strip().lower(), value.strip().lower()
+
+
+class SmpLookupClient:
+    """Finds the endpoint for (participant, document type, process, transport profile) in an
+    environment.
+
+    ``discovery`` finds the SMP (a plain URL is one fixed SMP); ``trust`` holds each
+    environment's certificate checks. The aiohttp session is created on first use from
     ``session_factory`` and owned by the client: ``aclose()`` closes it.
     """
 
     def __init__(
         self,
-        base_url_for: BaseUrlFor | str,
-        trusted_certificates: Sequence[x509.Certificate],
+        discovery: Discovery | str,
+        trust: Mapping[Environment, Trust],
         *,
+        allow_http: bool = False,
         session_factory: SessionFactory | None = None,
         timeout: float = 10.0,
         clock: Clock | None = None,
+        cache: AnswerCache | None = None,
     ) -> None:
-        if not trusted_certificates:
-            raise ValueError("at least one trusted SMP certificate is needed")
-        self._base_url_for = base_url_for
-        self._trusted = tuple(trusted_certificates)
+        self._discovery = FixedDiscovery(discovery) if isinstance(discovery, str) else discovery
+        self._trust = dict(trust)
+        self._allow_http = allow_http
         self._timeout = timeout
         self._session_factory = session_factory or self._default_session
         self._session: aiohttp.ClientSession | None = None
         self._clock: Clock = clock or _system_clock
+        self.cache = cache if cache is not None else AnswerCache()
 
     def _default_session(self) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout))
@@ -134,15 +178,85 @@ class SmpLookupClient:
     def _now(self) -> datetime:
         return utc(self._clock())
 
-    async def _base_url(self, participant: str) -> str:
-        if isinstance(self._base_url_for, str):
-            return self._base_url_for
-        base = self._base_url_for(participant)
-        if inspect.isawaitable(base):
-            base = await base
-        return base
+    def _trust_of(self, environment: Environment) -> Trust:
+        trust = self._trust.get(environment)
+        if trust is None:
+            raise SmpLookupError(
+                f"no trust anchors are configured for {environment.value}", Problem.SMP_UNTRUSTED
+            )
+        return trust
 
     # --- the lookup ---------------------------------------------------------------------------
+
+    async def smp_url(self, participant: tuple[str, str], environment: Environment) -> str:
+        """The base URL of the participant's SMP (no trailing slash)."""
+        return (await self._discovery.smp_url(participant, environment)).rstrip("/")
+
+    async def document_types(
+        self, participant: str, environment: Environment
+    ) -> tuple[str, list[tuple[str, str]]]:
+        """The SMP's URL and the document types its ServiceGroup lists for ``participant``."""
+        wanted = participant_of(participant)
+        base = await self.smp_url(wanted, environment)
+        data = await self._fetch(f"{base}/{path_segment(*wanted)}", environment)
+        try:
+            hrefs = parse_service_group(data)
+        except MalformedDocument as e:
+            raise SmpLookupError(
+                f"the SMP's ServiceGroup cannot be read: {e}", Problem.SMP_UNTRUSTED
+            ) from e
+        found: list[tuple[str, str]] = []
+        for href in hrefs:
+            _, separator, segment = href.rpartition("/services/")
+            try:
+                document = parse_path_segment(segment) if separator else None
+            except ValueError:
+                document = None
+            if document is not None and document not in found:
+                found.append(document)
+        return base, found
+
+    async def metadata(
+        self, participant: str, document: tuple[str, str], environment: Environment
+    ) -> VerifiedMetadata:
+        """The verified ServiceMetadata of ``participant`` (``0088:…`` or ``scheme::value``) for
+        ``document`` (a ``(scheme, value)`` pair), a Redirect followed once."""
+        wanted_participant = participant_of(participant)
+        wanted_document = (wire(document[0]), document[1])
+        base = await self.smp_url(wanted_participant, environment)
+        url = (
+            f"{base}/{path_segment(*wanted_participant)}/services/{path_segment(*wanted_document)}"
+        )
+        metadata, signer = self._verified(await self._fetch(url, environment), environment)
+        if metadata.redirect is not None:
+            redirect = metadata.redirect
+            metadata, signer = self._verified(
+                await self._fetch(redirect.href, environment), environment
+            )
+            if metadata.redirect is not None:
+                raise SmpLookupError(
+                    "the SMP redirected twice; only one redirect is followed",
+                    Problem.SMP_UNTRUSTED,
+                )
+            if _normalise_dn(redirect.certificate_uid) not in _subject_forms(signer):
+                raise SmpLookupError(
+                    "the redirect target is signed by a certificate other than its "
+                    f"CertificateUID {redirect.certificate_uid!r}",
+                    Problem.SMP_UNTRUSTED,
+                )
+
+        participant_found = metadata.participant or ("", "")
+        if (participant_found[0].lower(), participant_found[1].lower()) != wanted_participant:
+            raise SmpLookupError(
+                f"the SMP answered for participant {'::'.join(participant_found)!r}",
+                Problem.SMP_UNTRUSTED,
+            )
+        if metadata.document != wanted_document:
+            raise SmpLookupError(
+                f"the SMP answered for document type {'::'.join(metadata.document or ())!r}",
+                Problem.SMP_UNTRUSTED,
+            )
+        return VerifiedMetadata(base, metadata, signer, environment)
 
     async def endpoint(
         self,
@@ -150,83 +264,73 @@ class SmpLookupClient:
         document: tuple[str, str],
         process: tuple[str, str],
         transport_profile: str = DEFAULT_TRANSPORT_PROFILE,
+        *,
+        environment: Environment,
     ) -> LookupResult:
         """The endpoint registered for ``participant`` (``0088:…`` or ``scheme::value``),
         ``document`` and ``process`` (``(scheme, value)`` pairs) with ``transport_profile``."""
-        try:
-            scheme, value = (
-                split_identifier(participant)
-                if "::" in participant
-                else (PARTICIPANT_SCHEME, participant)
-            )
-        except ValueError as e:
-            raise SmpLookupError(f"malformed participant identifier: {e}", True) from e
-        wanted_participant = (scheme.strip().lower(), value.strip().lower())
-        wanted_document = (_wire(document[0]), document[1])
-        profile = _wire(transport_profile)
-
-        base = (await self._base_url(participant)).rstrip("/")
-        url = (
-            f"{base}/{path_segment(*wanted_participant)}/services/{path_segment(*wanted_document)}"
-        )
-        metadata, signer = self._verified(await self._fetch(url))
-        if metadata.redirect is not None:
-            redirect = metadata.redirect
-            metadata, signer = self._verified(await self._fetch(redirect.href))
-            if metadata.redirect is not None:
-                raise SmpLookupError(
-                    "the SMP redirected twice; only one redirect is followed", True
-                )
-            if _normalise_dn(redirect.certificate_uid) not in _subject_forms(signer):
-                raise SmpLookupError(
-                    "the redirect target is signed by a certificate other than its "
-                    f"CertificateUID {redirect.certificate_uid!r}",
-                    True,
-                )
-
-        participant_found = metadata.participant or ("", "")
-        if (participant_found[0].lower(), participant_found[1].lower()) != wanted_participant:
-            raise SmpLookupError(
-                f"the SMP answered for participant {'::'.join(participant_found)!r}", True
-            )
-        if metadata.document != wanted_document:
-            raise SmpLookupError(
-                f"the SMP answered for document type {'::'.join(metadata.document or ())!r}",
-                True,
-            )
-        chosen = self._choose(metadata, (_wire(process[0]), process[1]), profile)
-        return self._result(chosen, signer)
+        verified = await self.metadata(participant, document, environment)
+        return self._choose(verified, (wire(process[0]), process[1]), wire(transport_profile))
 
     def _choose(
-        self, metadata: ParsedMetadata, process: tuple[str, str], profile: str
-    ) -> ParsedEndpoint:
-        processes = [p for p in metadata.processes if (p.scheme, p.value) == process]
+        self, verified: VerifiedMetadata, process: tuple[str, str], profile: str
+    ) -> LookupResult:
+        processes = [p for p in verified.metadata.processes if (p.scheme, p.value) == process]
         if not processes:
-            raise SmpLookupError(f"process {'::'.join(process)!r} is not registered", True)
+            raise SmpLookupError(
+                f"process {'::'.join(process)!r} is not registered", Problem.NOT_REGISTERED
+            )
         candidates = [e for p in processes for e in p.endpoints if e.transport_profile == profile]
         if not candidates:
-            raise SmpLookupError(f"no endpoint with transport profile {profile!r}", True)
-        now = self._now()
-        problem = ""
-        for candidate in candidates:
-            if candidate.activation is not None and now < candidate.activation:
-                problem = problem or f"the endpoint is active only from {candidate.activation}"
-            elif candidate.expiration is not None and now >= candidate.expiration:
-                problem = problem or f"the endpoint expired at {candidate.expiration}"
-            else:
-                return candidate
-        raise SmpLookupError(problem, True)
-
-    def _result(self, endpoint: ParsedEndpoint, signer: x509.Certificate) -> LookupResult:
-        parts = urlsplit(endpoint.address)
-        if parts.scheme not in ("https", "http") or not parts.netloc:
-            raise SmpLookupError(f"the endpoint address {endpoint.address!r} is not a URL", True)
-        try:
-            certificate = x509.load_der_x509_certificate(
-                base64.b64decode(endpoint.certificate, validate=True)
+            raise SmpLookupError(
+                f"no endpoint with transport profile {profile!r}", Problem.NOT_REGISTERED
             )
-        except (binascii.Error, ValueError) as e:
-            raise SmpLookupError("the endpoint certificate cannot be read", True) from e
+        first: SmpLookupError | None = None
+        for candidate in candidates:
+            try:
+                return self.usable(candidate, verified)
+            except SmpLookupError as e:
+                first = first or e
+        assert first is not None
+        raise first
+
+    def usable(self, endpoint: ParsedEndpoint, verified: VerifiedMetadata) -> LookupResult:
+        """``endpoint`` of ``verified``, if a document may be sent to it now: active, its
+        address allowed, its certificate trusted in the environment. Raises otherwise."""
+        now = self._now()
+        if endpoint.activation is not None and now < endpoint.activation:
+            raise SmpLookupError(
+                f"the endpoint is active only from {endpoint.activation}", Problem.NOT_REGISTERED
+            )
+        if endpoint.expiration is not None and now >= endpoint.expiration:
+            raise SmpLookupError(
+                f"the endpoint expired at {endpoint.expiration}", Problem.NOT_REGISTERED
+            )
+        try:
+            address = URL(endpoint.address, encoded=True)
+        except ValueError:
+            address = None
+        if address is None or address.scheme not in ("https", "http") or not address.host:
+            raise SmpLookupError(
+                f"the endpoint address {endpoint.address!r} is not a URL", Problem.NOT_REGISTERED
+            )
+        if plain_http_refused(address, allow_http=self._allow_http):
+            raise SmpLookupError(
+                f"the endpoint address {endpoint.address!r} is plain http; access points are "
+                "reached over https",
+                Problem.INSECURE,
+            )
+        certificate = published_certificate(endpoint)
+        if certificate is None:
+            raise SmpLookupError(
+                "the endpoint certificate cannot be read", Problem.ENDPOINT_UNTRUSTED
+            )
+        try:
+            self._trust_of(verified.environment).access_point(certificate, now)
+        except ValueError as e:
+            raise SmpLookupError(
+                f"the endpoint certificate is refused: {e}", Problem.ENDPOINT_UNTRUSTED
+            ) from None
         return LookupResult(
             url=endpoint.address,
             certificate=certificate,
@@ -235,32 +339,58 @@ class SmpLookupClient:
             expiration=endpoint.expiration,
             technical_contact_url=endpoint.technical_contact_url,
             description=endpoint.description,
-            smp_certificate=signer,
+            smp_certificate=verified.signer,
         )
 
     # --- fetching and verifying ---------------------------------------------------------------
 
-    def _verified(self, data: bytes) -> tuple[ParsedMetadata, x509.Certificate]:
+    def _verified(
+        self, data: bytes, environment: Environment
+    ) -> tuple[ParsedMetadata, x509.Certificate]:
         try:
             root: etree._Element = parse_untrusted(data)
-            signer = verify_enveloped(root, self._trusted)
+            signer = verify_enveloped(root, None)
             metadata = read_signed_service_metadata(root)
         except SignatureError as e:
-            raise SmpLookupError(f"the SMP signature is refused: {e.reason}", True) from e
+            raise SmpLookupError(
+                f"the SMP signature is refused: {e.reason}", Problem.SMP_UNTRUSTED
+            ) from e
         except MalformedDocument as e:
-            raise SmpLookupError(f"the SMP answer cannot be read: {e}", True) from e
-        now = self._now()
-        if not signer.not_valid_before_utc <= now <= signer.not_valid_after_utc:
-            raise SmpLookupError("the SMP signing certificate is not valid now", True)
+            raise SmpLookupError(
+                f"the SMP answer cannot be read: {e}", Problem.SMP_UNTRUSTED
+            ) from e
+        try:
+            self._trust_of(environment).smp(signer, self._now())
+        except ValueError as e:
+            raise SmpLookupError(
+                f"the SMP signing certificate is not trusted: {e}", Problem.SMP_UNTRUSTED
+            ) from None
         return metadata, signer
 
-    async def _fetch(self, url: str) -> bytes:
+    async def _fetch(self, url: str, environment: Environment) -> bytes:
+        """The answer at ``url``: from the cache while fresh, else over the network."""
         try:
             target = URL(url, encoded=True)
         except ValueError as e:
-            raise SmpLookupError(f"invalid SMP URL {url!r}", True) from e
+            raise SmpLookupError(f"invalid SMP URL {url!r}", Problem.NOT_REGISTERED) from e
         if target.scheme not in ("http", "https") or not target.host:
-            raise SmpLookupError(f"invalid SMP URL {url!r}", True)
+            raise SmpLookupError(f"invalid SMP URL {url!r}", Problem.NOT_REGISTERED)
+        if plain_http_refused(target, allow_http=self._allow_http):
+            raise SmpLookupError(
+                f"the SMP URL {url!r} is plain http; SMPs are reached over https",
+                Problem.INSECURE,
+            )
+        cached = self.cache.get(url, self._now())
+        if cached is not None:
+            return cached
+        headers: CIMultiDict[str] = CIMultiDict()
+        body = await self._get(target, url, environment, headers)
+        self.cache.put(url, body, headers, self._now())
+        return body
+
+    async def _get(
+        self, target: URL, url: str, environment: Environment, answer_headers: CIMultiDict[str]
+    ) -> bytes:
         if self._session is None or self._session.closed:
             self._session = self._session_factory()
         try:
@@ -268,21 +398,32 @@ class SmpLookupClient:
                 target,
                 headers={"Accept": "text/xml, application/xml"},
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
+                allow_redirects=False,  # a redirect could lead off https; SMPs answer directly
             ) as response:
                 status = response.status
+                answer_headers.update(response.headers)
                 if status in (404, 410):
-                    raise SmpLookupError("the participant or document type is not registered", True)
+                    raise SmpLookupError(
+                        f"receiver not registered in {environment.value}: the SMP answered "
+                        f"HTTP {status}",
+                        Problem.NOT_REGISTERED,
+                    )
                 if status != 200:
-                    permanent = 400 <= status < 500 and status not in _RETRYABLE_4XX
-                    raise SmpLookupError(f"the SMP answered HTTP {status}", permanent)
+                    transient = status >= 500 or status in _RETRYABLE_4XX
+                    raise SmpLookupError(
+                        f"the SMP answered HTTP {status}"
+                        + (" (HTTP redirects are not followed)" if status < 400 else ""),
+                        Problem.UNREACHABLE if transient else Problem.NOT_REGISTERED,
+                    )
                 return await read_capped(response, MAX_DOCUMENT_BYTES)
         except AnswerTooLarge as e:
-            raise SmpLookupError(f"the SMP answer is too large: {e}", True) from None
+            raise SmpLookupError(
+                f"the SMP answer is too large: {e}", Problem.SMP_UNTRUSTED
+            ) from None
         except aiohttp.InvalidURL as e:
-            raise SmpLookupError(f"invalid SMP URL {url!r}", True) from e
+            raise SmpLookupError(f"invalid SMP URL {url!r}", Problem.NOT_REGISTERED) from e
         except (aiohttp.ClientError, TimeoutError, OSError) as e:
-            raise SmpLookupError(f"the SMP cannot be reached: {e!r}", False) from e
+            raise SmpLookupError(f"the SMP cannot be reached: {e!r}", Problem.UNREACHABLE) from e
 
     def __repr__(self) -> str:
-        base = self._base_url_for if isinstance(self._base_url_for, str) else "<discovery>"
-        return f"SmpLookupClient(base_url_for={base!r})"
+        return f"SmpLookupClient(discovery={self._discovery!r})"

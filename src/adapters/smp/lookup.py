@@ -1,12 +1,36 @@
-"""The SMP lookup client behind the service's ``ParticipantLookup`` port."""
+"""The SMP lookup client behind the service's ``ParticipantLookup`` port.
+
+``endpoint`` is what a send uses; ``receiver`` answers "can they receive this?" through the
+same client calls (discovery, the verified ServiceMetadata, ``usable`` on each endpoint), so
+it reports exactly what a send would meet.
+"""
 
 from __future__ import annotations
 
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from adapters.smp.client import SmpLookupClient, SmpLookupError
-from application.ports import Endpoint, LookupFailed
+from adapters.smp.client import (
+    DEFAULT_TRANSPORT_PROFILE,
+    SmpLookupClient,
+    SmpLookupError,
+    published_certificate,
+)
+from adapters.smp.errors import Problem
+from application.ports import (
+    Endpoint,
+    LookupFailed,
+    LookupProblem,
+    PublishedEndpoint,
+    ReceiverLookup,
+)
 from domain.envelope import Identifier
+from domain.infrastructure import Environment
+
+_PROBLEMS = {problem: LookupProblem[problem.name] for problem in Problem}
+
+
+def _failed(error: SmpLookupError) -> LookupFailed:
+    return LookupFailed(error.reason, _PROBLEMS[error.problem])
 
 
 class SmpParticipantLookup:
@@ -14,7 +38,12 @@ class SmpParticipantLookup:
         self._client = client
 
     async def endpoint(
-        self, receiver: Identifier, document: Identifier, process: Identifier, profile: str
+        self,
+        receiver: Identifier,
+        document: Identifier,
+        process: Identifier,
+        profile: str,
+        environment: Environment,
     ) -> Endpoint:
         try:
             found = await self._client.endpoint(
@@ -22,14 +51,71 @@ class SmpParticipantLookup:
                 (document.scheme, document.value),
                 (process.scheme, process.value),
                 profile,
+                environment=environment,
             )
         except SmpLookupError as e:
-            untrusted = "signature" in e.reason or "trusted" in e.reason
-            raise LookupFailed(e.reason, permanent=e.permanent, untrusted=untrusted) from None
+            raise _failed(e) from None
         return Endpoint(
             url=found.url,
             certificate_der=found.certificate.public_bytes(Encoding.DER),
             transport_profile=found.transport_profile,
+        )
+
+    async def receiver(
+        self, receiver: Identifier, document: Identifier | None, environment: Environment
+    ) -> ReceiverLookup:
+        participant = f"{receiver.scheme}::{receiver.value}"
+        try:
+            smp_url, listed = await self._client.document_types(participant, environment)
+        except SmpLookupError as e:
+            if e.problem is Problem.UNREACHABLE:
+                raise _failed(e) from None
+            registered = e.problem is not Problem.NOT_REGISTERED
+            return ReceiverLookup(registered, None, (), (), False, e.reason)
+        types = tuple(f"{scheme}::{value}" for scheme, value in listed)
+        if document is None:
+            reason = None if types else "the SMP lists no document type for the receiver"
+            return ReceiverLookup(True, smp_url, types, (), bool(types), reason)
+        try:
+            verified = await self._client.metadata(
+                participant, (document.scheme, document.value), environment
+            )
+        except SmpLookupError as e:
+            if e.problem is Problem.UNREACHABLE:
+                raise _failed(e) from None
+            return ReceiverLookup(True, smp_url, types, (), False, e.reason)
+        published: list[PublishedEndpoint] = []
+        reason: str | None = None
+        can_receive = False
+        for process in verified.metadata.processes:
+            for endpoint in process.endpoints:
+                certificate = published_certificate(endpoint)
+                published.append(
+                    PublishedEndpoint(
+                        transport_profile=endpoint.transport_profile,
+                        url=endpoint.address,
+                        certificate_subject=certificate.subject.rfc4514_string()
+                        if certificate
+                        else "",
+                        valid_until=certificate.not_valid_after_utc if certificate else None,
+                    )
+                )
+                if endpoint.transport_profile != DEFAULT_TRANSPORT_PROFILE:
+                    continue
+                try:
+                    self._client.usable(endpoint, verified)
+                    can_receive = True
+                except SmpLookupError as e:
+                    reason = reason or e.reason
+        if not can_receive and reason is None:
+            reason = f"no endpoint with transport profile {DEFAULT_TRANSPORT_PROFILE!r}"
+        return ReceiverLookup(
+            True,
+            verified.smp_url,
+            types,
+            tuple(published),
+            can_receive,
+            None if can_receive else reason,
         )
 
     async def aclose(self) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import cattrs
 from dependency_injector.wiring import Provide
 
-from application import infrastructure, participants
+from application import infrastructure, participants, reachability
 from application.context import Context
+from application.ports import ParticipantLookup
 from entrypoints.http import views
 from entrypoints.http.handlers import page, uuid_list
 from entrypoints.http.routing import Reply, Req
@@ -183,3 +184,25 @@ async def set_supported(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
     )
     return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])
+
+
+# --- can they receive this? -----------------------------------------------------------------
+
+
+async def lookup_receiver(
+    req: Req,
+    ctx: Context = Provide["context"],
+    lookup: ParticipantLookup = Provide["participant_lookup"],
+    conv: cattrs.Converter = Provide["converter"],
+) -> Reply:
+    q = req.raw.query
+    found = await reachability.can_receive(
+        ctx,
+        lookup,
+        req.caller,
+        req.path_uuid("orgId"),
+        q.get("participantId"),
+        q.get("docTypeId") or None,
+        q.get("environment"),
+    )
+    return Reply(200, views.RECEIVER_LOOKUP.dump(conv, found))

@@ -85,6 +85,25 @@ _XML = {"type": "string", "description": "an XML document"}
 _AP = QueryParam(
     "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
 )
+_LOOKUP = (
+    QueryParam(
+        "participantId",
+        {"type": "string", "maxLength": 160},
+        required=True,
+        description="the participant, 0088:… (check digits are checked)",
+    ),
+    QueryParam(
+        "docTypeId",
+        {"type": "string", "maxLength": 600},
+        description="a document type, scheme::value or a catalogue id; without it, only "
+        "registration and the listed document types are looked up",
+    ),
+    QueryParam(
+        "environment",
+        {"type": "string", "enum": ["TEST", "PROD"]},
+        description="default: PROD where the organisation's mode allows it, else TEST",
+    ),
+)
 _ACCEPTED = {
     "type": "object",
     "properties": {"transactionId": {"type": "string"}, "transactionStatus": {"type": "string"}},
@@ -441,6 +460,19 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             M,
             "access points",
             response=Envelope(views.ACCESS_POINT),
+        ),
+        Route(
+            "GET",
+            "/orgs/{orgId}/lookup",
+            n.lookup_receiver,
+            "Can they receive this? What a send to the participant would meet: found through "
+            "the network's SML (or the fixed SMP), its SMP's signed answer, the endpoints "
+            "and whether one is usable now (the same checks as a send).",
+            M,
+            "participants",
+            response=views.RECEIVER_LOOKUP,
+            query=_LOOKUP,
+            errors=("AT-1001", "AT-1006", "AT-1501"),
         ),
         # certificates
         Route(

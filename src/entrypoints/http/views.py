@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import cattrs
 
+from application.ports import ReceiverLookup
 from domain.api_key import ApiKey
 from domain.infrastructure import AccessPoint, Certificate, Smp
 from domain.member import Member
@@ -128,3 +129,4 @@ NEW_WEBHOOK = attrs.evolve(
     extra={"secret": {"type": "string", "description": "whsec_... signing secret, shown once"}},
 )
 EVENT = View(Event, "WebhookEvent", tag="WEBHOOK_EVENT")
+RECEIVER_LOOKUP = View(ReceiverLookup, "ReceiverLookup")

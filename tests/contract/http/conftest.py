@@ -167,11 +167,13 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
         *,
         workers: bool = False,
         public: bool = False,
+        port: int | None = None,
         clock: Any = None,
         **extra: Any,
     ) -> Api:
-        """``public``: serve on a port known in advance, so the SMP and AP URLs it publishes
-        (FOURCORNER_PUBLIC_URL) point at this very server; ``clock``: the container's clock."""
+        """``public``: serve on a port known in advance (``port``, or a free one), so the SMP
+        and AP URLs it publishes (FOURCORNER_PUBLIC_URL) point at this very server; ``clock``:
+        the container's clock."""
         data = tmp_path / f"{backend}-{len(schemas)}"
         data.mkdir()
         shutil.copytree(shared_pki, data / "pki")
@@ -182,7 +184,7 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
             schemas.append(ctx)
         else:
             schemas.append(None)
-        port = free_port() if public else None
+        port = (port or free_port()) if public else None
         if port:
             extra["public_url"] = f"http://127.0.0.1:{port}"
         settings = settings_for(backend, data, schema, **extra)

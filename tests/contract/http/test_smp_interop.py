@@ -8,12 +8,17 @@ import shutil
 import pytest
 
 from adapters.memory.smp import InMemorySmpRegistrar
+from adapters.smp import Problem, Trust
 from adapters.smp.client import SmpLookupClient, SmpLookupError
 from domain.errors import ServiceUnavailable
+from domain.infrastructure import Environment
 from entrypoints.container import build_container, web_app
+from entrypoints.operator import issued_under
 
 from .conftest import Api, settings_for
 from .test_participants import ALICE, gln, participant, pki
+
+TEST = Environment.TEST
 
 
 async def test_the_lookup_client_reads_what_the_smp_serves(api):
@@ -31,33 +36,44 @@ async def test_the_lookup_client_reads_what_the_smp_serves(api):
     await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]})
 
     base = str(api.client.make_url("/smp"))
-    client = SmpLookupClient(base, [pki(api).smp_certificate])
+    client = SmpLookupClient(base, api.container.network_trust())
     try:
         found = await client.endpoint(
-            ident, (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+            ident, (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"]), environment=TEST
         )
         _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
         assert found.url == aps["items"][0]["apUrl"]
         assert found.certificate == pki(api).ap_certificate
         with pytest.raises(SmpLookupError) as e:
             await client.endpoint(
-                ident, (doc["scheme"], doc["value"]), ("cenbii-procid-ubl", "other")
+                ident,
+                (doc["scheme"], doc["value"]),
+                ("cenbii-procid-ubl", "other"),
+                environment=TEST,
             )
         assert e.value.permanent
         with pytest.raises(SmpLookupError) as e:
             await client.endpoint(
-                f"0088:{gln(41)}", (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+                f"0088:{gln(41)}",
+                (doc["scheme"], doc["value"]),
+                (proc["scheme"], proc["value"]),
+                environment=TEST,
             )
         assert e.value.permanent
     finally:
         await client.aclose()
-    untrusting = SmpLookupClient(base, [pki(api).ap_certificate])
+    # an SMP certificate is trusted only under the SMP CA: here, only under the AP CA
+    under_ap_ca = issued_under([pki(api).ap_ca], pki(api).trust_anchors, "SMP")
+    untrusting = SmpLookupClient(base, {TEST: Trust(smp=under_ap_ca, access_point=under_ap_ca)})
     try:
         with pytest.raises(SmpLookupError) as e:
             await untrusting.endpoint(
-                ident, (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
+                ident,
+                (doc["scheme"], doc["value"]),
+                (proc["scheme"], proc["value"]),
+                environment=TEST,
             )
-        assert e.value.permanent
+        assert e.value.problem is Problem.SMP_UNTRUSTED
     finally:
         await untrusting.aclose()
 
