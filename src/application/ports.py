@@ -159,10 +159,30 @@ class Refused:
     bad_receipt: bool = False
 
 
+@attrs.frozen
+class Prepared:
+    """An AS4 message built for one receiving access point, ready to send.
+
+    ``data`` is the whole signed and encrypted message in the transport's own form (what it
+    posts, and what it checks the answer against); the caller keeps it (in the blob store)
+    before the first attempt and hands it back to ``prepare`` for every retry, so each attempt
+    posts exactly the same bytes. That matters: a receiver answers a MessageId it has seen with
+    the receipt it stored, which acknowledges the digests of the first attempt only.
+    ``sender_party`` and ``receiver_party`` are the two access points' seat ids (their
+    certificates' CNs); ``reused`` says the kept message was taken as it was.
+    """
+
+    data: bytes = attrs.field(repr=False)
+    sender_party: str
+    receiver_party: str
+    reused: bool = False
+    opaque: Any = attrs.field(eq=False, repr=False, default=None)  # the adapter's parsed form
+
+
 class ApTransport(Protocol):
     """Sends one document to a receiving access point and reads its answer."""
 
-    async def send(
+    async def prepare(
         self,
         *,
         sbd: bytes,
@@ -170,7 +190,13 @@ class ApTransport(Protocol):
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
-    ) -> Delivered | Refused: ...
+        kept: bytes | None = None,
+    ) -> Prepared:
+        """The message to send: ``kept`` (an earlier attempt's ``Prepared.data``) when it was
+        built with ``message_id`` for ``endpoint``'s certificate, else a new one."""
+        ...
+
+    async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused: ...
 
 
 @attrs.frozen

@@ -54,6 +54,18 @@ def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:
     return f"{transaction_id.hex}-{kind.value.lower()}"
 
 
+def message_key(transaction_id: uuid.UUID) -> str:
+    """The AS4 message the sending worker keeps between the attempts of a send."""
+    return f"{transaction_id.hex}-as4-message"
+
+
+def working_keys(tx: Transaction) -> tuple[str, ...]:
+    """The blobs that sending ``tx`` keeps until it is finished: the AS4 message and, for a
+    message level status, its document. No artefact names them."""
+    keys = (message_key(tx.id),)
+    return (*keys, blob_key(tx.id, ArtefactType.MLS)) if tx.kind is Kind.MLS else keys
+
+
 def _check_catalogue(ctx: Context, envelope: Envelope) -> None:
     problems = []
     doc = ctx.catalogue.document_type_by_value(
