@@ -8,6 +8,7 @@ attempt posts the same bytes: a receiver that took an earlier attempt (whose ans
 or whose sender crashed) answers with the receipt it stored, and that receipt checks out.
 Receiving verifies, stores and answers with a signed receipt in one unit of work, so an
 acknowledged document is never lost and a replay is answered with the original receipt.
+Message level statuses that reach this service are matched to what was sent in ``mls``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from application import webhooks
+from application import mls, webhooks
 from application.access import Principal, authorise
 from application.collections import (
     ACCESS_POINTS,
@@ -413,7 +414,7 @@ async def receive(
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
         ):
-            await _take_mls(ctx, docs, inbound, envelope)
+            await mls.take(ctx, docs, ap, inbound, envelope)
             return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
@@ -637,69 +638,6 @@ def _mls_job(
         about=about.id,
         mls_response_code="AB",
     )
-
-
-async def _take_mls(
-    ctx: Context, docs: Documents, inbound: InboundDocument, envelope: Envelope
-) -> None:
-    try:
-        status: MessageLevelStatus = docs.envelopes.read_mls(inbound.sbd)
-    except DomainError as e:
-        raise As4Refusal(
-            "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
-        ) from None
-    async with ctx.uow() as uow:
-        original = await uow.repository(TRANSACTIONS).first(
-            docInstanceId=status.original_instance_id,
-            direction=Direction.TO_NETWORK,
-            kind=Kind.DOCUMENT,
-        )
-    if original is None:
-        raise As4Refusal(
-            "EBMS:0004", "Other", "PEPPOL:NOT_SERVICED (no such document)", inbound.message_id
-        )
-    now = ctx.clock()
-    key = f"{original.id.hex}-mls-{uuid.uuid4().hex[:8]}"
-    size = await docs.blobs.put(key, inbound.sbd)
-    async with ctx.uow() as uow:
-        current = await uow.repository(TRANSACTIONS).lock(original.id)
-        assert current is not None
-        updated = attrs.evolve(
-            current,
-            mls_response_code=status.response_code,
-            transaction_status=Status.REJECTED
-            if status.response_code == "RE"
-            else current.transaction_status,
-            service_error=txe.REJECTED_BY_RECEIVER.error(status.description)
-            if status.response_code == "RE"
-            else current.service_error,
-            last_modified_at=now,
-        )
-        await uow.repository(TRANSACTIONS).update(updated)
-        await uow.repository(ARTEFACTS).add(
-            Artefact(
-                ctx.new_id(),
-                original.id,
-                original.org_id,
-                ArtefactType.MLS,
-                "application/xml",
-                size,
-                key,
-                now,
-            )
-        )
-        await webhooks.raise_event(
-            ctx,
-            uow,
-            original.org_id,
-            events.MLS_RECEIVED,
-            {
-                "transactionId": str(original.id),
-                "mlsResponseCode": status.response_code,
-                "originalInstanceId": status.original_instance_id,
-            },
-        )
-        await uow.commit()
 
 
 async def confirm(
