@@ -4,6 +4,7 @@ directory. Storage is in ``storage``; identity in ``identity``."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,7 +77,9 @@ class WebhookSender(Protocol):
 
 class BlobStore(Protocol):
     """Document files and artefacts. ``put`` returns only once the bytes are durable, so a
-    committed record never names a blob that a crash lost."""
+    committed record never names a blob that a crash lost. The other way round, a crash
+    between ``put`` and the commit leaves a blob that nothing names: ``stored`` and
+    ``discard_incoming`` let a sweep find and remove those (``application.sweep``)."""
 
     def incoming(self) -> Path:
         """A fresh path for streaming an upload to, on the store's own file system."""
@@ -95,6 +98,17 @@ class BlobStore(Protocol):
         ...
 
     async def delete(self, key: str) -> None: ...
+
+    def stored(self, written_before: datetime) -> AsyncIterator[str]:
+        """The keys of the blobs last stored (``put`` or ``adopt``) before ``written_before``,
+        in no particular order; a blob stored or deleted while the listing runs may or may not
+        be in it."""
+        ...
+
+    async def discard_incoming(self, written_before: datetime) -> int:
+        """Remove the files at ``incoming()`` paths last written before ``written_before`` and
+        never adopted (uploads a crash or a lost client left behind); returns how many."""
+        ...
 
 
 class Envelopes(Protocol):

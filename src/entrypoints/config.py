@@ -74,6 +74,8 @@ class Settings:
     smp_lookup_url: str = ""
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
+    blob_sweep_grace_seconds: float = 3600.0
+    blob_sweep_interval_seconds: float = 600.0
 
     @property
     def database(self) -> str:
@@ -129,6 +131,11 @@ class Settings:
         self.sending_delays  # noqa: B018 - raises when malformed
         if not 0 <= self.mls_confirm_seconds <= 1200:
             raise ValueError("FOURCORNER_MLS_CONFIRM_SECONDS is between 0 and 1200")
+        if self.blob_sweep_grace_seconds < 1 or self.blob_sweep_interval_seconds <= 0:
+            raise ValueError(
+                "FOURCORNER_BLOB_SWEEP_GRACE_SECONDS is at least 1 and "
+                "FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS more than 0"
+            )
         if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
         if not 0 < self.port < 65536:

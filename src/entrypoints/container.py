@@ -40,6 +40,7 @@ from application.delivery import DeliverySettings, DeliveryWorker
 from application.exchange import Exchange, SendingWorker
 from application.ports import DirectoryPublisher
 from application.storage import Storage
+from application.sweep import BlobSweeper
 from application.transactions import Documents
 from application.webhooks import WebhookSettings
 from domain.envelope import seat_spid
@@ -94,6 +95,10 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
         confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
         lease=timedelta(seconds=settings.send_lease_seconds),
     )
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
 
 
 def _delivery_settings(settings: Settings) -> DeliverySettings:
@@ -230,6 +235,13 @@ class Container(containers.DeclarativeContainer):
         _exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
+    blob_sweeper = providers.Singleton(
+        BlobSweeper,
+        context,
+        blobs,
+        grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
+        interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
+    )
     sending_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
@@ -264,15 +276,16 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker]:
-    """The two workers, each woken by commits to its outbox (of any process that announces
-    them: PostgreSQL), so they need not wait for their next poll."""
+async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper]:
+    """The two outbox workers, each woken by commits to its outbox (of any process that
+    announces them: PostgreSQL), so they need not wait for their next poll; and the blob sweep,
+    which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
     deliverer = await resolve(container.delivery_worker)
     sender = await resolve(container.sending_worker)
     storage = await resolve(container.storage)
     storage.watch({DELIVERIES.name}, deliverer.wake)
     storage.watch({TRANSACTIONS.name}, sender.wake)
-    return deliverer, sender
+    return deliverer, sender, await resolve(container.blob_sweeper)
 
 
 def _provider(container: Container, name: str) -> Any:
@@ -293,7 +306,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        deliverer, sender = await _workers(container)
+        deliverer, sender, sweeper = await _workers(container)
         container.delivery_wake.override(providers.Object(deliverer.wake))
         container.sending_wake.override(providers.Object(sender.wake))
     provided = {
@@ -308,6 +321,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
         if workers:
             running.append(asyncio.create_task(deliverer.run(stop)))
             running.append(asyncio.create_task(sender.run(stop)))
+            running.append(asyncio.create_task(sweeper.run(stop)))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -324,7 +338,7 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        deliverer, sender = await _workers(container)
-        await asyncio.gather(deliverer.run(stop), sender.run(stop))
+        deliverer, sender, sweeper = await _workers(container)
+        await asyncio.gather(deliverer.run(stop), sender.run(stop), sweeper.run(stop))
     finally:
         await container.shutdown_resources()
