@@ -2,9 +2,13 @@
 from it (corner 3), with message level statuses back to the sender.
 
 Sending is a worker over the transactions outbox, like webhook delivery: claims hold a lease,
-a crashed worker's claim expires, and transient failures are retried with backoff. Receiving
-verifies, stores and answers with a signed receipt in one unit of work, so an acknowledged
-document is never lost and a replay is answered with the original receipt.
+a crashed worker's claim expires, and transient failures are retried with backoff. A send's
+AS4 message is built once and kept in the blob store until the send is finished, so every
+attempt posts the same bytes: a receiver that took an earlier attempt (whose answer was lost,
+or whose sender crashed) answers with the receipt it stored, and that receipt checks out.
+Receiving verifies, stores and answers with a signed receipt in one unit of work, so an
+acknowledged document is never lost and a replay is answered with the original receipt.
+Message level statuses that reach this service are matched to what was sent in ``mls``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from application import webhooks
+from application import mls, webhooks
 from application.access import Principal, authorise
 from application.collections import (
     ACCESS_POINTS,
@@ -44,7 +48,7 @@ from application.ports import (
 from application.publishing import wire_profile
 from application.sealed import CERTIFICATE_KEY
 from application.storage import Query, UnitOfWork
-from application.transactions import Documents, blob_key
+from application.transactions import Documents, blob_key, message_key, working_keys
 from domain import events
 from domain import transaction as txe
 from domain.clock import from_ns, iso_ns
@@ -238,13 +242,29 @@ class SendingWorker:
         except LookupFailed as e:
             await self._retry_or_fail(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
-        outcome = await self._x.transport.send(
+        kept_key = message_key(tx.id)
+        try:
+            kept: bytes | None = await self._docs.blobs.get(kept_key)
+        except (FileNotFoundError, KeyError):
+            kept = None
+        prepared = await self._x.transport.prepare(
             sbd=sbd,
             envelope=envelope,
             endpoint=endpoint,
             credentials=creds,
             message_id=f"{tx.id}@fourcorner",
+            kept=kept,
         )
+        # Kept before it is posted, so a retry (after a lost answer or a crash) posts the same
+        # bytes and the receiver's stored receipt for them checks out; the parties are recorded
+        # before it is posted too, so a message level status about it finds them.
+        if not prepared.reused:
+            await self._docs.blobs.put(kept_key, prepared.data)
+        if (tx.sender_sp, tx.receiver_sp) != (prepared.sender_party, prepared.receiver_party):
+            tx = await self._update(
+                tx, sender_sp=prepared.sender_party, receiver_sp=prepared.receiver_party
+            )
+        outcome = await self._x.transport.send(prepared, endpoint)
         if isinstance(outcome, Delivered):
             await self._finish(tx, receipt=outcome.receipt)
             return
@@ -298,21 +318,25 @@ class SendingWorker:
         attempts = tx.attempts + 1
         if kind.retryable and attempts < self._x.max_attempts:
             delay = self._x.retry_delays[min(attempts - 1, len(self._x.retry_delays) - 1)]
-            now = self._ctx.clock()
-            async with self._ctx.uow() as uow:
-                await uow.repository(TRANSACTIONS).update(
-                    attrs.evolve(
-                        tx,
-                        attempts=attempts,
-                        next_attempt_at=now + delay,
-                        lease_until=NO_LEASE,
-                        service_error=kind.error(detail),
-                        last_modified_at=now,
-                    )
-                )
-                await uow.commit()
+            await self._update(
+                tx,
+                attempts=attempts,
+                next_attempt_at=self._ctx.clock() + delay,
+                lease_until=NO_LEASE,
+                service_error=kind.error(detail),
+            )
             return
         await self._finish(attrs.evolve(tx, attempts=attempts), failure=kind.error(detail))
+
+    async def _update(self, tx: Transaction, **changes: Any) -> Transaction:
+        """Apply the sending worker's ``changes`` to the stored transaction, read under a lock:
+        what others wrote meanwhile (a message level status) stays."""
+        async with self._ctx.uow() as uow:
+            current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
+            updated = attrs.evolve(current, **changes, last_modified_at=self._ctx.clock())
+            await uow.repository(TRANSACTIONS).update(updated)
+            await uow.commit()
+        return updated
 
     async def _finish(
         self,
@@ -322,17 +346,23 @@ class SendingWorker:
         failure: txe.ServiceError | None = None,
     ) -> None:
         ctx, now = self._ctx, self._ctx.clock()
-        done = attrs.evolve(
-            tx,
-            transaction_status=Status.COMPLETED if failure is None else Status.FAILED,
-            service_error=failure,
-            lease_until=NO_LEASE,
-            last_modified_at=now,
-        )
         key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
         if receipt is not None:
             size = await self._docs.blobs.put(key, receipt)
         async with ctx.uow() as uow:
+            current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
+            done = attrs.evolve(
+                current,
+                transaction_status=Status.COMPLETED if failure is None else Status.FAILED,
+                service_error=failure,
+                attempts=tx.attempts,
+                lease_until=NO_LEASE,
+                last_modified_at=now,
+            )
+            if current.transaction_status is Status.REJECTED:  # its status arrived first
+                done = attrs.evolve(
+                    done, transaction_status=Status.REJECTED, service_error=current.service_error
+                )
             await uow.repository(TRANSACTIONS).update(done)
             if receipt is not None:
                 await uow.repository(ARTEFACTS).add(
@@ -353,6 +383,8 @@ class SendingWorker:
                 )
                 await webhooks.raise_event(ctx, uow, tx.org_id, name, record(done))
             await uow.commit()
+        for finished in working_keys(done):
+            await self._docs.blobs.delete(finished)
 
 
 # --- receiving (corner 3) -------------------------------------------------------------------
@@ -423,7 +455,7 @@ async def _receive(
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
         ):
-            await _take_mls(ctx, docs, inbound, envelope)
+            await mls.take(ctx, docs, ap, inbound, envelope)
             return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
@@ -647,71 +679,6 @@ def _mls_job(
         about=about.id,
         mls_response_code="AB",
     )
-
-
-async def _take_mls(
-    ctx: Context, docs: Documents, inbound: InboundDocument, envelope: Envelope
-) -> None:
-    try:
-        status: MessageLevelStatus = await asyncio.to_thread(
-            docs.envelopes.read_mls_file, inbound.sbd
-        )
-    except DomainError as e:
-        raise As4Refusal(
-            "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
-        ) from None
-    async with ctx.uow() as uow:
-        original = await uow.repository(TRANSACTIONS).first(
-            docInstanceId=status.original_instance_id,
-            direction=Direction.TO_NETWORK,
-            kind=Kind.DOCUMENT,
-        )
-    if original is None:
-        raise As4Refusal(
-            "EBMS:0004", "Other", "PEPPOL:NOT_SERVICED (no such document)", inbound.message_id
-        )
-    now = ctx.clock()
-    key = f"{original.id.hex}-mls-{uuid.uuid4().hex[:8]}"
-    size = await docs.blobs.adopt(key, inbound.sbd)
-    async with ctx.uow() as uow:
-        current = await uow.repository(TRANSACTIONS).lock(original.id)
-        assert current is not None
-        updated = attrs.evolve(
-            current,
-            mls_response_code=status.response_code,
-            transaction_status=Status.REJECTED
-            if status.response_code == "RE"
-            else current.transaction_status,
-            service_error=txe.REJECTED_BY_RECEIVER.error(status.description)
-            if status.response_code == "RE"
-            else current.service_error,
-            last_modified_at=now,
-        )
-        await uow.repository(TRANSACTIONS).update(updated)
-        await uow.repository(ARTEFACTS).add(
-            Artefact(
-                ctx.new_id(),
-                original.id,
-                original.org_id,
-                ArtefactType.MLS,
-                "application/xml",
-                size,
-                key,
-                now,
-            )
-        )
-        await webhooks.raise_event(
-            ctx,
-            uow,
-            original.org_id,
-            events.MLS_RECEIVED,
-            {
-                "transactionId": str(original.id),
-                "mlsResponseCode": status.response_code,
-                "originalInstanceId": status.original_instance_id,
-            },
-        )
-        await uow.commit()
 
 
 async def confirm(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -93,7 +94,9 @@ class WebhookSender(Protocol):
 
 class BlobStore(Protocol):
     """Document files and artefacts. ``put`` returns only once the bytes are durable, so a
-    committed record never names a blob that a crash lost."""
+    committed record never names a blob that a crash lost. The other way round, a crash
+    between ``put`` and the commit leaves a blob that nothing names: ``stored`` and
+    ``discard_incoming`` let a sweep find and remove those (``application.sweep``)."""
 
     def incoming(self) -> Path:
         """A fresh, empty file for streaming an upload to, on the store's own file system,
@@ -114,6 +117,17 @@ class BlobStore(Protocol):
         ...
 
     async def delete(self, key: str) -> None: ...
+
+    def stored(self, written_before: datetime) -> AsyncIterator[str]:
+        """The keys of the blobs last stored (``put`` or ``adopt``) before ``written_before``,
+        in no particular order; a blob stored or deleted while the listing runs may or may not
+        be in it."""
+        ...
+
+    async def discard_incoming(self, written_before: datetime) -> int:
+        """Remove the files at ``incoming()`` paths last written before ``written_before`` and
+        never adopted (uploads a crash or a lost client left behind); returns how many."""
+        ...
 
 
 class Envelopes(Protocol):
@@ -232,10 +246,30 @@ class Refused:
     bad_receipt: bool = False
 
 
+@attrs.frozen
+class Prepared:
+    """An AS4 message built for one receiving access point, ready to send.
+
+    ``data`` is the whole signed and encrypted message in the transport's own form (what it
+    posts, and what it checks the answer against); the caller keeps it (in the blob store)
+    before the first attempt and hands it back to ``prepare`` for every retry, so each attempt
+    posts exactly the same bytes. That matters: a receiver answers a MessageId it has seen with
+    the receipt it stored, which acknowledges the digests of the first attempt only.
+    ``sender_party`` and ``receiver_party`` are the two access points' seat ids (their
+    certificates' CNs); ``reused`` says the kept message was taken as it was.
+    """
+
+    data: bytes = attrs.field(repr=False)
+    sender_party: str
+    receiver_party: str
+    reused: bool = False
+    opaque: Any = attrs.field(eq=False, repr=False, default=None)  # the adapter's parsed form
+
+
 class ApTransport(Protocol):
     """Sends one document to a receiving access point and reads its answer."""
 
-    async def send(
+    async def prepare(
         self,
         *,
         sbd: bytes,
@@ -243,7 +277,13 @@ class ApTransport(Protocol):
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
-    ) -> Delivered | Refused: ...
+        kept: bytes | None = None,
+    ) -> Prepared:
+        """The message to send: ``kept`` (an earlier attempt's ``Prepared.data``) when it was
+        built with ``message_id`` for ``endpoint``'s certificate, else a new one."""
+        ...
+
+    async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused: ...
 
 
 @attrs.frozen

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 
@@ -20,13 +22,14 @@ from application.collections import (
     USERS,
 )
 from application.context import Context
-from application.listing import ListRequest, equals
+from application.listing import ListRequest, equals, one_of
 from application.ports import BlobStore, Envelopes
 from application.scoped import get_in_org, list_in_org, owned
-from application.storage import Page
+from application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
 from domain.clock import from_ns
 from domain.envelope import Envelope
 from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound
+from domain.filtering import Condition
 from domain.roles import Role
 from domain.transaction import (
     Artefact,
@@ -39,6 +42,7 @@ from domain.transaction import (
 )
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -51,7 +55,56 @@ class Documents:
 
 
 def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:
+    """The key of a transaction's blob. Every blob key begins with the 32 hex digits of the
+    transaction it belongs to and a dash (``transaction_of``): the blob sweep relies on it."""
     return f"{transaction_id.hex}-{kind.value.lower()}"
+
+
+def message_key(transaction_id: uuid.UUID) -> str:
+    """The AS4 message the sending worker keeps between the attempts of a send."""
+    return f"{transaction_id.hex}-as4-message"
+
+
+def working_keys(tx: Transaction) -> tuple[str, ...]:
+    """The blobs that sending ``tx`` keeps until it is finished: the AS4 message and, for a
+    message level status, its document. No artefact names them."""
+    keys = (message_key(tx.id),)
+    return (*keys, blob_key(tx.id, ArtefactType.MLS)) if tx.kind is Kind.MLS else keys
+
+
+def transaction_of(key: str) -> uuid.UUID | None:
+    """The transaction a blob key belongs to; None for a key this service does not make."""
+    if len(key) < 34 or key[32] != "-":
+        return None
+    try:
+        return uuid.UUID(hex=key[:32])
+    except ValueError:
+        return None
+
+
+async def blobs_in_use(uow: UnitOfWork, ids: Sequence[uuid.UUID]) -> set[str]:
+    """The keys of the blobs transactions ``ids`` use: those their artefacts name, and the
+    ``working_keys`` of those still to be sent."""
+    used: set[str] = set()
+    if not ids:
+        return used
+    for tx in await _every(uow, TRANSACTIONS, one_of(TRANSACTIONS, "id", ids)):
+        if tx.transaction_status in (Status.UNPROCESSED, Status.PROCESSING):
+            used.update(working_keys(tx))
+    for artefact in await _every(uow, ARTEFACTS, one_of(ARTEFACTS, "transactionId", ids)):
+        used.add(artefact.blob)
+    return used
+
+
+async def _every(uow: UnitOfWork, collection: Collection[T], where: Condition) -> list[T]:
+    found: list[T] = []
+    query = Query(where=(where,), limit=MAX_LIMIT)
+    while True:
+        page = await uow.repository(collection).list(query)
+        found.extend(page.items)
+        if page.next_cursor is None:
+            return found
+        query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
 
 
 def _check_catalogue(ctx: Context, envelope: Envelope) -> None:

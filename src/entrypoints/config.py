@@ -228,6 +228,8 @@ class Settings:
     auth_failure_limit: int = 10
     auth_failure_window: float = 60.0
     auth_failure_tracked: int = 100_000
+    blob_sweep_grace_seconds: float = 3600.0
+    blob_sweep_interval_seconds: float = 600.0
 
     @property
     def database(self) -> str:
@@ -400,6 +402,16 @@ class Settings:
             self.nameservers  # noqa: B018 - raises when malformed
         except ValueError as e:
             out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
+        need(
+            self.blob_sweep_grace_seconds >= 1,
+            f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={self.blob_sweep_grace_seconds:g} must be at "
+            "least 1 second",
+        )
+        need(
+            self.blob_sweep_interval_seconds > 0,
+            f"{PREFIX}BLOB_SWEEP_INTERVAL_SECONDS={self.blob_sweep_interval_seconds:g} must be "
+            "more than 0 seconds",
+        )
         for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
             value = getattr(self, name)
             need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")

@@ -41,6 +41,7 @@ from application.delivery import DeliverySettings, DeliveryWorker
 from application.exchange import Exchange, SendingWorker
 from application.ports import DirectoryPublisher
 from application.storage import Storage
+from application.sweep import BlobSweeper
 from application.transactions import Documents
 from application.webhooks import WebhookSettings
 from domain.envelope import seat_spid
@@ -107,6 +108,10 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
         confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
         lease=timedelta(seconds=settings.send_lease_seconds),
     )
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
 
 
 def _delivery_settings(settings: Settings) -> DeliverySettings:
@@ -254,6 +259,13 @@ class Container(containers.DeclarativeContainer):
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
+    blob_sweeper = providers.Singleton(
+        BlobSweeper,
+        context,
+        blobs,
+        grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
+        interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
+    )
     sending_wake = providers.Object(None)
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
@@ -295,15 +307,16 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker]:
-    """The two workers, each woken by commits to its outbox (of any process that announces
-    them: PostgreSQL), so they need not wait for their next poll."""
+async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper]:
+    """The two outbox workers, each woken by commits to its outbox (of any process that
+    announces them: PostgreSQL), so they need not wait for their next poll; and the blob sweep,
+    which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
     deliverer = await resolve(container.delivery_worker)
     sender = await resolve(container.sending_worker)
     storage = await resolve(container.storage)
     storage.watch({DELIVERIES.name}, deliverer.wake)
     storage.watch({TRANSACTIONS.name}, sender.wake)
-    return deliverer, sender
+    return deliverer, sender, await resolve(container.blob_sweeper)
 
 
 def _provider(container: Container, name: str) -> Any:
@@ -336,7 +349,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        deliverer, sender = await _workers(container)
+        deliverer, sender, sweeper = await _workers(container)
         container.delivery_wake.override(providers.Object(deliverer.wake))
         container.sending_wake.override(providers.Object(sender.wake))
     provided = {
@@ -351,6 +364,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
         if workers:
             running.append(asyncio.create_task(deliverer.run(stop)))
             running.append(asyncio.create_task(sender.run(stop)))
+            running.append(asyncio.create_task(sweeper.run(stop)))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -367,7 +381,7 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        deliverer, sender = await _workers(container)
-        await asyncio.gather(deliverer.run(stop), sender.run(stop))
+        deliverer, sender, sweeper = await _workers(container)
+        await asyncio.gather(deliverer.run(stop), sender.run(stop), sweeper.run(stop))
     finally:
         await container.shutdown_resources()

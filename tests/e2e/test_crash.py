@@ -1,11 +1,16 @@
 """kill -9 of the server in the middle of a burst of uploads: after a restart, every
-transaction that was acknowledged with 202 exists, and each document arrives exactly once."""
+transaction that was acknowledged with 202 exists and completes (none fails: a send the crash
+interrupted after the receiver took it is retried with the same message, and the receiver's
+stored receipt checks out), each document arrives exactly once, and the blob sweep removes the
+files the crash left with no record, and only those."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +30,7 @@ pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
 INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"
 BILLING = "cenbii-procid-ubl::urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
+SWEEP_GRACE = 10  # seconds: far longer than any write-then-commit step here
 
 
 def gln(n: int) -> str:
@@ -43,6 +49,8 @@ class Server:
             "FOURCORNER_PUBLIC_URL": self.base,
             "FOURCORNER_SEND_LEASE_SECONDS": "2",
             "FOURCORNER_SEND_RETRY_DELAYS": "0.2",
+            "FOURCORNER_BLOB_SWEEP_GRACE_SECONDS": str(SWEEP_GRACE),
+            "FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS": "1",
             "FOURCORNER_LOG_LEVEL": "warning",
         }
         self.proc: subprocess.Popen[bytes] | None = None
@@ -117,6 +125,15 @@ async def setup(
     return org["id"], aps["items"][0]["id"]
 
 
+def blob_files(data: Path) -> set[str]:
+    return {f.name for f in (data / "blobs").glob("??/*") if f.is_file()}
+
+
+def named_blobs(data: Path) -> set[str]:
+    with sqlite3.connect(data / "fourcorner.db") as db:
+        return {json.loads(data)["blob"] for (data,) in db.execute("SELECT data FROM artefacts")}
+
+
 async def test_acknowledged_uploads_survive_a_kill_and_arrive_exactly_once(tmp_path: Path) -> None:
     server = Server(tmp_path, free_port())
     server.start()
@@ -163,6 +180,7 @@ async def test_acknowledged_uploads_survive_a_kill_and_arrive_exactly_once(tmp_p
                     s, "GET", f"{server.base}/orgs/{a}/transactions/to_network?limit=500", ta
                 )
                 statuses = {t["id"]: t["transactionStatus"] for t in page["items"]}
+                assert "FAILED" not in statuses.values(), statuses
                 if all(statuses.get(t) == "COMPLETED" for t in acknowledged):
                     break
                 assert time.monotonic() < deadline, {
@@ -176,6 +194,17 @@ async def test_acknowledged_uploads_survive_a_kill_and_arrive_exactly_once(tmp_p
         received = [t["docInstanceId"] for t in got["items"]]
         assert len(received) == len(set(received))  # each document arrived once
         assert set(acknowledged.values()) <= set(received)
+        with sqlite3.connect(tmp_path / "fourcorner.db") as db:
+            (failures,) = db.execute(
+                "SELECT count(*) FROM events WHERE event_type = 'transaction.send_failed'"
+            ).fetchone()
+        assert failures == 0
+        # the sweep leaves exactly the files some record names
+        deadline = time.monotonic() + SWEEP_GRACE + 60
+        while (files := blob_files(tmp_path)) != (named := named_blobs(tmp_path)):
+            assert named <= files, named - files  # a file a record names was removed
+            assert time.monotonic() < deadline, files - named
+            await asyncio.sleep(0.5)
     finally:
         if server.proc is not None and server.proc.poll() is None:
             server.proc.terminate()

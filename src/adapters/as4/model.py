@@ -26,9 +26,9 @@ class OutboundMessage:
 
     ``references`` are the three signed references (Messaging, Body, payload) that the
     receipt's non-repudiation information must echo; keep them with the message to check the
-    receipt (``read_signal``), also after a restart. Building again with the same arguments and
-    payload gives the same references (the gzip stream and the ids are deterministic), so a
-    retry keeps its MessageId and digests.
+    receipt (``read_signal``), also after a restart. Building again gives other bytes and other
+    digests (the Timestamp is signed; the AES key and IV are random): a retry posts the message
+    of the first attempt, kept as ``adapters.as4.kept`` stores it.
     """
 
     content_type: str

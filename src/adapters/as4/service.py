@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from adapters.answer import AnswerTooLarge, read_capped, read_head
+from adapters.as4 import kept as kept_message
 from adapters.as4.errors import As4Error
 from adapters.as4.messages import (
     CertificateCheck,
@@ -37,6 +38,7 @@ from application.ports import (
     Delivered,
     Endpoint,
     InboundDocument,
+    Prepared,
     Refused,
 )
 from domain.envelope import Envelope, Identifier
@@ -145,7 +147,7 @@ class As4Transport:
             self._session = aiohttp.ClientSession(timeout=self._timeout)
         return self._session
 
-    async def send(
+    async def prepare(
         self,
         *,
         sbd: bytes,
@@ -153,7 +155,18 @@ class As4Transport:
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
-    ) -> Delivered | Refused:
+        kept: bytes | None = None,
+    ) -> Prepared:
+        """The kept message when it was built with ``message_id`` for this endpoint's
+        certificate (a retry posts the same bytes, see ``kept``), else a new one."""
+        found = kept_message.load(kept) if kept is not None else None
+        if (
+            kept is not None
+            and found is not None
+            and found.message.message_id == message_id
+            and found.receiver_certificate == endpoint.certificate_der
+        ):
+            return Prepared(kept, found.sender_party, found.receiver_party, True, found)
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
         receiver = x509.load_der_x509_certificate(endpoint.certificate_der)
         message = await asyncio.to_thread(
@@ -173,6 +186,21 @@ class As4Transport:
             sender_certificate=cert,
             receiver_certificate=receiver,
         )
+        built = kept_message.KeptMessage(
+            message, endpoint.certificate_der, common_name(cert) or "", common_name(receiver) or ""
+        )
+        data = await asyncio.to_thread(kept_message.dump, built)
+        return Prepared(data, built.sender_party, built.receiver_party, False, built)
+
+    async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused:
+        """POST a prepared message to ``endpoint.url`` and check the answer against it."""
+        built = prepared.opaque
+        if not isinstance(built, kept_message.KeptMessage):
+            built = kept_message.load(prepared.data)
+        if built is None:
+            return Refused("prepared", "not a message this transport prepared", retryable=False)
+        message, message_id = built.message, built.message.message_id
+        receiver = x509.load_der_x509_certificate(built.receiver_certificate)
         try:
             async with self._client().post(
                 endpoint.url, data=message.body, headers=message.http_headers

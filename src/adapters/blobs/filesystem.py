@@ -1,6 +1,11 @@
 """Blobs as files under ``<data dir>/blobs``: written to a temporary file, fsynced, then
 renamed into place, so a blob either exists whole or not at all. Folders are 0700 and files
-0600 (``adapters.private``): documents are for the service's user only."""
+0600 (``adapters.private``): documents are for the service's user only.
+
+A blob's modification time is when it was stored (``adopt`` sets it, from the store's clock):
+``stored`` lists blobs by it, for the sweep that removes those no record names. Uploads are
+streamed to ``incoming/`` first; ``discard_incoming`` removes the ones a crash left there.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +13,24 @@ import asyncio
 import os
 import re
 import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.private import create_file, make_dirs
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+_INCOMING = re.compile(r"[0-9a-f]{32}\.part")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 class FileBlobStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, clock: Callable[[], datetime] = _now) -> None:
         self._root = Path(root)
+        self._clock = clock
 
     def _file(self, key: str) -> Path:
         if not _KEY.fullmatch(key):
@@ -39,6 +52,8 @@ class FileBlobStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+        stored = self._clock().timestamp()
+        os.utime(incoming, (stored, stored))
         os.replace(incoming, target)
         _fsync_dir(target.parent)
         return target.stat().st_size
@@ -56,6 +71,50 @@ class FileBlobStore:
 
     async def delete(self, key: str) -> None:
         self._file(key).unlink(missing_ok=True)
+
+    async def stored(self, written_before: datetime) -> AsyncIterator[str]:
+        cutoff = written_before.timestamp()
+        folders = await asyncio.to_thread(self._folders)
+        for folder in folders:
+            for key in await asyncio.to_thread(_older, folder, cutoff, _KEY):
+                yield key
+
+    def _folders(self) -> list[Path]:
+        """The two-character folders blobs are spread over (``_file``)."""
+        try:
+            entries = list(os.scandir(self._root))
+        except FileNotFoundError:
+            return []
+        return sorted(
+            Path(e.path) for e in entries if len(e.name) == 2 and e.is_dir(follow_symlinks=False)
+        )
+
+    async def discard_incoming(self, written_before: datetime) -> int:
+        folder = self._root / "incoming"
+        stale = await asyncio.to_thread(_older, folder, written_before.timestamp(), _INCOMING)
+        for name in stale:
+            (folder / name).unlink(missing_ok=True)
+        return len(stale)
+
+
+def _older(folder: Path, cutoff: float, names: re.Pattern[str]) -> list[str]:
+    """The names of the regular files in ``folder`` matching ``names`` and last modified
+    before ``cutoff`` (seconds since the epoch)."""
+    found = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        if not names.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # removed meanwhile
+        if entry.is_file(follow_symlinks=False) and info.st_mtime < cutoff:
+            found.append(entry.name)
+    return found
 
 
 def _fsync_dir(folder: Path) -> None:

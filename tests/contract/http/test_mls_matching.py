@@ -1,0 +1,213 @@
+"""A message level status reaches only the sent document it is about: two organisations send
+documents with the same instance identifier, and neither gets the other's status; a status
+that could be about either, or comes from an access point the document never went to, is
+refused and changes nothing."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from cryptography import x509
+
+from adapters.as4 import build_user_message
+from adapters.pki import issue_leaf
+from adapters.sbdh import MLS_DOCUMENT_TYPE, MLS_PROCESS, mls_envelope, write_mls, write_sbd
+from application.collections import ACCESS_POINTS, PARTICIPANTS
+from domain.envelope import MessageLevelStatus, seat_spid, spid_participant
+from domain.infrastructure import OPERATOR_ORG_ID
+from entrypoints.container import resolve
+from sbd_factory import make_sbd
+
+from .conftest import BACKENDS
+from .test_as4_endpoint import error_code, pki
+from .test_participants import ALICE, BOB, gln
+from .test_transactions import _coro, inbox, receiving_participant, until
+
+__all__ = ["inbox"]
+
+
+async def send(api: Any, org: dict[str, Any], who: str, sbd: bytes) -> str:
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=who)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/transactions?ap={aps['items'][0]['id']}",
+        as_=who,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 202, body
+    return str(body["transactionId"])
+
+
+async def transaction(api: Any, org: dict[str, Any], who: str, tx_id: str) -> dict[str, Any]:
+    _, tx = await api.call("GET", f"/orgs/{org['id']}/transactions/{tx_id}", as_=who)
+    return dict(tx)
+
+
+async def completed(api: Any, org: dict[str, Any], who: str, tx_id: str) -> dict[str, Any]:
+    async def done() -> Any:
+        tx = await transaction(api, org, who, tx_id)
+        return tx if tx["transactionStatus"] in ("COMPLETED", "FAILED") else None
+
+    tx: dict[str, Any] = await until(done)
+    assert tx["transactionStatus"] == "COMPLETED", tx
+    return tx
+
+
+async def artefact_types(api: Any, org: dict[str, Any], who: str, tx_id: str) -> set[str]:
+    _, found = await api.call("GET", f"/orgs/{org['id']}/transactions/{tx_id}/artefacts", as_=who)
+    return {a["type"] for a in found["items"]}
+
+
+async def mls_path(api: Any) -> str:
+    """Where statuses reach this service: the access point serving ``0242:<SPID>``."""
+    ctx = await resolve(api.container.context)
+    ours = spid_participant(seat_spid(pki(api).seat_id)).value
+    async with ctx.uow() as uow:
+        p = await uow.repository(PARTICIPANTS).first(identifierKey=ours.lower())
+    return f"/as4/{OPERATOR_ORG_ID}/{p.ap_ref}"
+
+
+async def post_status(
+    api: Any,
+    code: str,
+    about: str,
+    *,
+    signer: tuple[Any, Any] | None = None,
+    path: str | None = None,
+    to_spid: str | None = None,
+) -> str | None:
+    """Send a status about instance identifier ``about`` to this service, as the access point
+    ``signer`` (default: this service's own, where the documents were delivered) to the
+    service provider ``to_spid`` (default: this one); the ebMS error it answers, or None for
+    a receipt."""
+    t = pki(api)
+    cert, key = signer or (t.ap_certificate, t.ap_key)
+    c3 = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
+    ours = spid_participant(seat_spid(t.seat_id))
+    now = datetime.now(UTC)
+    rejected = code == "RE"
+    status = MessageLevelStatus(
+        response_code=code,
+        original_instance_id=about,
+        id=str(uuid.uuid4()),
+        issued_at=now,
+        sender_spid=seat_spid(c3),
+        receiver_spid=to_spid or seat_spid(t.seat_id),
+        description="the totals do not add up" if rejected else "",
+        reasons=(("NA", "BV", "the totals do not add up"),) if rejected else (),
+    )
+    envelope = mls_envelope(
+        status, receiver=ours, instance_id=str(uuid.uuid4()), created_at=now, country_c1="SE"
+    )
+    msg = build_user_message(
+        payload=write_sbd(envelope, write_mls(status)),
+        message_id=f"{uuid.uuid4()}@test",
+        conversation_id=str(uuid.uuid4()),
+        timestamp=now,
+        from_party=c3,
+        to_party=t.seat_id,
+        service=MLS_PROCESS.value,
+        service_type=MLS_PROCESS.scheme,
+        action=str(MLS_DOCUMENT_TYPE),
+        original_sender=(envelope.sender.scheme, envelope.sender.value),
+        final_recipient=(ours.scheme, ours.value),
+        sender_key=key,
+        sender_certificate=cert,
+        receiver_certificate=t.ap_certificate,
+    )
+    path = path or await mls_path(api)
+    resp = await api.client.post(path, data=msg.body, headers=msg.http_headers)
+    assert resp.status == 200
+    return error_code(await resp.read())
+
+
+def statuses(box: Any) -> list[tuple[str, str, str]]:
+    return [
+        (e["orgId"], e["payload"]["transactionId"], e["payload"]["mlsResponseCode"])
+        for e in box.events
+        if e["eventType"] == "mls.received"
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_status_reaches_only_the_document_it_is_about(start_api, inbox, backend):
+    api = await start_api(
+        backend,
+        workers=True,
+        public=True,
+        webhook_allow_private_targets=True,
+        send_retry_delays="0.2",
+    )
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    pa, pb = f"0088:{gln(60)}", f"0088:{gln(61)}"
+    await receiving_participant(api, a, pa, ALICE)
+    await receiving_participant(api, b, pb, BOB)
+    for org, who in ((a, ALICE), (b, BOB)):
+        status, _ = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/webhooks",
+            as_=who,
+            json={"url": inbox.url, "events": ["mls.received"]},
+        )
+        assert status == 201
+    shared = str(uuid.uuid4())
+    # A sends first and asks for no positive status; B then sends a document with the same
+    # instance identifier and asks for one (ALWAYS_SEND): the AB that comes back is B's
+    tx_a = await send(api, a, ALICE, make_sbd(sender=pa, receiver=pb, instance_id=shared))
+    await completed(api, a, ALICE, tx_a)
+    tx_b = await send(
+        api,
+        b,
+        BOB,
+        make_sbd(sender=pb, receiver=pa, instance_id=shared, mls_type="ALWAYS_SEND"),
+    )
+    await completed(api, b, BOB, tx_b)
+    await until(lambda: _coro(statuses(inbox)))
+    assert statuses(inbox) == [(b["id"], tx_b, "AB")]
+    assert (await transaction(api, b, BOB, tx_b))["mlsResponseCode"] == "AB"
+    got_a = await transaction(api, a, ALICE, tx_a)
+    assert "mlsResponseCode" not in got_a and got_a["transactionStatus"] == "COMPLETED"
+    assert "MLS" in await artefact_types(api, b, BOB, tx_b)
+    assert "MLS" not in await artefact_types(api, a, ALICE, tx_a)
+    # a rejection about the shared identifier could be about either document: refused
+    assert "EBMS:0004" in (await post_status(api, "RE", shared) or "")
+    # a document only A sent: a status from an access point it never went to is refused, and
+    # so are a positive one it did not ask for, one for another service provider and one sent
+    # to an access point that does not take statuses; its own access point's rejection is taken
+    own = str(uuid.uuid4())
+    tx_own = await send(api, a, ALICE, make_sbd(sender=pa, receiver=pb, instance_id=own))
+    await completed(api, a, ALICE, tx_own)
+    t = pki(api)
+    now = datetime.now(UTC)
+    stranger = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        "POP000123",
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=1),
+        key=t.smp_key,
+    )
+    assert "EBMS:0004" in (await post_status(api, "RE", own, signer=stranger) or "")
+    assert "EBMS:0004" in (await post_status(api, "AB", own) or "")
+    assert "EBMS:0004" in (await post_status(api, "RE", own, to_spid="000999") or "")
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        operator_aps = await uow.repository(ACCESS_POINTS).all(orgId=OPERATOR_ORG_ID)
+    where = await mls_path(api)
+    (elsewhere,) = {urlsplit(x.ap_url).path for x in operator_aps} - {where}
+    assert "PEPPOL:NOT_SERVICED" in (await post_status(api, "RE", own, path=elsewhere) or "")
+    for tx_id, org, who in ((tx_a, a, ALICE), (tx_b, b, BOB), (tx_own, a, ALICE)):
+        assert (await transaction(api, org, who, tx_id))["transactionStatus"] == "COMPLETED"
+    assert await post_status(api, "RE", own) is None
+    rejected = await transaction(api, a, ALICE, tx_own)
+    assert rejected["transactionStatus"] == "REJECTED"
+    assert rejected["mlsResponseCode"] == "RE"
+    assert rejected["serviceError"]["code"] == "TXE-3001"
+    await until(lambda: _coro(len(statuses(inbox)) == 2))
+    assert statuses(inbox) == [(b["id"], tx_b, "AB"), (a["id"], tx_own, "RE")]

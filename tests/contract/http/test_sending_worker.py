@@ -1,0 +1,193 @@
+"""The sending worker against a scripted transport, on every storage backend: the message is
+kept and the parties recorded before the first post, a retry hands the kept message back (so
+the same bytes go out), the kept message goes once the send is finished, and what others
+wrote to the transaction meanwhile (a message level status) is not overwritten."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import attrs
+
+from application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
+from application.exchange import Exchange, SendingWorker
+from application.ports import Delivered, Endpoint, Prepared, Refused
+from application.transactions import message_key
+from domain.envelope import Identifier
+from domain.transaction import ArtefactType, Status, Transaction
+from entrypoints.container import resolve
+from sbd_factory import make_sbd
+
+from .test_participants import ALICE, gln
+from .test_transactions import receiving_participant
+
+PEER = "POP000777"
+
+
+class Lookup:
+    async def endpoint(
+        self, receiver: Identifier, document: Identifier, process: Identifier, profile: str
+    ) -> Endpoint:
+        return Endpoint("https://peer.invalid/as4", b"peer certificate", profile)
+
+
+class ScriptedTransport:
+    """Answers each post with the next of ``answers``; ``during`` runs while it posts."""
+
+    def __init__(self, ctx: Any, answers: list[Delivered | Refused], during: Any = None) -> None:
+        self.ctx, self.answers, self.during = ctx, answers, during
+        self.kept: list[bytes | None] = []
+        self.posted: list[bytes] = []
+        self.at_post: list[Transaction] = []
+
+    async def prepare(self, *, message_id: str, kept: bytes | None = None, **_: Any) -> Prepared:
+        self.kept.append(kept)
+        if kept is not None:
+            return Prepared(kept, "PFC000001", PEER, reused=True)
+        return Prepared(f"{message_id} {uuid.uuid4()}".encode(), "PFC000001", PEER)
+
+    async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused:
+        self.posted.append(prepared.data)
+        tx_id = uuid.UUID(prepared.data.decode().split("@", 1)[0])
+        async with self.ctx.uow() as uow:
+            self.at_post.append(await uow.repository(TRANSACTIONS).get(tx_id))
+        if self.during is not None:
+            await self.during(tx_id)
+        return self.answers.pop(0)
+
+
+async def setup(api: Any) -> tuple[Any, Any, uuid.UUID]:
+    a = await api.org(ALICE)
+    sender = f"0088:{gln(65)}"
+    await receiving_participant(api, a, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    ctx = await resolve(api.container.context)
+    docs = await resolve(api.container.documents)
+    return ctx, docs, await upload(api, a["id"], aps["items"][0]["id"], sender)
+
+
+async def upload(api: Any, org_id: str, ap_id: str, sender: str) -> uuid.UUID:
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org_id}/transactions?ap={ap_id}",
+        as_=ALICE,
+        data=make_sbd(sender=sender),
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 202, body
+    return uuid.UUID(body["transactionId"])
+
+
+async def reject(ctx: Any, tx_id: uuid.UUID) -> None:
+    """What a rejection (MLS RE) does to a sent transaction (``mls.take``)."""
+    async with ctx.uow() as uow:
+        tx = await uow.repository(TRANSACTIONS).lock(tx_id)
+        await uow.repository(TRANSACTIONS).update(
+            attrs.evolve(tx, transaction_status=Status.REJECTED, mls_response_code="RE")
+        )
+        await uow.commit()
+
+
+def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
+    exchange = Exchange(
+        lookup=Lookup(),
+        transport=transport,
+        reader=None,  # receiving is not exercised here
+        seat_id="PFC000001",
+        retry_delays=(timedelta(0),),
+    )
+    return SendingWorker(ctx, docs, exchange)
+
+
+async def stored(ctx: Any, tx_id: uuid.UUID) -> Transaction:
+    async with ctx.uow() as uow:
+        tx = await uow.repository(TRANSACTIONS).get(tx_id)
+    assert tx is not None
+    return tx
+
+
+async def kept(docs: Any, tx_id: uuid.UUID) -> bool:
+    try:
+        await docs.blobs.get(message_key(tx_id))
+    except (FileNotFoundError, KeyError):
+        return False
+    return True
+
+
+async def test_a_retry_sends_the_kept_message(api: Any) -> None:
+    ctx, docs, tx_id = await setup(api)
+    lost = Refused("connection: ServerDisconnectedError", "", retryable=True)
+    transport = ScriptedTransport(ctx, [lost, Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    sending = worker(ctx, docs, transport)
+    assert await sending.run_once() == 1
+    assert (await stored(ctx, tx_id)).attempts == 1 and await kept(docs, tx_id)
+    # the parties were recorded before the message was posted
+    assert (transport.at_post[0].sender_sp, transport.at_post[0].receiver_sp) == (
+        "PFC000001",
+        PEER,
+    )
+    assert await sending.run_once() == 1
+    assert transport.kept == [None, transport.posted[0]]
+    assert transport.posted[0] == transport.posted[1]
+    done = await stored(ctx, tx_id)
+    assert done.transaction_status is Status.COMPLETED and done.receiver_sp == PEER
+    assert not await kept(docs, tx_id)
+
+
+async def test_a_status_that_arrives_while_sending_is_kept(api: Any) -> None:
+    ctx, docs, tx_id = await setup(api)
+
+    async def rejected_meanwhile(tx_id: uuid.UUID) -> None:
+        await reject(ctx, tx_id)
+
+    transport = ScriptedTransport(
+        ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")], during=rejected_meanwhile
+    )
+    assert await worker(ctx, docs, transport).run_once() == 1
+    done = await stored(ctx, tx_id)
+    assert done.transaction_status is Status.REJECTED and done.mls_response_code == "RE"
+    assert done.receiver_sp == PEER
+    async with ctx.uow() as uow:
+        artefacts = await uow.repository(ARTEFACTS).all(transactionId=tx_id)
+        events = await uow.repository(EVENTS).all(eventType="transaction.sent")
+    assert ArtefactType.TRANSACTION_RECEIPT in {a.type for a in artefacts}
+    assert len(events) == 1
+
+
+async def test_a_rejection_racing_the_end_of_a_send_is_never_lost(api: Any) -> None:
+    """20 rounds: a rejection is written at a random moment after the document was posted,
+    while the worker records the receipt and finishes the send."""
+    ctx, docs, first = await setup(api)
+    async with ctx.uow() as uow:
+        sent = await uow.repository(TRANSACTIONS).get(first)
+    rng = random.Random(7)
+    racing: list[asyncio.Task[None]] = []
+    for round_ in range(20):
+        tx_id = first
+        if round_:
+            tx_id = await upload(api, str(sent.org_id), str(sent.ap_id), sent.sender_id)
+
+        async def later(tx_id: uuid.UUID) -> None:
+            for _ in range(rng.randrange(16)):
+                await asyncio.sleep(0)
+            await reject(ctx, tx_id)
+
+        async def posted(tx_id: uuid.UUID) -> None:
+            racing.append(asyncio.create_task(later(tx_id)))
+
+        receipt = Delivered(b"<receipt/>", f"{tx_id}@fourcorner")
+        transport = ScriptedTransport(ctx, [receipt], during=posted)
+        assert await worker(ctx, docs, transport).run_once() == 1
+        await asyncio.gather(*racing)
+        racing.clear()
+        done = await stored(ctx, tx_id)
+        assert (done.transaction_status, done.mls_response_code) == (Status.REJECTED, "RE"), round_
+        async with ctx.uow() as uow:
+            receipts = await uow.repository(ARTEFACTS).all(
+                transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
+            )
+        assert len(receipts) == 1, round_
