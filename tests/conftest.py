@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 import pg
+from adapters.validation import SaxonValidator
 
 
 @pytest.fixture(scope="session")
@@ -17,3 +18,11 @@ def postgres_url_and_schema() -> Iterator[tuple[str, str]]:
     skipped with the reason, or fails when ``CI=true``."""
     with pg.fresh_schema("fc_test") as schema:
         yield pg.URL, schema
+
+
+@pytest.fixture(scope="session")
+def validator() -> Iterator[SaxonValidator]:
+    """One ``SaxonValidator`` for the run: its worker processes compile the rules once."""
+    shared = SaxonValidator(workers=2)
+    yield shared
+    shared.pool.close()

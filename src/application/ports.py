@@ -1,5 +1,5 @@
 """Ports for the network side: SMP registration, certificate inspection, key sealing, the
-directory. Storage is in ``storage``; identity in ``identity``."""
+directory, document validation. Storage is in ``storage``; identity in ``identity``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import attrs
 from application.storage import UnitOfWork
 from domain.envelope import Envelope, Identifier, MessageLevelStatus
 from domain.smp import SmpRegistration
+from domain.validation import ValidationResult
 
 
 class SmpRegistrar(Protocol):
@@ -95,6 +96,18 @@ class BlobStore(Protocol):
         ...
 
     async def delete(self, key: str) -> None: ...
+
+
+class DocumentValidator(Protocol):
+    """Checks a business document against the published rules of its syntax.
+
+    ``document`` is the document's bytes or the path of a file holding them: a UBL or CII
+    document, or a whole SBD, whose payload is checked. Reading is hardened as for intake and
+    raises ``InvalidInput`` for a document that is not well-formed or hostile; a document to
+    which the rules do not apply is answered as not checked. Raises ``ServiceUnavailable`` when
+    the check could not run (it took too long, or its worker stopped)."""
+
+    async def validate(self, document: Path | bytes) -> ValidationResult: ...
 
 
 class Envelopes(Protocol):
