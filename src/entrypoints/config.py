@@ -74,6 +74,8 @@ class Settings:
     smp_lookup_url: str = ""
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
+    validation_workers: int = 0
+    validation_timeout: float = 300.0
 
     @property
     def database(self) -> str:
@@ -131,6 +133,10 @@ class Settings:
             raise ValueError("FOURCORNER_MLS_CONFIRM_SECONDS is between 0 and 1200")
         if not self.smp_prefix.startswith("/") or self.smp_prefix.endswith("/"):
             raise ValueError("FOURCORNER_SMP_PREFIX starts with / and does not end with one")
+        if self.validation_workers < 0:
+            raise ValueError("FOURCORNER_VALIDATION_WORKERS is 0 (one per core) or more")
+        if not self.validation_timeout > 0:
+            raise ValueError("FOURCORNER_VALIDATION_TIMEOUT is a number of seconds above 0")
         if not 0 < self.port < 65536:
             raise ValueError("FOURCORNER_PORT is a TCP port number")
         return self

@@ -32,6 +32,7 @@ from adapters.smp.lookup import SmpParticipantLookup
 from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
+from adapters.validation import SaxonValidator
 from adapters.webhooks import AiohttpWebhookSender
 from application import infrastructure
 from application.collections import DELIVERIES, TRANSACTIONS
@@ -208,6 +209,13 @@ class Container(containers.DeclarativeContainer):
         blobs=blobs,
         envelopes=providers.Singleton(SbdhEnvelopes),
         max_bytes=config.max_document_bytes,
+    )
+    # Worker processes run the rules; none starts before the first document.
+    validator = providers.Resource(
+        _closing,
+        providers.Singleton(
+            SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
+        ),
     )
     participant_lookup = providers.Resource(
         _closing,
