@@ -70,14 +70,19 @@ class _Handler:
         self.syntax: Syntax | None = None
         self.found: dict[str, str] = {}
         self._base = 1  # the depth of the business document's root element
+        self._deepest = 1 + _LONGEST  # below this depth no element matters
+        self._ids: dict[tuple[tuple[str, str], ...], str] = {}
         self._path: list[tuple[str, str]] = []  # from its child down, while it may lead to an id
 
     def start(self, element: etree._Element, depth: int) -> None:
+        if depth > self._deepest:
+            return
         name = etree.QName(element)
         pair = (name.namespace or "", name.localname)
         if depth == 1 and pair == (SH, SBD):
             self.in_sbd = True
             self._base = 2
+            self._deepest = 2 + _LONGEST
         elif depth == self._base:
             if self.in_sbd and pair == (SH, HEADER):
                 return
@@ -85,6 +90,7 @@ class _Handler:
                 raise InvalidInput.one(SBD, "holds more than one business document")
             self.root = pair
             self.syntax = BILLING.get(pair)
+            self._ids = _IDS[self.syntax] if self.syntax is not None else {}
         elif (
             self.syntax is not None
             and depth > self._base
@@ -93,8 +99,8 @@ class _Handler:
             self._path.append(pair)
 
     def end(self, element: etree._Element, depth: int) -> None:
-        if self.syntax is not None and self._path and len(self._path) == depth - self._base:
-            field = _IDS[self.syntax].get(tuple(self._path))
+        if self._path and len(self._path) == depth - self._base:
+            field = self._ids.get(tuple(self._path))
             if field is not None and field not in self.found:
                 self.found[field] = (element.text or "").strip()[:MAX_ID]
             self._path.pop()
