@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from adapters.validation import SaxonValidator
 from application.ports import DocumentValidator
 from domain.errors import InvalidInput, RulesFailed, ServiceUnavailable
 from domain.validation import Flag
+from entrypoints.config import Settings
 from sbd_factory import make_sbd
 from validation_cases import EXAMPLES, examples, mismatches, unit_cases
 
@@ -309,3 +311,19 @@ def test_the_worker_is_given_files_by_absolute_path(validator, tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     Path("doc.xml").write_bytes(BASE)
     assert asyncio.run(validator.validate(Path("doc.xml"))).valid
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("FOURCORNER_VALIDATION_WORKERS", "-1", "0 (one per core) or more"),
+        ("FOURCORNER_VALIDATION_TIMEOUT", "0", "above 0"),
+    ],
+)
+def test_validation_settings_are_checked(name, value, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        Settings.load({name: value, "FOURCORNER_DATABASE_URL": "memory://"})
+    loaded = Settings.load(
+        {"FOURCORNER_VALIDATION_WORKERS": "3", "FOURCORNER_DATABASE_URL": "memory://"}
+    )
+    assert (loaded.validation_workers, loaded.validation_timeout) == (3, 300.0)
