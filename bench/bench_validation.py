@@ -27,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
 from adapters.validation import SaxonValidator  # noqa: E402
 from adapters.validation.pool import cores  # noqa: E402
+from validation_cases import big_invoice  # noqa: E402
 
 RULES = ROOT / "src" / "adapters" / "validation" / "data"
 BASE = ROOT / "tests" / "data" / "validation" / "examples" / "base-example.xml"
@@ -86,33 +87,6 @@ once(files[1])
 print((hwm() - before) * 1024)
 """
 )
-
-
-def big_invoice(size: int) -> bytes:
-    """The base example with its two lines repeated to about ``size`` bytes, each pair
-    numbered anew and the document totals summed again: a valid invoice."""
-    text = BASE.read_text()
-    start = text.index("<cac:InvoiceLine>")
-    end = text.rindex("</cac:InvoiceLine>") + len("</cac:InvoiceLine>")
-    head, pair, tail = text[:start], text[start:end], text[end:]
-    count = max(1, (size - len(head) - len(tail)) // len(pair))
-    lines = [
-        pair.replace("<cbc:ID>1</cbc:ID>", f"<cbc:ID>{2 * n + 1}</cbc:ID>", 1).replace(
-            "<cbc:ID>2</cbc:ID>", f"<cbc:ID>{2 * n + 2}</cbc:ID>", 1
-        )
-        for n in range(count)
-    ]
-    net = Decimal(1300) * count  # each pair: 2800 - 1500
-    excluding = net + 25  # the document level charge
-    tax = excluding * Decimal("0.25")
-    for old, new in (
-        (">331.25<", f">{tax:.2f}<"),
-        (">1325<", f">{excluding}<"),
-        (">1300<", f">{net}<"),
-        (">1656.25<", f">{excluding + tax:.2f}<"),
-    ):
-        head = head.replace(old, new)
-    return (head + "".join(lines) + tail).encode()
 
 
 def _cpu_of(pid: int) -> float:

@@ -10,6 +10,7 @@ fragment: a bare ``Invoice`` holding only what the rule looks at.
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import attrs
@@ -84,3 +85,30 @@ def mismatches(case: Case, result: ValidationResult) -> list[str]:
 
 def examples() -> list[Path]:
     return sorted(EXAMPLES.glob("*.xml"))
+
+
+def big_invoice(size: int) -> bytes:
+    """The base example with its two lines repeated to about ``size`` bytes, each pair
+    numbered anew and the document totals summed again: a valid invoice."""
+    text = (EXAMPLES / "base-example.xml").read_text()
+    start = text.index("<cac:InvoiceLine>")
+    end = text.rindex("</cac:InvoiceLine>") + len("</cac:InvoiceLine>")
+    head, pair, tail = text[:start], text[start:end], text[end:]
+    count = max(1, (size - len(head) - len(tail)) // len(pair))
+    lines = [
+        pair.replace("<cbc:ID>1</cbc:ID>", f"<cbc:ID>{2 * n + 1}</cbc:ID>", 1).replace(
+            "<cbc:ID>2</cbc:ID>", f"<cbc:ID>{2 * n + 2}</cbc:ID>", 1
+        )
+        for n in range(count)
+    ]
+    net = Decimal(1300) * count  # each pair: 2800 - 1500
+    excluding = net + 25  # the document level charge
+    tax = excluding * Decimal("0.25")
+    for old, new in (
+        (">331.25<", f">{tax:.2f}<"),
+        (">1325<", f">{excluding}<"),
+        (">1300<", f">{net}<"),
+        (">1656.25<", f">{excluding + tax:.2f}<"),
+    ):
+        head = head.replace(old, new)
+    return (head + "".join(lines) + tail).encode()

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from domain.errors import InvalidInput, RulesFailed, ServiceUnavailable
 from domain.validation import Flag
 from entrypoints.config import Settings
 from sbd_factory import make_sbd
-from validation_cases import EXAMPLES, examples, mismatches, unit_cases
+from validation_cases import EXAMPLES, big_invoice, examples, mismatches, unit_cases
 
 CASES = unit_cases()
 BASE = (EXAMPLES / "base-example.xml").read_bytes()
@@ -327,3 +328,23 @@ def test_validation_settings_are_checked(name, value, problem):
         {"FOURCORNER_VALIDATION_WORKERS": "3", "FOURCORNER_DATABASE_URL": "memory://"}
     )
     assert (loaded.validation_workers, loaded.validation_timeout) == (3, 300.0)
+
+
+def _until_started(validator: SaxonValidator) -> None:
+    while not validator.pool.pids():
+        time.sleep(0.01)
+
+
+async def test_closing_answers_a_document_being_checked_at_once():
+    own = SaxonValidator(workers=1)
+    checking = asyncio.create_task(own.validate(big_invoice(4 * 2**20)))
+    await asyncio.to_thread(_until_started, own)
+    await own.aclose()
+    with pytest.raises(ServiceUnavailable):
+        await checking
+    assert own.pool.pids() == []
+
+
+async def test_a_large_invoice_is_valid(validator):
+    result = await validator.validate(big_invoice(2**20))
+    assert result.valid is True and result.errors == ()

@@ -24,7 +24,6 @@ from adapters.validation import worker
 from domain.errors import ServiceUnavailable
 
 _CONTEXT = multiprocessing.get_context("spawn")
-_STOP_GRACE = 2.0  # seconds a worker has to leave after its pipe closes
 _CLOSED = "the validator is shutting down"
 
 
@@ -59,11 +58,11 @@ class _Worker:
             raise _Stopped("the validation worker stopped while checking the document") from None
 
     def stop(self) -> None:
-        self.conn.close()
-        self.process.join(_STOP_GRACE)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
+        """Kill the process (it keeps no state); a thread waiting on its answer then reads the
+        end of the pipe at once. The pipe is left to that thread, or to the collector: closing
+        it here, under a thread that waits on it, would leave that thread waiting."""
+        self.process.kill()
+        self.process.join()
 
 
 class WorkerPool:
@@ -112,8 +111,7 @@ class WorkerPool:
         self._local.worker = None
         with self._lock:
             self._workers.discard(current)
-        current.process.kill()
-        current.process.join()
+        current.stop()
         current.conn.close()
 
     def pids(self) -> list[int]:
