@@ -104,8 +104,10 @@ class DocumentValidator(Protocol):
     ``document`` is the document's bytes or the path of a file holding them: a UBL or CII
     document, or a whole SBD, whose payload is checked. Reading is hardened as for intake and
     raises ``InvalidInput`` for a document that is not well-formed or hostile; a document to
-    which the rules do not apply is answered as not checked. Raises ``ServiceUnavailable`` when
-    the check could not run (it took too long, or its worker stopped)."""
+    which the rules do not apply is answered as not checked. Raises ``RulesFailed`` when the
+    rules raise an error on the document instead of a verdict (an amount that is not a
+    number), ``ServiceUnavailable`` when the check could not run (it took too long, or its
+    worker stopped)."""
 
     async def validate(self, document: Path | bytes) -> ValidationResult: ...
 
