@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import pg
+from adapters.validation import SaxonValidator
 
 pytest_plugins = ["dnsmasq"]  # the ``dnsmasq`` fixture: a real DNS server for discovery tests
 
@@ -63,3 +64,11 @@ def postgres_url_and_schema() -> Iterator[tuple[str, str]]:
     skipped with the reason, or fails when ``CI=true``."""
     with pg.fresh_schema("fc_test") as schema:
         yield pg.URL, schema
+
+
+@pytest.fixture(scope="session")
+def validator() -> Iterator[SaxonValidator]:
+    """One ``SaxonValidator`` for the run: its worker processes compile the rules once."""
+    shared = SaxonValidator(workers=2)
+    yield shared
+    shared.pool.close()

@@ -1,5 +1,5 @@
 """Ports for the network side: SMP registration, certificate inspection, key sealing, the
-directory. Storage is in ``storage``; identity in ``identity``."""
+directory, document validation. Storage is in ``storage``; identity in ``identity``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from application.storage import UnitOfWork
 from domain.envelope import Envelope, Identifier, MessageLevelStatus
 from domain.infrastructure import Environment
 from domain.smp import SmpRegistration
+from domain.validation import ValidationResult
 
 
 class SmpRegistrar(Protocol):
@@ -128,6 +129,20 @@ class BlobStore(Protocol):
         """Remove the files at ``incoming()`` paths last written before ``written_before`` and
         never adopted (uploads a crash or a lost client left behind); returns how many."""
         ...
+
+
+class DocumentValidator(Protocol):
+    """Checks a business document against the published rules of its syntax.
+
+    ``document`` is the document's bytes or the path of a file holding them: a UBL or CII
+    document, or a whole SBD, whose payload is checked. Reading is hardened as for intake and
+    raises ``InvalidInput`` for a document that is not well-formed or hostile; a document to
+    which the rules do not apply is answered as not checked. Raises ``RulesFailed`` when the
+    rules raise an error on the document instead of a verdict (an amount that is not a
+    number), ``ServiceUnavailable`` when the check could not run (it took too long, or its
+    worker stopped)."""
+
+    async def validate(self, document: Path | bytes) -> ValidationResult: ...
 
 
 class Envelopes(Protocol):

@@ -408,6 +408,19 @@ class ExpiryInPast(DomainError):
         return "The expiry time of an API key must lie in the future."
 
 
+@attrs.define(eq=False, slots=False)
+class RulesFailed(DomainError):
+    """The validation rules raised an error on the document instead of a verdict."""
+
+    code = "AT-1130"
+    kind = ErrorKind.RULE
+    title = "The validation rules could not be run on the document"
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"The validation rules could not be run on the document: {self.reason}."
+
+
 # --- 429 ------------------------------------------------------------------------------------
 
 

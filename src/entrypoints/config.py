@@ -230,6 +230,8 @@ class Settings:
     auth_failure_tracked: int = 100_000
     blob_sweep_grace_seconds: float = 3600.0
     blob_sweep_interval_seconds: float = 600.0
+    validation_workers: int = 0
+    validation_timeout: float = 300.0
 
     @property
     def database(self) -> str:
@@ -411,6 +413,15 @@ class Settings:
             self.blob_sweep_interval_seconds > 0,
             f"{PREFIX}BLOB_SWEEP_INTERVAL_SECONDS={self.blob_sweep_interval_seconds:g} must be "
             "more than 0 seconds",
+        )
+        need(
+            self.validation_workers >= 0,
+            f"{PREFIX}VALIDATION_WORKERS={self.validation_workers} must be 0 (one per core) "
+            "or more",
+        )
+        need(
+            self.validation_timeout > 0,
+            f"{PREFIX}VALIDATION_TIMEOUT={self.validation_timeout:g} must be more than 0 seconds",
         )
         for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
             value = getattr(self, name)

@@ -33,6 +33,7 @@ from adapters.smp.lookup import SmpParticipantLookup
 from adapters.smp.reader import SmpReader
 from adapters.smp.registrar import StoredSmpRegistrar
 from adapters.sqlite import SqliteStorage
+from adapters.validation import SaxonValidator
 from adapters.webhooks import AiohttpWebhookSender
 from application import certificate_keys, infrastructure, sealed
 from application.collections import DELIVERIES, TRANSACTIONS
@@ -235,6 +236,13 @@ class Container(containers.DeclarativeContainer):
     # trusts there, per environment.
     discovery = providers.Singleton(_discovery, settings)
     network_trust = providers.Singleton(operator.network_trust, settings)
+    # Worker processes run the rules; none starts before the first document.
+    validator = providers.Resource(
+        _closing,
+        providers.Singleton(
+            SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
+        ),
+    )
     participant_lookup = providers.Resource(
         _closing,
         providers.Singleton(

@@ -27,6 +27,7 @@ from entrypoints.http import metrics, views
 from entrypoints.http import network_handlers as n
 from entrypoints.http import smp_handlers as s
 from entrypoints.http import transaction_handlers as t
+from entrypoints.http import validation_handlers as v
 from entrypoints.http import webhook_handlers as w
 from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
 
@@ -828,6 +829,20 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             response=_XML,
             content_type="application/soap+xml",
             errors=("AT-1501",),
+        ),
+        # validation
+        Route(
+            "POST",
+            "/validation",
+            v.validate,
+            "Check a billing document (raw XML, or multipart part 'file'): a UBL Invoice or "
+            "CreditNote, a CII CrossIndustryInvoice, or an SBD holding one, against the EN 16931 "
+            "and BIS Billing 3.0 rules of its syntax; any other document is answered as not "
+            "checked.",
+            U,
+            "validation",
+            response=v.RESPONSE,
+            errors=("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1130", "AT-1500"),
         ),
         # webhooks
         Route(

@@ -35,9 +35,12 @@ XML_TYPES = ("application/xml", "text/xml")
 CHUNK = 256 * 1024
 
 
-async def _spool(request: web.Request, target: Path, limit: int) -> None:
+async def _spool(
+    request: web.Request, target: Path, limit: int, expected: str = "an SBD file"
+) -> None:
     """Stream the SBD of ``request`` (raw XML, or the ``file`` part of a multipart form) to
-    ``target``, refusing more than ``limit`` bytes without holding the body in memory."""
+    ``target``, refusing more than ``limit`` bytes without holding the body in memory.
+    ``expected`` names what the body should be, for the refusal of an empty one."""
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge(limit=limit)
     ctype = request.content_type
@@ -48,7 +51,7 @@ async def _spool(request: web.Request, target: Path, limit: int) -> None:
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
     if await _copy(stream, target, limit) == 0:
-        raise MalformedBody(reason="the body is empty; an SBD file is expected")
+        raise MalformedBody(reason=f"the body is empty; {expected} is expected")
 
 
 async def _copy(stream: StreamReader | BodyPartReader, target: Path, limit: int) -> int:

@@ -1,0 +1,246 @@
+"""Documents validated per second, and peak memory, next to the bare compiled pipeline.
+
+Run by hand: ``.venv/bin/python bench/bench_validation.py [--seconds S] [--rounds R]``.
+
+Throughput: the published ``base-example.xml`` and a 1 MiB invoice (the example's lines
+repeated, totals kept right: valid), one document at a time, through ``SaxonValidator``
+(the ``DocumentValidator`` port: a file path in, a ``ValidationResult`` out; the hardened
+parser, a worker process, the SVRL read into failed asserts) and through the bare pipeline in
+this process (saxonche alone: the two rule sets compiled with SchXslt, each document parsed from
+its file and both transforms run to a string), the two taken in turn ``--rounds`` times and the
+medians compared. "Per core" divides the documents by the CPU time they used in every process
+involved (ours: this process and the worker), which this shared machine's load does not
+inflate as it inflates wall time. The figure with every core's worker busy is printed too.
+
+Memory: the peak resident size a 10 MiB invoice adds, over the state after a first small
+document (rules compiled), of the worker and of this process, against 10 times the file; the
+bare pipeline's own peak, in a fresh process, is printed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+from adapters.validation import SaxonValidator  # noqa: E402
+from adapters.validation.pool import cores  # noqa: E402
+from validation_cases import big_invoice  # noqa: E402
+
+RULES = ROOT / "src" / "adapters" / "validation" / "data"
+BASE = ROOT / "tests" / "data" / "validation" / "examples" / "base-example.xml"
+PER_CORE_TARGET = 150.0  # base-example.xml documents per second per core
+RATIO_TARGET = 0.8
+MEMORY_TARGET = 10.0  # peak added memory, in times the file's size
+
+BARE = """
+import sys, time
+from saxonche import PySaxonProcessor
+rules, files, seconds = sys.argv[1], sys.argv[2].split(','), float(sys.argv[3])
+processor = PySaxonProcessor(license=False)
+compiler = processor.new_xslt30_processor()
+pipeline = compiler.compile_stylesheet(stylesheet_file=rules + '/schxslt/pipeline-for-svrl.xsl')
+pipeline.set_parameter('schxslt.svrl.compact', processor.make_boolean_value(True))
+compiled = [
+    compiler.compile_stylesheet(stylesheet_text=pipeline.transform_to_string(
+        source_file=rules + '/schematron/' + name))
+    for name in ('CEN-EN16931-UBL.sch', 'PEPPOL-EN16931-UBL.sch')
+]
+def once(path):
+    document = processor.parse_xml(xml_file_name=path)
+    return [rules.transform_to_string(xdm_node=document) for rules in compiled]
+"""
+
+BARE_RATE = (
+    BARE
+    + """
+for path in files:
+    once(path)
+    count, wall, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds or count < 3:
+        once(path)
+        count += 1
+    print(count, time.perf_counter() - wall, time.process_time() - cpu, flush=True)
+"""
+)
+
+BARE_MEMORY = (
+    BARE
+    + """
+def hwm():
+    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))
+def rss():
+    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS'))
+once(files[0])
+before = rss()
+open('/proc/self/clear_refs', 'w').write('5')
+once(files[1])
+print((hwm() - before) * 1024)
+"""
+)
+
+
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _status(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+async def ours(validator: SaxonValidator, path: Path, seconds: float) -> tuple[float, float]:
+    """(documents per second, documents per CPU second) one at a time."""
+    result = await validator.validate(path)
+    assert result.valid, result.errors
+    (pid,) = validator.pool.pids()
+    count, wall, cpu = 0, time.perf_counter(), time.process_time() + _cpu_of(pid)
+    while time.perf_counter() - wall < seconds or count < 3:
+        await validator.validate(path)
+        count += 1
+    return count / (time.perf_counter() - wall), count / (time.process_time() + _cpu_of(pid) - cpu)
+
+
+def bare(paths: list[Path], seconds: float) -> list[tuple[float, float]]:
+    done = subprocess.run(
+        [sys.executable, "-c", BARE_RATE, str(RULES), ",".join(map(str, paths)), str(seconds)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = []
+    for line in done.stdout.splitlines():
+        count, wall, cpu = line.split()
+        out.append((int(count) / float(wall), int(count) / float(cpu)))
+    return out
+
+
+async def all_cores(path: Path, seconds: float) -> float:
+    validator = SaxonValidator(workers=cores())
+    try:
+        await asyncio.gather(*(validator.validate(path) for _ in range(cores() * 2)))
+        count, wall = 0, time.perf_counter()
+
+        async def feed() -> None:
+            nonlocal count
+            while time.perf_counter() - wall < seconds:
+                await validator.validate(path)
+                count += 1
+
+        await asyncio.gather(*(feed() for _ in range(cores() * 2)))
+        return count / (time.perf_counter() - wall)
+    finally:
+        await validator.aclose()
+
+
+def _reset_peak(*pids: int) -> None:
+    for pid in pids:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+async def memory(small: Path, big: Path) -> tuple[int, int]:
+    """(bytes the worker's peak grew by, this process's)."""
+    validator = SaxonValidator(workers=1)
+    try:
+        await validator.validate(small)
+        (pid,) = validator.pool.pids()
+        worker, here = _status(pid, "VmRSS"), _status(os.getpid(), "VmRSS")
+        _reset_peak(pid, os.getpid())
+        result = await validator.validate(big)
+        assert result.valid, result.errors
+        return _status(pid, "VmHWM") - worker, _status(os.getpid(), "VmHWM") - here
+    finally:
+        await validator.aclose()
+
+
+def bare_memory(small: Path, big: Path) -> int:
+    """Bytes the bare pipeline's peak grew by, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", BARE_MEMORY, str(RULES), f"{small},{big}", "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.split()[-1])
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="ours and bare, taken in turn")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        one, ten = Path(tmp) / "1mib.xml", Path(tmp) / "10mib.xml"
+        one.write_bytes(big_invoice(2**20))
+        ten.write_bytes(big_invoice(10 * 2**20))
+        documents = [
+            ("base-example.xml", BASE),
+            (f"1 MiB invoice ({_mib(one.stat().st_size)})", one),
+        ]
+        validator = SaxonValidator(workers=1)
+        figures: dict[str, dict[str, list[float]]] = {n: {} for n, _ in documents}
+        try:
+            for _ in range(args.rounds):
+                for (name, _), (rate, per_core) in zip(
+                    documents, bare([p for _, p in documents], args.seconds), strict=True
+                ):
+                    figures[name].setdefault("bare", []).append(rate)
+                    figures[name].setdefault("bare/core", []).append(per_core)
+                for name, path in documents:
+                    rate, per_core = await ours(validator, path, args.seconds)
+                    figures[name].setdefault("ours", []).append(rate)
+                    figures[name].setdefault("ours/core", []).append(per_core)
+        finally:
+            await validator.aclose()
+        for name, got in figures.items():
+            med = {k: statistics.median(v) for k, v in got.items()}
+            print(
+                f"{name}: {med['ours']:,.1f} docs/s ({med['ours/core']:,.1f} per core), bare "
+                f"pipeline {med['bare']:,.1f} docs/s ({med['bare/core']:,.1f} per core): "
+                f"ratio {med['ours'] / med['bare']:.2f} (per core "
+                f"{med['ours/core'] / med['bare/core']:.2f}); rounds "
+                + ", ".join(
+                    f"{o:,.1f}/{b:,.1f}" for o, b in zip(got["ours"], got["bare"], strict=True)
+                )
+            )
+        med = figures["base-example.xml"]
+        per_core = statistics.median(med["ours/core"])
+        ratio = statistics.median(med["ours"]) / statistics.median(med["bare"])
+        print(
+            f"target: >= {PER_CORE_TARGET:.0f} base-example docs/s per core "
+            f"({'meets' if per_core >= PER_CORE_TARGET else 'MISSES'} it), ratio >= "
+            f"{RATIO_TARGET} ({'meets' if ratio >= RATIO_TARGET else 'MISSES'} it)"
+        )
+        busy = await all_cores(BASE, args.seconds)
+        print(f"base-example.xml with {cores()} workers busy: {busy:,.1f} docs/s")
+        worker, here = await memory(BASE, ten)
+        baseline = bare_memory(BASE, ten)
+        size = ten.stat().st_size
+        total = worker + here
+        print(
+            f"10 MiB invoice ({_mib(size)}): peak +{_mib(total)} ({total / size:.1f}x; worker "
+            f"+{_mib(worker)}, this process +{_mib(here)}); bare pipeline +{_mib(baseline)} "
+            f"({baseline / size:.1f}x)"
+        )
+        verdict = "meets" if total <= MEMORY_TARGET * size else "MISSES"
+        print(f"target: <= {MEMORY_TARGET:.0f}x the file ({verdict} it)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,137 @@
+"""Find the business document to check, reading untrusted bytes with intake's hardened parser.
+
+The whole input is parsed as a stream by ``adapters.sbdh.parser`` (no DOCTYPE, UTF-8 only,
+depth and size limits; every element is freed once it has ended), so memory stays bounded and
+a document that is not well-formed or hostile is refused before Saxon sees a byte. What is
+kept: the root element of the business document (the payload, in an SBD), and its
+customization and profile identifiers, which are reported with the result.
+"""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+from lxml import etree
+
+from adapters.sbdh.header import HEADER, SH
+from adapters.sbdh.parser import Parser, drop
+from adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
+from domain.errors import InvalidInput
+
+SBD = "StandardBusinessDocument"
+FIELD = "document"
+MAX_DEPTH = 64
+MAX_ID = 1024  # characters of a customization or profile identifier kept for the report
+FILE_CHUNK = 1024 * 1024
+
+# the identifiers' paths below the document's root element, by syntax
+_IDS: dict[Syntax, dict[tuple[tuple[str, str], ...], str]] = {
+    Syntax.UBL: {
+        ((CBC, "CustomizationID"),): "customization",
+        ((CBC, "ProfileID"),): "profile",
+    },
+    Syntax.CII: {
+        (
+            (RSM, "ExchangedDocumentContext"),
+            (RAM, "GuidelineSpecifiedDocumentContextParameter"),
+            (RAM, "ID"),
+        ): "customization",
+        (
+            (RSM, "ExchangedDocumentContext"),
+            (RAM, "BusinessProcessSpecifiedDocumentContextParameter"),
+            (RAM, "ID"),
+        ): "profile",
+    },
+}
+
+
+_LONGEST = max(len(path) for paths in _IDS.values() for path in paths)
+
+
+@attrs.frozen
+class Located:
+    """The business document: its root's namespace and local name, the syntax whose rules
+    apply (None: not a billing document), whether it is the payload of an SBD, and its
+    customization and profile identifiers (the first of each, stripped)."""
+
+    namespace: str
+    local: str
+    syntax: Syntax | None
+    in_sbd: bool
+    customization_id: str | None
+    profile_id: str | None
+
+
+class _Handler:
+    def __init__(self) -> None:
+        self.in_sbd = False
+        self.root: tuple[str, str] | None = None  # of the business document
+        self.syntax: Syntax | None = None
+        self.found: dict[str, str] = {}
+        self._base = 1  # the depth of the business document's root element
+        self._deepest = 1 + _LONGEST  # below this depth no element matters
+        self._ids: dict[tuple[tuple[str, str], ...], str] = {}
+        self._path: list[tuple[str, str]] = []  # from its child down, while it may lead to an id
+
+    def start(self, element: etree._Element, depth: int) -> None:
+        if depth > self._deepest:
+            return
+        name = etree.QName(element)
+        pair = (name.namespace or "", name.localname)
+        if depth == 1 and pair == (SH, SBD):
+            self.in_sbd = True
+            self._base = 2
+            self._deepest = 2 + _LONGEST
+        elif depth == self._base:
+            if self.in_sbd and pair == (SH, HEADER):
+                return
+            if self.root is not None:
+                raise InvalidInput.one(SBD, "holds more than one business document")
+            self.root = pair
+            self.syntax = BILLING.get(pair)
+            self._ids = _IDS[self.syntax] if self.syntax is not None else {}
+        elif (
+            self.syntax is not None
+            and depth > self._base
+            and len(self._path) == depth - self._base - 1 < _LONGEST
+        ):
+            self._path.append(pair)
+
+    def end(self, element: etree._Element, depth: int) -> None:
+        if self._path and len(self._path) == depth - self._base:
+            field = self._ids.get(tuple(self._path))
+            if field is not None and field not in self.found:
+                self.found[field] = (element.text or "").strip()[:MAX_ID]
+            self._path.pop()
+        if depth > 1:
+            drop(element)
+
+
+def _located(handler: _Handler) -> Located:
+    if handler.root is None:
+        raise InvalidInput.one(SBD, "holds no business document after the header")
+    namespace, local = handler.root
+    return Located(
+        namespace=namespace,
+        local=local,
+        syntax=handler.syntax,
+        in_sbd=handler.in_sbd,
+        customization_id=handler.found.get("customization"),
+        profile_id=handler.found.get("profile"),
+    )
+
+
+def locate(document: bytes | str | os.PathLike[str]) -> Located:
+    """The business document of ``document`` (bytes, or the path of a file), once the whole
+    input has been read; raises ``InvalidInput`` for anything intake's parser refuses."""
+    handler = _Handler()
+    parser = Parser(handler, field=FIELD, max_depth=MAX_DEPTH)
+    if isinstance(document, bytes):
+        parser.feed(document)
+    else:
+        with open(document, "rb") as file:
+            while chunk := file.read(FILE_CHUNK):
+                parser.feed(chunk)
+    parser.close()
+    return _located(handler)
