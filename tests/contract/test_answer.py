@@ -207,13 +207,15 @@ async def as4_send(pki: TestPki, url: str) -> Any:
     )
     transport = As4Transport(timeout=30, clock=lambda: datetime.now(UTC))
     try:
-        return await transport.send(
+        endpoint = Endpoint(url, der, "peppol-transport-as4-v2_0")
+        prepared = await transport.prepare(
             sbd=make_sbd(),
             envelope=make_envelope(),
-            endpoint=Endpoint(url, der, "peppol-transport-as4-v2_0"),
+            endpoint=endpoint,
             credentials=credentials,
             message_id="m-1@fourcorner",
         )
+        return await transport.send(prepared, endpoint)
     finally:
         await transport.aclose()
 

@@ -473,7 +473,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "participants",
             response=views.RECEIVER_LOOKUP,
             query=_LOOKUP,
-            errors=("AT-1001", "AT-1006", "AT-1501"),
+            errors=("AT-1001", "AT-1006", "AT-1502"),
         ),
         # certificates
         Route(

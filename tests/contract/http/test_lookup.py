@@ -342,13 +342,13 @@ async def test_lookup_is_503_when_the_smp_cannot_be_reached(start_api, dnsmasq: 
     api = await start_api("sqlite", smp_lookup_url=dead)
     a = await api.org(ALICE)
     status, body = await lookup(api, a, f"participantId=0088:{gln(350)}")
-    assert status == 503 and body["code"] == "AT-1501", body
+    assert status == 503 and body["code"] == "AT-1502", body
     dns_down = await start_api(
         "sqlite", discovery="sml", sml_zone_test=ZONE, dns_nameservers=dnsmasq.nameserver
     )
     b = await dns_down.org(ALICE)
     status, body = await lookup(dns_down, b, f"participantId=0088:{gln(351)}")
-    assert status == 503 and body["code"] == "AT-1501", body
+    assert status == 503 and body["code"] == "AT-1502", body
 
 
 def _q(text: str) -> str:

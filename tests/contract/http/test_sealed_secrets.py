@@ -24,7 +24,7 @@ from application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
 from domain.errors import SecretUnusable
 from domain.infrastructure import OPERATOR_ORG_ID, Environment, Service
 from entrypoints import cli
-from entrypoints.container import migrate_data, resolve
+from entrypoints.container import build_container, migrate_data, resolve
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS
@@ -304,7 +304,7 @@ async def test_fourcorner_migrate_runs_the_data_migration(start_api, backend):
     await tamper(
         api, WEBHOOKS, hooked["id"], sealed_secret=legacy_seal(api, hooked["secret"].encode())
     )
-    await cli._migrate(api.container.settings())
+    await cli._migrate(build_container(api.container.settings()))
     upgraded = await record(api, WEBHOOKS, hooked["id"])
     assert upgraded.sealed_secret.startswith("v2:")
     ctx = await resolve(api.container.context)

@@ -18,6 +18,7 @@ from application.exchange import Exchange, SendingWorker
 from application.ports import Delivered, Endpoint, Prepared, Refused
 from application.transactions import message_key
 from domain.envelope import Identifier
+from domain.infrastructure import Environment
 from domain.transaction import ArtefactType, Status, Transaction
 from entrypoints.container import resolve
 from sbd_factory import make_sbd
@@ -30,7 +31,12 @@ PEER = "POP000777"
 
 class Lookup:
     async def endpoint(
-        self, receiver: Identifier, document: Identifier, process: Identifier, profile: str
+        self,
+        receiver: Identifier,
+        document: Identifier,
+        process: Identifier,
+        profile: str,
+        environment: Environment,
     ) -> Endpoint:
         return Endpoint("https://peer.invalid/as4", b"peer certificate", profile)
 
