@@ -138,6 +138,7 @@ EVENTS: Collection[Event] = Collection(
     type=Event,
     columns={**webhook.EVENT_FILTERS, "orgId": _org_id()},
     filterable=frozenset(webhook.EVENT_FILTERS),
+    default_sort="-createdAt",  # newest first
 )
 
 DELIVERIES: Collection[Delivery] = Collection(
@@ -154,6 +155,7 @@ TRANSACTIONS: Collection[Transaction] = Collection(
     filterable=frozenset(transaction.FILTERS),
     search=("senderId", "receiverId", "docInstanceId"),
     unique=(("dedupKey",),),
+    default_sort="-createdAt",  # newest first
 )
 
 ARTEFACTS: Collection[Artefact] = Collection(

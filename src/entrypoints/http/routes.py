@@ -4,6 +4,17 @@ from this one list (the OpenAPI document and the tenant-isolation suite read it 
 from __future__ import annotations
 
 from application.api_keys import CreateApiKey
+from application.collections import (
+    ACCESS_POINTS,
+    API_KEYS,
+    CERTIFICATES,
+    EVENTS,
+    MEMBERS,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    TRANSACTIONS,
+    WEBHOOKS,
+)
 from application.infrastructure import (
     CreateAccessPoint,
     CreateCertificate,
@@ -28,7 +39,7 @@ from entrypoints.http import network_handlers as n
 from entrypoints.http import smp_handlers as s
 from entrypoints.http import transaction_handlers as t
 from entrypoints.http import webhook_handlers as w
-from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
+from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route, sorted_list
 
 _IDS = {
     "type": "object",
@@ -227,7 +238,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             S,
             "organisations",
             response=Envelope(views.ORGANISATION),
-            query=LIST_PARAMS,
+            query=sorted_list(ORGANISATIONS),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
@@ -314,7 +325,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "members",
             response=Envelope(views.MEMBER),
-            query=LIST_PARAMS,
+            query=sorted_list(MEMBERS),
         ),
         Route(
             "GET",
@@ -324,7 +335,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "members",
             response=Envelope(views.MEMBER),
-            query=LIST_PARAMS,
+            query=sorted_list(MEMBERS),
         ),
         Route(
             "POST",
@@ -411,7 +422,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "api keys",
             response=Envelope(views.API_KEY),
-            query=LIST_PARAMS,
+            query=sorted_list(API_KEYS),
         ),
         Route(
             "DELETE",
@@ -451,7 +462,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "certificates",
             response=Envelope(views.CERTIFICATE),
-            query=LIST_PARAMS,
+            query=sorted_list(CERTIFICATES),
         ),
         Route(
             "POST",
@@ -505,7 +516,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "access points",
             response=Envelope(views.ACCESS_POINT),
-            query=LIST_PARAMS,
+            query=sorted_list(ACCESS_POINTS),
         ),
         Route(
             "POST",
@@ -559,7 +570,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "participants",
             response=Envelope(views.PARTICIPANT),
-            query=LIST_PARAMS,
+            query=sorted_list(PARTICIPANTS),
         ),
         Route(
             "POST",
@@ -707,7 +718,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             M,
             "transactions",
             response=_TX_LIST,
-            query=LIST_PARAMS,
+            query=sorted_list(TRANSACTIONS),
         ),
         Route(
             "GET",
@@ -717,7 +728,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             M,
             "transactions",
             response=_TX_LIST,
-            query=LIST_PARAMS,
+            query=sorted_list(TRANSACTIONS),
         ),
         Route(
             "GET",
@@ -805,7 +816,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "webhooks",
             response=Envelope(views.WEBHOOK),
-            query=LIST_PARAMS,
+            query=sorted_list(WEBHOOKS),
         ),
         Route(
             "POST",
@@ -846,7 +857,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "webhooks",
             response=Envelope(views.EVENT),
-            query=LIST_PARAMS,
+            query=sorted_list(EVENTS),
         ),
         Route(
             "GET",
