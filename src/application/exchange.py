@@ -37,6 +37,7 @@ from application.ports import (
     Delivered,
     InboundDocument,
     LookupFailed,
+    LookupProblem,
     MessageReader,
     ParticipantLookup,
 )
@@ -65,6 +66,15 @@ from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, 
 from domain.webhook import NO_LEASE
 
 log = logging.getLogger("fourcorner.exchange")
+
+# Why a lookup failed → the TXE entry the transaction fails (or is retried) with: an SMP that
+# did not answer is retried, a receiver that is not there or does not take the document not.
+LOOKUP_FAILURES = {
+    LookupProblem.NOT_REGISTERED: txe.RECEIVER_NOT_FOUND,
+    LookupProblem.NOT_ACCEPTED: txe.DOCUMENT_NOT_ACCEPTED,
+    LookupProblem.UNREACHABLE: txe.SMP_UNREACHABLE,
+    LookupProblem.UNTRUSTED: txe.SMP_UNTRUSTED,
+}
 
 
 @attrs.frozen
@@ -221,12 +231,7 @@ class SendingWorker:
                 wire_profile(ctx.catalogue, tx.transport_profile),
             )
         except LookupFailed as e:
-            kind = (
-                txe.SMP_UNTRUSTED
-                if e.untrusted
-                else (txe.RECEIVER_NOT_FOUND if e.permanent else txe.SMP_UNREACHABLE)
-            )
-            await self._retry_or_fail(tx, kind, e.reason)
+            await self._retry_or_fail(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
         outcome = await self._x.transport.send(
             sbd=sbd,

@@ -3,6 +3,7 @@ directory. Storage is in ``storage``; identity in ``identity``."""
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -122,14 +123,40 @@ class Endpoint:
     transport_profile: str
 
 
-class LookupFailed(Exception):
-    """The receiver's endpoint could not be found; ``permanent`` if retrying cannot help."""
+class LookupProblem(enum.Enum):
+    """Why a receiver's endpoint could not be found."""
 
-    def __init__(self, reason: str, *, permanent: bool, untrusted: bool = False) -> None:
+    NOT_REGISTERED = "not registered"  # the network knows no such receiver
+    NOT_ACCEPTED = "not accepted"  # registered, but not for this document type and process
+    UNREACHABLE = "unreachable"  # the SMP did not answer (for now)
+    UNTRUSTED = "untrusted"  # the SMP's answer cannot be verified or used
+
+
+class LookupFailed(Exception):
+    """The receiver's endpoint could not be found; ``permanent`` if retrying cannot help.
+    ``problem`` says why; without it, it follows from ``untrusted`` and ``permanent``."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        permanent: bool,
+        untrusted: bool = False,
+        problem: LookupProblem | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.permanent = permanent
         self.untrusted = untrusted
+        self._problem = problem
+
+    @property
+    def problem(self) -> LookupProblem:
+        if self._problem is not None:
+            return self._problem
+        if self.untrusted:
+            return LookupProblem.UNTRUSTED
+        return LookupProblem.NOT_REGISTERED if self.permanent else LookupProblem.UNREACHABLE
 
 
 class ParticipantLookup(Protocol):

@@ -34,7 +34,13 @@ from adapters.smp import (
     sign_enveloped,
     signed_service_metadata,
 )
-from adapters.smp.client import MAX_DOCUMENT_BYTES
+from adapters.smp.client import (
+    MAX_DOCUMENT_BYTES,
+    NOT_ACCEPTED,
+    NOT_REGISTERED,
+    UNREACHABLE,
+    UNTRUSTED,
+)
 from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
@@ -172,7 +178,19 @@ class FakeSmp:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/smp/{participant}/services/{document}", self.service_metadata)
+        app.router.add_get("/smp/{participant}", self.service_group)
         return app
+
+    async def service_group(self, request: web.Request) -> web.Response:
+        """200 (an empty ServiceGroup) for a participant with any document, else 404."""
+        scheme, value = parse_path_segment(request.raw_path.split("?", 1)[0].split("/")[-1])
+        known = {participant for participant, _ in self.documents}
+        if (scheme.lower(), value.lower()) not in known:
+            return web.Response(status=404)
+        body = (
+            f'<ServiceGroup xmlns="{SMP_NS}"><ServiceMetadataReferenceCollection/></ServiceGroup>'
+        )
+        return web.Response(text=body, content_type="text/xml")
 
     async def service_metadata(self, request: web.Request) -> web.Response:
         if self.delay:
@@ -249,11 +267,12 @@ async def lookup(
 
 
 async def refused(
-    coroutine: Coroutine[Any, Any, Any], *, permanent: bool, match: str = ""
+    coroutine: Coroutine[Any, Any, Any], *, permanent: bool, match: str = "", kind: str = ""
 ) -> SmpLookupError:
     with pytest.raises(SmpLookupError, match=match) as caught:
         await coroutine
     assert caught.value.permanent is permanent, caught.value.reason
+    assert not kind or caught.value.kind == kind, caught.value
     return caught.value
 
 
@@ -316,7 +335,20 @@ async def test_unknown_participant_is_permanent(rig: Rig) -> None:
         lookup(rig.make_client(), participant="0088:0000000000000"),
         permanent=True,
         match="not registered",
+        kind=NOT_REGISTERED,
     )
+
+
+async def test_a_registered_participant_without_the_document_type_does_not_accept_it(
+    rig: Rig,
+) -> None:
+    other = ("busdox-docid-qns", "urn:example:not-registered::Order##x::2.1")
+    error = await refused(
+        lookup(rig.make_client(), document=other), permanent=True, kind=NOT_ACCEPTED
+    )
+    assert "not for this document type" in error.reason
+    # the ServiceGroup was asked only after the document type's metadata was not found
+    assert rig.smp.requested[-1][1] == other
 
 
 async def test_tampered_response_is_permanent(rig: Rig) -> None:
@@ -324,19 +356,21 @@ async def test_tampered_response_is_permanent(rig: Rig) -> None:
     rig.smp.documents[key] = rig.smp.documents[key].replace(
         b"https://ap.example/as4", b"https://ap.evil0/as4"
     )
-    await refused(lookup(rig.make_client()), permanent=True, match="signature")
+    await refused(lookup(rig.make_client()), permanent=True, match="signature", kind=UNTRUSTED)
 
 
 async def test_untrusted_signer_is_permanent(
     rig: Rig, rogue: Signer, ap_cert: x509.Certificate
 ) -> None:
     rig.smp.publish(registration(ap_cert), rogue)
-    await refused(lookup(rig.make_client()), permanent=True, match="trusted")
+    await refused(lookup(rig.make_client()), permanent=True, match="trusted", kind=UNTRUSTED)
 
 
 async def test_unknown_process_is_permanent(rig: Rig) -> None:
     other = ("cenbii-procid-ubl", "urn:fdc:peppol.eu:2017:poacc:selfbilling:01:1.0")
-    await refused(lookup(rig.make_client(), process=other), permanent=True, match="process")
+    await refused(
+        lookup(rig.make_client(), process=other), permanent=True, match="process", kind=NOT_ACCEPTED
+    )
 
 
 async def test_unknown_transport_profile_is_permanent(rig: Rig) -> None:
@@ -344,12 +378,13 @@ async def test_unknown_transport_profile_is_permanent(rig: Rig) -> None:
         lookup(rig.make_client(), transport_profile="peppol-transport-as2-v2_0"),
         permanent=True,
         match="transport profile",
+        kind=NOT_ACCEPTED,
     )
 
 
 async def test_expired_endpoint_is_permanent(rig: Rig) -> None:
     rig.clock.now = EXPIRATION + timedelta(seconds=1)
-    await refused(lookup(rig.make_client()), permanent=True, match="expired")
+    await refused(lookup(rig.make_client()), permanent=True, match="expired", kind=NOT_ACCEPTED)
 
 
 async def test_endpoint_not_yet_active_is_permanent(rig: Rig) -> None:
@@ -377,7 +412,7 @@ async def test_answer_for_another_participant_is_permanent(
     elsewhere = registration(ap_cert, "0088:1111111111111")
     data = signed_service_metadata(elsewhere, elsewhere.services[0], smp.key, smp.cert)
     rig.smp.put(INVOICE, data)
-    await refused(lookup(rig.make_client()), permanent=True, match="participant")
+    await refused(lookup(rig.make_client()), permanent=True, match="participant", kind=UNTRUSTED)
 
 
 async def test_answer_for_another_document_type_is_permanent(
@@ -390,7 +425,7 @@ async def test_answer_for_another_document_type_is_permanent(
 
 async def test_unreadable_answer_is_permanent(rig: Rig) -> None:
     rig.smp.put(INVOICE, b"<!DOCTYPE x [<!ENTITY a 'b'>]><x>&a;</x>")
-    await refused(lookup(rig.make_client()), permanent=True, match="cannot be read")
+    await refused(lookup(rig.make_client()), permanent=True, match="cannot be read", kind=UNTRUSTED)
 
 
 @pytest.mark.parametrize("chunked", [False, True])
@@ -458,18 +493,23 @@ async def test_server_down_is_not_permanent(rig: Rig) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     client = rig.make_client(f"http://127.0.0.1:{port}/smp")
-    await refused(lookup(client), permanent=False, match="cannot be reached")
+    await refused(lookup(client), permanent=False, match="cannot be reached", kind=UNREACHABLE)
 
 
 @pytest.mark.parametrize("status", [500, 503, 429])
 async def test_server_errors_are_not_permanent(rig: Rig, status: int) -> None:
     rig.smp.status = status
-    await refused(lookup(rig.make_client()), permanent=False, match=str(status))
+    await refused(lookup(rig.make_client()), permanent=False, match=str(status), kind=UNREACHABLE)
 
 
 async def test_timeout_is_not_permanent(rig: Rig) -> None:
     rig.smp.delay = 2.0
-    await refused(lookup(rig.make_client(timeout=0.2)), permanent=False, match="cannot be reached")
+    await refused(
+        lookup(rig.make_client(timeout=0.2)),
+        permanent=False,
+        match="cannot be reached",
+        kind=UNREACHABLE,
+    )
 
 
 async def test_bad_request_is_permanent(rig: Rig) -> None:

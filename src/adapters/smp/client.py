@@ -7,7 +7,12 @@ followed once; the target's signer must match the redirect's ``CertificateUID`` 
 pinned as well. Every failure is an ``SmpLookupError`` whose ``permanent`` says whether asking
 again later can help (network trouble, timeouts, 5xx) or not (404, bad signature, an answer
 larger than ``MAX_DOCUMENT_BYTES``, nothing registered for that process or transport profile,
-endpoint not active).
+endpoint not active), and whose ``kind`` says what went wrong: the receiver is not registered
+(``NOT_REGISTERED``: the SMP knows no such participant), is registered but not for this document
+type, process or transport profile (``NOT_ACCEPTED``), the SMP could not be reached or answered
+with an error (``UNREACHABLE``), or its answer cannot be verified or used (``UNTRUSTED``). A
+missing document type is told from a missing participant by asking for the participant's
+ServiceGroup, only when the document type's metadata is not found.
 """
 
 from __future__ import annotations
@@ -54,16 +59,24 @@ SessionFactory = Callable[[], aiohttp.ClientSession]
 BaseUrlFor = Callable[[str], str | Awaitable[str]]
 
 
-class SmpLookupError(Exception):
-    """The lookup failed; ``permanent`` is False only when retrying later may succeed."""
+NOT_REGISTERED = "not-registered"
+NOT_ACCEPTED = "not-accepted"
+UNREACHABLE = "unreachable"
+UNTRUSTED = "untrusted"
 
-    def __init__(self, reason: str, permanent: bool) -> None:
+
+class SmpLookupError(Exception):
+    """The lookup failed; ``permanent`` is False only when retrying later may succeed; ``kind``
+    is one of ``NOT_REGISTERED``, ``NOT_ACCEPTED``, ``UNREACHABLE``, ``UNTRUSTED``."""
+
+    def __init__(self, reason: str, permanent: bool, kind: str = UNTRUSTED) -> None:
         super().__init__(reason)
         self.reason = reason
         self.permanent = permanent
+        self.kind = kind
 
     def __repr__(self) -> str:
-        return f"SmpLookupError({self.reason!r}, permanent={self.permanent})"
+        return f"SmpLookupError({self.reason!r}, permanent={self.permanent}, kind={self.kind!r})"
 
 
 @attrs.frozen
@@ -160,7 +173,9 @@ class SmpLookupClient:
                 else (PARTICIPANT_SCHEME, participant)
             )
         except ValueError as e:
-            raise SmpLookupError(f"malformed participant identifier: {e}", True) from e
+            raise SmpLookupError(
+                f"malformed participant identifier: {e}", True, NOT_REGISTERED
+            ) from e
         wanted_participant = (scheme.strip().lower(), value.strip().lower())
         wanted_document = (_wire(document[0]), document[1])
         profile = _wire(transport_profile)
@@ -169,7 +184,13 @@ class SmpLookupClient:
         url = (
             f"{base}/{path_segment(*wanted_participant)}/services/{path_segment(*wanted_document)}"
         )
-        metadata, signer = self._verified(await self._fetch(url))
+        try:
+            answer = await self._fetch(url)
+        except SmpLookupError as e:
+            if e.kind == NOT_REGISTERED:  # the participant, or only this document type?
+                await self._registered(f"{base}/{path_segment(*wanted_participant)}", e)
+            raise
+        metadata, signer = self._verified(answer)
         if metadata.redirect is not None:
             redirect = metadata.redirect
             metadata, signer = self._verified(await self._fetch(redirect.href))
@@ -202,10 +223,14 @@ class SmpLookupClient:
     ) -> ParsedEndpoint:
         processes = [p for p in metadata.processes if (p.scheme, p.value) == process]
         if not processes:
-            raise SmpLookupError(f"process {'::'.join(process)!r} is not registered", True)
+            raise SmpLookupError(
+                f"process {'::'.join(process)!r} is not registered", True, NOT_ACCEPTED
+            )
         candidates = [e for p in processes for e in p.endpoints if e.transport_profile == profile]
         if not candidates:
-            raise SmpLookupError(f"no endpoint with transport profile {profile!r}", True)
+            raise SmpLookupError(
+                f"no endpoint with transport profile {profile!r}", True, NOT_ACCEPTED
+            )
         now = self._now()
         problem = ""
         for candidate in candidates:
@@ -215,7 +240,7 @@ class SmpLookupClient:
                 problem = problem or f"the endpoint expired at {candidate.expiration}"
             else:
                 return candidate
-        raise SmpLookupError(problem, True)
+        raise SmpLookupError(problem, True, NOT_ACCEPTED)
 
     def _result(self, endpoint: ParsedEndpoint, signer: x509.Certificate) -> LookupResult:
         parts = urlsplit(endpoint.address)
@@ -271,17 +296,33 @@ class SmpLookupClient:
             ) as response:
                 status = response.status
                 if status in (404, 410):
-                    raise SmpLookupError("the participant or document type is not registered", True)
+                    raise SmpLookupError(
+                        "the participant or document type is not registered", True, NOT_REGISTERED
+                    )
                 if status != 200:
                     permanent = 400 <= status < 500 and status not in _RETRYABLE_4XX
-                    raise SmpLookupError(f"the SMP answered HTTP {status}", permanent)
+                    raise SmpLookupError(f"the SMP answered HTTP {status}", permanent, UNREACHABLE)
                 return await read_capped(response, MAX_DOCUMENT_BYTES)
         except AnswerTooLarge as e:
             raise SmpLookupError(f"the SMP answer is too large: {e}", True) from None
         except aiohttp.InvalidURL as e:
             raise SmpLookupError(f"invalid SMP URL {url!r}", True) from e
         except (aiohttp.ClientError, TimeoutError, OSError) as e:
-            raise SmpLookupError(f"the SMP cannot be reached: {e!r}", False) from e
+            raise SmpLookupError(f"the SMP cannot be reached: {e!r}", False, UNREACHABLE) from e
+
+    async def _registered(self, service_group: str, missing: SmpLookupError) -> None:
+        """After the document type's metadata was not found (``missing``): raise that the
+        participant is registered, but not for this document type (``NOT_ACCEPTED``), when
+        its ServiceGroup exists; return when it does not (not registered at all)."""
+        try:
+            await self._fetch(service_group)
+        except SmpLookupError as e:
+            if e.kind == NOT_REGISTERED:
+                return
+            raise
+        raise SmpLookupError(
+            "the participant is registered, but not for this document type", True, NOT_ACCEPTED
+        ) from missing
 
     def __repr__(self) -> str:
         base = self._base_url_for if isinstance(self._base_url_for, str) else "<discovery>"

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.serialization import Encoding
 
+from adapters.smp import client
 from adapters.smp.client import SmpLookupClient, SmpLookupError
-from application.ports import Endpoint, LookupFailed
+from application.ports import Endpoint, LookupFailed, LookupProblem
 from domain.envelope import Identifier
+
+
+_PROBLEMS = {
+    client.NOT_REGISTERED: LookupProblem.NOT_REGISTERED,
+    client.NOT_ACCEPTED: LookupProblem.NOT_ACCEPTED,
+    client.UNREACHABLE: LookupProblem.UNREACHABLE,
+    client.UNTRUSTED: LookupProblem.UNTRUSTED,
+}
 
 
 class SmpParticipantLookup:
@@ -24,8 +33,13 @@ class SmpParticipantLookup:
                 profile,
             )
         except SmpLookupError as e:
-            untrusted = "signature" in e.reason or "trusted" in e.reason
-            raise LookupFailed(e.reason, permanent=e.permanent, untrusted=untrusted) from None
+            problem = _PROBLEMS[e.kind]
+            raise LookupFailed(
+                e.reason,
+                permanent=e.permanent,
+                untrusted=problem is LookupProblem.UNTRUSTED,
+                problem=problem,
+            ) from None
         return Endpoint(
             url=found.url,
             certificate_der=found.certificate.public_bytes(Encoding.DER),

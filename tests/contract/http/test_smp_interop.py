@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from adapters.memory.smp import InMemorySmpRegistrar
-from adapters.smp.client import SmpLookupClient, SmpLookupError
+from adapters.smp.client import NOT_ACCEPTED, NOT_REGISTERED, SmpLookupClient, SmpLookupError
 from domain.errors import ServiceUnavailable
 from entrypoints.container import build_container, web_app
 
@@ -43,12 +43,17 @@ async def test_the_lookup_client_reads_what_the_smp_serves(api):
             await client.endpoint(
                 ident, (doc["scheme"], doc["value"]), ("cenbii-procid-ubl", "other")
             )
-        assert e.value.permanent
+        assert e.value.permanent and e.value.kind == NOT_ACCEPTED
+        with pytest.raises(SmpLookupError) as e:
+            await client.endpoint(
+                ident, (doc["scheme"], doc["value"] + "x"), (proc["scheme"], proc["value"])
+            )
+        assert e.value.permanent and e.value.kind == NOT_ACCEPTED
         with pytest.raises(SmpLookupError) as e:
             await client.endpoint(
                 f"0088:{gln(41)}", (doc["scheme"], doc["value"]), (proc["scheme"], proc["value"])
             )
-        assert e.value.permanent
+        assert e.value.permanent and e.value.kind == NOT_REGISTERED
     finally:
         await client.aclose()
     untrusting = SmpLookupClient(base, [pki(api).ap_certificate])
