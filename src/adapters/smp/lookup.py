@@ -9,7 +9,6 @@ from adapters.smp.client import SmpLookupClient, SmpLookupError
 from application.ports import Endpoint, LookupFailed, LookupProblem
 from domain.envelope import Identifier
 
-
 _PROBLEMS = {
     client.NOT_REGISTERED: LookupProblem.NOT_REGISTERED,
     client.NOT_ACCEPTED: LookupProblem.NOT_ACCEPTED,
