@@ -7,6 +7,7 @@ from typing import Any
 from application.storage import Collection
 from domain import (
     api_key,
+    idempotency,
     infrastructure,
     member,
     organisation,
@@ -17,6 +18,7 @@ from domain import (
 )
 from domain.api_key import ApiKey
 from domain.filtering import FieldSpec, FieldType
+from domain.idempotency import IdempotencyKey
 from domain.infrastructure import AccessPoint, Certificate, Smp
 from domain.member import Member
 from domain.organisation import Organisation
@@ -175,6 +177,14 @@ UPLOADS: Collection[UsedUpload] = Collection(
     filterable=frozenset(),
 )
 
+IDEMPOTENCY_KEYS: Collection[IdempotencyKey] = Collection(
+    name="idempotency_keys",
+    type=IdempotencyKey,
+    columns=idempotency.COLUMNS,
+    filterable=frozenset(),
+    unique=(("orgId", "key"),),
+)
+
 ALL: tuple[Collection[Any], ...] = (
     ORGANISATIONS,
     USERS,
@@ -191,4 +201,5 @@ ALL: tuple[Collection[Any], ...] = (
     TRANSACTIONS,
     ARTEFACTS,
     UPLOADS,
+    IDEMPOTENCY_KEYS,
 )

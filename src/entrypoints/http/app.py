@@ -35,7 +35,7 @@ Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.Stream
 
 
 def error_response(error: DomainError, request_id: str) -> web.Response:
-    body: dict[str, Any] = {"code": error.code, "error": error.message()}
+    body: dict[str, Any] = {"code": error.code, "error": error.message(), **error.members()}
     details = error.details()
     if details:
         body["details"] = [{"field": d.field, "problem": d.problem} for d in details]

@@ -96,6 +96,14 @@ _XML = {"type": "string", "description": "an XML document"}
 _AP = QueryParam(
     "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
 )
+_IDEMPOTENCY_KEY = QueryParam(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+    description="names the request: the same key with the same access point and document "
+    "within 24 hours answers as the first time (status and body) and sends nothing again; "
+    "with another request, 409 AT-1101. Keys belong to the organisation.",
+    where="header",
+)
 _ACCEPTED = {
     "type": "object",
     "properties": {"transactionId": {"type": "string"}, "transactionStatus": {"type": "string"}},
@@ -690,13 +698,15 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "/orgs/{orgId}/transactions",
             t.post_transaction,
             "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
-            "network I/O.",
+            "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+            "an Idempotency-Key, the same request (access point and document bytes) within 24 "
+            "hours gets the same answer; another request with the key is 409 AT-1101.",
             M,
             "transactions",
             response=_ACCEPTED,
             status=202,
-            query=(_AP,),
-            errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090"),
+            query=(_AP, _IDEMPOTENCY_KEY),
+            errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100", "AT-1101"),
             content_type="application/json",
         ),
         Route(

@@ -54,6 +54,7 @@ class QueryParam:
     required: bool = False
     description: str = ""
     repeated: bool = False
+    where: str = "query"  # or "header"
 
 
 LIST_PARAMS = (
