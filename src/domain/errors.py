@@ -350,6 +350,20 @@ class IdempotencyKeyReused(DomainError):
         )
 
 
+@attrs.define(eq=False, slots=False)
+class NothingToRedeliver(DomainError):
+    code = "AT-1102"
+    kind = ErrorKind.CONFLICT
+    title = "No webhook to redeliver to"
+    event_id: str = ""
+
+    def message(self) -> str:
+        return (
+            f"Event {self.event_id} was delivered to no webhook that still exists and is "
+            "enabled; there is nothing to redeliver it to."
+        )
+
+
 # --- 413 / 415 ------------------------------------------------------------------------------
 
 

@@ -878,6 +878,26 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "webhooks",
             response=views.EVENT,
         ),
+        *(
+            Route(
+                "POST",
+                path,
+                w.redeliver_event,
+                "Queue a new delivery of a stored event to the webhooks it was delivered to "
+                "before that still exist and are enabled (not to webhooks subscribed since); "
+                "each gets three attempts of its own, recorded on the event beside the earlier "
+                "ones (status code or error, the first KiB of the answer, duration).",
+                A,
+                "webhooks",
+                response=views.EVENT,
+                status=202,
+                errors=("AT-1102",),
+            )
+            for path in (
+                "/orgs/{orgId}/events/{eventId}/redeliver",
+                "/orgs/{orgId}/webhooks/events/{id}/redeliver",
+            )
+        ),
         Route(
             "GET",
             "/orgs/{orgId}/webhooks/{id}",
