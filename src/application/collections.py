@@ -57,11 +57,18 @@ USERS: Collection[User] = Collection(
 MEMBERS: Collection[Member] = Collection(
     name="members",
     type=Member,
-    columns={**member.FILTERS, "orgId": _org_id()},
+    columns={
+        **member.FILTERS,
+        # None for an invitation (no user yet), so invitations never clash on it
+        "userRef": FieldSpec("userRef", FieldType.STRING, lambda m: m.user_ref or None),
+        "orgId": _org_id(),
+        # an open invitation's address: one per organisation, found at sign-in
+        "invitedEmail": FieldSpec("invitedEmail", FieldType.STRING, lambda m: m.invited_email),
+    },
     # status is the list itself (members, or pending members), not a client filter
     filterable=frozenset(member.FILTERS) - {"status"},
     search=member.SEARCH,
-    unique=(("orgId", "userRef"),),
+    unique=(("orgId", "userRef"), ("invitedEmail", "orgId")),
 )
 
 API_KEYS: Collection[ApiKey] = Collection(

@@ -6,6 +6,7 @@ import uuid
 
 import attrs
 
+from application import invitations
 from application.access import Principal
 from application.collections import MEMBERS, ORGANISATIONS, USERS
 from application.context import Context
@@ -39,7 +40,14 @@ class UpdateUser:
 
 
 async def sign_in(ctx: Context, identity: Identity) -> User:
-    """The user behind a verified token; created from its claims on the first call."""
+    """The user behind a verified token; created from its claims on the first call. Open
+    invitations of the token's verified email address become the user's memberships."""
+    user = await _signed_in(ctx, identity)
+    await invitations.redeem(ctx, user, identity)
+    return user
+
+
+async def _signed_in(ctx: Context, identity: Identity) -> User:
     role = Role.SUPERADMIN if identity.superadmin else Role.USER
     async with ctx.reads() as reading:
         user = await reading.repository(USERS).get(identity.subject)
@@ -146,6 +154,7 @@ async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) 
             status=MemberStatus.PENDING,
             first_name=user.first_name,
             last_name=user.last_name,
+            email=user.email,
             created_at=now,
             created_by=UserRef(user.id),
             last_modified_at=now,

@@ -329,7 +329,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "GET",
             "/orgs/{orgId}/members/pending",
             h.list_pending,
-            "Users asking to join.",
+            "Users asking to join (PENDING), and invited addresses (INVITED, with their email).",
             A,
             "members",
             response=Envelope(views.MEMBER),
@@ -349,13 +349,16 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "POST",
             "/orgs/{orgId}/members",
             h.create_member,
-            "Make a user a member.",
+            "Make a user a member ({userId, role}), or invite an email address ({email, "
+            "role}): the first user who signs in with that address, verified, becomes a member "
+            "with the role. The answer to an invitation is the same whether or not an account "
+            "exists for the address.",
             A,
             "members",
             body=CreateMember,
             response=views.MEMBER,
             status=201,
-            errors=("AT-1092",),
+            errors=("AT-1001", "AT-1092"),
         ),
         Route(
             "PUT",
