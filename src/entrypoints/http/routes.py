@@ -3,7 +3,10 @@ from this one list (the OpenAPI document and the tenant-isolation suite read it 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from application.api_keys import CreateApiKey
+from application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
 from application.collections import (
     ACCESS_POINTS,
     API_KEYS,
@@ -93,6 +96,18 @@ _EXACT = tuple(
     for name in ("category", "state", "scheme", "version")
 )
 _XML = {"type": "string", "description": "an XML document"}
+
+
+def _catalogue_sort(fields: Mapping[str, object]) -> QueryParam:
+    choices = [v for f in fields for v in (f, f"-{f}")]
+    return QueryParam(
+        "sort",
+        {"type": "string", "enum": choices},
+        description="the field to sort by, descending with a leading '-'; without it, the "
+        "published order. A nextCursor is valid only with the sort it was made for",
+    )
+
+
 _AP = QueryParam(
     "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
 )
@@ -662,7 +677,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             U,
             "catalogue",
             response=_DOCUMENT_TYPES,
-            query=(*_EXACT, *LIST_PARAMS),
+            query=(*_EXACT, *LIST_PARAMS, _catalogue_sort(DOCUMENT_TYPE_FIELDS)),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
@@ -682,7 +697,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             U,
             "catalogue",
             response=_ANY_LIST,
-            query=LIST_PARAMS,
+            query=(*LIST_PARAMS, _catalogue_sort(SCHEME_FIELDS)),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
