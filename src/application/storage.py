@@ -174,8 +174,8 @@ def _holds(spec: FieldSpec, value: Scalar) -> bool:
         return spec.name not in ("id", "createdAt")
     if spec.type is FieldType.BOOL:
         return isinstance(value, bool)
-    if spec.type is FieldType.INT:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if spec.type is FieldType.INT:  # and one a 64-bit column holds
+        return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
     if spec.type is FieldType.DATETIME:
         return isinstance(value, str) and len(value) == 27
     return isinstance(value, str)
