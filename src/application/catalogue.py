@@ -1,7 +1,8 @@
 """Reading the network's reference data: document types, identifier schemes, constants.
 
 The lists are small and never change while the process runs, so they are filtered in memory
-with the filter language and paged by keyset over their published order.
+with the filter language and paged by keyset over their published order, or sorted by one of
+their filter fields (``sort=<field>``, ``sort=-<field>``; then by id, as storage lists are).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import attrs
 
 from application.listing import ListRequest
-from application.storage import MAX_LIMIT
+from application.storage import MAX_LIMIT, Cursor, Order
 from domain import events, filtering
 from domain.catalogue import Catalogue, DocumentType, IdentifierScheme
 from domain.errors import InvalidCursor, InvalidInput, NotFound
@@ -72,6 +73,7 @@ class CatalogueQuery:
     search: str  # lower-cased, stripped; "" for none
     start: int  # the position after the cursor's record
     limit: int
+    order: Order | None = None  # None: the published order
 
 
 def _query(
@@ -85,8 +87,16 @@ def _query(
     limit = request.limit if request.limit is not None else len(records) or 1
     if not 1 <= limit <= max(MAX_LIMIT, len(records)):
         raise InvalidInput.one("limit", f"limit is between 1 and {MAX_LIMIT}")
+    order = _order(request.sort, fields)
     start = 0
-    if request.cursor:
+    if request.cursor and order is not None:
+        mark = Cursor.decode(request.cursor, order).id
+        records = _sorted(records, key, fields, order)
+        found = next((i for i, r in enumerate(records) if key(r) == mark), None)
+        if found is None:
+            raise InvalidCursor()
+        start = found + 1
+    elif request.cursor:
         try:
             after = base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4))
             wanted = after.decode()
@@ -97,7 +107,30 @@ def _query(
             raise InvalidCursor()
         start = found + 1
     needle = request.search.strip().lower() if request.search else ""
-    return CatalogueQuery(frozenset(conditions), needle, start, limit)
+    return CatalogueQuery(frozenset(conditions), needle, start, limit, order)
+
+
+def _order(text: str | None, fields: Mapping[str, FieldSpec]) -> Order | None:
+    if text is None:
+        return None
+    descending = text.startswith("-")
+    field = text[1:] if descending else text
+    if field not in fields:
+        sorts = ", ".join(f"{f}, -{f}" for f in fields)
+        raise InvalidInput.one("sort", f"{text!r} is not a sort of this list; sorts: {sorts}")
+    return Order(field, descending)
+
+
+def _sorted(
+    records: Sequence[Any],
+    key: Callable[[Any], str],
+    fields: Mapping[str, FieldSpec],
+    order: Order,
+) -> Sequence[Any]:
+    spec = fields[order.field]
+    return sorted(
+        records, key=lambda r: order.key(spec.column(r), key(r)), reverse=order.descending
+    )
 
 
 def _page(
@@ -105,7 +138,11 @@ def _page(
     key: Callable[[Any], str],
     search_in: Callable[[Any], str],
     query: CatalogueQuery,
+    fields: Mapping[str, FieldSpec],
 ) -> Listing:
+    order = query.order
+    if order is not None:
+        records = _sorted(records, key, fields, order)
     chosen: list[Any] = []
     for record in records[query.start :]:
         if query.search and query.search not in search_in(record):
@@ -117,7 +154,10 @@ def _page(
     cursor = None
     if len(chosen) > query.limit:
         chosen = chosen[: query.limit]
-        cursor = base64.urlsafe_b64encode(key(chosen[-1]).encode()).decode().rstrip("=")
+        if order is not None:
+            cursor = Cursor(None, key(chosen[-1]), order.text).encode()
+        else:
+            cursor = base64.urlsafe_b64encode(key(chosen[-1]).encode()).decode().rstrip("=")
     return Listing([r.to_record() for r in chosen], cursor)
 
 
@@ -136,7 +176,13 @@ def document_type_query(
 
 
 def list_document_types(catalogue: Catalogue, query: CatalogueQuery) -> Listing:
-    return _page(catalogue.document_types, _document_type_key, _document_type_text, query)
+    return _page(
+        catalogue.document_types,
+        _document_type_key,
+        _document_type_text,
+        query,
+        DOCUMENT_TYPE_FIELDS,
+    )
 
 
 def _document_type_text(d: DocumentType) -> str:
@@ -159,7 +205,7 @@ def scheme_query(catalogue: Catalogue, request: ListRequest) -> CatalogueQuery:
 
 
 def list_schemes(catalogue: Catalogue, query: CatalogueQuery) -> Listing:
-    return _page(catalogue.schemes, _scheme_key, _scheme_text, query)
+    return _page(catalogue.schemes, _scheme_key, _scheme_text, query, SCHEME_FIELDS)
 
 
 def _scheme_text(s: IdentifierScheme) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 from application.storage import Collection
 from domain import (
     api_key,
+    idempotency,
     infrastructure,
     member,
     organisation,
@@ -17,6 +18,7 @@ from domain import (
 )
 from domain.api_key import ApiKey
 from domain.filtering import FieldSpec, FieldType
+from domain.idempotency import IdempotencyKey
 from domain.infrastructure import AccessPoint, Certificate, Smp
 from domain.member import Member
 from domain.organisation import Organisation
@@ -72,11 +74,18 @@ DELETED_IDENTITIES: Collection[DeletedIdentity] = Collection(
 MEMBERS: Collection[Member] = Collection(
     name="members",
     type=Member,
-    columns={**member.FILTERS, "orgId": _org_id()},
+    columns={
+        **member.FILTERS,
+        # None for an invitation (no user yet), so invitations never clash on it
+        "userRef": FieldSpec("userRef", FieldType.STRING, lambda m: m.user_ref or None),
+        "orgId": _org_id(),
+        # an open invitation's address: one per organisation, found at sign-in
+        "invitedEmail": FieldSpec("invitedEmail", FieldType.STRING, lambda m: m.invited_email),
+    },
     # status is the list itself (members, or pending members), not a client filter
     filterable=frozenset(member.FILTERS) - {"status"},
     search=member.SEARCH,
-    unique=(("orgId", "userRef"),),
+    unique=(("orgId", "userRef"), ("invitedEmail", "orgId")),
 )
 
 API_KEYS: Collection[ApiKey] = Collection(
@@ -161,6 +170,7 @@ EVENTS: Collection[Event] = Collection(
     type=Event,
     columns={**webhook.EVENT_FILTERS, "orgId": _org_id()},
     filterable=frozenset(webhook.EVENT_FILTERS),
+    default_sort="-createdAt",  # newest first
 )
 
 DELIVERIES: Collection[Delivery] = Collection(
@@ -177,6 +187,7 @@ TRANSACTIONS: Collection[Transaction] = Collection(
     filterable=frozenset(transaction.FILTERS),
     search=("senderId", "receiverId", "docInstanceId"),
     unique=(("dedupKey",),),
+    default_sort="-createdAt",  # newest first
 )
 
 ARTEFACTS: Collection[Artefact] = Collection(
@@ -196,6 +207,14 @@ UPLOADS: Collection[UsedUpload] = Collection(
     filterable=frozenset(),
 )
 
+IDEMPOTENCY_KEYS: Collection[IdempotencyKey] = Collection(
+    name="idempotency_keys",
+    type=IdempotencyKey,
+    columns=idempotency.COLUMNS,
+    filterable=frozenset(),
+    unique=(("orgId", "key"),),
+)
+
 ALL: tuple[Collection[Any], ...] = (
     ORGANISATIONS,
     USERS,
@@ -213,4 +232,5 @@ ALL: tuple[Collection[Any], ...] = (
     ARTEFACTS,
     UPLOADS,
     DELETED_IDENTITIES,
+    IDEMPOTENCY_KEYS,
 )

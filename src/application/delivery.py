@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from application import idempotency
 from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
 from application.listing import condition, equals, one_of
@@ -167,6 +168,9 @@ class DeliveryWorker:
                     removed = await purge(self._ctx)
                     if removed:
                         log.info("purged events", extra={"count": removed})
+                    removed = await idempotency.purge(self._ctx)
+                    if removed:
+                        log.info("purged idempotency keys", extra={"count": removed})
                 except Exception:
                     log.exception("event purge failed")
             free = self._settings.concurrency - len(self._in_flight)

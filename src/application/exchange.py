@@ -75,6 +75,7 @@ log = logging.getLogger("fourcorner.exchange")
 # How a failed lookup of the receiver fails the send (only an unreachable DNS or SMP retries).
 LOOKUP_FAILURES = {
     LookupProblem.NOT_REGISTERED: txe.RECEIVER_NOT_FOUND,
+    LookupProblem.NOT_ACCEPTED: txe.DOCUMENT_NOT_ACCEPTED,
     LookupProblem.UNREACHABLE: txe.SMP_UNREACHABLE,
     LookupProblem.SMP_UNTRUSTED: txe.SMP_UNTRUSTED,
     LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,

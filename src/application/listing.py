@@ -1,4 +1,4 @@
-"""List requests as the interface takes them: filters, search, cursor and limit."""
+"""List requests as the interface takes them: filters, search, sort, cursor and limit."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class ListRequest:
     search: str | None = None
     cursor: str | None = None
     limit: int | None = None
+    sort: str | None = None  # "<field>" or "-<field>"; None: the collection's default
 
 
 def build_query(
@@ -32,9 +33,13 @@ def build_query(
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput.one("limit", f"limit is between 1 and {MAX_LIMIT}")
     conditions = filtering.parse_all(request.filters, collection.filters)
-    after = Cursor.decode(request.cursor) if request.cursor else None
+    order = collection.order(request.sort)
+    spec = collection.columns[order.field]
+    after = Cursor.decode(request.cursor, order, spec) if request.cursor else None
     search = request.search.strip() if request.search else None
-    return Query(where=(*scope, *conditions), search=search or None, after=after, limit=limit)
+    return Query(
+        where=(*scope, *conditions), search=search or None, after=after, limit=limit, order=order
+    )
 
 
 def condition(collection: Collection[Any], field: str, op: filtering.Op, value: Any) -> Condition:

@@ -12,10 +12,11 @@ import uuid
 
 import attrs
 
+from application import invitations
 from application.access import Principal, authorise
 from application.collections import MEMBERS, USERS
 from application.context import Context
-from application.listing import ListRequest, equals
+from application.listing import ListRequest, one_of
 from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, UnitOfWork
 from domain import member as membership
@@ -26,8 +27,12 @@ from domain.roles import ORG_ROLES, Role
 
 @attrs.frozen
 class CreateMember:
-    user_id: str
+    """A user by id (made a member at once), or an email address (invited: see
+    ``application.invitations``); one of the two."""
+
+    user_id: str | None = None
     role: Role = Role.ORGMEMBER
+    email: str | None = None
 
 
 @attrs.frozen
@@ -46,9 +51,10 @@ async def list_members(
     principal: Principal,
     org_id: uuid.UUID,
     request: ListRequest,
-    status: MemberStatus,
+    status: MemberStatus | tuple[MemberStatus, ...],
 ) -> Page[Member]:
-    scope = (equals(MEMBERS, "status", status),)
+    statuses = status if isinstance(status, tuple) else (status,)
+    scope = (one_of(MEMBERS, "status", statuses),)
     return await list_in_org(ctx, principal, org_id, MEMBERS, request, scope=scope)
 
 
@@ -65,8 +71,14 @@ async def get(
 async def create(
     ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateMember
 ) -> Member:
-    """Make a user a member directly (a pending request of theirs is granted)."""
+    """Make a user a member directly (a pending request of theirs is granted), or invite an
+    email address."""
     role = _org_role(cmd.role)
+    if (cmd.user_id is None) == (cmd.email is None):
+        raise InvalidInput.one("$.userId", "give either userId or email")
+    if cmd.user_id is None:
+        assert cmd.email is not None
+        return await invitations.invite(ctx, principal, org_id, cmd.email, role)
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
@@ -83,6 +95,7 @@ async def create(
             status=MemberStatus.ACTIVE,
             first_name=user.first_name,
             last_name=user.last_name,
+            email=user.email,
             member_since=now,
             created_at=now,
             created_by=principal.actor,

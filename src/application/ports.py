@@ -172,7 +172,8 @@ class Endpoint:
 class LookupProblem(enum.Enum):
     """Why a receiver's endpoint could not be found; only ``UNREACHABLE`` may pass."""
 
-    NOT_REGISTERED = "NOT_REGISTERED"  # not in the environment's SML or SMP, or not for this
+    NOT_REGISTERED = "NOT_REGISTERED"  # not in the environment's SML or SMP
+    NOT_ACCEPTED = "NOT_ACCEPTED"  # registered, but not for this document type and process
     UNREACHABLE = "UNREACHABLE"  # DNS or SMP timeouts and failures: retry later
     SMP_UNTRUSTED = "SMP_UNTRUSTED"  # the SMP's answer is unsigned, altered or badly signed
     ENDPOINT_UNTRUSTED = "ENDPOINT_UNTRUSTED"  # its AP certificate is not the network's

@@ -2,8 +2,10 @@
 
 Every aggregate is a ``Collection``: a record type plus the columns it is found and filtered
 by. Adapters (memory, SQLite, PostgreSQL) store the whole record and index those columns; the
-contract suite in ``tests/contract`` checks that they agree. Lists page by keyset on
-(``createdAt``, ``id``), so a page costs the same whatever its number.
+contract suite in ``tests/contract`` checks that they agree. Lists are sorted by one column
+(``Order``, ``createdAt`` unless asked otherwise), then by ``id`` in the same direction, and
+page by keyset on that pair: a page costs the same whatever its number, and its cursor names
+the sort it was made for.
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 import attrs
 
-from domain.errors import InvalidCursor
-from domain.filtering import Condition, FieldSpec, Scalar
+from domain.errors import InvalidCursor, InvalidInput
+from domain.filtering import Condition, FieldSpec, FieldType, Scalar
 from domain.text import text_problem
 
 T = TypeVar("T")
@@ -34,7 +37,9 @@ class Collection(Generic[T]):
     ``columns`` are stored beside the record (by their JSON field names) and may be used in
     ``Query.where`` and ``first``/``all``; ``filterable`` names those a client may filter on;
     ``search`` names the string columns that free-text search covers; ``unique`` lists column
-    tuples that are unique together (``None`` values never clash).
+    tuples that are unique together (``None`` values never clash). A client may sort a list by
+    ``createdAt`` and by any filterable column (``sortable``); ``default_sort`` is the order of
+    a list that names none (``-createdAt``: newest first).
     """
 
     name: str
@@ -43,6 +48,7 @@ class Collection(Generic[T]):
     filterable: frozenset[str]
     search: tuple[str, ...] = ()
     unique: tuple[tuple[str, ...], ...] = ()
+    default_sort: str = "createdAt"
 
     def __attrs_post_init__(self) -> None:
         for required in ("id", "createdAt"):
@@ -57,6 +63,24 @@ class Collection(Generic[T]):
     def filters(self) -> dict[str, FieldSpec]:
         return {n: s for n, s in self.columns.items() if n in self.filterable}
 
+    @property
+    def sortable(self) -> tuple[str, ...]:
+        """The columns a client may sort a list by, ``createdAt`` first."""
+        return ("createdAt", *sorted(self.filterable - {"createdAt"}))
+
+    def order(self, text: str | None) -> Order:
+        """The ``Order`` a client asked for (``sort=<field>`` or ``sort=-<field>``), or the
+        default; ``InvalidInput`` naming ``sort`` when the field is not one of ``sortable``."""
+        wanted = self.default_sort if text is None else text
+        descending = wanted.startswith("-")
+        field = wanted[1:] if descending else wanted
+        if field not in self.sortable:
+            choices = ", ".join(f"{f}, -{f}" for f in self.sortable)
+            raise InvalidInput.one(
+                "sort", f"{wanted!r} is not a sort of this list; sorts: {choices}"
+            )
+        return Order(field, descending)
+
     def row(self, item: T) -> dict[str, Scalar]:
         """The column values of ``item`` in stored form."""
         return {name: spec.column(item) for name, spec in self.columns.items()}
@@ -67,34 +91,110 @@ class Collection(Generic[T]):
 
 
 @attrs.frozen
-class Cursor:
-    """Where a page ends: the (sortable createdAt, id) of its last record."""
+class Order:
+    """A list's order: by the column ``field``, then by ``id``, both ascending or both
+    descending. No value (NULL) sorts before every value, so last when descending; text sorts
+    in code point order. ``key`` is the reference every adapter reproduces."""
 
-    created_at: str
+    field: str = "createdAt"
+    descending: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"-{self.field}" if self.descending else self.field
+
+    def key(self, value: Scalar, ident: str) -> tuple[tuple[int, Any], str]:
+        """The ascending sort key of a record with ``value`` in ``field`` and id ``ident``."""
+        return ((0, "") if value is None else (1, value)), ident
+
+    def row_key(self, row: Mapping[str, Scalar]) -> tuple[tuple[int, Any], str]:
+        return self.key(row[self.field], str(row["id"]))
+
+    def after(self, key: tuple[tuple[int, Any], str], cursor: Cursor) -> bool:
+        """Whether a record with sort key ``key`` comes after ``cursor`` in this order."""
+        mark = self.key(cursor.value, cursor.id)
+        return key < mark if self.descending else key > mark
+
+
+_MAX_CURSOR_TEXT = 4096
+
+
+@attrs.frozen
+class Cursor:
+    """Where a page ends: the sort value and id of its last record, and the sort (``Order.text``)
+    it belongs to."""
+
+    value: Scalar
     id: str
+    order: str = "createdAt"
 
     def encode(self) -> str:
-        raw = f"{self.created_at}|{self.id}".encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        raw = json.dumps([self.order, self.value, self.id], separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     @classmethod
-    def decode(cls, text: str) -> Cursor:
+    def decode(cls, text: str, order: Order | None = None, spec: FieldSpec | None = None) -> Cursor:
+        """Read a cursor; ``InvalidCursor`` unless this service made it for ``order`` (when
+        given) with a value ``spec``'s column can hold (when given)."""
+        if len(text) > _MAX_CURSOR_TEXT:
+            raise InvalidCursor()
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-            created_at, ident = raw.split("|", 1)
-        except (ValueError, UnicodeDecodeError, binascii.Error):
+            sort, value, ident = json.loads(raw)
+        except (ValueError, TypeError, UnicodeDecodeError, binascii.Error):
             raise InvalidCursor() from None
-        if len(created_at) != 27 or not ident or len(ident) > 200 or text_problem(raw):
+        if not isinstance(sort, str) or not isinstance(ident, str) or not ident:
             raise InvalidCursor()
-        return cls(created_at, ident)
+        if value is not None and not isinstance(value, str | int | bool):
+            raise InvalidCursor()
+        if len(ident) > 200 or not _storable_text(ident) or text_problem(sort):
+            raise InvalidCursor()
+        if isinstance(value, str) and not _storable_text(value):
+            raise InvalidCursor()
+        if order is not None and sort != order.text:
+            raise InvalidCursor()
+        if spec is not None and not _holds(spec, value):
+            raise InvalidCursor()
+        return cls(value, ident, sort)
+
+
+def _storable_text(text: str) -> bool:
+    """Text every store can compare with: UTF-8 (no lone surrogates) without NUL. A column may
+    hold other control characters, so a cursor may too."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+def _holds(spec: FieldSpec, value: Scalar) -> bool:
+    """Whether ``value`` is of the kind ``spec``'s column stores."""
+    if value is None:
+        return spec.name not in ("id", "createdAt")
+    if spec.type is FieldType.BOOL:
+        return isinstance(value, bool)
+    if spec.type is FieldType.INT:  # and one a 64-bit column holds
+        return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+    if spec.type is FieldType.DATETIME:
+        return isinstance(value, str) and len(value) == 27
+    return isinstance(value, str)
 
 
 @attrs.frozen
 class Query:
+    """``after``: a cursor of ``order`` (a repository refuses one of another with
+    ``InvalidCursor``)."""
+
     where: tuple[Condition, ...] = ()
     search: str | None = None
     after: Cursor | None = None
     limit: int = DEFAULT_LIMIT
+    order: Order = Order()
+
+    def check_cursor(self) -> None:
+        if self.after is not None and self.after.order != self.order.text:
+            raise InvalidCursor()
 
 
 @attrs.frozen
@@ -103,15 +203,17 @@ class Page(Generic[T]):
     next_cursor: str | None
 
 
-def page_of(collection: Collection[Any], rows: Sequence[T], limit: int) -> Page[T]:
-    """Cut ``limit + 1`` fetched records to a page and its cursor."""
+def page_of(
+    collection: Collection[Any], rows: Sequence[T], limit: int, order: Order = Order()
+) -> Page[T]:
+    """Cut ``limit + 1`` fetched records (in ``order``) to a page and its cursor."""
     if len(rows) <= limit:
         return Page(list(rows), None)
     items = list(rows[:limit])
     last = items[-1]
-    created = collection.columns["createdAt"].column(last)
+    value = collection.columns[order.field].column(last)
     ident = collection.columns["id"].column(last)
-    return Page(items, Cursor(str(created), str(ident)).encode())
+    return Page(items, Cursor(value, str(ident), order.text).encode())
 
 
 class Repository(Protocol[T]):

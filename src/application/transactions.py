@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import attrs
 
+from application import idempotency
 from application.access import Principal, authorise
 from application.alltouse import usable
 from application.collections import (
@@ -22,13 +23,21 @@ from application.collections import (
     USERS,
 )
 from application.context import Context
+from application.idempotency import Answer, Keyed
 from application.listing import ListRequest, equals, one_of
 from application.ports import BlobStore, Envelopes
 from application.scoped import get_in_org, list_in_org, owned
 from application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
 from domain.clock import from_ns
 from domain.envelope import Envelope
-from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound
+from domain.errors import (
+    Conflict,
+    Detail,
+    DuplicateTransaction,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
 from domain.filtering import Condition
 from domain.roles import Role
 from domain.transaction import (
@@ -131,6 +140,40 @@ def _check_catalogue(ctx: Context, envelope: Envelope) -> None:
         raise InvalidInput(problems)
 
 
+def accepted(tx: Transaction) -> Answer:
+    """The answer to a document taken in: 202 with its transaction id and status."""
+    body = {"transactionId": str(tx.id), "transactionStatus": tx.transaction_status.value}
+    return Answer(202, body)
+
+
+async def submit(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+    keyed: Keyed | None = None,
+) -> Answer:
+    """``accept``, answered; with an idempotency key (``keyed``), the answer a request with
+    that key got before (``IdempotencyKeyReused`` if it was another request), else the new
+    answer, stored with the transaction. Of two requests with one key at once, one makes the
+    transaction and the other answers the same (its commit clashes on the key)."""
+    if keyed is not None:
+        earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
+        if earlier is not None:
+            incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+            return earlier
+    try:
+        return accepted(await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed))
+    except (Conflict, DuplicateTransaction):
+        if keyed is not None:
+            earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
+            if earlier is not None:
+                return earlier
+        raise
+
+
 async def accept(
     ctx: Context,
     docs: Documents,
@@ -138,12 +181,15 @@ async def accept(
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
     incoming: Path,
+    keyed: Keyed | None = None,
 ) -> Transaction:
     """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
     check its header, store it, and record the transaction as UNPROCESSED — all before any
-    network I/O. The file is removed whatever happens."""
+    network I/O. The file is removed whatever happens. A document this organisation sent
+    already is refused with ``DuplicateTransaction`` naming that transaction; ``keyed``: its
+    answer is stored under that idempotency key with it (``Conflict`` if the key is taken)."""
     try:
-        return await _accept(ctx, docs, principal, org_id, ap_id, incoming)
+        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed)
     finally:
         incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
 
@@ -155,6 +201,7 @@ async def _accept(
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
     incoming: Path,
+    keyed: Keyed | None,
 ) -> Transaction:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
@@ -213,11 +260,17 @@ async def _accept(
                     now,
                 )
             )
+            if keyed is not None:
+                await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
             await uow.commit()
     except Conflict:
         await docs.blobs.delete(key)
-        raise Conflict(
-            reason=f"a document with instance identifier {tx.doc_instance_id} was sent already"
+        async with ctx.uow() as uow:
+            sent = await uow.repository(TRANSACTIONS).first(dedupKey=tx.dedup_key)
+        if sent is None:  # not the document: the idempotency key clashed
+            raise
+        raise DuplicateTransaction(
+            transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
     except BaseException:
         await docs.blobs.delete(key)

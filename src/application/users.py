@@ -7,6 +7,7 @@ from datetime import datetime
 
 import attrs
 
+from application import invitations
 from application.access import Principal
 from application.collections import DELETED_IDENTITIES, MEMBERS, ORGANISATIONS, USERS
 from application.context import Context
@@ -41,13 +42,20 @@ class UpdateUser:
 
 
 async def sign_in(ctx: Context, identity: Identity) -> User:
-    """The user bound to a verified token's identity (its issuer and subject).
+    """The user bound to a verified token's identity (its issuer and subject); open
+    invitations of the token's verified email address become the user's memberships.
 
     The first sign-in of an identity creates its user, with a random id; a record made before
     users were bound to identities (its id is the token's subject) is bound on its next
     sign-in. A token issued before a user of its identity was deleted is refused for good (a
     token that does not say when it was issued, too, once such a deletion is recorded).
     """
+    user = await _signed_in(ctx, identity)
+    await invitations.redeem(ctx, user, identity)
+    return user
+
+
+async def _signed_in(ctx: Context, identity: Identity) -> User:
     role = Role.SUPERADMIN if identity.superadmin else Role.USER
     key = identity_key(identity.issuer, identity.subject)
     async with ctx.reads() as reading:
@@ -224,6 +232,7 @@ async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) 
             status=MemberStatus.PENDING,
             first_name=user.first_name,
             last_name=user.last_name,
+            email=user.email,
             created_at=now,
             created_by=UserRef(user.id),
             last_modified_at=now,

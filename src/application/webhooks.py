@@ -20,7 +20,7 @@ from application.sealed import WEBHOOK_SECRET
 from application.storage import Page, Query, UnitOfWork
 from domain import webhook as rules
 from domain.clock import iso
-from domain.errors import InvalidInput
+from domain.errors import InvalidInput, NotFound, NothingToRedeliver
 from domain.events import EVENT_NAMES, WEBHOOK_TEST
 from domain.filtering import Op
 from domain.roles import Role
@@ -174,8 +174,7 @@ async def raise_event(
         payload=dict(payload),
         created_at=now,
         status=rules.overall(summaries),
-        deliveries=summaries,
-    )
+    ).with_deliveries(summaries)
     await uow.repository(EVENTS).add(event)
     for d in deliveries:
         await uow.repository(DELIVERIES).add(d)
@@ -193,6 +192,51 @@ async def trigger_test(
         event = await raise_event(
             ctx, uow, org_id, WEBHOOK_TEST, {"message": "This is a test event from fourcorner."}
         )
+        await uow.commit()
+    return event
+
+
+async def redeliver(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
+) -> Event:
+    """Queue a new delivery of a stored event to each webhook it was delivered to before (at
+    its first raising or a redelivery) that still exists and is enabled: new deliveries, each
+    with three attempts of its own, beside the earlier ones on the event. Webhooks made or
+    subscribed since are not added: a redelivery repeats what happened, to the same places.
+    ``NothingToRedeliver`` when none of those webhooks is left.
+
+    The event is locked first, as the delivery worker locks it to write outcomes, so neither
+    loses the other's deliveries."""
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        events = uow.repository(EVENTS)
+        event = await events.lock(ident)
+        if event is None or event.org_id != org_id:
+            raise NotFound(resource="event", ident=str(ident))
+        hooks = {h.id: h for h in await uow.repository(WEBHOOKS).all(orgId=org_id)}
+        targets = [
+            hooks[w]
+            for w in dict.fromkeys(d.webhook_id for d in event.deliveries)
+            if w in hooks and hooks[w].is_enabled
+        ]
+        if not targets:
+            raise NothingToRedeliver(event_id=str(ident))
+        fresh = [
+            Delivery(
+                id=ctx.new_id(),
+                event_id=event.id,
+                webhook_id=h.id,
+                org_id=org_id,
+                created_at=now,
+                next_attempt_at=now,
+            )
+            for h in targets
+        ]
+        for d in fresh:
+            await uow.repository(DELIVERIES).add(d)
+        event = event.redelivered([d.summary() for d in fresh])
+        await events.update(event)
         await uow.commit()
     return event
 

@@ -50,6 +50,10 @@ class DomainError(Exception):
     def details(self) -> list[Detail]:
         return []
 
+    def members(self) -> dict[str, str]:
+        """Members the error body carries beside ``code``, ``error`` and ``details``."""
+        return {}
+
     def __str__(self) -> str:
         return f"{self.code}: {self.message()}"
 
@@ -331,6 +335,54 @@ class CertificateKeyInUse(DomainError):
 
     def details(self) -> list[Detail]:
         return [Detail("$.certPem", f"its public key is registered already, by {self.holder}")]
+
+
+@attrs.define(eq=False, slots=False)
+class DuplicateTransaction(DomainError):
+    """A document whose instance identifier this organisation has sent already; the body
+    names that transaction (``transactionId``)."""
+
+    code = "AT-1100"
+    kind = ErrorKind.CONFLICT
+    title = "Document sent already"
+    transaction_id: str = ""
+    doc_instance_id: str = ""
+
+    def message(self) -> str:
+        return (
+            f"A document with instance identifier {self.doc_instance_id} was sent already, "
+            f"as transaction {self.transaction_id}."
+        )
+
+    def members(self) -> dict[str, str]:
+        return {"transactionId": self.transaction_id}
+
+
+@attrs.define(eq=False, slots=False)
+class IdempotencyKeyReused(DomainError):
+    code = "AT-1101"
+    kind = ErrorKind.CONFLICT
+    title = "Idempotency key used for another request"
+
+    def message(self) -> str:
+        return (
+            "This Idempotency-Key was used in the last 24 hours for a different request "
+            "(another body or access point); use a new key for a new request."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class NothingToRedeliver(DomainError):
+    code = "AT-1102"
+    kind = ErrorKind.CONFLICT
+    title = "No webhook to redeliver to"
+    event_id: str = ""
+
+    def message(self) -> str:
+        return (
+            f"Event {self.event_id} was delivered to no webhook that still exists and is "
+            "enabled; there is nothing to redeliver it to."
+        )
 
 
 # --- 413 / 415 ------------------------------------------------------------------------------

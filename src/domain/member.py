@@ -1,5 +1,9 @@
 """Membership of a user in an organisation: pending → member, or rejected; removed by leaving
-or by an orgadmin. An organisation always keeps at least one active orgadmin."""
+or by an orgadmin. An organisation always keeps at least one active orgadmin.
+
+An orgadmin may also invite an email address: an INVITED member with no user yet
+(``user_ref`` empty), which becomes the active membership of the first user who signs in
+with that address verified (``redeem``)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from datetime import datetime
 
 import attrs
 
-from domain.errors import AlreadyMember, LastOrgAdmin, NotPending
+from domain.errors import AlreadyMember, InvalidInput, LastOrgAdmin, NotPending
 from domain.filtering import FieldSpec, FieldType, fields
 from domain.organisation import UserRef
 from domain.roles import ORG_ROLES, Role
@@ -20,6 +24,7 @@ class MemberStatus(enum.Enum):
     PENDING = "PENDING"
     ACTIVE = "ACTIVE"
     REJECTED = "REJECTED"
+    INVITED = "INVITED"  # an email address invited; no user yet
 
 
 @attrs.frozen
@@ -35,6 +40,8 @@ class Member:
     first_name: str = ""
     last_name: str = ""
     member_since: datetime | None = None
+    # the address the membership was asked or invited for (set on records made since)
+    email: str = ""
 
     def __attrs_post_init__(self) -> None:
         if self.role not in ORG_ROLES:
@@ -56,6 +63,53 @@ class Member:
 
     def with_role(self, role: Role, at: datetime) -> Member:
         return attrs.evolve(self, role=role, last_modified_at=at)
+
+    @property
+    def invited_email(self) -> str | None:
+        """The address of an open invitation; None for every other record."""
+        return self.email if self.status is MemberStatus.INVITED else None
+
+
+def normalise_email(text: str) -> str:
+    return text.strip().lower()
+
+
+def check_email(text: str, field: str = "$.email") -> str:
+    """An address to invite, normalised: ``local@domain``, no spaces, a dot in the domain."""
+    address = normalise_email(text)
+    local, _, domain = address.rpartition("@")
+    if (
+        not local
+        or "." not in domain.strip(".")
+        or any(c.isspace() or c in '@<>()[],;:\\"' for c in local + domain)
+        or len(address) > 254
+    ):
+        raise InvalidInput.one(field, "an email address, such as name@example.com")
+    return address
+
+
+def redeem(invitation: Member, existing: Member | None, user_ref: str, at: datetime) -> Member:
+    """The membership an invitation gives the user ``user_ref`` who signed in with its address:
+    the invitation itself made active, or (when they have a record in the organisation already)
+    that record: kept as it is when active, else made active with the invitation's role. The
+    invitation is removed in the second case."""
+    if existing is None:
+        return attrs.evolve(
+            invitation,
+            user_ref=user_ref,
+            status=MemberStatus.ACTIVE,
+            member_since=at,
+            last_modified_at=at,
+        )
+    if existing.status is MemberStatus.ACTIVE:
+        return existing
+    return attrs.evolve(
+        existing,
+        status=MemberStatus.ACTIVE,
+        role=invitation.role,
+        member_since=at,
+        last_modified_at=at,
+    )
 
 
 def ask_to_join(existing: Member | None, fresh: Member) -> Member:

@@ -62,7 +62,14 @@ class TransportFailure:
 # The TXE catalogue: why sending failed, and what the sender can do about it.
 RECEIVER_NOT_FOUND = TransportFailure(
     "TXE-1001",
-    "The receiver is not registered for this document type and process",
+    "The receiver is not registered in the network",
+    "ROUTING_ERROR",
+    "FIX_AND_RETRY",
+    False,
+)
+DOCUMENT_NOT_ACCEPTED = TransportFailure(
+    "TXE-1006",
+    "The receiver does not accept this document type and process",
     "ROUTING_ERROR",
     "FIX_AND_RETRY",
     False,
@@ -134,6 +141,7 @@ TXE_CATALOGUE = (
     SMP_UNREACHABLE,
     ENDPOINT_UNTRUSTED,
     PEER_NOT_HTTPS,
+    DOCUMENT_NOT_ACCEPTED,
     AP_UNREACHABLE,
     AP_HTTP_ERROR,
     AP_REFUSED,

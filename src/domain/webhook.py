@@ -70,10 +70,14 @@ class DeliverySummary:
     webhook_id: uuid.UUID
     status: DeliveryStatus
     attempts: tuple[Attempt, ...] = ()
+    next_attempt_at: datetime | None = None  # while PENDING: when it is due
 
 
 @attrs.frozen
 class Event:
+    """A stored event and the summaries of its deliveries: its status is theirs together
+    (``overall``), and ``next_attempt_at`` the earliest time a pending one is due."""
+
     id: uuid.UUID
     org_id: uuid.UUID
     event_type: str
@@ -81,12 +85,26 @@ class Event:
     created_at: datetime
     status: DeliveryStatus
     deliveries: tuple[DeliverySummary, ...] = ()
+    next_attempt_at: datetime | None = None
 
     def with_delivery(self, summary: DeliverySummary) -> Event:
         deliveries = tuple(
             summary if d.delivery_id == summary.delivery_id else d for d in self.deliveries
         )
-        return attrs.evolve(self, deliveries=deliveries, status=overall(deliveries))
+        return self.with_deliveries(deliveries)
+
+    def with_deliveries(self, deliveries: tuple[DeliverySummary, ...]) -> Event:
+        due = [d.next_attempt_at for d in deliveries if d.status is DeliveryStatus.PENDING]
+        return attrs.evolve(
+            self,
+            deliveries=deliveries,
+            status=overall(deliveries),
+            next_attempt_at=min((t for t in due if t is not None), default=None),
+        )
+
+    def redelivered(self, fresh: Sequence[DeliverySummary]) -> Event:
+        """The event with new deliveries (a redelivery) after the ones it had."""
+        return self.with_deliveries((*self.deliveries, *fresh))
 
 
 def overall(deliveries: Sequence[DeliverySummary]) -> DeliveryStatus:
@@ -128,7 +146,8 @@ class Delivery:
         )
 
     def summary(self) -> DeliverySummary:
-        return DeliverySummary(self.id, self.webhook_id, self.status, self.attempts)
+        due = self.next_attempt_at if self.status is DeliveryStatus.PENDING else None
+        return DeliverySummary(self.id, self.webhook_id, self.status, self.attempts, due)
 
 
 def subscribed(webhooks: Sequence[Webhook], event_type: str) -> list[Webhook]:

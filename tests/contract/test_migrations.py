@@ -32,7 +32,9 @@ BROKEN = [
 
 def test_every_migration_exists_for_both_dialects_in_sequence() -> None:
     assert SQLITE_LABELS == POSTGRES_LABELS
-    assert [m.version for m in migrations.load("sqlite")] == list(range(1, len(SQLITE_LABELS) + 1))
+    # numbers are handed out ahead of work done in parallel, so one may be missing for a while
+    versions = [m.version for m in migrations.load("sqlite")]
+    assert versions[0] == 1 and versions == sorted(set(versions))
 
 
 # --- SQLite ----------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The storage port's contract, run against every adapter (``store``: memory, sqlite, postgres).
 
 The key property: for any records and any conditions, a list returns exactly the records
-``domain.filtering.evaluate`` accepts, in (createdAt, id) order, whatever the adapter.
+``domain.filtering.evaluate`` accepts, in (createdAt, id) order, whatever the adapter; and
+paging through a list in any order (``Order``: any column, either way) visits every matching
+record exactly once, in the order ``Order.key`` sorts them.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from application.collections import ALL, API_KEYS, DELIVERIES, MEMBERS, ORGANISATIONS, USERS
-from application.storage import Collection, Cursor, Query
+from application.storage import Collection, Cursor, Order, Query
 from domain.api_key import ApiKey
-from domain.errors import Conflict, NotFound
+from domain.errors import Conflict, InvalidCursor, NotFound
 from domain.filtering import Condition, Op
 from domain.member import Member, MemberStatus
 from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
@@ -130,20 +132,23 @@ async def walk(
     where: tuple[Condition, ...] = (),
     search: str | None = None,
     limit: int = 100,
+    order: Order | None = None,
 ) -> list[Any]:
     """Every page of a list, following the cursors; checks each page's size on the way."""
+    order = order or Order()
     found: list[Any] = []
     after: Cursor | None = None
     async with store.unit_of_work() as uow:
         repo = uow.repository(collection)
         for _ in range(1000):
-            page = await repo.list(Query(where=where, search=search, after=after, limit=limit))
+            query = Query(where=where, search=search, after=after, limit=limit, order=order)
+            page = await repo.list(query)
             assert len(page.items) <= limit
             found.extend(page.items)
             if page.next_cursor is None:
                 return found
             assert len(page.items) == limit
-            after = Cursor.decode(page.next_cursor)
+            after = Cursor.decode(page.next_cursor, order, collection.columns[order.field])
     raise AssertionError("the cursor never ended")
 
 
@@ -575,6 +580,70 @@ async def test_a_list_returns_exactly_what_evaluate_accepts(
         and (not search or search.lower() in collection.search_text(i))
     ]
     assert await walk(store, collection, where=where, search=search, limit=limit) == expected
+
+
+def reference_order(collection: Collection[Any], items: Any, order: Order) -> list[Any]:
+    """``items`` as ``order`` sorts them: the column in stored form (NULL first), then id."""
+    column, ident = collection.columns[order.field], collection.columns["id"]
+    return sorted(
+        items,
+        key=lambda i: order.key(column.column(i), str(ident.column(i))),
+        reverse=order.descending,
+    )
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_paging_in_any_order_visits_every_match_once_in_reference_order(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    await store.reset()
+    collection = data.draw(st.sampled_from(ALL), label="collection")
+    items = data.draw(samples.record_lists(collection, min_size=1, max_size=9), label="items")
+    await add_all(store, collection, items)
+    where = tuple(
+        data.draw(st.lists(samples.conditions(collection, items), max_size=1), label="where")
+    )
+    order = Order(
+        data.draw(st.sampled_from(sorted(collection.columns)), label="sort"),
+        data.draw(st.booleans(), label="descending"),
+    )
+    limit = data.draw(st.integers(1, 4), label="limit")
+    expected = reference_order(
+        collection, [i for i in items if all(c.matches(i) for c in where)], order
+    )
+    assert await walk(store, collection, where=where, limit=limit, order=order) == expected
+
+
+async def test_sorting_by_a_column_with_nulls_and_equal_values_pages_exactly(
+    store: StorageUnderTest,
+) -> None:
+    """Mode change requests: NULL on some, equal on others; every limit, both directions."""
+    modes = [None, Mode.SHARED, None, Mode.DEMO, Mode.SHARED, Mode.SHARED, None, Mode.WHITELABEL]
+    items = [org(str(i), mode_change_request=m) for i, m in enumerate(modes)]
+    await add_all(store, ORGANISATIONS, items)
+    for descending in (False, True):
+        order = Order("modeChangeRequest", descending)
+        expected = reference_order(ORGANISATIONS, items, order)
+        assert [i.mode_change_request for i in expected][:3] == (
+            [Mode.WHITELABEL, Mode.SHARED, Mode.SHARED] if descending else [None, None, None]
+        )
+        assert expected[-1].mode_change_request is (None if descending else Mode.WHITELABEL)
+        for limit in (1, 2, 3, 9, 10):
+            assert await walk(store, ORGANISATIONS, limit=limit, order=order) == expected
+
+
+async def test_a_cursor_of_another_order_is_refused(store: StorageUnderTest) -> None:
+    await add_all(store, ORGANISATIONS, [org(str(i)) for i in range(3)])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        page = await repo.list(Query(limit=1, order=Order("legalName")))
+        assert page.next_cursor is not None
+        cursor = Cursor.decode(page.next_cursor)
+        with pytest.raises(InvalidCursor):
+            await repo.list(Query(limit=1, after=cursor, order=Order("legalName", True)))
+        with pytest.raises(InvalidCursor):
+            Cursor.decode(page.next_cursor, Order())
 
 
 # --- life cycle ------------------------------------------------------------------------------

@@ -219,6 +219,22 @@ async def test_email_falls_back_to_preferred_username(
     assert (await verifier.verify(nothing)).name == ""
 
 
+async def test_an_address_is_verified_only_when_the_issuer_says_so_of_the_email_claim(
+    verifier: OidcTokenVerifier, keys: Keys, clock: FakeClock
+) -> None:
+    said = keys.rsa.sign(clock, email_verified=True)
+    unsaid = keys.rsa.sign(clock)
+    denied = keys.rsa.sign(clock, email_verified=False)
+    as_text = keys.rsa.sign(clock, email_verified="true")
+    username = keys.rsa.sign(
+        clock, email=None, preferred_username="a@b.example", email_verified=True
+    )
+
+    assert (await verifier.verify(said)).email_verified
+    for token in (unsaid, denied, as_text, username):
+        assert not (await verifier.verify(token)).email_verified
+
+
 async def test_token_without_kid_is_refused_when_the_set_has_several_keys(
     verifier: OidcTokenVerifier, keys: Keys, clock: FakeClock
 ) -> None:

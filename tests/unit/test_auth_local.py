@@ -74,6 +74,7 @@ async def test_issued_token_verifies_to_its_identity(
         subject=subject_for("ada@example.com"),
         email="ada@example.com",
         name="Ada Lovelace",
+        email_verified=True,
         superadmin=False,
         expires_at=clock.now + timedelta(hours=1),
         issuer="fourcorner-local",

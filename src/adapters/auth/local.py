@@ -208,6 +208,7 @@ class LocalTokenAuthority:
             subject=required_text(claims, "sub"),
             email=required_text(claims, "email"),
             name=text_claim(claims, "name"),
+            email_verified=True,  # this service's own authority names the address
             superadmin=claims.get("superadmin") is True,
             expires_at=expires_at,
             issuer=self._issuer,

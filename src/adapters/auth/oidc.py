@@ -178,6 +178,8 @@ class OidcTokenVerifier:
             subject=required_text(claims, "sub"),
             email=text_claim(claims, "email") or text_claim(claims, "preferred_username"),
             name=text_claim(claims, "name"),
+            email_verified=bool(text_claim(claims, "email"))
+            and claims.get("email_verified") is True,
             superadmin=self._is_superadmin(claims),
             expires_at=expires_at,
             issuer=self._issuer,

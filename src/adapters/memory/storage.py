@@ -208,20 +208,21 @@ class InMemoryRepository(Generic[T]):
         return (await self.list(query)).items
 
     async def list(self, query: Query) -> Page[T]:
+        query.check_cursor()
         table = self._uow._read(self._c.name)
         needle = query.search.lower() if query.search else None
-        after = (query.after.created_at, query.after.id) if query.after else None
+        order, after = query.order, query.after
         chosen: list[str] = []
         for ident, row in table.rows.items():
-            if after is not None and _sort_key(row) <= after:
+            if after is not None and not order.after(order.row_key(row), after):
                 continue
             if needle is not None and needle not in table.search[ident]:
                 continue
             if all(_holds(c, row) for c in query.where):
                 chosen.append(ident)
-        chosen.sort(key=lambda i: _sort_key(table.rows[i]))
+        chosen.sort(key=lambda i: order.row_key(table.rows[i]), reverse=order.descending)
         rows = [table.items[i] for i in chosen[: query.limit + 1]]
-        return page_of(self._c, rows, query.limit)
+        return page_of(self._c, rows, query.limit, order)
 
 
 def _holds(condition: Condition, row: dict[str, Scalar]) -> bool:

@@ -227,7 +227,13 @@ class SmpLookupClient:
         url = (
             f"{base}/{path_segment(*wanted_participant)}/services/{path_segment(*wanted_document)}"
         )
-        metadata, signer = self._verified(await self._fetch(url, environment), environment)
+        try:
+            answer = await self._fetch(url, environment)
+        except SmpLookupError as e:
+            if e.problem is Problem.NOT_REGISTERED:  # the participant, or this document type?
+                await self._registered(f"{base}/{path_segment(*wanted_participant)}", environment)
+            raise
+        metadata, signer = self._verified(answer, environment)
         if metadata.redirect is not None:
             redirect = metadata.redirect
             metadata, signer = self._verified(
@@ -258,6 +264,18 @@ class SmpLookupClient:
             )
         return VerifiedMetadata(base, metadata, signer, environment)
 
+    async def _registered(self, service_group: str, environment: Environment) -> None:
+        """After a document type's metadata was not found: when the participant's ServiceGroup
+        is there, the receiver is registered but does not accept that document type
+        (``NOT_ACCEPTED``); otherwise nothing is raised and the caller's error stands."""
+        try:
+            await self._fetch(service_group, environment)
+        except SmpLookupError:
+            return
+        raise SmpLookupError(
+            "the receiver is registered, but not for this document type", Problem.NOT_ACCEPTED
+        )
+
     async def endpoint(
         self,
         participant: str,
@@ -278,12 +296,12 @@ class SmpLookupClient:
         processes = [p for p in verified.metadata.processes if (p.scheme, p.value) == process]
         if not processes:
             raise SmpLookupError(
-                f"process {'::'.join(process)!r} is not registered", Problem.NOT_REGISTERED
+                f"process {'::'.join(process)!r} is not registered", Problem.NOT_ACCEPTED
             )
         candidates = [e for p in processes for e in p.endpoints if e.transport_profile == profile]
         if not candidates:
             raise SmpLookupError(
-                f"no endpoint with transport profile {profile!r}", Problem.NOT_REGISTERED
+                f"no endpoint with transport profile {profile!r}", Problem.NOT_ACCEPTED
             )
         first: SmpLookupError | None = None
         for candidate in candidates:
@@ -300,11 +318,11 @@ class SmpLookupClient:
         now = self._now()
         if endpoint.activation is not None and now < endpoint.activation:
             raise SmpLookupError(
-                f"the endpoint is active only from {endpoint.activation}", Problem.NOT_REGISTERED
+                f"the endpoint is active only from {endpoint.activation}", Problem.NOT_ACCEPTED
             )
         if endpoint.expiration is not None and now >= endpoint.expiration:
             raise SmpLookupError(
-                f"the endpoint expired at {endpoint.expiration}", Problem.NOT_REGISTERED
+                f"the endpoint expired at {endpoint.expiration}", Problem.NOT_ACCEPTED
             )
         try:
             address = URL(endpoint.address, encoded=True)

@@ -9,7 +9,8 @@ import enum
 class Problem(enum.Enum):
     """What went wrong; only ``UNREACHABLE`` may go away by asking again later."""
 
-    NOT_REGISTERED = "not registered"  # no DNS name, no record, 404, nothing for this process
+    NOT_REGISTERED = "not registered"  # no DNS name, no record, no such participant
+    NOT_ACCEPTED = "not accepted"  # registered, but not for this document type and process
     UNREACHABLE = "unreachable"  # DNS or SMP timeouts, network trouble, 5xx
     SMP_UNTRUSTED = "smp untrusted"  # the SMP's answer is unsigned, altered, unreadable, untrusted
     ENDPOINT_UNTRUSTED = "endpoint untrusted"  # the published AP certificate is not trusted

@@ -109,7 +109,8 @@ class SqlRepository(Generic[T]):
 
     async def list(self, query: Query) -> Page[T]:
         statement = self._t.page(query)
-        return page_of(self._c, await self._all(statement.sql, statement.params), query.limit)
+        rows = await self._all(statement.sql, statement.params)
+        return page_of(self._c, rows, query.limit, query.order)
 
     async def lock(self, ident: object) -> T | None:
         statement = self._t.lock(ident)

@@ -8,6 +8,9 @@ booleans as 0/1), then ``search_text`` (``Collection.search_text``, lower-cased)
 UNIQUE constraint; (``created_at``, ``id``) is indexed for keyset pages, and so is
 (``org_id``, ``created_at``, ``id``) where the collection has an ``orgId`` column.
 
+A page is sorted as ``application.storage.Order`` says: by one column, NULL first (last when
+descending), then by ``id`` in the same direction; its keyset condition follows that order.
+
 Conditions compile to SQL with exactly the semantics of ``domain.filtering.evaluate``:
 ``eq null`` is ``IS NULL``, ``ne`` is NULL-safe, a comparison with NULL holds for nothing,
 ``contains`` is a case-sensitive substring test, and text compares in code point order.
@@ -22,13 +25,14 @@ from typing import Any
 import attrs
 
 from adapters.sql.dialect import Dialect
-from application.storage import Collection, Query
+from application.storage import Collection, Cursor, Order, Query
 from domain.filtering import Condition, FieldType, Op, storable
 
 RESERVED = frozenset({"search_text", "data"})
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 _NEVER = "1 = 0"
 _COMPARE = {Op.LT: "<", Op.LTE: "<=", Op.GT: ">", Op.GTE: ">="}
+_DEFAULT_ORDER = Order()
 _TEXT_STORED = frozenset({FieldType.STRING, FieldType.ENUM, FieldType.UUID, FieldType.DATETIME})
 
 
@@ -175,10 +179,41 @@ class Table:
             clauses.append(d.contains('"search_text"'))
             params.append(query.search.lower())
         if query.after is not None:
-            clauses.append(f'("created_at", "id") > ({d.param}, {d.param})')
-            params.extend((query.after.created_at, query.after.id))
-        sql = f"{self._select}{_where(clauses)}{self._order} LIMIT {d.param}"
+            query.check_cursor()
+            sql, values = self._after(query.order, query.after)
+            clauses.append(sql)
+            params.extend(values)
+        order = self._order if query.order == _DEFAULT_ORDER else self._order_by(query.order)
+        sql = f"{self._select}{_where(clauses)}{order} LIMIT {d.param}"
         return Statement(sql, tuple(params))
+
+    def _order_by(self, order: Order) -> str:
+        way = "DESC" if order.descending else "ASC"
+        if order.field == "id":
+            return f' ORDER BY "id" {way}'
+        nulls = ""  # createdAt is never NULL: no NULLS clause, so its indexes serve the sort
+        if order.field != "createdAt":
+            nulls = " NULLS LAST" if order.descending else " NULLS FIRST"
+        return f' ORDER BY {self.column(order.field)} {way}{nulls}, "id" {way}'
+
+    def _after(self, order: Order, cursor: Cursor) -> tuple[str, Sequence[object]]:
+        """The records after ``cursor`` in ``order`` (see ``Order.after``)."""
+        p = self.dialect.param
+        beyond = "<" if order.descending else ">"
+        if order.field == "id":
+            return f'"id" {beyond} {p}', [cursor.id]
+        column = self.column(order.field)
+        value = sql_value(cursor.value)
+        if order.field == "createdAt":
+            return f'({column}, "id") {beyond} ({p}, {p})', [value, cursor.id]
+        if value is None:  # NULLs come first: the rest of them, then every value
+            if order.descending:
+                return f'{column} IS NULL AND "id" < {p}', [cursor.id]
+            return f'({column} IS NULL AND "id" > {p}) OR {column} IS NOT NULL', [cursor.id]
+        later = f'{column} {beyond} {p} OR ({column} = {p} AND "id" {beyond} {p})'
+        if order.descending:  # and then the NULLs
+            return f"{later} OR {column} IS NULL", [value, value, cursor.id]
+        return later, [value, value, cursor.id]
 
     def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
         """``condition`` as a SQL predicate that holds exactly where ``evaluate`` does."""

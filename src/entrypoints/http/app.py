@@ -62,7 +62,7 @@ def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitabl
 
 
 def error_response(error: DomainError, request_id: str) -> web.Response:
-    body: dict[str, Any] = {"code": error.code, "error": error.message()}
+    body: dict[str, Any] = {"code": error.code, "error": error.message(), **error.members()}
     details = error.details()
     if details:
         body["details"] = [{"field": d.field, "problem": d.problem} for d in details]

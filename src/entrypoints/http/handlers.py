@@ -163,7 +163,7 @@ async def leave_org(req: Req, ctx: Context = Provide["context"]) -> Reply:
 
 
 async def _list_members(
-    req: Req, ctx: Context, conv: cattrs.Converter, status: MemberStatus
+    req: Req, ctx: Context, conv: cattrs.Converter, status: MemberStatus | tuple[MemberStatus, ...]
 ) -> Reply:
     result = await members.list_members(
         ctx, req.caller, req.path_uuid("orgId"), req.listing(), status
@@ -180,7 +180,8 @@ async def list_members(
 async def list_pending(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    return await _list_members(req, ctx, conv, MemberStatus.PENDING)
+    # users asking to join, and invited addresses no one has signed in with yet
+    return await _list_members(req, ctx, conv, (MemberStatus.PENDING, MemberStatus.INVITED))
 
 
 async def create_member(

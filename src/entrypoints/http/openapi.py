@@ -24,6 +24,11 @@ _ERROR = {
                 "required": ["field", "problem"],
             },
         },
+        "transactionId": {
+            "type": "string",
+            "format": "uuid",
+            "description": "AT-1100 (document sent already): the transaction that sent it",
+        },
     },
     "required": ["code", "error"],
 }
@@ -92,7 +97,7 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     for q in route.query:
         schema: dict[str, Any] = dict(q.schema)
-        param: dict[str, Any] = {"name": q.name, "in": "query", "required": q.required}
+        param: dict[str, Any] = {"name": q.name, "in": q.where, "required": q.required}
         if q.repeated:
             param |= {"schema": {"type": "array", "items": schema}, "explode": True}
         else:

@@ -3,7 +3,21 @@ from this one list (the OpenAPI document and the tenant-isolation suite read it 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from application.api_keys import CreateApiKey
+from application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
+from application.collections import (
+    ACCESS_POINTS,
+    API_KEYS,
+    CERTIFICATES,
+    EVENTS,
+    MEMBERS,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    TRANSACTIONS,
+    WEBHOOKS,
+)
 from application.infrastructure import (
     CreateAccessPoint,
     CreateCertificate,
@@ -29,7 +43,7 @@ from entrypoints.http import smp_handlers as s
 from entrypoints.http import transaction_handlers as t
 from entrypoints.http import validation_handlers as v
 from entrypoints.http import webhook_handlers as w
-from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route
+from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route, sorted_list
 
 _IDS = {
     "type": "object",
@@ -83,6 +97,18 @@ _EXACT = tuple(
     for name in ("category", "state", "scheme", "version")
 )
 _XML = {"type": "string", "description": "an XML document"}
+
+
+def _catalogue_sort(fields: Mapping[str, object]) -> QueryParam:
+    choices = [v for f in fields for v in (f, f"-{f}")]
+    return QueryParam(
+        "sort",
+        {"type": "string", "enum": choices},
+        description="the field to sort by, descending with a leading '-'; without it, the "
+        "published order. A nextCursor is valid only with the sort it was made for",
+    )
+
+
 _AP = QueryParam(
     "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
 )
@@ -104,6 +130,14 @@ _LOOKUP = (
         {"type": "string", "enum": ["TEST", "PROD"]},
         description="default: PROD where the organisation's mode allows it, else TEST",
     ),
+)
+_IDEMPOTENCY_KEY = QueryParam(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+    description="names the request: the same key with the same access point and document "
+    "within 24 hours answers as the first time (status and body) and sends nothing again; "
+    "with another request, 409 AT-1101. Keys belong to the organisation.",
+    where="header",
 )
 _ACCEPTED = {
     "type": "object",
@@ -247,7 +281,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             S,
             "organisations",
             response=Envelope(views.ORGANISATION),
-            query=LIST_PARAMS,
+            query=sorted_list(ORGANISATIONS),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
@@ -330,11 +364,11 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "GET",
             "/orgs/{orgId}/members/pending",
             h.list_pending,
-            "Users asking to join.",
+            "Users asking to join (PENDING), and invited addresses (INVITED, with their email).",
             A,
             "members",
             response=Envelope(views.MEMBER),
-            query=LIST_PARAMS,
+            query=sorted_list(MEMBERS),
         ),
         Route(
             "GET",
@@ -344,19 +378,22 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "members",
             response=Envelope(views.MEMBER),
-            query=LIST_PARAMS,
+            query=sorted_list(MEMBERS),
         ),
         Route(
             "POST",
             "/orgs/{orgId}/members",
             h.create_member,
-            "Make a user a member.",
+            "Make a user a member ({userId, role}), or invite an email address ({email, "
+            "role}): the first user who signs in with that address, verified, becomes a member "
+            "with the role. The answer to an invitation is the same whether or not an account "
+            "exists for the address.",
             A,
             "members",
             body=CreateMember,
             response=views.MEMBER,
             status=201,
-            errors=("AT-1092",),
+            errors=("AT-1001", "AT-1092"),
         ),
         Route(
             "PUT",
@@ -431,7 +468,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "api keys",
             response=Envelope(views.API_KEY),
-            query=LIST_PARAMS,
+            query=sorted_list(API_KEYS),
         ),
         Route(
             "DELETE",
@@ -484,7 +521,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "certificates",
             response=Envelope(views.CERTIFICATE),
-            query=LIST_PARAMS,
+            query=sorted_list(CERTIFICATES),
         ),
         Route(
             "POST",
@@ -538,7 +575,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "access points",
             response=Envelope(views.ACCESS_POINT),
-            query=LIST_PARAMS,
+            query=sorted_list(ACCESS_POINTS),
         ),
         Route(
             "POST",
@@ -592,7 +629,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "participants",
             response=Envelope(views.PARTICIPANT),
-            query=LIST_PARAMS,
+            query=sorted_list(PARTICIPANTS),
         ),
         Route(
             "POST",
@@ -673,7 +710,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             U,
             "catalogue",
             response=_DOCUMENT_TYPES,
-            query=(*_EXACT, *LIST_PARAMS),
+            query=(*_EXACT, *LIST_PARAMS, _catalogue_sort(DOCUMENT_TYPE_FIELDS)),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
@@ -693,7 +730,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             U,
             "catalogue",
             response=_ANY_LIST,
-            query=LIST_PARAMS,
+            query=(*LIST_PARAMS, _catalogue_sort(SCHEME_FIELDS)),
             errors=("AT-1004", "AT-1005"),
         ),
         Route(
@@ -712,13 +749,15 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "/orgs/{orgId}/transactions",
             t.post_transaction,
             "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
-            "network I/O.",
+            "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+            "an Idempotency-Key, the same request (access point and document bytes) within 24 "
+            "hours gets the same answer; another request with the key is 409 AT-1101.",
             M,
             "transactions",
             response=_ACCEPTED,
             status=202,
-            query=(_AP,),
-            errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090"),
+            query=(_AP, _IDEMPOTENCY_KEY),
+            errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100", "AT-1101"),
             content_type="application/json",
         ),
         Route(
@@ -740,7 +779,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             M,
             "transactions",
             response=_TX_LIST,
-            query=LIST_PARAMS,
+            query=sorted_list(TRANSACTIONS),
         ),
         Route(
             "GET",
@@ -750,7 +789,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             M,
             "transactions",
             response=_TX_LIST,
-            query=LIST_PARAMS,
+            query=sorted_list(TRANSACTIONS),
         ),
         Route(
             "GET",
@@ -853,7 +892,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "webhooks",
             response=Envelope(views.WEBHOOK),
-            query=LIST_PARAMS,
+            query=sorted_list(WEBHOOKS),
         ),
         Route(
             "POST",
@@ -894,7 +933,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "webhooks",
             response=Envelope(views.EVENT),
-            query=LIST_PARAMS,
+            query=sorted_list(EVENTS),
         ),
         Route(
             "GET",
@@ -904,6 +943,26 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             A,
             "webhooks",
             response=views.EVENT,
+        ),
+        *(
+            Route(
+                "POST",
+                path,
+                w.redeliver_event,
+                "Queue a new delivery of a stored event to the webhooks it was delivered to "
+                "before that still exist and are enabled (not to webhooks subscribed since); "
+                "each gets three attempts of its own, recorded on the event beside the earlier "
+                "ones (status code or error, the first KiB of the answer, duration).",
+                A,
+                "webhooks",
+                response=views.EVENT,
+                status=202,
+                errors=("AT-1102",),
+            )
+            for path in (
+                "/orgs/{orgId}/events/{eventId}/redeliver",
+                "/orgs/{orgId}/webhooks/events/{id}/redeliver",
+            )
         ),
         Route(
             "GET",

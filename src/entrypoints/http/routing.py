@@ -17,6 +17,7 @@ from dependency_injector.wiring import Provide
 
 from application.access import Principal
 from application.listing import ListRequest
+from application.storage import Collection
 from domain.errors import (
     DomainError,
     ErrorKind,
@@ -55,6 +56,7 @@ class QueryParam:
     required: bool = False
     description: str = ""
     repeated: bool = False
+    where: str = "query"  # or "header"
 
 
 LIST_PARAMS = (
@@ -68,6 +70,19 @@ LIST_PARAMS = (
     QueryParam("cursor", {"type": "string"}, description="nextCursor of the previous page"),
     QueryParam("limit", {"type": "integer", "minimum": 1, "maximum": 500}),
 )
+
+
+def sorted_list(collection: Collection[Any]) -> tuple[QueryParam, ...]:
+    """``LIST_PARAMS`` and the ``sort`` of a list of ``collection``: its sortable fields,
+    each ascending or (``-``) descending; a cursor belongs to the sort it was made for."""
+    choices = [v for f in collection.sortable for v in (f, f"-{f}")]
+    sort = QueryParam(
+        "sort",
+        {"type": "string", "enum": choices, "default": collection.default_sort},
+        description="the field to sort by, descending with a leading '-'; then by id the "
+        "same way. A nextCursor is valid only with the sort it was made for (else 400 AT-1005)",
+    )
+    return (*LIST_PARAMS, sort)
 
 
 @attrs.frozen
@@ -103,6 +118,7 @@ class Req:
             search=q.get("search"),
             cursor=q.get("cursor"),
             limit=int(limit) if limit is not None else None,
+            sort=q.get("sort"),
         )
 
 

@@ -4,6 +4,7 @@ the AS4 endpoint of every access point."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import uuid
 from pathlib import Path
@@ -17,9 +18,11 @@ from application import exchange as exchange_cases
 from application import transactions
 from application.context import Context
 from application.exchange import Exchange, receive, record
+from application.idempotency import Keyed
 from application.ports import KeySealer
 from application.transactions import Documents, UploadGrant
 from domain import clock
+from domain import idempotency as idempotency_rules
 from domain.errors import (
     BodyTooLarge,
     Forbidden,
@@ -36,11 +39,16 @@ CHUNK = 256 * 1024
 
 
 async def _spool(
-    request: web.Request, target: Path, limit: int, expected: str = "an SBD file"
+    request: web.Request,
+    target: Path,
+    limit: int,
+    digest: Any = None,
+    expected: str = "an SBD file",
 ) -> None:
     """Stream the SBD of ``request`` (raw XML, or the ``file`` part of a multipart form) to
-    ``target``, refusing more than ``limit`` bytes without holding the body in memory.
-    ``expected`` names what the body should be, for the refusal of an empty one."""
+    ``target``, refusing more than ``limit`` bytes without holding the body in memory;
+    ``digest`` (a ``hashlib`` hash) is fed the SBD's bytes on the way. ``expected`` names what
+    the body should be, for the refusal of an empty one."""
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge(limit=limit)
     ctype = request.content_type
@@ -50,13 +58,16 @@ async def _spool(
         stream = await _file_part(request)
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
-    if await _copy(stream, target, limit) == 0:
+    if await _copy(stream, target, limit, digest) == 0:
         raise MalformedBody(reason=f"the body is empty; {expected} is expected")
 
 
-async def _copy(stream: StreamReader | BodyPartReader, target: Path, limit: int) -> int:
+async def _copy(
+    stream: StreamReader | BodyPartReader, target: Path, limit: int, digest: Any = None
+) -> int:
     """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
-    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours."""
+    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
+    ``digest``: a ``hashlib`` hash that each chunk updates."""
     size = 0
     with target.open("wb") as out:
         while True:
@@ -75,6 +86,8 @@ async def _copy(stream: StreamReader | BodyPartReader, target: Path, limit: int)
             size += len(chunk)
             if size > limit:
                 raise BodyTooLarge(limit=limit)
+            if digest is not None:
+                digest.update(chunk)
             await asyncio.to_thread(out.write, chunk)
 
 
@@ -102,6 +115,12 @@ def _ap(req: Req) -> uuid.UUID:
         raise InvalidInput.one("ap", f"{text!r} is not a UUID") from None
 
 
+def _idempotency_key(req: Req) -> str | None:
+    """The request's ``Idempotency-Key`` header, checked; None without one."""
+    text = req.raw.headers.get(idempotency_rules.HEADER)
+    return None if text is None else idempotency_rules.check_key(text)
+
+
 async def _intake(
     req: Req,
     ctx: Context,
@@ -110,19 +129,23 @@ async def _intake(
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
     wake: Any,
+    key: str | None = None,
 ) -> Reply:
+    """Spool the document to a file, hashing it on the way, and submit it; with an
+    idempotency ``key``, the request is the access point and the document's bytes (a
+    multipart form's ``file`` part: the same document in another form is the same request)."""
     incoming = docs.blobs.incoming()
+    digest = hashlib.sha256()
     try:
-        await _spool(req.raw, incoming, docs.max_bytes)
+        await _spool(req.raw, incoming, docs.max_bytes, digest)
     except BaseException:
         incoming.unlink(missing_ok=True)
         raise
-    tx = await transactions.accept(ctx, docs, principal, org_id, ap_id, incoming)
+    keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
+    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed)
     if callable(wake):
         wake()
-    return Reply(
-        202, {"transactionId": str(tx.id), "transactionStatus": tx.transaction_status.value}
-    )
+    return Reply(answer.status, answer.body)
 
 
 async def post_transaction(
@@ -131,7 +154,8 @@ async def post_transaction(
     docs: Documents = Provide["documents"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
-    return await _intake(req, ctx, docs, req.caller, req.path_uuid("orgId"), _ap(req), wake)
+    org_id, ap_id, key = req.path_uuid("orgId"), _ap(req), _idempotency_key(req)
+    return await _intake(req, ctx, docs, req.caller, org_id, ap_id, wake, key)
 
 
 async def upload_url(

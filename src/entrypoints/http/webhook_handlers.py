@@ -80,3 +80,16 @@ async def get_event(
 ) -> Reply:
     event = await webhooks.get_event(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("id"))
     return Reply(200, views.EVENT.dump(conv, event))
+
+
+async def redeliver_event(
+    req: Req,
+    ctx: Context = Provide["context"],
+    conv: cattrs.Converter = Provide["converter"],
+    wake: object = Provide["delivery_wake"],
+) -> Reply:
+    name = "eventId" if "eventId" in req.raw.match_info else "id"
+    event = await webhooks.redeliver(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid(name))
+    if callable(wake):
+        wake()
+    return Reply(202, views.EVENT.dump(conv, event))

@@ -1,0 +1,92 @@
+"""Invitations: an orgadmin invites an email address, and whoever signs in with that address,
+verified by their identity provider, becomes a member.
+
+``invite`` answers the same whether or not a user with that address exists (it never looks),
+so it tells nothing about who has an account. An invitation is a member record with status
+INVITED and no user; at most one per address and organisation. ``redeem`` runs at the end of
+every sign-in: with a verified address it finds that address's open invitations (a read the
+record cache answers, so it costs nothing when there are none) and makes each the user's
+active membership, under the organisation's lock as every change of members is
+(``application.members``). We chose activation at sign-in over an acceptance step: the
+orgadmin chose the address and the role, and the person proves the address by signing in;
+they may leave at once (``users.leave``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import attrs
+
+from application.access import Principal, authorise
+from application.collections import MEMBERS, ORGANISATIONS
+from application.context import Context
+from application.identity import Identity
+from domain import member as membership
+from domain.errors import AlreadyMember
+from domain.member import Member, MemberStatus
+from domain.roles import Role
+from domain.user import User
+
+
+async def invite(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, email: str, role: Role
+) -> Member:
+    """An invitation of ``email`` to ``org_id`` with ``role`` (``AlreadyMember`` when that
+    address has an open invitation there)."""
+    address = membership.check_email(email)
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
+        members = uow.repository(MEMBERS)
+        if await members.first(orgId=org_id, invitedEmail=address) is not None:
+            raise AlreadyMember(user_id=address)
+        invitation = Member(
+            id=ctx.new_id(),
+            org_id=org_id,
+            user_ref="",
+            role=role,
+            status=MemberStatus.INVITED,
+            email=address,
+            created_at=now,
+            created_by=principal.actor,
+            last_modified_at=now,
+        )
+        await members.add(invitation)
+        await uow.commit()
+    return invitation
+
+
+async def redeem(ctx: Context, user: User, identity: Identity) -> None:
+    """Make the open invitations of the identity's verified address ``user``'s memberships."""
+    if not identity.email_verified or not identity.email:
+        return
+    address = membership.normalise_email(identity.email)
+    async with ctx.reads() as reading:
+        found = await reading.repository(MEMBERS).all(invitedEmail=address)
+    if not found:
+        return
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        members = uow.repository(MEMBERS)
+        for org_id in sorted({i.org_id for i in found}, key=str):  # one lock order for all
+            if await uow.repository(ORGANISATIONS).lock(org_id) is None:
+                continue
+            # read again under the lock: another sign-in may have redeemed it meanwhile
+            invitation = await members.first(orgId=org_id, invitedEmail=address)
+            if invitation is None:
+                continue
+            existing = await members.first(orgId=org_id, userRef=user.id)
+            result = membership.redeem(invitation, existing, user.id, now)
+            if existing is None:
+                result = _named(result, user)
+                await members.update(result)
+            else:
+                await members.remove(invitation.id)
+                if result is not existing:
+                    await members.update(result)
+        await uow.commit()
+
+
+def _named(m: Member, user: User) -> Member:
+    return attrs.evolve(m, first_name=user.first_name, last_name=user.last_name)

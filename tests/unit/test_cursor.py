@@ -1,0 +1,71 @@
+"""List cursors: what the service encodes it reads back, and any other text is refused with
+``InvalidCursor`` (never another error, never a value a store cannot compare with)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from application.storage import Cursor, Order
+from domain.errors import InvalidCursor
+from domain.filtering import FieldSpec, FieldType
+
+INT = FieldSpec("size", FieldType.INT, lambda r: r)
+TEXT = FieldSpec("name", FieldType.STRING, lambda r: r)
+WHEN = FieldSpec("createdAt", FieldType.DATETIME, lambda r: r)
+FLAG = FieldSpec("isEnabled", FieldType.BOOL, lambda r: r)
+IDS = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=200)
+VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=50)
+)
+
+
+def crafted(*parts: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(parts)).encode()).decode().rstrip("=")
+
+
+@given(order=st.sampled_from(["createdAt", "-createdAt", "name", "-size"]), value=VALUES, ident=IDS)
+def test_what_is_encoded_decodes_to_itself(order: str, value: object, ident: str) -> None:
+    cursor = Cursor(value, ident, order)  # type: ignore[arg-type]
+    field = order.lstrip("-")
+    assert Cursor.decode(cursor.encode(), Order(field, order.startswith("-"))) == cursor
+
+
+@given(st.text(max_size=300))
+def test_any_text_is_a_cursor_or_refused(text: str) -> None:
+    with contextlib.suppress(InvalidCursor):
+        Cursor.decode(text, Order(), WHEN)
+
+
+@pytest.mark.parametrize(
+    ("text", "order", "spec"),
+    [
+        (crafted("size", 2**63, "a"), Order("size"), INT),
+        (crafted("size", -(2**63) - 1, "a"), Order("size"), INT),
+        (crafted("size", True, "a"), Order("size"), INT),
+        (crafted("size", "1", "a"), Order("size"), INT),
+        (crafted("isEnabled", 1, "a"), Order("isEnabled"), FLAG),
+        (crafted("name", "\ud800", "a"), Order("name"), TEXT),
+        (crafted("name", "a\x00", "a"), Order("name"), TEXT),
+        (crafted("name", ["a"], "a"), Order("name"), TEXT),
+        (crafted("name", "a", ""), Order("name"), TEXT),
+        (crafted("name", "a", "x" * 201), Order("name"), TEXT),
+        (crafted("-name", "a", "a"), Order("name"), TEXT),
+        (crafted("createdAt", "2026-01-01", "a"), Order(), WHEN),
+        (crafted("createdAt", None, "a"), Order(), WHEN),
+        (crafted("createdAt", "2026-01-02T10:00:00.000000Z"), Order(), WHEN),
+        ("x" * 5000, Order(), WHEN),
+        (base64.urlsafe_b64encode(b"2026-01-02T10:00:00.000000Z|a").decode(), Order(), WHEN),
+    ],
+)
+def test_crafted_cursors_are_refused(text: str, order: Order, spec: FieldSpec) -> None:
+    with pytest.raises(InvalidCursor):
+        Cursor.decode(text, order, spec)
