@@ -260,7 +260,7 @@ async def test_lookup_answers_what_a_send_would_meet(start_api) -> None:
     other = "busdox-docid-qns::urn:example:Other##x::1.0"
     status, no = await lookup(api, a, f"participantId={receiver}&docTypeId={_q(other)}")
     assert status == 200 and no["registered"] and not no["canReceive"]
-    assert "not registered" in no["reason"]
+    assert "not for this document type" in no["reason"]
     # a participant nobody registered
     status, nobody = await lookup(api, a, f"participantId=0088:{gln(321)}")
     assert status == 200, nobody
