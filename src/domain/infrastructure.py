@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import attrs
 
+from domain.catalogue import neutral
 from domain.errors import ModeNotPermitted
 from domain.filtering import FieldSpec, FieldType, fields
 from domain.organisation import Mode, Organisation, UserRef
@@ -132,7 +133,9 @@ AP_FILTERS = fields(
     FieldSpec("id", FieldType.UUID, lambda a: a.id),
     FieldSpec("name", FieldType.STRING, lambda a: a.name),
     FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
-    FieldSpec("transportProfile", FieldType.STRING, lambda a: a.transport_profile),
+    FieldSpec(
+        "transportProfile", FieldType.STRING, lambda a: a.transport_profile, normalise=neutral
+    ),
     FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
     FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
 )
