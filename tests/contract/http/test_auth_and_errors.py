@@ -115,3 +115,30 @@ async def test_metrics_in_the_prometheus_text_format(api):
     assert "fourcorner_http_request_duration_seconds_bucket" in text
     assert 'fourcorner_transactions{direction="TO_NETWORK",status="COMPLETED"} 0.0' in text
     assert 'fourcorner_queue_depth{queue="webhook_deliveries"} 0.0' in text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("POST", "/users/{uid}/join_org", {"orgId": "nope"}, "$.orgId"),
+        ("POST", "/users/{uid}/leave_org", {"orgId": 7}, "$.orgId"),
+        ("PUT", "/orgs/{org}/members/approve", {"ids": ["{org}", "nope"]}, "$.ids[1]"),
+        ("POST", "/orgs/{org}/participants/batch-delete", {"ids": ["nope"]}, "$.ids[0]"),
+        ("POST", "/orgs/{org}/webhooks/batch-delete", {"ids": [1]}, "$.ids[0]"),
+        ("POST", "/orgs/{org}/webhooks/trigger-test-event", {"event": "x.y"}, "$.event"),
+        ("POST", "/orgs/{org}/webhooks/trigger-test-event", {"eventType": "x.y"}, "$.eventType"),
+    ],
+)
+async def test_details_name_the_field_of_the_request(api, method, path, body, field):
+    org = await api.org(ALICE)
+    me = await api.me(ALICE)
+    fill = {"org": org["id"], "uid": me["id"]}
+    sent = {
+        k: [v.format(**fill) if isinstance(v, str) else v for v in vs]
+        if isinstance(vs, list)
+        else vs
+        for k, vs in body.items()
+    }
+    status, err = await api.call(method, path.format(**fill), as_=ALICE, json=sent)
+    assert status == 400 and err["code"] == "AT-1001", err
+    assert [d["field"] for d in err["details"]] == [field]
