@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.x509.oid import NameOID
 
 from adapters.smp.client import SmpLookupClient, SmpLookupError
 from application.ports import Endpoint, LookupFailed
@@ -26,10 +27,12 @@ class SmpParticipantLookup:
         except SmpLookupError as e:
             untrusted = "signature" in e.reason or "trusted" in e.reason
             raise LookupFailed(e.reason, permanent=e.permanent, untrusted=untrusted) from None
+        names = found.certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
         return Endpoint(
             url=found.url,
             certificate_der=found.certificate.public_bytes(Encoding.DER),
             transport_profile=found.transport_profile,
+            common_name=str(names[0].value) if names else "",
         )
 
     async def aclose(self) -> None:
