@@ -17,7 +17,15 @@ import attrs
 from application.listing import ListRequest
 from application.storage import MAX_LIMIT, Cursor, Order
 from domain import events, filtering
-from domain.catalogue import Catalogue, DocumentType, IdentifierScheme
+from domain.catalogue import (
+    Catalogue,
+    DocumentType,
+    IdentifierScheme,
+    camel,
+    kebab,
+    neutral,
+    wire_spellings,
+)
 from domain.errors import InvalidCursor, InvalidInput, NotFound
 from domain.filtering import Condition, FieldSpec, FieldType
 from domain.member import MemberStatus
@@ -27,33 +35,45 @@ from domain.roles import Role
 _S, _B = FieldType.STRING, FieldType.BOOL
 
 
-def _spec(name: str, kind: FieldType, attr: str) -> FieldSpec:
-    return FieldSpec(name, kind, lambda r: getattr(r, attr))
+def _doc(attr: str, kind: FieldType = _S, **options: Any) -> FieldSpec:
+    """A DocumentType field under its kebab-case name, also under the network's spelling."""
+    name = kebab(attr)
+    return FieldSpec(
+        name, kind, lambda r: getattr(r, attr), aliases=wire_spellings(name), **options
+    )
+
+
+def _scheme(attr: str, kind: FieldType = _S) -> FieldSpec:
+    """An identifier scheme field under its camelCase name; the kebab-case name it had before
+    is still accepted."""
+    name, old = camel(attr), kebab(attr)
+    aliases = (old,) if old != name else ()
+    return FieldSpec(name, kind, lambda r: getattr(r, attr), aliases=aliases)
 
 
 DOCUMENT_TYPE_FIELDS = filtering.fields(
-    _spec("id", _S, "id"),
-    _spec("name", _S, "name"),
-    _spec("category", _S, "category"),
-    _spec("state", _S, "state"),
-    _spec("scheme", _S, "scheme"),
-    _spec("value", _S, "value"),
-    _spec("version", _S, "version"),
-    _spec("abstract", _B, "abstract"),
-    _spec("issued-by-opennet", _B, "issued_by_opennet"),
-    _spec("bis-version", _S, "bis_version"),
-    _spec("domain-community", _S, "domain_community"),
-    _spec("initial-release", _S, "initial_release"),
+    _doc("id"),
+    _doc("name"),
+    _doc("category"),
+    _doc("state"),
+    _doc("scheme", normalise=neutral),
+    _doc("value"),
+    _doc("version"),
+    _doc("abstract", _B),
+    _doc("issued_by_opennet", _B),
+    _doc("bis_version"),
+    _doc("domain_community"),
+    _doc("initial_release"),
 )
 SCHEME_FIELDS = filtering.fields(
-    _spec("schemeid", _S, "schemeid"),
-    _spec("iso6523", _S, "iso6523"),
-    _spec("country", _S, "country"),
-    _spec("scheme-name", _S, "scheme_name"),
-    _spec("issuing-agency", _S, "issuing_agency"),
-    _spec("state", _S, "state"),
-    _spec("registrable", _B, "registrable"),
-    _spec("initial-release", _S, "initial_release"),
+    _scheme("schemeid"),
+    _scheme("iso6523"),
+    _scheme("country"),
+    _scheme("scheme_name"),
+    _scheme("issuing_agency"),
+    _scheme("state"),
+    _scheme("registrable", _B),
+    _scheme("initial_release"),
 )
 DOCUMENT_TYPE_EXACT = ("category", "state", "scheme", "version")
 

@@ -566,6 +566,7 @@ async def _take_document(
         receiver = await uow.repository(PARTICIPANTS).first(
             identifierKey=envelope.receiver.value.lower()
         )
+        own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
     receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
@@ -582,13 +583,14 @@ async def _take_document(
         doc_type_id=str(envelope.document_type),
         process_id=str(envelope.process),
         sender_country=envelope.country_c1,
+        receiver_country=envelope.receiver_country,
         doc_instance_id=envelope.instance_identifier,
         transaction_status=Status.COMPLETED,
         created_at=now,
         created_ns=ns,
         last_modified_at=now,
         sender_sp=inbound.sender_certificate_cn,
-        receiver_sp=exchange.seat_id,
+        receiver_sp=own.common_name if own else exchange.seat_id,  # this access point's seat id
         as4_message_id=inbound.message_id,
         mls_to=str(envelope.mls_to) if envelope.mls_to else "",
         mls_type=envelope.mls_type.value if envelope.mls_type else "",

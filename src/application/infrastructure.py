@@ -25,6 +25,7 @@ from application.scoped import get_in_org, list_in_org, owned
 from application.sealed import CERTIFICATE_KEY
 from application.storage import Page, UnitOfWork
 from domain import infrastructure as infra
+from domain.catalogue import neutral
 from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
 from domain.errors import Detail, InUse, InvalidInput
 from domain.infrastructure import (
@@ -50,7 +51,8 @@ class CreateCertificate:
     environment: CertificateEnvironment
     cert_pem: str
     private_key_pem: str
-    transport_profile: str = "net-transport-as4-v2_0"
+    # either spelling is taken; the neutral one is kept (domain.catalogue.neutral)
+    transport_profile: str = attrs.field(default="net-transport-as4-v2_0", converter=neutral)
     ca_chain_pem: str = ""
     description: str = ""
 
@@ -66,7 +68,7 @@ class CreateAccessPoint:
     name: str
     certificate_ref: uuid.UUID
     environment: Environment
-    transport_profile: str = "net-transport-as4-v2_0"
+    transport_profile: str = attrs.field(default="net-transport-as4-v2_0", converter=neutral)
     description: str = ""
 
 
@@ -135,11 +137,11 @@ async def create_certificate(
 
 
 def _check_profile(ctx: Context, profile: str) -> None:
-    known = {t.profile_id for t in ctx.catalogue.transport_profiles}
-    if profile not in known:
-        raise InvalidInput.one("$.transportProfile", f"one of {', '.join(sorted(known))}")
-    active = {t.profile_id for t in ctx.catalogue.transport_profiles if t.state == "active"}
-    if profile not in active:
+    found = ctx.catalogue.transport_profile(profile)
+    if found is None:
+        known = ", ".join(sorted(ctx.catalogue.transport_profile_ids()))
+        raise InvalidInput.one("$.transportProfile", f"one of {known}")
+    if found.state != "active":
         raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
 
 

@@ -21,6 +21,7 @@ from application.listing import ListRequest
 from application.publishing import check_supported, registration
 from application.scoped import get_in_org, list_in_org, owned
 from application.storage import Page, UnitOfWork
+from domain.catalogue import neutral
 from domain.errors import Conflict, Detail, InvalidInput, NotFound
 from domain.infrastructure import AccessPoint, Smp
 from domain.participant import (
@@ -40,7 +41,8 @@ class CreateParticipant:
     participant_identifier: str
     smp_ref: uuid.UUID
     ap_ref: uuid.UUID
-    transport_profile: str = "net-transport-as4-v2_0"
+    # either spelling is taken; the neutral one is kept (domain.catalogue.neutral)
+    transport_profile: str = attrs.field(default="net-transport-as4-v2_0", converter=neutral)
     business_card: BusinessCard | None = None
 
 
@@ -48,7 +50,9 @@ class CreateParticipant:
 class UpdateParticipant:
     name: str | None = None
     ap_ref: uuid.UUID | None = None
-    transport_profile: str | None = None
+    transport_profile: str | None = attrs.field(
+        default=None, converter=attrs.converters.optional(neutral)
+    )
     business_card: BusinessCard | None = None
 
 

@@ -167,6 +167,7 @@ class Endpoint:
     url: str
     certificate_der: bytes
     transport_profile: str
+    common_name: str = ""  # the certificate's CN: the receiving access point's seat id
 
 
 class LookupProblem(enum.Enum):

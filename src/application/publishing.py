@@ -28,10 +28,8 @@ def certificate_base64(cert_pem: str) -> str:
 
 
 def wire_profile(catalogue: Catalogue, profile_id: str) -> str:
-    for t in catalogue.transport_profiles:
-        if profile_id in (t.profile_id, t.wire_profile_id):
-            return t.wire_profile_id
-    return profile_id
+    found = catalogue.transport_profile(profile_id)
+    return found.wire_profile_id if found is not None else profile_id
 
 
 def technical_contact(org: Organisation | None) -> str:

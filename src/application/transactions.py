@@ -17,6 +17,7 @@ from application.alltouse import usable
 from application.collections import (
     API_KEYS,
     ARTEFACTS,
+    CERTIFICATES,
     PARTICIPANTS,
     TRANSACTIONS,
     UPLOADS,
@@ -206,7 +207,8 @@ async def _accept(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
         aps = (await usable(uow, access.org))[1]
-    ap = next((a for a in aps if a.id == ap_id), None)
+        ap = next((a for a in aps if a.id == ap_id), None)
+        certificate = await uow.repository(CERTIFICATES).get(ap.certificate_ref) if ap else None
     if ap is None:
         raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
     envelope = docs.envelopes.read_file(incoming)
@@ -233,6 +235,9 @@ async def _accept(
         doc_type_id=str(envelope.document_type),
         process_id=str(envelope.process),
         sender_country=envelope.country_c1,
+        receiver_country=envelope.receiver_country,
+        # the sending access point's seat id; the receiving one's is known once looked up
+        sender_sp=certificate.common_name if certificate else "",
         doc_instance_id=envelope.instance_identifier,
         transaction_status=Status.UNPROCESSED,
         created_at=now,

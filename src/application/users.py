@@ -165,7 +165,8 @@ def _own(principal: Principal, uid: str) -> User:
 
 async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) -> User:
     user = _own(principal, uid)
-    if cmd.country_code is not None and not (
+    # "" is no country, as a user without one shows it (so a GET answer can be PUT back)
+    if cmd.country_code and not (
         len(cmd.country_code) == 2 and cmd.country_code.isalpha() and cmd.country_code.isupper()
     ):
         raise InvalidInput([Detail("$.countryCode", "a two-letter country code in capitals")])

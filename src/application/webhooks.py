@@ -186,7 +186,8 @@ async def trigger_test(
 ) -> Event:
     name = cmd.event_type or cmd.event
     if name != WEBHOOK_TEST:
-        raise InvalidInput.one("$.eventType", f"only {WEBHOOK_TEST} can be triggered by hand")
+        field = "$.event" if cmd.event_type is None and cmd.event is not None else "$.eventType"
+        raise InvalidInput.one(field, f"only {WEBHOOK_TEST} can be triggered by hand")
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         event = await raise_event(

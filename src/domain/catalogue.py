@@ -1,15 +1,21 @@
 """The network's reference data: document types, identifier schemes, processes, transports.
 
 Records hold one code-list entry each, with snake_case attributes; ``to_record()`` gives the
-kebab-case fields of the interface, leaving out optional fields that are absent. Names where the
+fields of the interface, leaving out optional fields that are absent: camelCase, except the
+DocumentType, whose kebab-case names the specification shows. Names where the
 network's own name stands as a word use the neutral word ``net`` (``net-doctype-wildcard``,
 ``issued_by_opennet``); the published spelling is kept as ``wire_scheme`` / ``wire_profile_id``.
 Published URN values (document type and process values) are kept exactly as published.
+
+``neutral`` is the one place where the network's own spellings become the interface's: the code
+lists are read through it, and every input that takes such a name or value (transport profiles
+in bodies and filters, the document type scheme, the ``issued-by-opennet`` field) accepts both.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import attrs
 
@@ -22,19 +28,53 @@ DOCUMENT_TYPE_NAMESPACE = uuid.UUID("e7e0871e-27c6-4954-a1c6-7ba72e7a6b6d")
 
 ACTIVE, DEPRECATED, REMOVED = "active", "deprecated", "removed"
 
+# The network's name as a word of identifiers and field names, and the interface's word for it
+# (NETWORK.md, first table): ``peppol-transport-as4-v2_0``, ``issued-by-openpeppol``.
+_NETWORK_PREFIX, _NEUTRAL_PREFIX = "peppol-", "net-"
+_NETWORK_FIELDS = {"issued-by-openpeppol": "issued-by-opennet"}
+
+
+def neutral(text: str) -> str:
+    """The interface's spelling of a name or value the network spells with its own name
+    (``peppol-doctype-wildcard`` → ``net-doctype-wildcard``, ``issued-by-openpeppol`` →
+    ``issued-by-opennet``); any other text, the neutral spelling included, is unchanged."""
+    if text.startswith(_NETWORK_PREFIX):
+        return _NEUTRAL_PREFIX + text.removeprefix(_NETWORK_PREFIX)
+    return _NETWORK_FIELDS.get(text, text)
+
+
+def wire_spellings(name: str) -> tuple[str, ...]:
+    """The network's own spellings that ``neutral`` turns into ``name`` (field names)."""
+    return tuple(wire for wire, ours in _NETWORK_FIELDS.items() if ours == name)
+
 
 def document_type_id(wire_scheme: str, value: str) -> str:
     """The ``id`` of the document type (``scheme`` as published on the wire, ``value``)."""
     return str(uuid.uuid5(DOCUMENT_TYPE_NAMESPACE, f"{wire_scheme}::{value}"))
 
 
-def _kebab(record: attrs.AttrsInstance, skip: frozenset[str] = frozenset()) -> dict[str, object]:
-    """The init fields of ``record`` under kebab-case names, leaving out ``None`` values."""
+def kebab(name: str) -> str:
+    """``issuing_agency`` → ``issuing-agency``."""
+    return name.replace("_", "-")
+
+
+def camel(name: str) -> str:
+    """``issuing_agency`` → ``issuingAgency``."""
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _fields(
+    record: attrs.AttrsInstance,
+    skip: frozenset[str] = frozenset(),
+    name: Callable[[str], str] = camel,
+) -> dict[str, object]:
+    """The init fields of ``record`` under the interface's names, leaving out ``None`` values."""
     out: dict[str, object] = {}
     for f in attrs.fields(type(record)):
         value = getattr(record, f.name)
         if f.init and value is not None and f.name not in skip:
-            out[f.name.replace("_", "-")] = value
+            out[name(f.name)] = value
     return out
 
 
@@ -76,7 +116,7 @@ class DocumentType:
 
     def to_record(self) -> dict[str, object]:
         """The DocumentType of the interface: ``id`` first, then the fields by name."""
-        fields = _kebab(self, skip=frozenset({"id", "wire_scheme", "process_ids"}))
+        fields = _fields(self, frozenset({"id", "wire_scheme", "process_ids"}), kebab)
         fields["process-ids"] = [p.to_record() for p in self.process_ids]
         return {"id": self.id, **dict(sorted(fields.items()))}
 
@@ -142,7 +182,7 @@ class IdentifierScheme:
         return tuple(e.strip() for e in (self.examples or "").splitlines() if e.strip())
 
     def to_record(self) -> dict[str, object]:
-        return _kebab(self)
+        return _fields(self)
 
 
 @attrs.frozen
@@ -156,7 +196,7 @@ class Process:
         return f"{self.scheme}::{self.value}"
 
     def to_record(self) -> dict[str, object]:
-        return _kebab(self)
+        return _fields(self)
 
 
 @attrs.frozen(kw_only=True)
@@ -172,7 +212,7 @@ class TransportProfile:
     comment: str | None = None
 
     def to_record(self) -> dict[str, object]:
-        return _kebab(self, skip=frozenset({"wire_profile_id"}))
+        return _fields(self, frozenset({"wire_profile_id"}))
 
 
 @attrs.frozen
@@ -254,6 +294,11 @@ class Catalogue:
 
     def transport_profile_ids(self) -> tuple[str, ...]:
         return tuple(t.profile_id for t in self.transport_profiles)
+
+    def transport_profile(self, profile_id: str) -> TransportProfile | None:
+        """By profile id, in the neutral or the network's spelling."""
+        wanted = neutral(profile_id)
+        return next((t for t in self.transport_profiles if t.profile_id == wanted), None)
 
     # --- identifiers ------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 def utc(dt: datetime) -> datetime:
@@ -20,9 +20,20 @@ def iso(dt: datetime) -> str:
     return utc(dt).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
+SORTABLE_DIGITS = 6  # fraction digits of ``sortable``
+SORTABLE_FRACTION = len("2026-01-02T10:00:00.")  # where the fraction of ``sortable`` starts
+
+
 def sortable(dt: datetime) -> str:
     """A fixed-width microsecond UTC form whose string order is time order (for storage keys)."""
     return utc(dt).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def coarsen(text: str, digits: int) -> str:
+    """A ``sortable`` text cut to ``digits`` fraction digits, still in the sortable form
+    (``…00.123456Z`` → ``…00.123000Z`` for 3): the time as shown at that precision."""
+    keep = SORTABLE_FRACTION + digits
+    return text[:keep] + "0" * (SORTABLE_DIGITS - digits) + "Z"
 
 
 def parse(text: str) -> datetime:
@@ -40,4 +51,6 @@ def iso_ns(ns: int) -> str:
 
 
 def from_ns(ns: int) -> datetime:
-    return datetime.fromtimestamp(ns / 1_000_000_000, UTC)
+    """The instant ``ns`` cut to microseconds (exactly: no rounding through a float)."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=nanos // 1000)

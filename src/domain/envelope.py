@@ -38,6 +38,9 @@ class Envelope:
     country_c1: str
     mls_to: Identifier | None = None
     mls_type: MlsType | None = None
+    # not of the header: the buyer's country in the business document (UBL
+    # AccountingCustomerParty's postal address), "" when it gives none
+    receiver_country: str = ""
 
 
 @attrs.frozen

@@ -228,6 +228,7 @@ class MethodNotAllowed(DomainError):
     kind = ErrorKind.METHOD_NOT_ALLOWED
     title = "Method not allowed"
     method: str = ""
+    allowed: tuple[str, ...] = ()  # the methods the route serves
 
     def message(self) -> str:
         return f"Method {self.method} is not allowed on this route."

@@ -5,8 +5,18 @@ apply and how the value is read. ``in`` takes values joined by ``|``. The litera
 compares a nullable field with "no value" (``eq`` and ``ne`` only). ``contains`` is a
 case-sensitive substring test on string fields; free-text ``search`` is the case-insensitive one.
 
-The parser keeps the text it read, so ``render(parse(s)) == s`` for every accepted ``s``.
-Every storage adapter evaluates conditions with the semantics of ``Condition.matches``.
+A datetime compares at the precision the interface shows it (``FieldSpec.shown`` fraction
+digits: milliseconds, unless a record shows more): the record's value is cut to that precision
+before it is compared, so ``createdAt:eq:<a record's createdAt as shown>`` finds the record and
+``gt`` leaves it out. Conditions the service sets itself (``Condition`` built directly) compare
+at the stored precision (microseconds).
+
+A field may take other names (``aliases``) and a function that turns the other spellings of its
+values into the one records hold (``normalise``), applied before the value is read.
+
+The parser keeps the text it read, so ``render(parse(s)) == s`` for every accepted ``s`` written
+with the field's own name. Every storage adapter evaluates conditions with the semantics of
+``Condition.matches``.
 """
 
 from __future__ import annotations
@@ -66,15 +76,28 @@ class FieldSpec:
     get: Callable[[Any], Scalar] = attrs.field(eq=False, repr=False)
     choices: tuple[str, ...] = ()
     nullable: bool = False
+    aliases: tuple[str, ...] = ()
+    normalise: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
+    shown: int = 3  # a datetime's fraction digits as the interface shows it
 
     def read(self, raw: str, expression: str) -> Scalar:
         """The typed value of ``raw`` for this field, or ``InvalidFilter`` naming the problem."""
         if raw == "null" and self.nullable:
             return None
+        if self.normalise is not None:
+            raw = self.normalise(raw)
         try:
             return _READERS[self.type](self, raw)
         except (ValueError, TypeError) as e:
             raise InvalidFilter(expression=expression, reason=str(e)) from e
+
+    @property
+    def compared_digits(self) -> int | None:
+        """The fraction digits a client's condition on this datetime compares, or ``None``
+        when that is the stored precision (nothing to cut)."""
+        if self.type is FieldType.DATETIME and self.shown < clock.SORTABLE_DIGITS:
+            return self.shown
+        return None
 
     def column(self, record: Any) -> Scalar:
         """The stored, comparable form of this field of ``record`` (datetimes as sortable text)."""
@@ -151,6 +174,8 @@ class Condition:
     op: Op
     value: Scalar | tuple[Scalar, ...]
     text: str = attrs.field(eq=False)  # the value as written, for rendering
+    # a client's condition on a datetime: the fraction digits of the record's value compared
+    digits: int | None = attrs.field(default=None, kw_only=True)
 
     def render(self) -> str:
         return f"{self.field.name}:{self.op.value}:{self.text}"
@@ -164,7 +189,13 @@ class Condition:
 
     def matches(self, record: Any) -> bool:
         """Reference semantics, which every storage adapter reproduces."""
-        return evaluate(self.op, self.field.column(record), self.stored_value)
+        return self.holds(self.field.column(record))
+
+    def holds(self, actual: Scalar) -> bool:
+        """Whether a record whose column holds ``actual`` (stored form) meets the condition."""
+        if self.digits is not None and isinstance(actual, str):
+            actual = clock.coarsen(actual, self.digits)
+        return evaluate(self.op, actual, self.stored_value)
 
 
 def evaluate(op: Op, actual: Scalar, target: Scalar | tuple[Scalar, ...]) -> bool:
@@ -196,7 +227,7 @@ def parse(expression: str, fields: Mapping[str, FieldSpec]) -> Condition:
     if len(parts) != 3:
         raise InvalidFilter(expression=expression, reason="the form is <field>:<operator>:<value>")
     name, op_text, raw = parts
-    spec = fields.get(name)
+    spec = fields.get(name) or next((f for f in fields.values() if name in f.aliases), None)
     if spec is None:
         known = ", ".join(sorted(fields)) or "none"
         raise InvalidFilter(
@@ -218,11 +249,11 @@ def parse(expression: str, fields: Mapping[str, FieldSpec]) -> Condition:
         values = tuple(spec.read(v, expression) for v in raw.split("|"))
         if any(v is None for v in values):
             raise InvalidFilter(expression=expression, reason="in takes values, not null")
-        return Condition(spec, op, values, raw)
+        return Condition(spec, op, values, raw, digits=spec.compared_digits)
     value = spec.read(raw, expression)
     if value is None and op not in (Op.EQ, Op.NE):
         raise InvalidFilter(expression=expression, reason="null compares only with eq and ne")
-    return Condition(spec, op, value, raw)
+    return Condition(spec, op, value, raw, digits=spec.compared_digits)
 
 
 def parse_all(expressions: Iterable[str], fields: Mapping[str, FieldSpec]) -> tuple[Condition, ...]:

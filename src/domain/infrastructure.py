@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import attrs
 
+from domain.catalogue import neutral
 from domain.errors import ModeNotPermitted
 from domain.filtering import FieldSpec, FieldType, fields
 from domain.organisation import Mode, Organisation, UserRef
@@ -72,6 +73,52 @@ class Certificate:
     def held_key(self) -> str | None:
         """The public key no other certificate may hold, or None."""
         return self.public_key_sha256 if self.holds_key and self.public_key_sha256 else None
+
+    @property
+    def common_name(self) -> str:
+        """The subject's CN: for an access point certificate, its seat id."""
+        return subject_common_name(self.subject)
+
+
+def subject_common_name(subject: str) -> str:
+    """The CN of a certificate subject written as RFC 4514 text (``CN=POP000001,O=...``): the
+    access point's seat id. With several, the one first in the certificate, which RFC 4514 writes
+    last; "" when there is none."""
+    found = ""
+    for name, value in _rfc4514_attributes(subject):
+        if name.upper() == "CN":
+            found = value
+    return found
+
+
+def _rfc4514_attributes(text: str) -> list[tuple[str, str]]:
+    r"""The ``(type, value)`` pairs of RFC 4514 text, values unescaped (``\,`` and ``\2C``)."""
+    out: list[tuple[str, str]] = []
+    buf, kind, in_value, i = bytearray(), "", False, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            pair = text[i + 1 : i + 3]
+            if len(pair) == 2 and all(c in "0123456789abcdefABCDEF" for c in pair):
+                buf.append(int(pair, 16))
+                i += 3
+            else:
+                buf += text[i + 1].encode()
+                i += 2
+            continue
+        if not in_value and ch == "=":
+            kind, in_value = buf.decode(errors="replace").strip(), True
+            buf.clear()
+        elif in_value and ch in ",+":
+            out.append((kind, buf.decode(errors="replace")))
+            buf.clear()
+            in_value = False
+        else:
+            buf += ch.encode()
+        i += 1
+    if in_value:
+        out.append((kind, buf.decode(errors="replace")))
+    return out
 
 
 @attrs.frozen
@@ -145,7 +192,9 @@ AP_FILTERS = fields(
     FieldSpec("id", FieldType.UUID, lambda a: a.id),
     FieldSpec("name", FieldType.STRING, lambda a: a.name),
     FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
-    FieldSpec("transportProfile", FieldType.STRING, lambda a: a.transport_profile),
+    FieldSpec(
+        "transportProfile", FieldType.STRING, lambda a: a.transport_profile, normalise=neutral
+    ),
     FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
     FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
 )

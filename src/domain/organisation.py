@@ -9,6 +9,7 @@ from datetime import datetime
 import attrs
 
 from domain.errors import (
+    InvalidInput,
     ModeChangeNeedsBusinessContact,
     ModeChangeToCurrentMode,
     NoModeChangePending,
@@ -20,6 +21,11 @@ class Mode(enum.Enum):
     DEMO = "DEMO"
     SHARED = "SHARED"
     WHITELABEL = "WHITELABEL"
+
+
+# The modes an organisation may ask for (spec section 3): DEMO is where every organisation
+# starts, never a request.
+REQUESTABLE_MODES = (Mode.WHITELABEL, Mode.SHARED)
 
 
 class ContactType(enum.Enum):
@@ -77,7 +83,11 @@ class Organisation:
         return any(c.contact_type is ContactType.BUSINESS for c in self.contacts)
 
     def request_mode_change(self, mode: Mode) -> Organisation:
-        """Record a request for ``mode``; it needs a BUSINESS contact (AT-1120)."""
+        """Record a request for ``mode`` (WHITELABEL or SHARED); it needs a BUSINESS contact
+        (AT-1120)."""
+        if mode not in REQUESTABLE_MODES:
+            allowed = " or ".join(m.value for m in REQUESTABLE_MODES)
+            raise InvalidInput.one("$.modeChangeRequest", f"a request is for {allowed}")
         if mode is self.organisation_mode:
             raise ModeChangeToCurrentMode(mode=mode.value)
         if not self.has_business_contact():
@@ -85,16 +95,18 @@ class Organisation:
         return attrs.evolve(self, mode_change_request=mode)
 
     def set_mode(self, mode: Mode) -> Organisation:
-        """A superadmin grants a pending request: the mode is set and the request cleared."""
+        """A superadmin grants a pending request: the mode is set and the request cleared.
+
+        ``shared_mode_enabled`` (restricted to the operator's shared access point and SMP)
+        follows the mode: WHITELABEL lifts the restriction, SHARED puts it back, DEMO keeps it
+        as it was."""
         if mode is self.organisation_mode and self.mode_change_request is None:
             return self
         if self.mode_change_request is None:
             raise NoModeChangePending()
+        shared = {Mode.WHITELABEL: False, Mode.SHARED: True}.get(mode, self.shared_mode_enabled)
         return attrs.evolve(
-            self,
-            organisation_mode=mode,
-            mode_change_request=None,
-            shared_mode_enabled=self.shared_mode_enabled and mode is not Mode.WHITELABEL,
+            self, organisation_mode=mode, mode_change_request=None, shared_mode_enabled=shared
         )
 
     def touched(self, at: datetime, by: UserRef) -> Organisation:
@@ -118,7 +130,7 @@ FILTERS = fields(
         "modeChangeRequest",
         FieldType.ENUM,
         lambda o: o.mode_change_request,
-        choices=tuple(m.value for m in Mode),
+        choices=tuple(m.value for m in REQUESTABLE_MODES),
         nullable=True,
     ),
     FieldSpec("sharedModeEnabled", FieldType.BOOL, lambda o: o.shared_mode_enabled),

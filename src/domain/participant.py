@@ -8,6 +8,7 @@ from datetime import datetime
 
 import attrs
 
+from domain.catalogue import neutral
 from domain.filtering import FieldSpec, FieldType, fields
 from domain.infrastructure import Environment
 from domain.organisation import Address, Contact, UserRef
@@ -78,7 +79,9 @@ FILTERS = fields(
     FieldSpec("environment", FieldType.ENUM, lambda p: p.environment, choices=("TEST", "PROD")),
     FieldSpec("smpRef", FieldType.UUID, lambda p: p.smp_ref),
     FieldSpec("apRef", FieldType.UUID, lambda p: p.ap_ref),
-    FieldSpec("transportProfile", FieldType.STRING, lambda p: p.transport_profile),
+    FieldSpec(
+        "transportProfile", FieldType.STRING, lambda p: p.transport_profile, normalise=neutral
+    ),
     FieldSpec("status", FieldType.ENUM, lambda p: p.status, choices=("ACTIVE",)),
     FieldSpec("createdAt", FieldType.DATETIME, lambda p: p.created_at),
 )

@@ -216,7 +216,8 @@ FILTERS = fields(
     FieldSpec("processId", FieldType.STRING, lambda t: t.process_id),
     FieldSpec("docInstanceId", FieldType.STRING, lambda t: t.doc_instance_id),
     FieldSpec("apId", FieldType.UUID, lambda t: t.ap_id),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda t: t.created_at),
+    # shown with nanoseconds (API.md); compared at the stored precision, microseconds
+    FieldSpec("createdAt", FieldType.DATETIME, lambda t: t.created_at, shown=9),
 )
 WORK_COLUMNS = fields(
     FieldSpec(

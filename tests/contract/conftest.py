@@ -346,11 +346,22 @@ def _recased(text: str) -> st.SearchStrategy[str]:
     return st.sampled_from((text, text.upper(), text.swapcase(), text.title()))
 
 
+def _shown(value: Any) -> Any:
+    """A datetime as the interface shows it (milliseconds), for clients' datetime filters."""
+    if isinstance(value, datetime):
+        return value.replace(microsecond=value.microsecond // 1000 * 1000)
+    return value
+
+
 def _conditions_on(spec: FieldSpec, items: Sequence[Any]) -> st.SearchStrategy[Condition]:
     seen = [spec.get(i) for i in items]
+    if spec.type is FieldType.DATETIME:
+        seen += [_shown(v) for v in seen]
     # Mostly values the records hold, so that conditions select some records and not others.
     value = _mostly(st.sampled_from(seen), _fresh(spec)) if seen else _fresh(spec)
     ops = sorted(OPS_BY_TYPE[spec.type], key=lambda o: o.value)
+    # a client's condition on a datetime compares at the shown precision (Condition.digits)
+    digits = st.sampled_from((None, 3, 0)) if spec.type is FieldType.DATETIME else st.none()
 
     def condition(op: Op) -> st.SearchStrategy[Condition]:
         if op is Op.IN:
@@ -362,7 +373,9 @@ def _conditions_on(spec: FieldSpec, items: Sequence[Any]) -> st.SearchStrategy[C
             values = (st.sampled_from(texts).flatmap(_pieces) | TEXTS) if texts else TEXTS
         else:
             values = value
-        return values.map(lambda v: Condition(spec, op, v, str(v)))
+        return st.tuples(values, digits).map(
+            lambda vd: Condition(spec, op, vd[0], str(vd[0]), digits=vd[1])
+        )
 
     return st.sampled_from(ops).flatmap(condition)
 

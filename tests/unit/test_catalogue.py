@@ -113,7 +113,28 @@ def test_the_catalogue_is_read_once(catalogue):
 def test_neutral_word():
     assert neutral("peppol-doctype-wildcard") == "net-doctype-wildcard"
     assert neutral("peppol-transport-as4-v2_0") == "net-transport-as4-v2_0"
+    assert neutral("issued-by-openpeppol") == "issued-by-opennet"
     assert neutral("busdox-docid-qns") == "busdox-docid-qns"
+    assert neutral("urn:fdc:peppol.eu:2017:poacc:billing:3.0") == (
+        "urn:fdc:peppol.eu:2017:poacc:billing:3.0"  # published URNs are kept
+    )
+
+
+@given(st.text(max_size=30))
+def test_neutral_is_idempotent_and_maps_each_real_spelling_to_its_net_form(text):
+    once = neutral(text)
+    assert neutral(once) == once
+    assert neutral("peppol-" + text) == "net-" + text
+    if not text.startswith("peppol-") and text != "issued-by-openpeppol":
+        assert once == text
+
+
+def test_every_real_spelling_of_the_code_lists_reads_as_its_net_form(catalogue):
+    for doc in catalogue.document_types:
+        assert neutral(doc.wire_scheme) == doc.scheme
+    for profile in catalogue.transport_profiles:
+        assert neutral(profile.wire_profile_id) == profile.profile_id
+        assert catalogue.transport_profile(profile.wire_profile_id) is profile
 
 
 # --- counts and constants ---------------------------------------------------------------------
@@ -175,11 +196,14 @@ def test_transport_profiles_use_the_neutral_word(catalogue):
     )
     assert active.to_record() == {
         "protocol": "AS4",
-        "profile-version": "2.0",
-        "profile-id": "net-transport-as4-v2_0",
-        "initial-release": "3",
+        "profileVersion": "2.0",
+        "profileId": "net-transport-as4-v2_0",
+        "initialRelease": "3",
         "state": "active",
     }
+    assert catalogue.transport_profile("peppol-transport-as4-v2_0") is active
+    assert catalogue.transport_profile("net-transport-as4-v2_0") is active
+    assert catalogue.transport_profile("as4") is None
 
 
 def test_published_urn_values_are_kept(catalogue):
@@ -288,22 +312,22 @@ def test_every_scheme_is_found_by_each_spelling(catalogue):
     assert catalogue.scheme_by_icd("0000") is None
 
 
-def test_scheme_record_uses_the_code_list_names(catalogue):
+def test_scheme_record_uses_camel_case_names(catalogue):
     scheme = catalogue.scheme_by_icd("0088")
     assert scheme is not None
     assert scheme.to_record() == {
         "schemeid": "GLN",
         "iso6523": "0088",
         "country": "international",
-        "scheme-name": "Global Location Number",
-        "initial-release": "1.0.0",
+        "schemeName": "Global Location Number",
+        "initialRelease": "1.0.0",
         "state": "active",
         "registrable": True,
-        "issuing-agency": "GS1 GLN",
+        "issuingAgency": "GS1 GLN",
         "structure": "1) 13 digits including check digits, 2) None",
         "display": "None",
         "examples": "1548079098355",
-        "validation-rules": "RegEx: [0-9]{13}\nCheck Digit: mod10 (weights 1, 3)",
+        "validationRules": "RegEx: [0-9]{13}\nCheck Digit: mod10 (weights 1, 3)",
         "usage": "GLN-13 are the only supports supported atm",
     }
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import filtering
+from domain import clock, filtering
 from domain.errors import InvalidFilter
 from domain.filtering import FieldSpec, FieldType, Op
 
@@ -164,3 +164,73 @@ def test_integers_are_ascii_digits_with_an_optional_minus(raw):
 def test_digits_that_are_not_ascii_are_refused(raw):
     with pytest.raises(InvalidFilter):
         filtering.parse(f"count:eq:{raw}", FIELDS)
+
+
+# --- datetimes compare at the precision the interface shows ----------------------------------
+
+
+@given(datetimes, st.sampled_from(range(7)))
+def test_a_datetime_filter_by_a_records_own_shown_value_finds_it(at, shown):
+    """``createdAt`` as the interface shows it (milliseconds by default, cut, not rounded):
+    eq/gte/lte find the record, gt/lt/ne leave it out, whatever its sub-shown digits."""
+    spec = FieldSpec("at", FieldType.DATETIME, lambda r: r.at, shown=shown)
+    fields = filtering.fields(spec)
+    record = Rec("x", None, True, 0, at)
+    text = clock.coarsen(clock.sortable(at), shown) if shown < 6 else clock.sortable(at)
+    held = {op: filtering.parse(f"at:{op}:{text}", fields).matches(record) for op in OPS}
+    assert held == {"eq": True, "gte": True, "lte": True, "gt": False, "lt": False, "ne": False}
+    assert filtering.parse(f"at:in:{text}", fields).matches(record)
+    if shown == 3:
+        assert clock.iso(at) == text[:23] + "Z"  # the text is what the interface shows
+
+
+OPS = ("eq", "ne", "lt", "lte", "gt", "gte")
+
+
+@given(datetimes, datetimes, st.sampled_from(OPS))
+def test_a_datetime_filter_compares_the_shown_value(at, target, op):
+    """The record's value is cut to milliseconds, the target is taken as written."""
+    record = Rec("x", None, True, 0, at)
+    shown = clock.parse(clock.iso(at))
+    written = clock.parse(clock.iso(target)) if target.microsecond % 2 else target
+    text = written.isoformat().replace("+00:00", "Z")
+    compare = {
+        "eq": shown == written,
+        "ne": shown != written,
+        "lt": shown < written,
+        "lte": shown <= written,
+        "gt": shown > written,
+        "gte": shown >= written,
+    }
+    assert filtering.parse(f"at:{op}:{text}", FIELDS).matches(record) is compare[op]
+
+
+def test_conditions_the_service_sets_compare_at_the_stored_precision():
+    at = datetime(2026, 1, 2, 10, 0, 0, 123456, tzinfo=UTC)
+    record = Rec("x", None, True, 0, at)
+    shown = datetime(2026, 1, 2, 10, 0, 0, 123000, tzinfo=UTC)
+    direct = filtering.Condition(FIELDS["at"], Op.GT, shown, clock.iso(shown))
+    assert direct.matches(record)  # 123456 µs is after 123 ms
+    assert not filtering.parse(f"at:gt:{clock.iso(shown)}", FIELDS).matches(record)
+
+
+# --- other names and other spellings ---------------------------------------------------------
+
+
+def test_a_field_is_found_by_its_aliases_and_normalises_its_values():
+    spec = FieldSpec(
+        "profile",
+        FieldType.STRING,
+        lambda r: r.name,
+        aliases=("old-profile",),
+        normalise=lambda v: v.removeprefix("wire-"),
+    )
+    fields = filtering.fields(spec)
+    record = Rec("as4", None, True, 0, datetime.now(UTC))
+    for expr in ("profile:eq:as4", "profile:eq:wire-as4", "old-profile:eq:wire-as4"):
+        assert filtering.parse(expr, fields).matches(record), expr
+    assert filtering.parse("profile:in:wire-x|wire-as4", fields).matches(record)
+    assert not filtering.parse("profile:eq:wire-x", fields).matches(record)
+    with pytest.raises(InvalidFilter) as e:
+        filtering.parse("nope:eq:1", fields)
+    assert "fields: profile" in e.value.message()

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.errors import (
+    InvalidInput,
     ModeChangeNeedsBusinessContact,
     ModeChangeToCurrentMode,
     NoModeChangePending,
@@ -45,7 +46,11 @@ modes = st.sampled_from(list(Mode))
 def test_a_request_is_recorded_exactly_when_a_business_contact_exists(cs, current, wanted):
     o = org(contacts=cs, organisation_mode=current)
     has_business = any(c.contact_type is ContactType.BUSINESS for c in cs)
-    if wanted is current:
+    if wanted is Mode.DEMO:  # never a request: only WHITELABEL and SHARED are
+        with pytest.raises(InvalidInput) as refused:
+            o.request_mode_change(wanted)
+        assert [d.field for d in refused.value.details()] == ["$.modeChangeRequest"]
+    elif wanted is current:
         with pytest.raises(ModeChangeToCurrentMode):
             o.request_mode_change(wanted)
     elif not has_business:
@@ -71,6 +76,27 @@ def test_shared_mode_keeps_the_shared_restriction():
     business = Contact(name="B", contact_type=ContactType.BUSINESS)
     o = org(contacts=(business,)).request_mode_change(Mode.SHARED)
     assert o.set_mode(Mode.SHARED).shared_mode_enabled is True
+
+
+@given(st.booleans(), modes, st.sampled_from([Mode.WHITELABEL, Mode.SHARED]), modes)
+def test_shared_mode_enabled_follows_the_granted_mode(shared, current, wanted, granted):
+    """WHITELABEL lifts the shared-only restriction, SHARED puts it back, DEMO keeps it."""
+    business = Contact(name="B", contact_type=ContactType.BUSINESS)
+    o = org(contacts=(business,), organisation_mode=current, shared_mode_enabled=shared)
+    if wanted is current:
+        return
+    after = o.request_mode_change(wanted).set_mode(granted)
+    assert after.organisation_mode is granted and after.mode_change_request is None
+    expected = {Mode.WHITELABEL: False, Mode.SHARED: True, Mode.DEMO: shared}[granted]
+    assert after.shared_mode_enabled is expected
+
+
+def test_whitelabel_then_shared_restores_the_shared_restriction():
+    business = Contact(name="B", contact_type=ContactType.BUSINESS)
+    o = org(contacts=(business,)).request_mode_change(Mode.WHITELABEL).set_mode(Mode.WHITELABEL)
+    assert o.shared_mode_enabled is False
+    o = o.request_mode_change(Mode.SHARED).set_mode(Mode.SHARED)
+    assert o.organisation_mode is Mode.SHARED and o.shared_mode_enabled is True
 
 
 def test_the_mode_does_not_change_without_a_pending_request():

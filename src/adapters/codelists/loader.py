@@ -2,8 +2,9 @@
 
 Files are read when ``load_catalogue()`` is first called, never at import. Where the network's
 name stands as a word of an identifier (``peppol-doctype-wildcard``,
-``peppol-transport-as4-v2_0``) the neutral word ``net`` replaces it; the published spelling is
-kept beside it (``wire_scheme``, ``wire_profile_id``). URN values are kept as published.
+``peppol-transport-as4-v2_0``) the neutral word ``net`` replaces it (``domain.catalogue.neutral``);
+the published spelling is kept beside it (``wire_scheme``, ``wire_profile_id``). URN values are
+kept as published.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from domain.catalogue import (
     ProcessRef,
     TransportProfile,
     document_type_id,
+    neutral,
 )
 
 DATA_PACKAGE = "adapters.codelists.data"
@@ -29,16 +31,6 @@ DOCUMENT_TYPES = f"Peppol Code Lists - Document types v{RELEASE}.json"
 SCHEMES = f"Peppol Code Lists - Participant identifier schemes v{RELEASE}.json"
 PROCESSES = f"Peppol Code Lists - Processes v{RELEASE}.json"
 TRANSPORT_PROFILES = f"Peppol Code Lists - Transport profiles v{RELEASE}.json"
-
-_NETWORK_WORD = "peppol-"
-_NEUTRAL_WORD = "net-"
-
-
-def neutral(word: str) -> str:
-    """``peppol-doctype-wildcard`` → ``net-doctype-wildcard``; other words unchanged."""
-    if word.startswith(_NETWORK_WORD):
-        return _NEUTRAL_WORD + word.removeprefix(_NETWORK_WORD)
-    return word
 
 
 def read_list(name: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import attrs
 from adapters.changes import Watchers
 from application.storage import Collection, Page, Query, page_of
 from domain.errors import Conflict, NotFound
-from domain.filtering import Condition, Scalar, evaluate, storable
+from domain.filtering import Condition, Scalar, storable
 
 T = TypeVar("T")
 
@@ -226,4 +226,4 @@ class InMemoryRepository(Generic[T]):
 
 
 def _holds(condition: Condition, row: dict[str, Scalar]) -> bool:
-    return evaluate(condition.op, row[condition.field.name], condition.stored_value)
+    return condition.holds(row[condition.field.name])

@@ -9,6 +9,10 @@ Every problem with the header and its consistency with the business document (NE
 is reported in one ``InvalidInput``; each ``Detail.field`` names the part of the SBD, e.g.
 ``StandardBusinessDocumentHeader/Sender/Identifier`` or
 ``StandardBusinessDocumentHeader/BusinessScope/Scope[Type=PROCESSID]``.
+
+One thing is read from the business document itself as it streams past: the receiver's country,
+from the postal address of a UBL document's ``AccountingCustomerParty`` (``Envelope.
+receiver_country``; empty when the document has none, or not a two-letter code).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 
+import attrs
 from lxml import etree
 
 from adapters.sbdh.header import HEADER, SH, Header, read_header
@@ -31,6 +36,17 @@ MAX_HEADER_ELEMENTS = 256
 FILE_CHUNK = 1024 * 1024
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+_COUNTRY = re.compile(r"[A-Z]{2}")
+CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+# from the business document's root element down to the buyer's country code
+_BUYER_COUNTRY = (
+    f"{{{CAC}}}AccountingCustomerParty",
+    f"{{{CAC}}}Party",
+    f"{{{CAC}}}PostalAddress",
+    f"{{{CAC}}}Country",
+    f"{{{CBC}}}IdentificationCode",
+)
 
 
 def _check_attributes(element: etree._Element, path: str) -> None:
@@ -131,6 +147,8 @@ class _SbdHandler:
         self._header_elements = 0
         self._header: Header | None = None
         self._payload: etree.QName | None = None
+        self._buyer_depth = 0  # how many steps of _BUYER_COUNTRY the open elements match
+        self.receiver_country = ""
 
     def start(self, element: etree._Element, depth: int) -> None:
         if depth == 1:
@@ -155,6 +173,12 @@ class _SbdHandler:
                 raise InvalidInput.one(HEADER, f"has more than {MAX_HEADER_ELEMENTS} elements")
             self._header_path.append(etree.QName(element).localname)
             _check_attributes(element, "/".join(self._header_path))
+        else:
+            step = depth - 3  # below the business document's root element
+            if step == self._buyer_depth < len(_BUYER_COUNTRY) and (
+                element.tag == _BUYER_COUNTRY[step]
+            ):
+                self._buyer_depth += 1
 
     def _start_header(self, element: etree._Element) -> None:
         if element.tag != f"{{{SH}}}{HEADER}" or not _blank(element.getparent().text):
@@ -188,6 +212,11 @@ class _SbdHandler:
             self._end_payload(element)
             element.clear(keep_tail=True)
         else:
+            if self._buyer_depth > depth - 3:  # a matched step ends
+                if self._buyer_depth == len(_BUYER_COUNTRY) and not self.receiver_country:
+                    code = (element.text or "").strip()
+                    self.receiver_country = code if _COUNTRY.fullmatch(code) else ""
+                self._buyer_depth = depth - 3
             drop(element)
 
     def _end_payload(self, element: etree._Element) -> None:
@@ -214,7 +243,7 @@ class _SbdHandler:
 def _finish(handler: _SbdHandler) -> Envelope:
     if handler.envelope is None:  # the parser raised for every way of getting here
         raise InvalidInput.one(ROOT, "holds no business document after the header")
-    return handler.envelope
+    return attrs.evolve(handler.envelope, receiver_country=handler.receiver_country)
 
 
 def read_envelope(data: bytes, *, max_depth: int = 64) -> Envelope:

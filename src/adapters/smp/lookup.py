@@ -8,6 +8,7 @@ it reports exactly what a send would meet.
 from __future__ import annotations
 
 from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.x509.oid import NameOID
 
 from adapters.smp.client import (
     DEFAULT_TRANSPORT_PROFILE,
@@ -55,10 +56,12 @@ class SmpParticipantLookup:
             )
         except SmpLookupError as e:
             raise _failed(e) from None
+        names = found.certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
         return Endpoint(
             url=found.url,
             certificate_der=found.certificate.public_bytes(Encoding.DER),
             transport_profile=found.transport_profile,
+            common_name=str(names[0].value) if names else "",
         )
 
     async def receiver(

@@ -13,7 +13,9 @@ descending), then by ``id`` in the same direction; its keyset condition follows 
 
 Conditions compile to SQL with exactly the semantics of ``domain.filtering.evaluate``:
 ``eq null`` is ``IS NULL``, ``ne`` is NULL-safe, a comparison with NULL holds for nothing,
-``contains`` is a case-sensitive substring test, and text compares in code point order.
+``contains`` is a case-sensitive substring test, and text compares in code point order; a
+client's condition on a datetime (``Condition.digits``) compares the stored text cut to the
+precision the interface shows (``domain.clock.coarsen``, as ``substr(...) || '000Z'``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import attrs
 
 from adapters.sql.dialect import Dialect
 from application.storage import Collection, Cursor, Order, Query
+from domain.clock import SORTABLE_DIGITS, SORTABLE_FRACTION
 from domain.filtering import Condition, FieldType, Op, storable
 
 RESERVED = frozenset({"search_text", "data"})
@@ -218,6 +221,8 @@ class Table:
     def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
         """``condition`` as a SQL predicate that holds exactly where ``evaluate`` does."""
         column = self.column(condition.field.name)
+        if condition.digits is not None:
+            column = _coarsened(column, condition.digits)
         kind = self.collection.columns[condition.field.name].type
         op = condition.op
         value = condition.stored_value
@@ -307,6 +312,14 @@ class Tables:
         if table is None or table.collection is not collection:
             table = self._by_name[collection.name] = Table(collection, self._dialect)
         return table
+
+
+def _coarsened(column: str, digits: int) -> str:
+    """The SQL of ``domain.clock.coarsen`` over a sortable datetime column."""
+    if not 0 <= digits < SORTABLE_DIGITS:
+        raise ValueError(f"cannot compare a datetime at {digits} fraction digits")
+    pad = "0" * (SORTABLE_DIGITS - digits)
+    return f"(substr({column}, 1, {SORTABLE_FRACTION + digits}) || '{pad}Z')"
 
 
 def _where(clauses: Sequence[str]) -> str:

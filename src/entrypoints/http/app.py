@@ -32,6 +32,7 @@ from entrypoints.http.routing import (
 log = logging.getLogger("fourcorner.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]], Any]
 
 
@@ -69,6 +70,8 @@ def error_response(error: DomainError, request_id: str) -> web.Response:
     headers = {"X-Request-Id": request_id}
     if isinstance(error, errors.TooManyFailedAttempts):
         headers["Retry-After"] = str(error.retry_after)
+    if isinstance(error, errors.MethodNotAllowed) and error.allowed:
+        headers["Allow"] = ", ".join(error.allowed)
     return json_response(openapi.status_of(error.kind), body, headers=headers)
 
 
@@ -76,7 +79,8 @@ def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> D
     if isinstance(exc, web.HTTPNotFound):
         return errors.RouteNotFound(path=request.path)
     if isinstance(exc, web.HTTPMethodNotAllowed):
-        return errors.MethodNotAllowed(method=request.method)
+        allowed = tuple(sorted(exc.allowed_methods))
+        return errors.MethodNotAllowed(method=request.method, allowed=allowed)
     if isinstance(exc, web.HTTPRequestEntityTooLarge):
         return errors.BodyTooLarge(limit=max_size)
     if exc.status == 400:
@@ -168,12 +172,33 @@ def build_app(
     async def openapi_json(request: web.Request) -> web.Response:
         return web.Response(body=spec, content_type="application/json")
 
-    app.router.add_get("/openapi.json", openapi_json)
+    by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": openapi_json}}
     for route in table:
-        app.router.add_route(
-            route.method, route.path, endpoint(route, converter, authenticate, provided)
-        )
+        handler = endpoint(route, converter, authenticate, provided)
+        by_path.setdefault(route.path, {})[route.method] = handler
+    for path in sorted(by_path, key=_specificity):
+        resource = app.router.add_resource(path)
+        for method, handler in by_path[path].items():
+            resource.add_route(method, handler)
+        resource.add_route("*", _refuse_method(tuple(sorted(by_path[path]))))
     return app
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    """Paths whose literal segments come earlier sort first (``/members/approve`` before
+    ``/members/{memberId}``), so a request is matched by its most literal path."""
+    return tuple(int(part.startswith("{")) for part in path.strip("/").split("/"))
+
+
+def _refuse_method(allowed: tuple[str, ...]) -> Handler:
+    """Every other method on a known path: 405 with the ``Allow`` header. A literal path
+    answers this before a path with a parameter in its place is tried, so ``GET
+    .../members/approve`` is 405 rather than a member id that is not a UUID."""
+
+    async def refuse(request: web.Request) -> web.StreamResponse:
+        raise errors.MethodNotAllowed(method=request.method, allowed=allowed)
+
+    return refuse
 
 
 def json_log_formatter() -> logging.Formatter:

@@ -3,6 +3,11 @@ Schema for the same classes so the OpenAPI document and the validation never dis
 
 Every request body is read by ``load_json`` (nesting depth, text that can be written back) and
 ``structure`` (types, and the text lengths of ``limits``).
+
+An object may hold only the fields its class declares: any other is refused (AT-1001, one
+detail per field, ``$.legalname``), at every depth. The one exception is for whole records sent
+back (``structure(..., ignore=...)``): fields the resource shows but a request does not take
+(``id``, ``createdAt``, ...) are accepted and ignored at the top of the body.
 """
 
 from __future__ import annotations
@@ -19,7 +24,11 @@ from typing import Any
 
 import attrs
 import cattrs
-from cattrs.errors import IterableValidationError, IterableValidationNote
+from cattrs.errors import (
+    ClassValidationError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
@@ -32,6 +41,19 @@ from entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+class UnknownFields(Exception):
+    """Keys of a JSON object that its class does not declare."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"unknown fields: {', '.join(names)}")
+        self.names = names
+
+
+def json_fields(cls: type) -> frozenset[str]:
+    """The JSON names of an attrs class's fields."""
+    return frozenset(camel(a.name) for a in attrs.fields(cls))
 
 
 def _strict(kind: type, label: str) -> Any:
@@ -154,11 +176,20 @@ def make_converter() -> cattrs.Converter:
             for a in attrs.fields(cls)
         }
         inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+        known = json_fields(cls)
 
         def hook(value: Any, t: Any) -> Any:
             if not isinstance(value, dict):
                 raise TypeError(f"expected an object, got {_json_type(value)}")
-            return inner(value, t)
+            unknown = [k for k in value if k not in known]
+            if not unknown:
+                return inner(value, t)
+            problems: list[Exception] = [UnknownFields(unknown)]
+            try:  # the declared fields are checked too, so one answer names every problem
+                inner({k: v for k, v in value.items() if k in known}, t)
+            except ClassValidationError as e:
+                problems = [*e.exceptions, *problems]
+            raise ClassValidationError(f"While structuring {cls.__name__}", problems, cls)
 
         return hook
 
@@ -235,21 +266,45 @@ def _format(exc: BaseException, tp: type | None) -> str:
     return str(exc) if isinstance(exc, Refused) else format_exception(exc, tp)
 
 
-def structure(conv: cattrs.Converter, data: Any, cls: type[Any]) -> Any:
-    """Structure ``data`` into ``cls``, turning every failure into ``InvalidInput`` details."""
+def structure(
+    conv: cattrs.Converter, data: Any, cls: type[Any], *, ignore: frozenset[str] = frozenset()
+) -> Any:
+    """Structure ``data`` into ``cls``, turning every failure into ``InvalidInput`` details.
+    ``ignore``: top-level fields accepted and dropped when ``cls`` does not declare them (the
+    read-only fields of a record sent back whole)."""
     if not isinstance(data, dict):
         raise InvalidInput.one("$", f"expected a JSON object, got {_json_type(data)}")
+    if ignore:
+        declared = json_fields(cls)
+        data = {k: v for k, v in data.items() if k in declared or k not in ignore}
     try:
         return conv.structure(data, cls)
     except cattrs.BaseValidationError as e:
-        problems = []
-        for line in cattrs.transform_error(e, path="$", format_exception=_format):
-            problem, _, where = line.rpartition(" @ ")
-            path = ".".join(camel(part) for part in (where or "$").split("."))
-            problems.append(Detail(path, problem or line))
-        raise InvalidInput(problems) from None
+        raise InvalidInput(_details(e, "$", None)) from None
     except (TypeError, ValueError) as e:
         raise InvalidInput.one("$", str(e)) from None
+
+
+def _details(exc: BaseException, path: str, tp: Any) -> list[Detail]:
+    """The problems of a failed ``structure`` with their JSON paths (as ``transform_error``
+    finds them, with the attributes' JSON names, and one detail per unknown field)."""
+    if isinstance(exc, UnknownFields):
+        return [Detail(path + _member(name), "not a field of this request") for name in exc.names]
+    if isinstance(exc, IterableValidationError):
+        indexed, rest = exc.group_exceptions()
+        steps = [(e, f"{path}[{note.index!r}]", note.type) for e, note in indexed]
+    elif isinstance(exc, ClassValidationError):
+        named, rest = exc.group_exceptions()
+        steps = [(e, f"{path}.{camel(note.name)}", note.type) for e, note in named]
+    else:
+        return [Detail(path, _format(exc, tp))]
+    steps += [(e, path, None) for e in rest]
+    return [detail for e, where, t in steps for detail in _details(e, where, t)]
+
+
+def _member(name: str) -> str:
+    """The JSON path step to the member ``name`` of an object."""
+    return f".{name}" if name.isidentifier() else f"[{json.dumps(name)}]"
 
 
 # --- JSON Schema of the same classes --------------------------------------------------------

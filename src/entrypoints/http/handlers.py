@@ -16,7 +16,6 @@ from dependency_injector.wiring import Provide
 from application import api_keys, members, organisations, users
 from application.context import Context
 from application.storage import Page, Storage
-from domain.errors import InvalidInput
 from domain.infrastructure import CertificateEnvironment
 from domain.member import MemberStatus
 from entrypoints.http import views
@@ -26,12 +25,21 @@ from entrypoints.http.views import View
 
 @attrs.frozen
 class Ids:
+    """``{"ids": [...]}`` of resources (UUIDs); a bad one is reported at ``$.ids[i]``."""
+
+    ids: tuple[uuid.UUID, ...]
+
+
+@attrs.frozen
+class UserIds:
+    """``{"ids": [...]}`` of users (their ids are the tokens' subjects, any string)."""
+
     ids: tuple[str, ...]
 
 
 @attrs.frozen
 class OrgRef:
-    org_id: str
+    org_id: uuid.UUID
 
 
 def page(conv: cattrs.Converter, view: View, result: Page[Any]) -> dict[str, Any]:
@@ -39,20 +47,6 @@ def page(conv: cattrs.Converter, view: View, result: Page[Any]) -> dict[str, Any
         "items": [view.dump(conv, item) for item in result.items],
         "nextCursor": result.next_cursor,
     }
-
-
-def uuid_list(ids: tuple[str, ...]) -> list[uuid.UUID]:
-    out = []
-    for i, text in enumerate(ids):
-        try:
-            out.append(uuid.UUID(text))
-        except ValueError:
-            raise InvalidInput.one(f"$.ids[{i}]", f"{text!r} is not a UUID") from None
-    return out
-
-
-def _org_id(text: str) -> uuid.UUID:
-    return uuid_list((text,))[0]
 
 
 def org_view(conv: cattrs.Converter, view: organisations.OrganisationView) -> dict[str, Any]:
@@ -150,12 +144,12 @@ async def delete_users(req: Req, ctx: Context = Provide["context"]) -> Reply:
 async def join_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    member = await users.join(ctx, req.caller, req.path("uid"), _org_id(req.body.org_id))
+    member = await users.join(ctx, req.caller, req.path("uid"), req.body.org_id)
     return Reply(201, views.MEMBER.dump(conv, member))
 
 
 async def leave_org(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    member = await users.leave(ctx, req.caller, req.path("uid"), _org_id(req.body.org_id))
+    member = await users.leave(ctx, req.caller, req.path("uid"), req.body.org_id)
     return Reply(200, {"ids": [str(member.id)]})
 
 
@@ -192,7 +186,7 @@ async def create_member(
 
 
 async def _decide(req: Req, ctx: Context, approve: bool) -> Reply:
-    ids = uuid_list(req.body.ids)
+    ids = list(req.body.ids)
     done = await members.decide(ctx, req.caller, req.path_uuid("orgId"), ids, approve)
     return Reply(200, {"ids": [str(m.id) for m in done]})
 

@@ -9,7 +9,7 @@ from application import infrastructure, participants, reachability
 from application.context import Context
 from application.ports import ParticipantLookup
 from entrypoints.http import views
-from entrypoints.http.handlers import page, uuid_list
+from entrypoints.http.handlers import page
 from entrypoints.http.routing import Reply, Req
 
 
@@ -72,7 +72,7 @@ async def update_certificate(
 
 async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await infrastructure.delete_certificates(
-        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 
@@ -112,7 +112,7 @@ async def update_ap(
 
 async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await infrastructure.delete_aps(
-        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 
@@ -156,14 +156,14 @@ async def update_participant(
 
 async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await participants.delete_many(
-        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 
 
 async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Reply:
     done = await participants.request_publication(
-        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
+        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 

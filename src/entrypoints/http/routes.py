@@ -333,7 +333,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Delete users (superadmin).",
             S,
             "users",
-            body=h.Ids,
+            body=h.UserIds,
             response=_IDS,
         ),
         Route(

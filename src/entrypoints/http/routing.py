@@ -227,14 +227,24 @@ def check_text(request: web.Request) -> None:
             raise InvalidInput.one(name, problem)
 
 
-async def read_body(request: web.Request, conv: cattrs.Converter, cls: type) -> Any:
+async def read_body(
+    request: web.Request, conv: cattrs.Converter, cls: type, ignore: frozenset[str] = frozenset()
+) -> Any:
     ctype = request.content_type
     if ctype not in JSON_TYPES and not ctype.endswith("+json"):
         raise UnsupportedMediaType(got=ctype if request.can_read_body else "")
     raw = await request.read()
     if not raw.strip():
         raise MalformedBody(reason="the body is empty; a JSON object is expected")
-    return structure(conv, load_json(raw), cls)
+    return structure(conv, load_json(raw), cls, ignore=ignore)
+
+
+def sent_back(route: Route) -> frozenset[str]:
+    """The fields a PUT accepts and ignores: those of the record it answers (clients send a
+    record back whole, with its read-only fields)."""
+    if route.method == "PUT" and isinstance(route.response, View):
+        return route.response.fields()
+    return frozenset()
 
 
 Authenticate = Callable[[web.Request], Awaitable[Principal]]
@@ -265,6 +275,7 @@ def endpoint(
     """The aiohttp handler of a route: authenticate, read the body, run, answer JSON.
     ``provided``: the container's objects the handler names (``bind``)."""
     run = bind(route.handler, provided or {})
+    ignore = sent_back(route)
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if route.role is not None:
@@ -274,7 +285,11 @@ def endpoint(
             request[ORG_ID] = str(principal.key.org_id)
         try:
             check_text(request)
-            body = await read_body(request, conv, route.body) if route.body is not None else None
+            body = (
+                await read_body(request, conv, route.body, ignore)
+                if route.body is not None
+                else None
+            )
             reply = await run(Req(request, principal, body))
         except DomainError as e:
             # a caller with no business in the organisation learns nothing from how the input

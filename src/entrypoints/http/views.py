@@ -55,6 +55,11 @@ class View:
         memo[id(obj)] = (obj, data)  # holding obj keeps its id from being reused
         return {**data, **extra}
 
+    def fields(self) -> frozenset[str]:
+        """The JSON names of the fields this view shows."""
+        shown = {camel(a.name) for a in attrs.fields(self.cls) if a.name not in self.omit}
+        return frozenset({*shown, *self.extra, *(("type",) if self.tag is not None else ())})
+
     def schema(self, components: dict[str, Any]) -> dict[str, Any]:
         if self.name not in components:
             body = object_schema(self.cls, components, omit=self.omit)

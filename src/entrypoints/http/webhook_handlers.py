@@ -9,7 +9,7 @@ from application import webhooks
 from application.context import Context
 from application.webhooks import WebhookSettings
 from entrypoints.http import views
-from entrypoints.http.handlers import page, uuid_list
+from entrypoints.http.handlers import page
 from entrypoints.http.routing import Reply, Req
 
 
@@ -50,9 +50,7 @@ async def update_webhook(
 
 
 async def delete_webhooks(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    done = await webhooks.delete_many(
-        ctx, req.caller, req.path_uuid("orgId"), uuid_list(req.body.ids)
-    )
+    done = await webhooks.delete_many(ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids))
     return Reply(200, {"ids": done})
 
 

@@ -115,3 +115,73 @@ async def test_metrics_in_the_prometheus_text_format(api):
     assert "fourcorner_http_request_duration_seconds_bucket" in text
     assert 'fourcorner_transactions{direction="TO_NETWORK",status="COMPLETED"} 0.0' in text
     assert 'fourcorner_queue_depth{queue="webhook_deliveries"} 0.0' in text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("DELETE", "/orgs", "GET, POST"),
+        ("TRACE", "/orgs", "GET, POST"),
+        ("TRACE", "/users/me", "GET"),
+        ("PATCH", "/orgs/{org}", "GET, PUT"),
+        ("GET", "/orgs/{org}/members/approve", "PUT"),
+        ("DELETE", "/orgs/{org}/members/reject", "PUT"),
+        ("PUT", "/orgs/{org}/members/pending", "GET"),
+        ("GET", "/orgs/{org}/participants/batch-delete", "POST"),
+        ("GET", "/orgs/{org}/webhooks/trigger-test-event", "POST"),
+        ("PUT", "/orgs/{org}/transactions/upload_url", "GET"),
+        ("GET", "/users/batch-delete", "POST"),
+        ("POST", "/openapi.json", "GET"),
+    ],
+)
+async def test_a_known_path_with_another_method_is_405_with_allow(api, method, path, allow):
+    """Literal sub-paths (``members/approve``) are never read as an id of the path beside them
+    (``members/{memberId}``): their other methods are 405, not 400 "not a UUID"."""
+    org = await api.org(ALICE)
+    resp = await api.client.request(
+        method,
+        path.format(org=org["id"]),
+        headers={"Authorization": f"Bearer {api.token(ALICE)}"},
+    )
+    body = await resp.json()
+    assert resp.status == 405 and body["code"] == "AT-1042", body
+    assert resp.headers["Allow"] == allow
+
+
+async def test_literal_sub_paths_still_serve_their_own_methods(api):
+    org = await api.org(ALICE)
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}/members/approve", as_=ALICE, json={"ids": []}
+    )
+    assert status == 200 and body == {"ids": []}
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members/pending", as_=ALICE)
+    assert status == 200 and body["items"] == []
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members/not-a-uuid", as_=ALICE)
+    assert status == 400 and body["code"] == "AT-1001"  # a real id slot keeps its check
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("POST", "/users/{uid}/join_org", {"orgId": "nope"}, "$.orgId"),
+        ("POST", "/users/{uid}/leave_org", {"orgId": 7}, "$.orgId"),
+        ("PUT", "/orgs/{org}/members/approve", {"ids": ["{org}", "nope"]}, "$.ids[1]"),
+        ("POST", "/orgs/{org}/participants/batch-delete", {"ids": ["nope"]}, "$.ids[0]"),
+        ("POST", "/orgs/{org}/webhooks/batch-delete", {"ids": [1]}, "$.ids[0]"),
+        ("POST", "/orgs/{org}/webhooks/trigger-test-event", {"event": "x.y"}, "$.event"),
+        ("POST", "/orgs/{org}/webhooks/trigger-test-event", {"eventType": "x.y"}, "$.eventType"),
+    ],
+)
+async def test_details_name_the_field_of_the_request(api, method, path, body, field):
+    org = await api.org(ALICE)
+    me = await api.me(ALICE)
+    fill = {"org": org["id"], "uid": me["id"]}
+    sent = {
+        k: [v.format(**fill) if isinstance(v, str) else v for v in vs]
+        if isinstance(vs, list)
+        else vs
+        for k, vs in body.items()
+    }
+    status, err = await api.call(method, path.format(**fill), as_=ALICE, json=sent)
+    assert status == 400 and err["code"] == "AT-1001", err
+    assert [d["field"] for d in err["details"]] == [field]

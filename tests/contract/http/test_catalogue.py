@@ -82,6 +82,45 @@ async def test_participant_identifier_schemes_by_country(api):
     assert "0007" in {s["iso6523"] for s in se["items"]}
 
 
+async def test_identifier_scheme_records_are_camel_case_and_old_filter_keys_still_work(api):
+    _, body = await api.call("GET", "/participant_identifiers", as_=ALICE)
+    keys = {k for s in body["items"] for k in s}
+    assert {"schemeid", "iso6523", "country", "schemeName", "initialRelease", "state"} <= keys
+    assert {"issuingAgency", "validationRules", "registrable"} <= keys
+    assert not [k for k in keys if "-" in k]
+    _, new = await api.call(
+        "GET", "/participant_identifiers?filter=schemeName:eq:Global%20Location%20Number", as_=ALICE
+    )
+    _, old = await api.call(
+        "GET",
+        "/participant_identifiers?filter=scheme-name:eq:Global%20Location%20Number",
+        as_=ALICE,
+    )
+    assert [s["iso6523"] for s in new["items"]] == ["0088"] and old == new
+    _, by_agency = await api.call(
+        "GET", "/participant_identifiers?filter=issuing-agency:eq:GS1%20GLN", as_=ALICE
+    )
+    assert [s["iso6523"] for s in by_agency["items"]] == ["0088"]
+
+
+async def test_the_networks_real_spellings_are_accepted_in_catalogue_filters(api):
+    _, ours = await api.call("GET", "/document_types?scheme=net-doctype-wildcard", as_=ALICE)
+    assert len(ours["items"]) == 31
+    for query in (
+        "scheme=peppol-doctype-wildcard",
+        "filter=scheme:eq:peppol-doctype-wildcard",
+        "filter=scheme:in:peppol-doctype-wildcard|nothing",
+    ):
+        status, theirs = await api.call("GET", f"/document_types?{query}", as_=ALICE)
+        assert status == 200 and theirs == ours, query  # answered in the net- form
+    _, issued = await api.call("GET", "/document_types?filter=issued-by-opennet:eq:true", as_=ALICE)
+    _, real = await api.call(
+        "GET", "/document_types?filter=issued-by-openpeppol:eq:true", as_=ALICE
+    )
+    assert 0 < len(real["items"]) < 321 and real == issued
+    assert all("issued-by-openpeppol" not in d for d in real["items"])
+
+
 async def test_constants(api):
     status, body = await api.call("GET", "/constants", as_=ALICE)
     assert status == 200
@@ -98,7 +137,7 @@ async def test_constants(api):
     _, cats = await api.call("GET", "/constants?key=DOCUMENT_TYPE_CATEGORIES", as_=ALICE)
     assert len(cats["values"]) == 26 and "Invoice" in cats["values"]
     _, profiles = await api.call("GET", "/constants?key=TRANSPORT_PROFILES", as_=ALICE)
-    assert "net-transport-as4-v2_0" in {p["profile-id"] for p in profiles["values"]}
+    assert "net-transport-as4-v2_0" in {p["profileId"] for p in profiles["values"]}
     _, events = await api.call("GET", "/constants?key=WEBHOOK_EVENTS", as_=ALICE)
     assert "transaction.received" in events["values"]
     status, err = await api.call("GET", "/constants?key=NOPE", as_=ALICE)

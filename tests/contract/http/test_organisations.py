@@ -109,6 +109,53 @@ async def test_the_mode_change_flow_with_a_superadmin(api):
     assert granted["lastModifiedBy"] == {"userId": (await api.me(ROOT))["id"]}
 
 
+async def test_demo_is_not_a_mode_one_can_request(api):
+    org = await api.org(ALICE)
+    contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json={"contacts": [contact]})
+    for mode in ("DEMO", "PARTNER"):
+        status, err = await api.call(
+            "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"modeChangeRequest": mode}
+        )
+        assert status == 400 and err["code"] == "AT-1001", err
+        assert [d["field"] for d in err["details"]] == ["$.modeChangeRequest"]
+    _, got = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert got["modeChangeRequest"] is None
+    status, err = await api.call(
+        "GET", "/orgs?filter=modeChangeRequest:eq:DEMO", as_=ROOT, superadmin=True
+    )
+    assert status == 400 and err["code"] == "AT-1004"
+
+
+async def grant(api, org, mode):
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"modeChangeRequest": mode}
+    )
+    assert status == 200 and body["modeChangeRequest"] == mode, body
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ROOT, superadmin=True, json={"organisationMode": mode}
+    )
+    assert status == 200 and body["organisationMode"] == mode, body
+    assert body["modeChangeRequest"] is None
+    return body
+
+
+async def test_shared_mode_enabled_follows_the_granted_mode(api):
+    org = await api.org(ALICE)
+    second = await api.org(ALICE, legal_id="5560360793")
+    contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    for o in (org, second):
+        await api.call("PUT", f"/orgs/{o['id']}", as_=ALICE, json={"contacts": [contact]})
+    assert (await grant(api, org, "WHITELABEL"))["sharedModeEnabled"] is False
+    back = await grant(api, org, "SHARED")
+    assert back["sharedModeEnabled"] is True  # restricted to the shared services again
+    _, got = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert got["organisationMode"] == "SHARED" and got["sharedModeEnabled"] is True
+    # an organisation that was never restricted is, once it is SHARED
+    assert second["sharedModeEnabled"] is False
+    assert (await grant(api, second, "SHARED"))["sharedModeEnabled"] is True
+
+
 async def test_read_only_fields_sent_back_are_ignored(api):
     org = await api.org(ALICE)
     edited = {

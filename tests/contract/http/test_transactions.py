@@ -13,7 +13,7 @@ from aiohttp import web
 
 from application.collections import TRANSACTIONS
 from entrypoints.container import resolve
-from sbd_factory import make_sbd
+from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import BACKENDS, free_port
 from .test_participants import ALICE, BOB, gln, participant
@@ -92,7 +92,7 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
         assert status == 201
     _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
     ap = aps["items"][0]["id"]
-    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND")
+    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND", payload=buyer_in("NO"))
     status, body = await api.call(
         "POST",
         f"/orgs/{a['id']}/transactions?ap={ap}",
@@ -138,6 +138,23 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
         "GET", f"/orgs/{b['id']}/transactions/{received['id']}/business_document", as_=BOB
     )
     assert status == 200 and document == sbd
+    # both sides: the countries (COUNTRY_C1; the buyer's postal address) and the service
+    # providers (the sending AP's seat id; the receiving AP's certificate CN, from the SMP)
+    seat = api.container.settings().seat_id
+    for side in (tx, received):
+        assert (side["senderCountry"], side["receiverCountry"]) == ("SE", "NO"), side
+        assert (side["senderSP"], side["receiverSP"]) == (seat, seat), side
+    # a transaction's createdAt (nanoseconds) finds it in a filter
+    for org, who, record, listing in (
+        (a, ALICE, tx, "to_network"),
+        (b, BOB, received, "from_network"),
+    ):
+        assert len(record["createdAt"].split(".")[1]) == 10
+        for op, included in (("eq", True), ("gte", True), ("gt", False), ("lt", False)):
+            path = f"/orgs/{org['id']}/transactions/{listing}"
+            query = f"filter=createdAt:{op}:{record['createdAt']}"
+            _, found = await api.call("GET", f"{path}?{query}", as_=who)
+            assert (record["id"] in [t["id"] for t in found["items"]]) is included, (op, listing)
     _, artefacts = await api.call(
         "GET", f"/orgs/{a['id']}/transactions/{tx_id}/artefacts", as_=ALICE
     )
@@ -146,6 +163,14 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
         "TRANSACTION_RECEIPT",
         "MLS",
     }
+
+
+def buyer_in(country: str) -> bytes:
+    """The example invoice with its buyer (AccountingCustomerParty) in ``country``."""
+    body = BASE_EXAMPLE.read_bytes()
+    buyer = body.index(b"<cac:AccountingCustomerParty>")
+    code = body.index(b"<cbc:IdentificationCode>", buyer) + len(b"<cbc:IdentificationCode>")
+    return body[:code] + country.encode() + body[code + 2 :]
 
 
 async def _coro(value: Any) -> Any:

@@ -1,0 +1,92 @@
+"""Request bodies at the JSON edge: unknown fields are refused by name, the fields of a record
+sent back whole with a PUT are accepted and ignored, details name the request's own fields."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.errors import Detail, InvalidInput
+from entrypoints.http.converter import json_fields, make_converter, structure
+from entrypoints.http.routes import routes
+from entrypoints.http.routing import sent_back
+
+CONV = make_converter()
+WITH_BODY = [r for r in routes() if r.body is not None]
+SENT_BACK = [r for r in WITH_BODY if sent_back(r)]
+# the smallest valid body of each PUT that takes a whole record back
+MINIMAL: dict[str, dict[str, Any]] = {"/orgs/{orgId}/members/{memberId}": {"role": "orgmember"}}
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=4,
+)
+
+
+def path_to(name: str) -> str:
+    return f"$.{name}" if name.isidentifier() else f"$[{json.dumps(name)}]"
+
+
+def test_every_put_of_a_record_takes_it_back_and_the_others_take_nothing_extra():
+    assert {r.path for r in SENT_BACK} == {
+        "/orgs/{orgId}",
+        "/users/{uid}",
+        "/orgs/{orgId}/members/{memberId}",
+        "/orgs/{orgId}/certificates/{certId}",
+        "/orgs/{orgId}/aps/{apId}",
+        "/orgs/{orgId}/participants/{participantId}",
+        "/orgs/{orgId}/webhooks/{id}",
+    }
+    assert all(not sent_back(r) for r in WITH_BODY if r.method == "POST")
+
+
+@given(st.sampled_from(WITH_BODY), st.text(min_size=1, max_size=12), JSON)
+def test_a_field_the_request_does_not_take_is_refused_by_name(route, name, value):
+    if name in json_fields(route.body) or name in sent_back(route):
+        return
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {name: value}, route.body, ignore=sent_back(route))
+    assert Detail(path_to(name), "not a field of this request") in refused.value.details()
+
+
+@given(st.sampled_from(SENT_BACK), st.data())
+def test_the_fields_of_the_record_sent_back_are_ignored(route, data):
+    minimal = MINIMAL.get(route.path, {})
+    extra = sorted(sent_back(route) - json_fields(route.body))
+    chosen = data.draw(st.lists(st.sampled_from(extra), unique=True), label="fields")
+    body = {**{k: data.draw(JSON, label=k) for k in chosen}, **minimal}
+    assert structure(CONV, body, route.body, ignore=sent_back(route)) == structure(
+        CONV, minimal, route.body
+    )
+
+
+@given(st.lists(st.uuids().map(str) | st.text(max_size=8), max_size=5))
+def test_a_bad_id_is_named_by_its_place_in_the_list(ids):
+    route = next(r for r in WITH_BODY if r.path == "/orgs/{orgId}/participants/batch-delete")
+    bad = [i for i, v in enumerate(ids) if not _is_uuid(v)]
+    if not bad:
+        assert list(structure(CONV, {"ids": ids}, route.body).ids) == [uuid.UUID(v) for v in ids]
+        return
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {"ids": ids}, route.body)
+    assert [d.field for d in refused.value.details()] == [f"$.ids[{i}]" for i in bad]
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_an_organisation_reference_is_named_as_sent():
+    route = next(r for r in WITH_BODY if r.path == "/users/{uid}/join_org")
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {"orgId": "nope"}, route.body)
+    assert [d.field for d in refused.value.details()] == ["$.orgId"]
