@@ -55,4 +55,6 @@ def fresh_schema(prefix: str = "fc_test") -> Iterator[str]:
         yield name
     finally:
         with psycopg.connect(URL, autocommit=True) as conn:
+            # a connection left in a transaction on the schema fails the test, never hangs it
+            conn.execute("SET lock_timeout = '60s'")
             conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')

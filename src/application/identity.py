@@ -20,11 +20,11 @@ class Identity:
     subject: str
     email: str
     name: str = ""
-    email_verified: bool = False  # the issuer vouches for the address (invitations need it)
     superadmin: bool = False
     expires_at: datetime | None = None
     issuer: str = ""
     issued_at: datetime | None = None
+    email_verified: bool = False  # the issuer vouches for the address (invitations need it)
 
 
 class TokenVerifier(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,9 @@ async def api(
     shutil.copytree(shared_pki, tmp_path / "pki")
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
-            yield await _start(settings_for("postgres", tmp_path, schema), aiohttp_client)
+            started = await _start(settings_for("postgres", tmp_path, schema), aiohttp_client)
+            yield started
+            await started.client.close()  # its workers and pool end before the schema goes
     else:
         yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
 
@@ -117,7 +119,10 @@ async def two_servers(
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
             settings = settings_for("postgres", tmp_path, schema)
-            yield [await _start(settings, aiohttp_client) for _ in range(2)]
+            servers = [await _start(settings, aiohttp_client) for _ in range(2)]
+            yield servers
+            for server in servers:  # their workers and pools end before the schema goes
+                await server.client.close()
     else:
         settings = settings_for("sqlite", tmp_path)
         yield [await _start(settings, aiohttp_client) for _ in range(2)]
@@ -157,10 +162,13 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[Any]:
+async def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> AsyncIterator[Any]:
     """Start a server on a backend with extra settings: ``await start_api("sqlite", workers=True,
-    webhook_retry_delays="0.05,0.05")``."""
+    webhook_retry_delays="0.05,0.05")``. The servers are closed (their workers stopped, their
+    pools closed) before their schemas are dropped: a worker of a live server could hold a
+    lock the drop waits for, while the drop keeps the event loop from finishing its work."""
     schemas: list[Any] = []
+    started: list[Api] = []
 
     async def start(
         backend: str,
@@ -189,9 +197,13 @@ def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Iterator[
             extra["public_url"] = f"http://127.0.0.1:{port}"
         settings = settings_for(backend, data, schema, **extra)
         overrides = {"clock": clock} if clock is not None else {}
-        return await _start(settings, aiohttp_client, workers=workers, port=port, **overrides)
+        api = await _start(settings, aiohttp_client, workers=workers, port=port, **overrides)
+        started.append(api)
+        return api
 
     yield start
+    for api in started:
+        await api.client.close()
     for ctx in schemas:
         if ctx is not None:
             ctx.__exit__(None, None, None)
