@@ -52,7 +52,10 @@ def test_no_buyer_address_gives_no_country():
     assert read_envelope(make_sbd(payload=payload)).receiver_country == ""
 
 
-names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1)
+# a name attribute holds at most 64 bytes of UTF-8: 16 characters of at most 4 bytes each
+names = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=16
+)
 
 
 @given(names, names, st.lists(names, max_size=2))

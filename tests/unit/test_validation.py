@@ -318,7 +318,7 @@ def test_the_worker_is_given_files_by_absolute_path(validator, tmp_path, monkeyp
     ("name", "value", "problem"),
     [
         ("FOURCORNER_VALIDATION_WORKERS", "-1", "0 (one per core) or more"),
-        ("FOURCORNER_VALIDATION_TIMEOUT", "0", "above 0"),
+        ("FOURCORNER_VALIDATION_TIMEOUT", "0", "more than 0 seconds"),
     ],
 )
 def test_validation_settings_are_checked(name, value, problem):
