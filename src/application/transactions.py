@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import attrs
 
+from application import telemetry
 from application.access import Principal, authorise
 from application.alltouse import usable
 from application.collections import (
@@ -222,6 +223,7 @@ async def _accept(
     except BaseException:
         await docs.blobs.delete(key)
         raise
+    telemetry.transaction_status(tx)
     return tx
 
 
