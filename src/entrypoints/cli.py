@@ -154,7 +154,7 @@ def configuration_summary(settings: Settings) -> dict[str, Any]:
 
 def _started(role: str, settings: Settings) -> None:
     logging.getLogger("fourcorner").info(
-        "started",
+        "serving" if role == "serve" else "workers started",
         extra={
             "event": "service.start",
             "role": role,
