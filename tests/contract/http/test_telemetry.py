@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from typing import Any
 
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
+from entrypoints import cli
+from entrypoints.container import build_container
 from entrypoints.http.app import json_log_formatter
 from sbd_factory import make_sbd
 
-from .conftest import free_port
+from .conftest import free_port, settings_for
 from .test_as4_endpoint import message, post
 from .test_participants import ALICE, BOB, gln
 from .test_send_retry import LosingProxy
@@ -191,3 +194,14 @@ async def test_a_journey_logs_every_event_and_counts_it(start_api, aiohttp_serve
     completion = "fourcorner_transaction_completion_seconds_count"
     assert value(completion, direction="TO_NETWORK") >= 1
     assert value("fourcorner_queue_depth", queue="transactions_to_send") == 0
+
+
+async def test_applied_migrations_are_logged(tmp_path, shared_pki, caplog):
+    caplog.set_level(logging.INFO)
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    container = build_container(settings_for("sqlite", tmp_path))
+    await cli._migrate(container)
+    await cli._migrate(build_container(settings_for("sqlite", tmp_path)))
+    first, again = events(caplog, "migrations.applied")
+    assert first.migrations and all(isinstance(m, str) for m in first.migrations)
+    assert again.migrations == []
