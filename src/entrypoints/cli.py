@@ -213,10 +213,6 @@ async def _migrate(container: Any) -> list[Any]:
     from entrypoints.container import migrate_data
 
     applied: list[Any] = await container.storage_adapter().migrate()
-    logging.getLogger("fourcorner").info(
-        "migrations applied",
-        extra={"event": "migrations.applied", "migrations": [m.label for m in applied]},
-    )
     await container.init_resources()
     try:
         await migrate_data(container)
