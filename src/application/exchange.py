@@ -221,12 +221,13 @@ class SendingWorker:
                 ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
                 creds = await credentials_of(ctx, uow, ap) if ap else None
         except SecretUnusable as e:
+            telemetry.send_failed(tx, txe.SENDER_UNUSABLE.code, e.message(), final=True)
             await self._finish(tx, failure=txe.SENDER_UNUSABLE.error(e.message()))
             return
         if ap is None or creds is None:
-            await self._finish(
-                tx, failure=txe.AP_REFUSED.error("the access point no longer exists")
-            )
+            gone = "the access point no longer exists"
+            telemetry.send_failed(tx, txe.AP_REFUSED.code, gone, final=True)
+            await self._finish(tx, failure=txe.AP_REFUSED.error(gone))
             return
         if tx.kind is Kind.MLS:
             sbd = await self._mls_document(tx)

@@ -137,8 +137,11 @@ _LIVE: weakref.WeakSet[Metrics] = weakref.WeakSet()
 
 class _Counting(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
-        for metrics in list(_LIVE):
-            metrics.count(record)
+        try:
+            for metrics in list(_LIVE):
+                metrics.count(record)
+        except Exception:
+            self.handleError(record)  # a miscounted event never stops the work it reports
 
 
 telemetry.log.addHandler(_Counting())
