@@ -652,6 +652,8 @@ async def _take_document(
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)
+        if envelope.mls_type is MlsType.ALWAYS_SEND:
+            telemetry.transaction_status(job)  # the status that goes back, waiting
     return Answer(200, SIGNAL, receipt)
 
 
