@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from application import idempotency
+from application import idempotency, telemetry
 from application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from application.context import Context
 from application.listing import condition, equals, one_of
@@ -231,6 +231,7 @@ class DeliveryWorker:
             reason = "the webhook was deleted" if hook is None else "the webhook is disabled"
             attempt = Attempt(len(d.attempts) + 1, self._ctx.clock(), 0.0, error=reason)
             await self._record(attrs.evolve(d.record(attempt, ()), status=DeliveryStatus.FAILED))
+            telemetry.webhook_attempt(d.id, d.webhook_id, "given_up", reason)
             return
         endpoint = _endpoint(hook)
         gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
@@ -244,7 +245,11 @@ class DeliveryWorker:
             error=result.error,
             response_body=result.response_body,
         )
-        await self._record(d.record(attempt, self._settings.retry_delays))
+        done = d.record(attempt, self._settings.retry_delays)
+        await self._record(done)
+        outcome = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.FAILED: "given_up"}
+        cause = result.error or f"HTTP {result.status_code}"
+        telemetry.webhook_attempt(d.id, hook.id, outcome.get(done.status, "failed"), cause)
 
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)

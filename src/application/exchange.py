@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from application import mls, webhooks
+from application import mls, telemetry, webhooks
 from application.access import Principal, authorise
 from application.collections import (
     ACCESS_POINTS,
@@ -173,6 +173,8 @@ class SendingWorker:
                 await uow.repository(TRANSACTIONS).update(tx)
                 claimed.append(tx)
             await uow.commit()
+        for tx in claimed:
+            telemetry.transaction_status(tx)
         return claimed
 
     async def run_once(self) -> int:
@@ -220,12 +222,13 @@ class SendingWorker:
                 ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
                 creds = await credentials_of(ctx, uow, ap) if ap else None
         except SecretUnusable as e:
+            telemetry.send_failed(tx, txe.SENDER_UNUSABLE.code, e.message(), final=True)
             await self._finish(tx, failure=txe.SENDER_UNUSABLE.error(e.message()))
             return
         if ap is None or creds is None:
-            await self._finish(
-                tx, failure=txe.AP_REFUSED.error("the access point no longer exists")
-            )
+            gone = "the access point no longer exists"
+            telemetry.send_failed(tx, txe.AP_REFUSED.code, gone, final=True)
+            await self._finish(tx, failure=txe.AP_REFUSED.error(gone))
             return
         if tx.kind is Kind.MLS:
             sbd = await self._mls_document(tx)
@@ -241,6 +244,7 @@ class SendingWorker:
                 ap.environment,
             )
         except LookupFailed as e:
+            telemetry.lookup_failed(tx, str(e.problem), e.reason)
             await self._retry_or_fail(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
         kept_key = message_key(tx.id)
@@ -265,8 +269,11 @@ class SendingWorker:
             tx = await self._update(
                 tx, sender_sp=prepared.sender_party, receiver_sp=prepared.receiver_party
             )
+        started = time.perf_counter()
         outcome = await self._x.transport.send(prepared, endpoint)
+        took = time.perf_counter() - started
         if isinstance(outcome, Delivered):
+            telemetry.sent(tx, "ok", took)
             await self._finish(tx, receipt=outcome.receipt)
             return
         kind = (
@@ -280,6 +287,7 @@ class SendingWorker:
             if outcome.retryable
             else txe.AP_REFUSED
         )
+        telemetry.sent(tx, kind.code, took)
         await self._retry_or_fail(tx, kind, f"{outcome.code}: {outcome.detail}")
 
     async def _mls_document(self, tx: Transaction) -> bytes:
@@ -317,7 +325,9 @@ class SendingWorker:
         self, tx: Transaction, kind: txe.TransportFailure, detail: str
     ) -> None:
         attempts = tx.attempts + 1
-        if kind.retryable and attempts < self._x.max_attempts:
+        final = not (kind.retryable and attempts < self._x.max_attempts)
+        telemetry.send_failed(tx, kind.code, detail, final=final)
+        if not final:
             delay = self._x.retry_delays[min(attempts - 1, len(self._x.retry_delays) - 1)]
             await self._update(
                 tx,
@@ -384,6 +394,7 @@ class SendingWorker:
                 )
                 await webhooks.raise_event(ctx, uow, tx.org_id, name, record(done))
             await uow.commit()
+        telemetry.transaction_status(done, now)
         for finished in working_keys(done):
             await self._docs.blobs.delete(finished)
 
@@ -457,9 +468,13 @@ async def _receive(
             exchange.spid
         ):
             await mls.take(ctx, docs, ap, inbound, envelope)
+            telemetry.received(ap.org_id, inbound.sender_certificate_cn, inbound.message_id)
             return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
+        sender = inbound.sender_certificate_cn if inbound is not None else None
+        reason = f"{refusal.description} {refusal.detail}".strip()
+        telemetry.refused(ap.org_id, refusal.code, sender, reason)
         if inbound is not None and envelope is not None:
             await _refused(ctx, exchange, ap, inbound, envelope, refusal)
         return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
@@ -508,7 +523,8 @@ async def _refused(
             await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        pass  # an MLS about this document is on its way already
+        return  # an MLS about this document is on its way already
+    telemetry.transaction_status(job)
 
 
 def _mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
@@ -636,6 +652,11 @@ async def _take_document(
         # the same document (instance identifier) arrived before under another MessageId
         await docs.blobs.delete(doc_key)
         await docs.blobs.delete(receipt_key)
+    else:
+        telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
+        telemetry.transaction_status(tx)
+        if envelope.mls_type is MlsType.ALWAYS_SEND:
+            telemetry.transaction_status(job)  # the status that goes back, waiting
     return Answer(200, SIGNAL, receipt)
 
 

@@ -1,5 +1,5 @@
-"""Figures for monitoring, read from storage: transactions by status, deliveries by outcome,
-and the depth of the two work queues."""
+"""Figures for monitoring read from storage: the current depth of the two work queues
+(totals and durations are counted from the events, in ``telemetry``)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,18 @@ from domain.webhook import DeliveryStatus
 
 @attrs.frozen
 class Gauges:
-    transactions: dict[tuple[str, str], int]  # (direction, status) -> count
-    deliveries: dict[str, int]  # status -> count
+    transactions: int  # documents and statuses waiting to be sent
+    deliveries: int  # webhook deliveries waiting
 
 
 async def read(ctx: Context) -> Gauges:
     async with ctx.uow() as uow:
         tx = uow.repository(TRANSACTIONS)
-        transactions = {
-            (d.value, s.value): await tx.count(direction=d, transactionStatus=s)
-            for d in Direction
-            for s in Status
-        }
-        deliveries = {
-            s.value: await uow.repository(DELIVERIES).count(status=s) for s in DeliveryStatus
-        }
+        transactions = sum(
+            [
+                await tx.count(direction=Direction.TO_NETWORK, transactionStatus=s)
+                for s in (Status.UNPROCESSED, Status.PROCESSING)
+            ]
+        )
+        deliveries = await uow.repository(DELIVERIES).count(status=DeliveryStatus.PENDING)
     return Gauges(transactions, deliveries)

@@ -26,7 +26,7 @@ import uuid
 
 import attrs
 
-from application import webhooks
+from application import telemetry, webhooks
 from application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS
 from application.context import Context
 from application.ports import As4Refusal, InboundDocument
@@ -135,3 +135,5 @@ async def take(
             },
         )
         await uow.commit()
+    if updated.transaction_status is not current.transaction_status:
+        telemetry.transaction_status(updated)

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import attrs
 
-from application import idempotency
+from application import idempotency, telemetry
 from application.access import Principal, authorise
 from application.alltouse import usable
 from application.collections import (
@@ -280,6 +280,7 @@ async def _accept(
     except BaseException:
         await docs.blobs.delete(key)
         raise
+    telemetry.transaction_status(tx)
     return tx
 
 

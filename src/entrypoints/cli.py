@@ -22,6 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psycopg
 
 from adapters import private
@@ -50,6 +51,7 @@ def _logging(level: str) -> None:
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(json_log_formatter())
+    handler.setLevel(level.upper())  # the events logger passes INFO on for the metrics
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -126,12 +128,45 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
             container.token_authority().key_id()
         # a coroutine: serve awaits it inside its own loop
         app = web_app(container, workers=settings.workers)
-        logging.getLogger("fourcorner").info(
-            "serving", extra={"url": settings.base_url, "storage": settings.storage_kind}
-        )
-        asyncio.run(server.serve(app, sock=sock, hsts=settings.https))
+        _started("serve", settings)
+        try:
+            asyncio.run(server.serve(app, sock=sock, hsts=settings.https))
+        finally:
+            _stopped("serve")
     finally:
         sock.close()
+
+
+# never in the configuration summary: the at-rest key, and whatever names a secret
+_SECRET = ("key", "secret", "password", "token")
+
+
+def configuration_summary(settings: Settings) -> dict[str, Any]:
+    """The settings an operator needs to read in the log, without a secret: the database
+    URL as its address (no user, no password)."""
+    summary: dict[str, Any] = {"database": _where(settings), "url": settings.base_url}
+    for name, value in attrs.asdict(settings).items():
+        if name == "database_url" or any(word in name for word in _SECRET):
+            continue
+        summary[name] = str(value) if isinstance(value, Path) else value
+    return summary
+
+
+def _started(role: str, settings: Settings) -> None:
+    logging.getLogger("fourcorner").info(
+        "serving" if role == "serve" else "workers started",
+        extra={
+            "event": "service.start",
+            "role": role,
+            "version": _version(),
+            "storage": settings.storage_kind,
+            "configuration": configuration_summary(settings),
+        },
+    )
+
+
+def _stopped(role: str) -> None:
+    logging.getLogger("fourcorner").info("stopped", extra={"event": "service.stop", "role": role})
 
 
 def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
@@ -147,8 +182,11 @@ def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        logging.getLogger("fourcorner").info("workers started")
-        await run_workers(container, stop)
+        _started("worker", settings)
+        try:
+            await run_workers(container, stop)
+        finally:
+            _stopped("worker")
 
     asyncio.run(main())
 

@@ -180,5 +180,19 @@ def test_serve_walk_restart_and_everything_persists(tmp_path: Path) -> None:
         server.stop()
     log = server.log.read_text()
     assert '"route": "/orgs/{orgId}"' in log  # the access log is there...
+    lines = [json.loads(line) for line in log.splitlines()]  # one JSON object a line
+    assert all(line["event"] for line in lines)
+    events = [line["event"] for line in lines]
+    assert events.count("service.start") == 2 and events.count("service.stop") == 2
+    start = next(line for line in lines if line["event"] == "service.start")
+    assert start["role"] == "serve" and start["configuration"]["port"] == int(
+        server.env["FOURCORNER_PORT"]
+    )
+    assert start["configuration"]["database"].startswith("sqlite:///")
+    assert "at_rest_key" not in start["configuration"]
+    requests = [line for line in lines if line["event"] == "http.request"]
+    assert {"status", "error_code", "org_id", "caller_kind", "caller_id", "duration_ms"} <= set(
+        requests[-1]
+    )
     for secret in (alice, root, *secrets):
         assert secret not in log  # ...and no token, API key or webhook secret is in it

@@ -18,6 +18,7 @@ from domain.errors import DomainError
 from entrypoints.http import openapi
 from entrypoints.http.metrics import Metrics
 from entrypoints.http.routing import (
+    CALLER,
     CLOSE_UNREAD,
     ORG_ID,
     PRIVATE,
@@ -98,25 +99,28 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
         given = request.headers.get("X-Request-Id")
         request_id = given if given and _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = request_id
+        error: DomainError | None = None
         try:
             response = await handler(request)
             response.headers["X-Request-Id"] = request_id
         except DomainError as e:
-            response = error_response(e, request_id)
+            response = error_response(error := e, request_id)
         except web.HTTPException as e:
             if e.status < 400:
                 raise
-            response = error_response(_from_http(e, request, max_size), request_id)
+            response = error_response(error := _from_http(e, request, max_size), request_id)
         except Exception:
-            log.exception("unhandled error", extra={"request_id": request_id})
-            response = error_response(errors.DomainError(), request_id)
+            log.exception(
+                "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}
+            )
+            response = error_response(error := errors.DomainError(), request_id)
         if request.get(CLOSE_UNREAD) and not request.content.is_eof():
             await _answer_and_close(request, response)
         if metrics is not None:
             resource = request.match_info.route.resource
             route = resource.canonical if resource is not None else "(unmatched)"
             metrics.observe(request.method, route, response.status, time.perf_counter() - started)
-        _access_log(request, response, started)
+        _access_log(request, response, started, error.code if error is not None else None)
         return response
 
     return handle
@@ -133,14 +137,21 @@ async def _answer_and_close(request: web.Request, response: web.StreamResponse) 
     request.protocol.force_close()  # the transport sends what it holds, then closes
 
 
-def _access_log(request: web.Request, response: web.StreamResponse, started: float) -> None:
+def _access_log(
+    request: web.Request, response: web.StreamResponse, started: float, code: str | None
+) -> None:
     if not log.isEnabledFor(logging.INFO):
         return
     info = request.match_info.route.resource
+    caller_kind, caller_id = request.get(CALLER) or (None, None)
     log.info(
         "request",
         extra={
+            "event": "http.request",
             "request_id": request[REQUEST_ID],
+            "error_code": code,
+            "caller_kind": caller_kind,
+            "caller_id": caller_id,
             "method": request.method,
             "route": info.canonical if info is not None else request.path,
             "status": response.status,
@@ -202,7 +213,9 @@ def _refuse_method(allowed: tuple[str, ...]) -> Handler:
 
 
 def json_log_formatter() -> logging.Formatter:
-    """One JSON object per line: time, level, message and the request fields."""
+    """One JSON object per line: time, level, ``event``, message and the record's fields.
+    ``event`` is the record's own stable name, or else the name of the logger that wrote it
+    (a library's line, a plain message)."""
 
     standard = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
@@ -211,6 +224,7 @@ def json_log_formatter() -> logging.Formatter:
             out: dict[str, Any] = {
                 "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
                 "level": record.levelname.lower(),
+                "event": record.name,
                 "logger": record.name,
                 "message": record.getMessage(),
             }

@@ -113,7 +113,7 @@ async def test_metrics_in_the_prometheus_text_format(api):
     assert 'fourcorner_http_requests_total{method="POST",route="/orgs",status="201"} 1.0' in text
     assert 'route="(unmatched)",status="404"' in text
     assert "fourcorner_http_request_duration_seconds_bucket" in text
-    assert 'fourcorner_transactions{direction="TO_NETWORK",status="COMPLETED"} 0.0' in text
+    assert 'fourcorner_queue_depth{queue="transactions_to_send"} 0.0' in text
     assert 'fourcorner_queue_depth{queue="webhook_deliveries"} 0.0' in text
 
 

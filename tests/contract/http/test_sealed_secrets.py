@@ -9,6 +9,7 @@ migration at start seals them again, bound.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -58,7 +59,8 @@ async def own_access_point(api: Any, org: dict[str, Any], cert_id: str) -> dict[
     return ap
 
 
-async def test_a_private_key_copied_to_another_certificate_does_not_open(api):
+async def test_a_private_key_copied_to_another_certificate_does_not_open(api, caplog):
+    caplog.set_level(logging.INFO)
     org = await whitelabel(api)
     ids = []
     for cn in ("POP000701", "POP000702"):
@@ -100,6 +102,10 @@ async def test_a_private_key_copied_to_another_certificate_does_not_open(api):
     assert tx.transaction_status.value == "FAILED"
     assert tx.service_error.code == "TXE-4001" and tx.service_error.action == "CONTACT"
     assert "copied from another record" in tx.service_error.message
+    # the failed attempt is logged with its cause
+    (failed,) = [r for r in caplog.records if getattr(r, "event", None) == "send.failed"]
+    assert failed.transaction_id == accepted["transactionId"] and failed.final
+    assert failed.error_code == "TXE-4001" and "copied from another record" in failed.cause
 
     # the certificate that holds its own key still opens
     ctx = await resolve(api.container.context)

@@ -23,11 +23,14 @@ asyncio drivers the adapters use, for a job that is forty lines here.
 from __future__ import annotations
 
 import importlib.resources
+import logging
 import re
 from collections.abc import Sequence
 from typing import Protocol
 
 import attrs
+
+log = logging.getLogger("fourcorner.storage")
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.(sqlite|postgres)\.sql$")
 DIALECTS = ("sqlite", "postgres")
@@ -108,4 +111,9 @@ async def apply_pending(
         except BaseException:
             await target.rollback()
             raise
+        if migration in applied:
+            log.info(
+                "migration applied",
+                extra={"event": "migration.applied", "migration": migration.label},
+            )
     return applied

@@ -1,0 +1,28 @@
+"""The configuration summary of the start line names what an operator needs and no secret."""
+
+import base64
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from entrypoints.cli import configuration_summary
+from entrypoints.config import Settings
+
+KEY = base64.b64encode(bytes(range(32))).decode()
+SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=8, max_size=20)
+
+
+@given(password=SAFE, user=SAFE)
+def test_the_database_password_and_the_at_rest_key_never_appear(password: str, user: str) -> None:
+    for url in (
+        f"postgresql://{user}:{password}@db.example:5433/fc",
+        f"postgresql://{user}@db.example:5433/fc?password={password}",
+    ):
+        settings = Settings(database_url=url, at_rest_key=KEY, oidc_issuer="https://idp.example")
+        text = json.dumps(configuration_summary(settings), default=str)
+        assert password not in text and KEY not in text and user not in text
+        summary = configuration_summary(settings)
+        assert summary["database"] == "postgresql://db.example:5433/fc (the default schema)"
+        assert summary["oidc_issuer"] == "https://idp.example" and summary["port"] == 8080
+        assert "database_url" not in summary and "at_rest_key" not in summary
