@@ -74,7 +74,8 @@ async def test_unwritable_text_in_a_body_is_400_naming_the_field_and_stores_noth
     assert status == 201 and org["shortName"] == fine["shortName"], org
     status, got = await post(api, f"/orgs/{org['id']}", '{"shortName": "\\ud83d"}', "PUT")
     assert (status, got["code"]) == (400, "AT-1001")
-    status, got = await post(api, "/users/me", '{"name": "\\udbff\\udbff"}', "PUT")
+    uid = (await api.me(ALICE))["id"]
+    status, got = await post(api, f"/users/{uid}", '{"name": "\\udbff\\udbff"}', "PUT")
     assert (status, got["code"]) == (400, "AT-1001") and got["details"][0]["field"] == "$.name"
     [listed] = await everything_reads(api)
     assert listed["shortName"] == fine["shortName"]

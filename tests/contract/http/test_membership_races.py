@@ -181,7 +181,7 @@ async def test_a_granted_mode_change_is_not_undone_by_a_concurrent_edit(api: Any
     contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
     org = await api.org(ALICE, contacts=[contact])
     path = f"/orgs/{org['id']}"
-    modes = ["SHARED", "WHITELABEL", "DEMO"]
+    modes = ["SHARED", "WHITELABEL"]  # the modes one may ask for
     for round_ in range(ROUNDS):
         wanted = modes[round_ % len(modes)]
         status, body = await api.call("PUT", path, as_=ALICE, json={"modeChangeRequest": wanted})

@@ -138,9 +138,9 @@ async def test_catalogue_lists_sort_by_their_filter_fields(api):
     _, whole = await api.call("GET", f"{path}?filter=country:eq:FR", as_=ALICE)
     published = whole["items"]
     assert len(published) >= 3
-    by_name = await walk(api, path, sort="-scheme-name", filter="country:eq:FR")
-    assert [(s["scheme-name"], s["iso6523"]) for s in by_name] == sorted(
-        ((s["scheme-name"], s["iso6523"]) for s in published), reverse=True
+    by_name = await walk(api, path, sort="-schemeName", filter="country:eq:FR")
+    assert [(s["schemeName"], s["iso6523"]) for s in by_name] == sorted(
+        ((s["schemeName"], s["iso6523"]) for s in published), reverse=True
     )
     # the published order's cursor and a sorted one do not mix
     _, first = await api.call("GET", f"{path}?limit=1&sort=schemeid", as_=ALICE)
