@@ -14,12 +14,14 @@ from domain.infrastructure import Environment
 from entrypoints.config import Settings
 from entrypoints.operator import network_trust
 
+# Every certificate here is made at NOW, never at the wall clock: a suite that runs longer than
+# the test PKI's five minutes of backdating between import and use must still pass.
 NOW = datetime.now(UTC)
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return ensure_test_pki(tmp_path_factory.mktemp("trust"))
+    return ensure_test_pki(tmp_path_factory.mktemp("trust"), clock=lambda: NOW)
 
 
 def operator_dir(base: Path, pki: TestPki, *, smp_chain: str | None = None) -> Path:
@@ -63,7 +65,7 @@ def test_operator_certificates_name_the_cas(tmp_path: Path, pki: TestPki) -> Non
             trust[env].smp(leaf(pki.ap_ca, pki.ap_ca_key), NOW)
         with pytest.raises(ValueError, match="AP CA"):
             trust[env].access_point(leaf(pki.smp_ca, pki.smp_ca_key), NOW)
-        stranger, stranger_key = new_ca("STRANGER ROOT")
+        stranger, stranger_key = new_ca("STRANGER ROOT", not_before=NOW - timedelta(hours=1))
         with pytest.raises(ValueError, match=r"not trusted|neither"):
             trust[env].access_point(leaf(stranger, stranger_key), NOW)
         with pytest.raises(ValueError, match="expired"):
@@ -83,9 +85,9 @@ def test_an_operator_whose_ca_is_unknown_is_refused_at_start(tmp_path: Path, pki
 
 
 def test_the_embedded_test_pki_trusts_itself(tmp_path: Path) -> None:
+    pki = ensure_test_pki(tmp_path, clock=lambda: NOW)  # the PKI network_trust finds there
     settings = Settings(data_dir=tmp_path)
     assert settings.discovery_mode == "fixed"
     trust = network_trust(settings)
-    pki = ensure_test_pki(tmp_path)
     trust[Environment.TEST].smp(pki.smp_certificate, NOW)
     trust[Environment.PROD].access_point(pki.ap_certificate, NOW)
