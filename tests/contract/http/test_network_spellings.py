@@ -3,35 +3,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from adapters.pki import cert_pem, issue_leaf, key_pem
-
-from .test_participants import ALICE, gln, participant, pki, whitelabel
+from .test_participants import ALICE, ap_certificate, gln, participant, whitelabel
 
 REAL, OURS = "peppol-transport-as4-v2_0", "net-transport-as4-v2_0"
 
 
 async def own_access_point(api: Any, org: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A whitelabel organisation's uploaded certificate and its own access point."""
-    t = pki(api)
-    now = datetime.now(UTC)
-    cert, key = issue_leaf(
-        t.ap_ca,
-        t.ap_ca_key,
-        "POP000901",
-        not_before=now - timedelta(hours=1),
-        not_after=now + timedelta(days=30),
-    )
-    body = {
-        "name": "ours",
-        "service": "AP",
-        "environment": "test",
-        "certPem": cert_pem(cert),
-        "caChainPem": t.ap_chain_pem,
-        "privateKeyPem": key_pem(key),
-    }
+    body, _, _ = ap_certificate(api, "ours", "POP000901", 30)
     status, certificate = await api.call(
         "POST", f"/orgs/{org['id']}/certificates", as_=ALICE, json=body
     )
@@ -105,24 +86,7 @@ async def test_access_points_and_certificates_take_the_real_transport_profile(ap
         },
     )
     assert status == 400 and err["details"][0]["field"] == "$.transportProfile"
-    t = pki(api)
-    now = datetime.now(UTC)
-    cert, key = issue_leaf(
-        t.ap_ca,
-        t.ap_ca_key,
-        "POP000802",
-        not_before=now - timedelta(hours=1),
-        not_after=now + timedelta(days=30),
-    )
-    body = {
-        "name": "again",
-        "service": "AP",
-        "environment": "test",
-        "transportProfile": REAL,
-        "certPem": cert_pem(cert),
-        "caChainPem": t.ap_chain_pem,
-        "privateKeyPem": key_pem(key),
-    }
+    body, _, _ = ap_certificate(api, "again", "POP000802", 30, transportProfile=REAL)
     status, created = await api.call(
         "POST", f"/orgs/{org['id']}/certificates", as_=ALICE, json=body
     )

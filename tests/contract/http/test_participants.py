@@ -68,6 +68,30 @@ def pki(api):
     return load_test_pki(api.container.settings().data_dir / "pki")
 
 
+def ap_certificate(api, name, cn, days, **fields):
+    """An AP certificate with CN ``cn`` issued under the test PKI's AP CA, valid ``days``
+    from now, and the upload body for it (``fields`` added); returns (body, cert, key)."""
+    t = pki(api)
+    now = datetime.now(UTC)
+    cert, key = issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        cn,
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=days),
+    )
+    body = {
+        "name": name,
+        **fields,
+        "service": "AP",
+        "environment": "test",
+        "certPem": cert_pem(cert),
+        "caChainPem": t.ap_chain_pem,
+        "privateKeyPem": key_pem(key),
+    }
+    return body, cert, key
+
+
 async def test_the_typical_flow_to_receive_documents(api):
     org = await api.org(ALICE)
     # 1. SMPs and APs to use: a DEMO organisation sees the operator's test services only
@@ -203,25 +227,14 @@ async def test_a_demo_organisation_cannot_use_production_or_upload_certificates(
 
 async def test_whitelabel_certificates_and_own_access_points(api):
     org = await whitelabel(api)
-    t = pki(api)
-    now = datetime.now(UTC)
-    cert, key = issue_leaf(
-        t.ap_ca,
-        t.ap_ca_key,
+    body, cert, key = ap_certificate(
+        api,
+        "our AP",
         "POP000777",
-        not_before=now - timedelta(hours=1),
-        not_after=now + timedelta(days=90),
+        90,
+        description="test",
+        transportProfile="net-transport-as4-v2_0",
     )
-    body = {
-        "name": "our AP",
-        "description": "test",
-        "service": "AP",
-        "environment": "test",
-        "transportProfile": "net-transport-as4-v2_0",
-        "certPem": cert_pem(cert),
-        "caChainPem": t.ap_chain_pem,
-        "privateKeyPem": key_pem(key),
-    }
     status, created = await api.call(
         "POST", f"/orgs/{org['id']}/certificates", as_=ALICE, json=body
     )
