@@ -27,13 +27,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from adapters.as4 import (
+from fourcorner.adapters.as4 import (
     build_receipt,
     build_user_message,
     read_signal,
     read_user_message,
 )
-from adapters.pki import TestPki, ensure_test_pki, issue_leaf
+from fourcorner.adapters.pki import TestPki, ensure_test_pki, issue_leaf
 
 try:
     import as4

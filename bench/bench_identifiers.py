@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from adapters.codelists import load_catalogue
+from fourcorner.adapters.codelists import load_catalogue
 
 TARGET = 200_000  # validations per second
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sbd_factory import make_sbd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-from domain.checkdigits import gs1_check_digit
+from fourcorner.domain.checkdigits import gs1_check_digit
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"

@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
-from adapters.validation import SaxonValidator  # noqa: E402
-from adapters.validation.pool import cores  # noqa: E402
+from fourcorner.adapters.validation import SaxonValidator  # noqa: E402
+from fourcorner.adapters.validation.pool import cores  # noqa: E402
 from validation_cases import big_invoice  # noqa: E402
 
 RULES = ROOT / "src" / "adapters" / "validation" / "data"

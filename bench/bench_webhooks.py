@@ -25,16 +25,16 @@ from common import BIN, env_for, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from adapters.pki import ensure_test_pki
-from application import organisations, users, webhooks
-from application.access import Principal
-from application.collections import DELIVERIES
-from application.identity import Identity
-from application.organisations import CreateOrganisation
-from application.webhooks import CreateWebhook, WebhookSettings
-from domain.webhook import DeliveryStatus
-from entrypoints.config import Settings
-from entrypoints.container import build_container, resolve
+from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.application import organisations, users, webhooks
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import DELIVERIES
+from fourcorner.application.identity import Identity
+from fourcorner.application.organisations import CreateOrganisation
+from fourcorner.application.webhooks import CreateWebhook, WebhookSettings
+from fourcorner.domain.webhook import DeliveryStatus
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, resolve
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import pg
-from adapters.validation import SaxonValidator
+from fourcorner.adapters.validation import SaxonValidator
 
 pytest_plugins = ["dnsmasq"]  # the ``dnsmasq`` fixture: a real DNS server for discovery tests
 

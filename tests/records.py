@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from domain.organisation import UserRef
-from domain.roles import Role
-from domain.user import User
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import User
 
 T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 

@@ -11,8 +11,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.sbdh.writer import write_sbd
-from domain.envelope import Envelope, Identifier, MlsType
+from fourcorner.adapters.sbdh.writer import write_sbd
+from fourcorner.domain.envelope import Envelope, Identifier, MlsType
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bis-billing-3"
 BASE_EXAMPLE = EXAMPLES / "base-example.xml"

@@ -16,7 +16,7 @@ from pathlib import Path
 import attrs
 from lxml import etree
 
-from domain.validation import ValidationResult
+from fourcorner.domain.validation import ValidationResult
 
 DATA = Path(__file__).resolve().parent / "data" / "validation"
 EXAMPLES = DATA / "examples"

@@ -6,15 +6,15 @@ import uuid
 
 import attrs
 
-from application.collections import MEMBERS, ORGANISATIONS, USERS
-from application.storage import UnitOfWork
-from domain import api_key, roles
-from domain.api_key import ApiKey
-from domain.errors import Forbidden, NotAMember, NotFound
-from domain.member import Member, MemberStatus
-from domain.organisation import Organisation, UserRef
-from domain.roles import Role
-from domain.user import User
+from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain import api_key, roles
+from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.errors import Forbidden, NotAMember, NotFound
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import Organisation, UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import User
 
 
 @attrs.frozen

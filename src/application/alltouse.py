@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from application.collections import ACCESS_POINTS, SMPS
-from application.storage import UnitOfWork
-from domain import infrastructure as infra
-from domain.infrastructure import OPERATOR_ORG_ID, AccessPoint, Smp
-from domain.organisation import Mode, Organisation
+from fourcorner.application.collections import ACCESS_POINTS, SMPS
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain import infrastructure as infra
+from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, AccessPoint, Smp
+from fourcorner.domain.organisation import Mode, Organisation
 
 
 async def usable(uow: UnitOfWork, org: Organisation) -> tuple[list[Smp], list[AccessPoint]]:

@@ -8,16 +8,16 @@ from datetime import datetime
 
 import attrs
 
-from application.access import Principal, authorise, key_role
-from application.collections import API_KEYS
-from application.context import Context
-from application.listing import ListRequest
-from application.scoped import list_in_org, owned
-from application.storage import Page
-from domain import api_key
-from domain.api_key import KEY_PREFIX, ApiKey
-from domain.errors import Unauthorised
-from domain.roles import Role
+from fourcorner.application.access import Principal, authorise, key_role
+from fourcorner.application.collections import API_KEYS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.scoped import list_in_org, owned
+from fourcorner.application.storage import Page
+from fourcorner.domain import api_key
+from fourcorner.domain.api_key import KEY_PREFIX, ApiKey
+from fourcorner.domain.errors import Unauthorised
+from fourcorner.domain.roles import Role
 
 
 @attrs.frozen

@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from application.listing import ListRequest
-from application.storage import MAX_LIMIT, Cursor, Order
-from domain import events, filtering
-from domain.catalogue import (
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.storage import MAX_LIMIT, Cursor, Order
+from fourcorner.domain import events, filtering
+from fourcorner.domain.catalogue import (
     Catalogue,
     DocumentType,
     IdentifierScheme,
@@ -26,11 +26,11 @@ from domain.catalogue import (
     neutral,
     wire_spellings,
 )
-from domain.errors import InvalidCursor, InvalidInput, NotFound
-from domain.filtering import Condition, FieldSpec, FieldType
-from domain.member import MemberStatus
-from domain.organisation import ContactType, Mode
-from domain.roles import Role
+from fourcorner.domain.errors import InvalidCursor, InvalidInput, NotFound
+from fourcorner.domain.filtering import Condition, FieldSpec, FieldType
+from fourcorner.domain.member import MemberStatus
+from fourcorner.domain.organisation import ContactType, Mode
+from fourcorner.domain.roles import Role
 
 _S, _B = FieldType.STRING, FieldType.BOOL
 

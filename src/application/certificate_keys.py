@@ -24,11 +24,11 @@ import uuid
 
 import attrs
 
-from application.collections import CERTIFICATES
-from application.context import Context
-from application.storage import Cursor, Query, Repository, UnitOfWork
-from domain.errors import CertificateKeyInUse, Conflict, InvalidInput
-from domain.infrastructure import OPERATOR_ORG_ID, Certificate
+from fourcorner.application.collections import CERTIFICATES
+from fourcorner.application.context import Context
+from fourcorner.application.storage import Cursor, Query, Repository, UnitOfWork
+from fourcorner.domain.errors import CertificateKeyInUse, Conflict, InvalidInput
+from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, Certificate
 
 log = logging.getLogger("fourcorner.certificates")
 

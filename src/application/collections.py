@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.storage import Collection
-from domain import (
+from fourcorner.application.storage import Collection
+from fourcorner.domain import (
     api_key,
     idempotency,
     infrastructure,
@@ -16,17 +16,17 @@ from domain import (
     user,
     webhook,
 )
-from domain.api_key import ApiKey
-from domain.filtering import FieldSpec, FieldType
-from domain.idempotency import IdempotencyKey
-from domain.infrastructure import AccessPoint, Certificate, Smp
-from domain.member import Member
-from domain.organisation import Organisation
-from domain.participant import Participant
-from domain.smp import SmpRegistration
-from domain.transaction import Artefact, Transaction, UsedUpload
-from domain.user import DeletedIdentity, User
-from domain.webhook import Delivery, Event, Webhook
+from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.filtering import FieldSpec, FieldType
+from fourcorner.domain.idempotency import IdempotencyKey
+from fourcorner.domain.infrastructure import AccessPoint, Certificate, Smp
+from fourcorner.domain.member import Member
+from fourcorner.domain.organisation import Organisation
+from fourcorner.domain.participant import Participant
+from fourcorner.domain.smp import SmpRegistration
+from fourcorner.domain.transaction import Artefact, Transaction, UsedUpload
+from fourcorner.domain.user import DeletedIdentity, User
+from fourcorner.domain.webhook import Delivery, Event, Webhook
 
 
 def _org_id(spec_get: str = "org_id") -> FieldSpec:

@@ -8,9 +8,14 @@ from datetime import UTC, datetime
 
 import attrs
 
-from application.ports import CertificateInspector, DirectoryPublisher, KeySealer, SmpRegistrar
-from application.storage import UnitOfWork, UnitOfWorkFactory
-from domain.catalogue import Catalogue
+from fourcorner.application.ports import (
+    CertificateInspector,
+    DirectoryPublisher,
+    KeySealer,
+    SmpRegistrar,
+)
+from fourcorner.application.storage import UnitOfWork, UnitOfWorkFactory
+from fourcorner.domain.catalogue import Catalogue
 
 
 def system_clock() -> datetime:

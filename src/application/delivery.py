@@ -26,18 +26,18 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from application import idempotency, telemetry
-from application.collections import DELIVERIES, EVENTS, WEBHOOKS
-from application.context import Context
-from application.listing import condition, equals, one_of
-from application.ports import SendResult, WebhookSender
-from application.sealed import WEBHOOK_SECRET
-from application.storage import Query
-from application.webhooks import body_of, purge
-from domain import webhook as rules
-from domain.errors import SecretUnusable
-from domain.filtering import Op
-from domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
+from fourcorner.application import idempotency, telemetry
+from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import condition, equals, one_of
+from fourcorner.application.ports import SendResult, WebhookSender
+from fourcorner.application.sealed import WEBHOOK_SECRET
+from fourcorner.application.storage import Query
+from fourcorner.application.webhooks import body_of, purge
+from fourcorner.domain import webhook as rules
+from fourcorner.domain.errors import SecretUnusable
+from fourcorner.domain.filtering import Op
+from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
 
 log = logging.getLogger("fourcorner.webhooks")
 

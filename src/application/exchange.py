@@ -23,18 +23,18 @@ from typing import Any
 
 import attrs
 
-from application import mls, telemetry, webhooks
-from application.access import Principal, authorise
-from application.collections import (
+from fourcorner.application import mls, telemetry, webhooks
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import (
     ACCESS_POINTS,
     ARTEFACTS,
     CERTIFICATES,
     PARTICIPANTS,
     TRANSACTIONS,
 )
-from application.context import Context
-from application.listing import condition, equals, one_of
-from application.ports import (
+from fourcorner.application.context import Context
+from fourcorner.application.listing import condition, equals, one_of
+from fourcorner.application.ports import (
     ApTransport,
     As4Refusal,
     Credentials,
@@ -45,14 +45,14 @@ from application.ports import (
     MessageReader,
     ParticipantLookup,
 )
-from application.publishing import wire_profile
-from application.sealed import CERTIFICATE_KEY
-from application.storage import Query, UnitOfWork
-from application.transactions import Documents, blob_key, message_key, working_keys
-from domain import events
-from domain import transaction as txe
-from domain.clock import from_ns, iso_ns
-from domain.envelope import (
+from fourcorner.application.publishing import wire_profile
+from fourcorner.application.sealed import CERTIFICATE_KEY
+from fourcorner.application.storage import Query, UnitOfWork
+from fourcorner.application.transactions import Documents, blob_key, message_key, working_keys
+from fourcorner.domain import events
+from fourcorner.domain import transaction as txe
+from fourcorner.domain.clock import from_ns, iso_ns
+from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
     Envelope,
@@ -63,12 +63,19 @@ from domain.envelope import (
     seat_spid,
     spid_participant,
 )
-from domain.errors import Conflict, DomainError, NotFound, SecretUnusable
-from domain.filtering import Op
-from domain.infrastructure import AccessPoint
-from domain.roles import Role
-from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, Transaction
-from domain.webhook import NO_LEASE
+from fourcorner.domain.errors import Conflict, DomainError, NotFound, SecretUnusable
+from fourcorner.domain.filtering import Op
+from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.roles import Role
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Direction,
+    Kind,
+    Status,
+    Transaction,
+)
+from fourcorner.domain.webhook import NO_LEASE
 
 log = logging.getLogger("fourcorner.exchange")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import attrs
 
-from application.collections import DELIVERIES, TRANSACTIONS
-from application.context import Context
-from domain.transaction import Direction, Status
-from domain.webhook import DeliveryStatus
+from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
+from fourcorner.application.context import Context
+from fourcorner.domain.transaction import Direction, Status
+from fourcorner.domain.webhook import DeliveryStatus
 
 
 @attrs.frozen

@@ -17,15 +17,15 @@ from typing import Any
 
 import attrs
 
-from application.access import Principal, authorise
-from application.collections import IDEMPOTENCY_KEYS
-from application.context import Context
-from application.listing import condition
-from application.storage import Query, UnitOfWork
-from domain.errors import IdempotencyKeyReused
-from domain.filtering import Op
-from domain.idempotency import KEY_LIFETIME, IdempotencyKey
-from domain.roles import Role
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import IDEMPOTENCY_KEYS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import condition
+from fourcorner.application.storage import Query, UnitOfWork
+from fourcorner.domain.errors import IdempotencyKeyReused
+from fourcorner.domain.filtering import Op
+from fourcorner.domain.idempotency import KEY_LIFETIME, IdempotencyKey
+from fourcorner.domain.roles import Role
 
 
 @attrs.frozen

@@ -7,28 +7,28 @@ from typing import Any
 
 import attrs
 
-from application import certificate_keys
-from application import participants as participant_cases
-from application.access import Principal, authorise
-from application.alltouse import usable
-from application.collections import (
+from fourcorner.application import certificate_keys
+from fourcorner.application import participants as participant_cases
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.alltouse import usable
+from fourcorner.application.collections import (
     ACCESS_POINTS,
     CERTIFICATES,
     ORGANISATIONS,
     PARTICIPANTS,
     SMPS,
 )
-from application.context import Context
-from application.listing import ListRequest
-from application.ports import InspectedCertificate
-from application.scoped import get_in_org, list_in_org, owned
-from application.sealed import CERTIFICATE_KEY
-from application.storage import Page, UnitOfWork
-from domain import infrastructure as infra
-from domain.catalogue import neutral
-from domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
-from domain.errors import Detail, InUse, InvalidInput
-from domain.infrastructure import (
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.ports import InspectedCertificate
+from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.sealed import CERTIFICATE_KEY
+from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.domain import infrastructure as infra
+from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
+from fourcorner.domain.errors import Detail, InUse, InvalidInput
+from fourcorner.domain.infrastructure import (
     OPERATOR_ORG_ID,
     AccessPoint,
     Certificate,
@@ -37,9 +37,9 @@ from domain.infrastructure import (
     Service,
     Smp,
 )
-from domain.organisation import Mode, Organisation, UserRef
-from domain.participant import Participant, SupportedDocumentType
-from domain.roles import Role
+from fourcorner.domain.organisation import Mode, Organisation, UserRef
+from fourcorner.domain.participant import Participant, SupportedDocumentType
+from fourcorner.domain.roles import Role
 
 OPERATOR = UserRef("operator")
 

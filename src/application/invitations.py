@@ -18,15 +18,15 @@ import uuid
 
 import attrs
 
-from application.access import Principal, authorise
-from application.collections import MEMBERS, ORGANISATIONS
-from application.context import Context
-from application.identity import Identity
-from domain import member as membership
-from domain.errors import AlreadyMember
-from domain.member import Member, MemberStatus
-from domain.roles import Role
-from domain.user import User
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import MEMBERS, ORGANISATIONS
+from fourcorner.application.context import Context
+from fourcorner.application.identity import Identity
+from fourcorner.domain import member as membership
+from fourcorner.domain.errors import AlreadyMember
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import User
 
 
 async def invite(

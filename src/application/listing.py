@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 
-from application.storage import DEFAULT_LIMIT, MAX_LIMIT, Collection, Cursor, Query
-from domain import filtering
-from domain.errors import InvalidInput
-from domain.filtering import Condition
+from fourcorner.application.storage import DEFAULT_LIMIT, MAX_LIMIT, Collection, Cursor, Query
+from fourcorner.domain import filtering
+from fourcorner.domain.errors import InvalidInput
+from fourcorner.domain.filtering import Condition
 
 
 @attrs.frozen

@@ -12,17 +12,17 @@ import uuid
 
 import attrs
 
-from application import invitations
-from application.access import Principal, authorise
-from application.collections import MEMBERS, USERS
-from application.context import Context
-from application.listing import ListRequest, one_of
-from application.scoped import get_in_org, list_in_org, owned
-from application.storage import Page, UnitOfWork
-from domain import member as membership
-from domain.errors import InvalidInput, NotFound
-from domain.member import Member, MemberStatus
-from domain.roles import ORG_ROLES, Role
+from fourcorner.application import invitations
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import MEMBERS, USERS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest, one_of
+from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.domain import member as membership
+from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.roles import ORG_ROLES, Role
 
 
 @attrs.frozen

@@ -26,17 +26,24 @@ import uuid
 
 import attrs
 
-from application import telemetry, webhooks
-from application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS
-from application.context import Context
-from application.ports import As4Refusal, InboundDocument
-from application.transactions import Documents
-from domain import events
-from domain import transaction as txe
-from domain.envelope import Envelope, MessageLevelStatus, MlsType, seat_spid
-from domain.errors import DomainError
-from domain.infrastructure import AccessPoint
-from domain.transaction import Artefact, ArtefactType, Direction, Kind, Status, Transaction
+from fourcorner.application import telemetry, webhooks
+from fourcorner.application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS
+from fourcorner.application.context import Context
+from fourcorner.application.ports import As4Refusal, InboundDocument
+from fourcorner.application.transactions import Documents
+from fourcorner.domain import events
+from fourcorner.domain import transaction as txe
+from fourcorner.domain.envelope import Envelope, MessageLevelStatus, MlsType, seat_spid
+from fourcorner.domain.errors import DomainError
+from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Direction,
+    Kind,
+    Status,
+    Transaction,
+)
 
 
 def is_about(tx: Transaction, status: MessageLevelStatus, signer: str) -> bool:

@@ -8,22 +8,22 @@ from typing import Any
 
 import attrs
 
-from application.access import Principal, authorise
-from application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS, USERS
-from application.context import Context
-from application.listing import ListRequest, build_query
-from application.storage import Page, UnitOfWork
-from domain.errors import (
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest, build_query
+from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.domain.errors import (
     Conflict,
     Detail,
     DuplicateOrganisation,
     InvalidInput,
     RoleNotPermitted,
 )
-from domain.infrastructure import Certificate
-from domain.member import Member, MemberStatus
-from domain.organisation import Address, Contact, Mode, Organisation, UserRef
-from domain.roles import Role
+from fourcorner.domain.infrastructure import Certificate
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import Address, Contact, Mode, Organisation, UserRef
+from fourcorner.domain.roles import Role
 
 _COUNTRY = re.compile(r"[A-Z]{2}")
 _URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)

@@ -7,32 +7,32 @@ from typing import Any
 
 import attrs
 
-from application.access import Principal, authorise
-from application.alltouse import usable
-from application.collections import (
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.alltouse import usable
+from fourcorner.application.collections import (
     ACCESS_POINTS,
     CERTIFICATES,
     ORGANISATIONS,
     PARTICIPANTS,
     SMP_REGISTRATIONS,
 )
-from application.context import Context
-from application.listing import ListRequest
-from application.publishing import check_supported, registration
-from application.scoped import get_in_org, list_in_org, owned
-from application.storage import Page, UnitOfWork
-from domain.catalogue import neutral
-from domain.errors import Conflict, Detail, InvalidInput, NotFound
-from domain.infrastructure import AccessPoint, Smp
-from domain.participant import (
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.publishing import check_supported, registration
+from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
+from fourcorner.domain.infrastructure import AccessPoint, Smp
+from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,
     Participant,
     PublicationState,
     SupportedDocumentType,
 )
-from domain.roles import Role
-from domain.smp import SmpRegistration
+from fourcorner.domain.roles import Role
+from fourcorner.domain.smp import SmpRegistration
 
 
 @attrs.frozen

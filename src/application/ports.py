@@ -12,11 +12,11 @@ from typing import Any, Protocol
 
 import attrs
 
-from application.storage import UnitOfWork
-from domain.envelope import Envelope, Identifier, MessageLevelStatus
-from domain.infrastructure import Environment
-from domain.smp import SmpRegistration
-from domain.validation import ValidationResult
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.envelope import Envelope, Identifier, MessageLevelStatus
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.smp import SmpRegistration
+from fourcorner.domain.validation import ValidationResult
 
 
 class SmpRegistrar(Protocol):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from domain.catalogue import Catalogue
-from domain.errors import Detail, InvalidInput
-from domain.infrastructure import AccessPoint, Certificate
-from domain.organisation import ContactType, Organisation
-from domain.participant import Participant, SupportedDocumentType
-from domain.smp import (
+from fourcorner.domain.catalogue import Catalogue
+from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.infrastructure import AccessPoint, Certificate
+from fourcorner.domain.organisation import ContactType, Organisation
+from fourcorner.domain.participant import Participant, SupportedDocumentType
+from fourcorner.domain.smp import (
     ContactCard,
     Endpoint,
     EntityCard,

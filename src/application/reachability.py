@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import uuid
 
-from application.access import Principal, authorise
-from application.context import Context
-from application.ports import LookupFailed, ParticipantLookup, ReceiverLookup
-from domain.envelope import Identifier
-from domain.errors import InvalidInput, LookupUnavailable
-from domain.identifier import PARTICIPANT_SCHEME
-from domain.infrastructure import Environment, usable_environments
-from domain.roles import Role
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.context import Context
+from fourcorner.application.ports import LookupFailed, ParticipantLookup, ReceiverLookup
+from fourcorner.domain.envelope import Identifier
+from fourcorner.domain.errors import InvalidInput, LookupUnavailable
+from fourcorner.domain.identifier import PARTICIPANT_SCHEME
+from fourcorner.domain.infrastructure import Environment, usable_environments
+from fourcorner.domain.roles import Role
 
 MAX_DOCUMENT_TYPE = 600  # scheme, "::" and a value of at most 500 characters
 

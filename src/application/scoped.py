@@ -8,13 +8,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypeVar
 
-from application.access import Principal, authorise
-from application.context import Context
-from application.listing import ListRequest, build_query, equals
-from application.storage import Collection, Page, UnitOfWork
-from domain.errors import NotFound
-from domain.filtering import Condition
-from domain.roles import Role
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest, build_query, equals
+from fourcorner.application.storage import Collection, Page, UnitOfWork
+from fourcorner.domain.errors import NotFound
+from fourcorner.domain.filtering import Condition
+from fourcorner.domain.roles import Role
 
 T = TypeVar("T")
 

@@ -17,13 +17,13 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from application.collections import CERTIFICATES, WEBHOOKS
-from application.context import Context
-from application.ports import KeySealer
-from application.storage import Collection, Cursor, Query
-from domain.errors import SecretUnusable
-from domain.infrastructure import Certificate
-from domain.webhook import Webhook
+from fourcorner.application.collections import CERTIFICATES, WEBHOOKS
+from fourcorner.application.context import Context
+from fourcorner.application.ports import KeySealer
+from fourcorner.application.storage import Collection, Cursor, Query
+from fourcorner.domain.errors import SecretUnusable
+from fourcorner.domain.infrastructure import Certificate
+from fourcorner.domain.webhook import Webhook
 
 log = logging.getLogger("fourcorner.sealed")
 

@@ -20,9 +20,9 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 import attrs
 
-from domain.errors import InvalidCursor, InvalidInput
-from domain.filtering import Condition, FieldSpec, FieldType, Scalar
-from domain.text import text_problem
+from fourcorner.domain.errors import InvalidCursor, InvalidInput
+from fourcorner.domain.filtering import Condition, FieldSpec, FieldType, Scalar
+from fourcorner.domain.text import text_problem
 
 T = TypeVar("T")
 

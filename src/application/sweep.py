@@ -23,9 +23,9 @@ from datetime import timedelta
 
 import attrs
 
-from application.context import Context
-from application.ports import BlobStore
-from application.transactions import blobs_in_use, transaction_of
+from fourcorner.application.context import Context
+from fourcorner.application.ports import BlobStore
+from fourcorner.application.transactions import blobs_in_use, transaction_of
 
 log = logging.getLogger("fourcorner.sweep")
 

@@ -24,7 +24,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from domain.transaction import Transaction
+from fourcorner.domain.transaction import Transaction
 
 log = logging.getLogger("fourcorner.events")
 log.setLevel(logging.INFO)

@@ -11,10 +11,10 @@ from typing import TypeVar
 
 import attrs
 
-from application import idempotency, telemetry
-from application.access import Principal, authorise
-from application.alltouse import usable
-from application.collections import (
+from fourcorner.application import idempotency, telemetry
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.alltouse import usable
+from fourcorner.application.collections import (
     API_KEYS,
     ARTEFACTS,
     CERTIFICATES,
@@ -23,15 +23,15 @@ from application.collections import (
     UPLOADS,
     USERS,
 )
-from application.context import Context
-from application.idempotency import Answer, Keyed
-from application.listing import ListRequest, equals, one_of
-from application.ports import BlobStore, Envelopes
-from application.scoped import get_in_org, list_in_org, owned
-from application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
-from domain.clock import from_ns
-from domain.envelope import Envelope
-from domain.errors import (
+from fourcorner.application.context import Context
+from fourcorner.application.idempotency import Answer, Keyed
+from fourcorner.application.listing import ListRequest, equals, one_of
+from fourcorner.application.ports import BlobStore, Envelopes
+from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
+from fourcorner.domain.clock import from_ns
+from fourcorner.domain.envelope import Envelope
+from fourcorner.domain.errors import (
     Conflict,
     Detail,
     DuplicateTransaction,
@@ -39,9 +39,9 @@ from domain.errors import (
     InvalidInput,
     NotFound,
 )
-from domain.filtering import Condition
-from domain.roles import Role
-from domain.transaction import (
+from fourcorner.domain.filtering import Condition
+from fourcorner.domain.roles import Role
+from fourcorner.domain.transaction import (
     Artefact,
     ArtefactType,
     Direction,

@@ -7,18 +7,25 @@ from datetime import datetime
 
 import attrs
 
-from application import invitations
-from application.access import Principal
-from application.collections import DELETED_IDENTITIES, MEMBERS, ORGANISATIONS, USERS
-from application.context import Context
-from application.identity import Identity
-from application.storage import UnitOfWork
-from domain import member as membership
-from domain.errors import Conflict, Detail, Forbidden, InvalidInput, NotFound, Unauthorised
-from domain.member import Member, MemberStatus
-from domain.organisation import Organisation, UserRef
-from domain.roles import Role
-from domain.user import DeletedIdentity, User, identity_key, issued_in_time
+from fourcorner.application import invitations
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import DELETED_IDENTITIES, MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.context import Context
+from fourcorner.application.identity import Identity
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain import member as membership
+from fourcorner.domain.errors import (
+    Conflict,
+    Detail,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Unauthorised,
+)
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import Organisation, UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import DeletedIdentity, User, identity_key, issued_in_time
 
 
 @attrs.frozen

@@ -11,20 +11,20 @@ from typing import Any
 
 import attrs
 
-from application.access import Principal, authorise
-from application.collections import DELIVERIES, EVENTS, WEBHOOKS
-from application.context import Context
-from application.listing import ListRequest, condition
-from application.scoped import get_in_org, list_in_org, owned
-from application.sealed import WEBHOOK_SECRET
-from application.storage import Page, Query, UnitOfWork
-from domain import webhook as rules
-from domain.clock import iso
-from domain.errors import InvalidInput, NotFound, NothingToRedeliver
-from domain.events import EVENT_NAMES, WEBHOOK_TEST
-from domain.filtering import Op
-from domain.roles import Role
-from domain.webhook import Delivery, Event, Webhook
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
+from fourcorner.application.context import Context
+from fourcorner.application.listing import ListRequest, condition
+from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.sealed import WEBHOOK_SECRET
+from fourcorner.application.storage import Page, Query, UnitOfWork
+from fourcorner.domain import webhook as rules
+from fourcorner.domain.clock import iso
+from fourcorner.domain.errors import InvalidInput, NotFound, NothingToRedeliver
+from fourcorner.domain.events import EVENT_NAMES, WEBHOOK_TEST
+from fourcorner.domain.filtering import Op
+from fourcorner.domain.roles import Role
+from fourcorner.domain.webhook import Delivery, Event, Webhook
 
 
 @attrs.frozen

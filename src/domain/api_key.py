@@ -13,10 +13,10 @@ from datetime import datetime
 
 import attrs
 
-from domain.errors import ExpiryInPast, InvalidInput, RoleAboveCreator
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.organisation import UserRef
-from domain.roles import ORG_ROLES, Role, lower
+from fourcorner.domain.errors import ExpiryInPast, InvalidInput, RoleAboveCreator
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import ORG_ROLES, Role, lower
 
 KEY_PREFIX = "fck_"
 PREFIX_LENGTH = len(KEY_PREFIX) + 6

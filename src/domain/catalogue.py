@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import attrs
 
-from domain.errors import InvalidIdentifier
-from domain.identifier import ParticipantIdentifier, SchemeRule, local_part_problem
+from fourcorner.domain.errors import InvalidIdentifier
+from fourcorner.domain.identifier import ParticipantIdentifier, SchemeRule, local_part_problem
 
 # Document type ids are uuid5(DOCUMENT_TYPE_NAMESPACE, "<wire scheme>::<value>"): stable across
 # restarts and code-list versions. Never change this constant.

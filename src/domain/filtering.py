@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 
-from domain import clock
-from domain.errors import InvalidFilter
+from fourcorner.domain import clock
+from fourcorner.domain.errors import InvalidFilter
 
 Scalar = str | int | bool | datetime | None
 

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from domain.errors import InvalidInput
-from domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.errors import InvalidInput
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 
 KEY_LIFETIME = timedelta(hours=24)
 MAX_KEY_LENGTH = 255

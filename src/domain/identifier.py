@@ -11,8 +11,8 @@ import re
 
 import attrs
 
-from domain.checkdigits import REPLACES_CODE_LIST_PATTERN, RULES, Rule
-from domain.errors import InvalidIdentifier
+from fourcorner.domain.checkdigits import REPLACES_CODE_LIST_PATTERN, RULES, Rule
+from fourcorner.domain.errors import InvalidIdentifier
 
 PARTICIPANT_SCHEME = "iso6523-actorid-upis"
 MAX_LOCAL_LENGTH = 130

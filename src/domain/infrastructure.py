@@ -10,10 +10,10 @@ from typing import TypeVar
 
 import attrs
 
-from domain.catalogue import neutral
-from domain.errors import ModeNotPermitted
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.organisation import Mode, Organisation, UserRef
+from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.errors import ModeNotPermitted
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import Mode, Organisation, UserRef
 
 # The operator's own organisation owns the shared SMPs and access points.
 OPERATOR_ORG_ID = uuid.UUID("00000000-0000-4000-8000-000000000001")

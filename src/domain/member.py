@@ -14,10 +14,10 @@ from datetime import datetime
 
 import attrs
 
-from domain.errors import AlreadyMember, InvalidInput, LastOrgAdmin, NotPending
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.organisation import UserRef
-from domain.roles import ORG_ROLES, Role
+from fourcorner.domain.errors import AlreadyMember, InvalidInput, LastOrgAdmin, NotPending
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import ORG_ROLES, Role
 
 
 class MemberStatus(enum.Enum):

@@ -8,13 +8,13 @@ from datetime import datetime
 
 import attrs
 
-from domain.errors import (
+from fourcorner.domain.errors import (
     InvalidInput,
     ModeChangeNeedsBusinessContact,
     ModeChangeToCurrentMode,
     NoModeChangePending,
 )
-from domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 
 
 class Mode(enum.Enum):

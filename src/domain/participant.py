@@ -8,10 +8,10 @@ from datetime import datetime
 
 import attrs
 
-from domain.catalogue import neutral
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.infrastructure import Environment
-from domain.organisation import Address, Contact, UserRef
+from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.organisation import Address, Contact, UserRef
 
 
 class ParticipantStatus(enum.Enum):

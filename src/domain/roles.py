@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-from domain.errors import RoleNotPermitted
+from fourcorner.domain.errors import RoleNotPermitted
 
 
 class Role(enum.Enum):

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import attrs
 
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.webhook import NO_LEASE
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.webhook import NO_LEASE
 
 
 class Direction(enum.Enum):

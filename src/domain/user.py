@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.organisation import UserRef
-from domain.roles import Role
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import Role
 
 TOKEN_CLOCK_SKEW = timedelta(seconds=30)
 """How far an issuer's clock may run ahead of ours: a token whose issue time is within this

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from domain.errors import Detail, InvalidInput
-from domain.events import EVENT_NAMES
-from domain.filtering import FieldSpec, FieldType, fields
-from domain.organisation import UserRef
+from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.events import EVENT_NAMES
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import UserRef
 
 MAX_ATTEMPTS = 3
 RETENTION = timedelta(days=14)

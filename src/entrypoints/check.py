@@ -22,14 +22,14 @@ import attrs
 import psycopg
 from cryptography import x509
 
-from adapters.auth.local import KEY_FILE
-from adapters.pki import load_test_pki
-from adapters.pki.certificates import inspect_certificate
-from adapters.sql import migrations
-from domain.errors import InvalidInput
-from entrypoints import operator, preflight
-from entrypoints.config import PREFIX, ConfigError, Settings, unknown_environment
-from entrypoints.preflight import StartupError
+from fourcorner.adapters.auth.local import KEY_FILE
+from fourcorner.adapters.pki import load_test_pki
+from fourcorner.adapters.pki.certificates import inspect_certificate
+from fourcorner.adapters.sql import migrations
+from fourcorner.domain.errors import InvalidInput
+from fourcorner.entrypoints import operator, preflight
+from fourcorner.entrypoints.config import PREFIX, ConfigError, Settings, unknown_environment
+from fourcorner.entrypoints.preflight import StartupError
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 EXPIRY_WARNING = timedelta(days=30)

@@ -25,11 +25,11 @@ from typing import Any
 import attrs
 import psycopg
 
-from adapters import private
-from domain.errors import DomainError
-from entrypoints import preflight
-from entrypoints.config import ConfigError, Settings, unknown_environment
-from entrypoints.preflight import StartupError
+from fourcorner.adapters import private
+from fourcorner.domain.errors import DomainError
+from fourcorner.entrypoints import preflight
+from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
+from fourcorner.entrypoints.preflight import StartupError
 
 # The server's modules (aiohttp, the container and every adapter) are imported by the commands
 # that need them, so that `--help`, `--version` and refusals answer at once.
@@ -47,7 +47,7 @@ def say(line: str) -> None:
 
 
 def _logging(level: str) -> None:
-    from entrypoints.http.app import json_log_formatter
+    from fourcorner.entrypoints.http.app import json_log_formatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(json_log_formatter())
@@ -69,9 +69,9 @@ def private_files(settings: Settings) -> None:
     other user can reach anything below it. The SQLite files are checked wherever
     ``FOURCORNER_DATABASE_URL`` puts them.
     """
-    from adapters.pki.sealing import KEYS_DIR
-    from adapters.pki.testpki import PKI_DIR
-    from entrypoints.container import BLOBS_DIR
+    from fourcorner.adapters.pki.sealing import KEYS_DIR
+    from fourcorner.adapters.pki.testpki import PKI_DIR
+    from fourcorner.entrypoints.container import BLOBS_DIR
 
     os.umask(private.UMASK)
     log = logging.getLogger("fourcorner")
@@ -102,7 +102,7 @@ def private_files(settings: Settings) -> None:
 
 def _materials(settings: Settings) -> None:
     """The at-rest key file and the configured certificate files can be used."""
-    from entrypoints import operator
+    from fourcorner.entrypoints import operator
 
     preflight.at_rest_key_file(settings)
     if settings.trust_anchors_file:
@@ -114,8 +114,8 @@ def _materials(settings: Settings) -> None:
 
 
 def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
-    from entrypoints.container import build_container, web_app
-    from entrypoints.http import server
+    from fourcorner.entrypoints.container import build_container, web_app
+    from fourcorner.entrypoints.http import server
 
     preflight.data_dir(settings)
     _materials(settings)
@@ -170,7 +170,7 @@ def _stopped(role: str) -> None:
 
 
 def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
-    from entrypoints.container import build_container, run_workers
+    from fourcorner.entrypoints.container import build_container, run_workers
 
     preflight.data_dir(settings)
     _materials(settings)
@@ -196,7 +196,7 @@ def migrate(settings: Settings, db_wait: float = DB_WAIT) -> str:
     where = _where(settings)
     if settings.storage_kind == "memory":
         return f"{where} keeps nothing between runs: there is nothing to migrate"
-    from entrypoints.container import build_container
+    from fourcorner.entrypoints.container import build_container
 
     preflight.data_dir(settings)
     preflight.wait_for_database(settings, db_wait, say)
@@ -210,7 +210,7 @@ def migrate(settings: Settings, db_wait: float = DB_WAIT) -> str:
 async def _migrate(container: Any) -> list[Any]:
     """The schema's migrations (which were applied), then the data migrations, which need
     the application's ports (see ``container.migrate_data``)."""
-    from entrypoints.container import migrate_data
+    from fourcorner.entrypoints.container import migrate_data
 
     applied: list[Any] = await container.storage_adapter().migrate()
     await container.init_resources()
@@ -236,7 +236,7 @@ def token(settings: Settings, email: str, name: str, superadmin: bool, hours: fl
             "tokens are minted only with FOURCORNER_AUTH_MODE=local; in oidc mode your "
             "identity provider issues them"
         )
-    from entrypoints.container import build_container
+    from fourcorner.entrypoints.container import build_container
 
     preflight.token_key(settings)
     container = build_container(settings)
@@ -374,7 +374,7 @@ def _explain(error: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "check":
-        from entrypoints.check import run_check
+        from fourcorner.entrypoints.check import run_check
 
         return run_check(say=print, timeout=args.timeout)
     try:

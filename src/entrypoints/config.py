@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from adapters.pki.sealing import KeySealer
+from fourcorner.adapters.pki.sealing import KeySealer
 
 PREFIX = "FOURCORNER_"
 CONFIG_FILE = PREFIX + "CONFIG_FILE"

@@ -16,47 +16,47 @@ from typing import Any
 from aiohttp import web
 from dependency_injector import containers, providers
 
-from adapters.as4.service import As4MessageReader, As4Transport
-from adapters.auth import CachingTokenVerifier, LocalTokenAuthority, OidcTokenVerifier
-from adapters.blobs import FileBlobStore, InMemoryBlobStore
-from adapters.codelists import load_catalogue
-from adapters.directory import IndexerDirectoryPublisher
-from adapters.memory import InMemoryStorage
-from adapters.memory.smp import InMemoryDirectory
-from adapters.pki.inspector import TrustAnchorInspector
-from adapters.pki.sealing import KeySealer
-from adapters.postgres import PostgresStorage
-from adapters.sbdh.port import SbdhEnvelopes
-from adapters.smp.client import SmpLookupClient
-from adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
-from adapters.smp.lookup import SmpParticipantLookup
-from adapters.smp.reader import SmpReader
-from adapters.smp.registrar import StoredSmpRegistrar
-from adapters.sqlite import SqliteStorage
-from adapters.validation import SaxonValidator
-from adapters.webhooks import AiohttpWebhookSender
-from application import certificate_keys, infrastructure, sealed
-from application.collections import DELIVERIES, TRANSACTIONS
-from application.context import Context, Network, system_clock
-from application.delivery import DeliverySettings, DeliveryWorker
-from application.exchange import Exchange, SendingWorker
-from application.ports import DirectoryPublisher
-from application.storage import Storage
-from application.sweep import BlobSweeper
-from application.transactions import Documents
-from application.webhooks import WebhookSettings
-from domain.envelope import seat_spid
-from domain.infrastructure import Environment
-from entrypoints import operator
-from entrypoints.config import Settings
-from entrypoints.http import routes
-from entrypoints.http.app import build_app
-from entrypoints.http.auth import Authenticator
-from entrypoints.http.catalogue_handlers import RenderCache
-from entrypoints.http.converter import make_converter
-from entrypoints.http.metrics import Metrics
-from entrypoints.http.routing import dependencies
-from entrypoints.http.throttle import FailureTracker
+from fourcorner.adapters.as4.service import As4MessageReader, As4Transport
+from fourcorner.adapters.auth import CachingTokenVerifier, LocalTokenAuthority, OidcTokenVerifier
+from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
+from fourcorner.adapters.codelists import load_catalogue
+from fourcorner.adapters.directory import IndexerDirectoryPublisher
+from fourcorner.adapters.memory import InMemoryStorage
+from fourcorner.adapters.memory.smp import InMemoryDirectory
+from fourcorner.adapters.pki.inspector import TrustAnchorInspector
+from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.sbdh.port import SbdhEnvelopes
+from fourcorner.adapters.smp.client import SmpLookupClient
+from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
+from fourcorner.adapters.smp.lookup import SmpParticipantLookup
+from fourcorner.adapters.smp.reader import SmpReader
+from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.adapters.validation import SaxonValidator
+from fourcorner.adapters.webhooks import AiohttpWebhookSender
+from fourcorner.application import certificate_keys, infrastructure, sealed
+from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
+from fourcorner.application.context import Context, Network, system_clock
+from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
+from fourcorner.application.exchange import Exchange, SendingWorker
+from fourcorner.application.ports import DirectoryPublisher
+from fourcorner.application.storage import Storage
+from fourcorner.application.sweep import BlobSweeper
+from fourcorner.application.transactions import Documents
+from fourcorner.application.webhooks import WebhookSettings
+from fourcorner.domain.envelope import seat_spid
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.entrypoints import operator
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.http import routes
+from fourcorner.entrypoints.http.app import build_app
+from fourcorner.entrypoints.http.auth import Authenticator
+from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
+from fourcorner.entrypoints.http.converter import make_converter
+from fourcorner.entrypoints.http.metrics import Metrics
+from fourcorner.entrypoints.http.routing import dependencies
+from fourcorner.entrypoints.http.throttle import FailureTracker
 
 
 def _directory(url: str) -> DirectoryPublisher:

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from cryptography import x509
 
-from adapters.pki import TestPki, ensure_test_pki
-from adapters.pki.certificates import ChainError, verify_chain
-from adapters.smp.trust import CertificateCheck, Trust
-from application.infrastructure import OperatorEnvironment
-from domain.infrastructure import Environment
-from entrypoints.config import PREFIX, SEE, ConfigError, Settings
+from fourcorner.adapters.pki import TestPki, ensure_test_pki
+from fourcorner.adapters.pki.certificates import ChainError, verify_chain
+from fourcorner.adapters.smp.trust import CertificateCheck, Trust
+from fourcorner.application.infrastructure import OperatorEnvironment
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.entrypoints.config import PREFIX, SEE, ConfigError, Settings
 
 OPERATOR_FILES = ("ap.pem", "ap.key", "ap-chain.pem", "smp.pem", "smp.key", "smp-chain.pem")
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from adapters.auth.local import KEY_FILE
-from adapters.pki.sealing import KEY_BYTES, KEYS_DIR
-from adapters.pki.sealing import KEY_FILE as AT_REST_FILE
-from entrypoints.config import PREFIX, Settings
+from fourcorner.adapters.auth.local import KEY_FILE
+from fourcorner.adapters.pki.sealing import KEY_BYTES, KEYS_DIR
+from fourcorner.adapters.pki.sealing import KEY_FILE as AT_REST_FILE
+from fourcorner.entrypoints.config import PREFIX, Settings
 
 PROGRESS_EVERY = 5.0  # seconds between two "waiting for the database" lines
 # Driver messages of problems that waiting does not cure: the server answered and refused.

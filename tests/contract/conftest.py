@@ -26,12 +26,12 @@ import pytest
 from hypothesis import strategies as st
 from psycopg import sql
 
-from adapters.memory import InMemoryStorage
-from adapters.postgres import PostgresStorage
-from adapters.sqlite import SqliteStorage
-from application.storage import Collection, Storage, UnitOfWork
-from domain.filtering import OPS_BY_TYPE, Condition, FieldSpec, FieldType, Op
-from domain.text import text_problem
+from fourcorner.adapters.memory import InMemoryStorage
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.application.storage import Collection, Storage, UnitOfWork
+from fourcorner.domain.filtering import OPS_BY_TYPE, Condition, FieldSpec, FieldType, Op
+from fourcorner.domain.text import text_problem
 
 ADAPTERS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

@@ -18,16 +18,16 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.answer import AnswerTooLarge, read_capped, read_head
-from adapters.as4.service import MAX_ANSWER_BYTES, As4Transport
-from adapters.directory import IndexerDirectoryPublisher
-from adapters.pki import ensure_test_pki
-from adapters.pki.testpki import TestPki
-from adapters.sql.codec import make_converter
-from adapters.webhooks import AiohttpWebhookSender
-from adapters.webhooks.sender import KEPT_ANSWER_BYTES
-from application.ports import Credentials, Endpoint, Refused
-from domain.webhook import Attempt
+from fourcorner.adapters.answer import AnswerTooLarge, read_capped, read_head
+from fourcorner.adapters.as4.service import MAX_ANSWER_BYTES, As4Transport
+from fourcorner.adapters.directory import IndexerDirectoryPublisher
+from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.adapters.pki.testpki import TestPki
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.webhooks import AiohttpWebhookSender
+from fourcorner.adapters.webhooks.sender import KEPT_ANSWER_BYTES
+from fourcorner.application.ports import Credentials, Endpoint, Refused
+from fourcorner.domain.webhook import Attempt
 from sbd_factory import make_envelope, make_sbd
 
 MiB = 1024 * 1024

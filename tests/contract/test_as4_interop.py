@@ -31,7 +31,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
-from adapters.as4 import (
+from fourcorner.adapters.as4 import (
     SIGNAL_CONTENT_TYPE,
     As4Error,
     ErrorSignal,
@@ -43,7 +43,7 @@ from adapters.as4 import (
     read_signal,
     read_user_message,
 )
-from adapters.pki import TestPki, ensure_test_pki, issue_leaf, verify_chain
+from fourcorner.adapters.pki import TestPki, ensure_test_pki, issue_leaf, verify_chain
 
 if os.environ.get("CI", "").lower() == "true":  # CI must run the interop suite, never skip it
     import as4

@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference
-from adapters.as4.kept import KeptMessage, dump, load
-from adapters.as4.service import As4Transport
-from application.ports import Credentials, Delivered, Endpoint, Refused
+from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference
+from fourcorner.adapters.as4.kept import KeptMessage, dump, load
+from fourcorner.adapters.as4.service import As4Transport
+from fourcorner.application.ports import Credentials, Delivered, Endpoint, Refused
 from sbd_factory import make_envelope, make_sbd
 
 from .test_as4_messages import Parties, parties, receipt_for, receive

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.as4 import (
+from fourcorner.adapters.as4 import (
     SIGNAL_CONTENT_TYPE,
     As4Error,
     ErrorSignal,
@@ -33,8 +33,8 @@ from adapters.as4 import (
     read_signal,
     read_user_message,
 )
-from adapters.as4.mime import build_related, split_related
-from adapters.pki import TestPki, ensure_test_pki, issue_leaf, new_ca, verify_chain
+from fourcorner.adapters.as4.mime import build_related, split_related
+from fourcorner.adapters.pki import TestPki, ensure_test_pki, issue_leaf, new_ca, verify_chain
 
 NOW = datetime.now(UTC)
 SENDER, RECEIVER = "PFC000001", "PFC000002"

@@ -15,11 +15,11 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.as4.compression import OUTPUT_CHUNK, Inflater, decompress
-from adapters.as4.envelope import MAX_ENVELOPE_BYTES
-from adapters.as4.errors import As4Error
-from adapters.as4.service import As4MessageReader
-from application.ports import As4Refusal, Credentials
+from fourcorner.adapters.as4.compression import OUTPUT_CHUNK, Inflater, decompress
+from fourcorner.adapters.as4.envelope import MAX_ENVELOPE_BYTES
+from fourcorner.adapters.as4.errors import As4Error
+from fourcorner.adapters.as4.service import As4MessageReader
+from fourcorner.application.ports import As4Refusal, Credentials
 
 from . import test_as4_messages
 from .test_as4_messages import MAX_PAYLOAD, Parties, flip, receive, refused, rewrite, sbd, send

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.blobs import FileBlobStore, InMemoryBlobStore
+from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
 
 T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -15,23 +15,23 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from adapters.auth.local import subject_for
-from adapters.postgres import PostgresStorage
-from adapters.postgres.storage import _Migrations as PostgresMigrations
-from adapters.sql import migrations
-from adapters.sql.codec import make_converter
-from adapters.sqlite import SqliteStorage
-from adapters.sqlite.storage import _Migrations as SqliteMigrations
-from application import users
-from application.access import Principal
-from application.collections import MEMBERS
-from application.context import Context
-from application.identity import Identity
-from domain import clock
-from domain.catalogue import Catalogue
-from domain.errors import Unauthorised
-from domain.roles import Role
-from domain.user import identity_key
+from fourcorner.adapters.auth.local import subject_for
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.storage import _Migrations as PostgresMigrations
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.adapters.sqlite.storage import _Migrations as SqliteMigrations
+from fourcorner.application import users
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import MEMBERS
+from fourcorner.application.context import Context
+from fourcorner.application.identity import Identity
+from fourcorner.domain import clock
+from fourcorner.domain.catalogue import Catalogue
+from fourcorner.domain.errors import Unauthorised
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import identity_key
 from records import user as legacy_user
 
 EMAIL = "carol@example.com"

@@ -12,15 +12,15 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from adapters.postgres import PostgresStorage
-from adapters.postgres.storage import _Migrations as PostgresMigrations
-from adapters.sql import migrations
-from adapters.sql.dialect import POSTGRES, SQLITE
-from adapters.sql.migrations import Migration
-from adapters.sql.table import Table
-from adapters.sqlite import SqliteStorage
-from adapters.sqlite.storage import _Migrations as SqliteMigrations
-from application.collections import ALL
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.storage import _Migrations as PostgresMigrations
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE
+from fourcorner.adapters.sql.migrations import Migration
+from fourcorner.adapters.sql.table import Table
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.adapters.sqlite.storage import _Migrations as SqliteMigrations
+from fourcorner.application.collections import ALL
 
 SQLITE_LABELS = [m.label for m in migrations.load("sqlite")]
 POSTGRES_LABELS = [m.label for m in migrations.load("postgres")]

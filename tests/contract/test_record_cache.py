@@ -14,9 +14,9 @@ import psycopg
 import pytest
 
 import records
-from application.collections import DELIVERIES, ORGANISATIONS, USERS
-from application.storage import Query
-from domain.user import User
+from fourcorner.application.collections import DELIVERIES, ORGANISATIONS, USERS
+from fourcorner.application.storage import Query
+from fourcorner.domain.user import User
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import OpenStorage, StorageUnderTest

@@ -14,11 +14,11 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.collections import ALL, TRANSACTIONS
-from application.listing import ListRequest, build_query
-from application.storage import Collection
-from domain import clock
-from domain.transaction import Transaction
+from fourcorner.application.collections import ALL, TRANSACTIONS
+from fourcorner.application.listing import ListRequest, build_query
+from fourcorner.application.storage import Collection
+from fourcorner.domain import clock
+from fourcorner.domain.transaction import Transaction
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import Samples, StorageUnderTest

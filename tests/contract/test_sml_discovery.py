@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.smp.discovery import SmlDiscovery, sml_name
-from adapters.smp.errors import Problem, SmpLookupError
 from dnsmasq import Dnsmasq, Naptr
-from domain.infrastructure import Environment
+from fourcorner.adapters.smp.discovery import SmlDiscovery, sml_name
+from fourcorner.adapters.smp.errors import Problem, SmpLookupError
+from fourcorner.domain.infrastructure import Environment
 
 TEST, PROD = Environment.TEST, Environment.PROD
 ZONES = {TEST: "test.sml.test.", PROD: "prod.sml.test."}

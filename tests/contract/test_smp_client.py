@@ -25,8 +25,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
-from adapters.pki.testpki import PrivateKey, issue_leaf, new_ca
-from adapters.smp import (
+from fourcorner.adapters.pki.testpki import PrivateKey, issue_leaf, new_ca
+from fourcorner.adapters.smp import (
     LookupResult,
     Problem,
     SmpLookupClient,
@@ -37,10 +37,10 @@ from adapters.smp import (
     sign_enveloped,
     signed_service_metadata,
 )
-from adapters.smp.client import MAX_DOCUMENT_BYTES
-from domain.infrastructure import Environment
-from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
-from entrypoints.operator import issued_under
+from fourcorner.adapters.smp.client import MAX_DOCUMENT_BYTES
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
+from fourcorner.entrypoints.operator import issued_under
 
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
 PARTICIPANT = "0088:5790000435975"

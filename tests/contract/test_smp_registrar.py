@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.memory import InMemoryStorage
-from adapters.memory.smp import InMemorySmpRegistrar
-from adapters.smp.registrar import StoredSmpRegistrar
-from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
+from fourcorner.adapters.memory import InMemoryStorage
+from fourcorner.adapters.memory.smp import InMemorySmpRegistrar
+from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
+from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 SMP = uuid.UUID(int=7)

@@ -22,7 +22,7 @@ from signxml.algorithms import CanonicalizationMethod
 from signxml.signer import XMLSigner
 from signxml.verifier import XMLVerifier
 
-from adapters.smp import (
+from fourcorner.adapters.smp import (
     MalformedDocument,
     SignatureError,
     business_card,
@@ -36,7 +36,7 @@ from adapters.smp import (
     signed_service_metadata,
     verify_enveloped,
 )
-from domain.smp import (
+from fourcorner.domain.smp import (
     ContactCard,
     Endpoint,
     EntityCard,

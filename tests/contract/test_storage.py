@@ -18,16 +18,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.collections import ALL, API_KEYS, DELIVERIES, MEMBERS, ORGANISATIONS, USERS
-from application.storage import Collection, Cursor, Order, Query
-from domain.api_key import ApiKey
-from domain.errors import Conflict, InvalidCursor, NotFound
-from domain.filtering import Condition, Op
-from domain.member import Member, MemberStatus
-from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
-from domain.roles import Role
-from domain.user import User
-from domain.webhook import Delivery
+from fourcorner.application.collections import (
+    ALL,
+    API_KEYS,
+    DELIVERIES,
+    MEMBERS,
+    ORGANISATIONS,
+    USERS,
+)
+from fourcorner.application.storage import Collection, Cursor, Order, Query
+from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.errors import Conflict, InvalidCursor, NotFound
+from fourcorner.domain.filtering import Condition, Op
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import User
+from fourcorner.domain.webhook import Delivery
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import Samples, StorageUnderTest

@@ -27,11 +27,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from adapters.sql.cache import CACHED_COLLECTIONS
-from application.collections import ALL
-from application.storage import Collection, Cursor, Query, Repository, UnitOfWork
-from domain.errors import Conflict, NotFound
-from domain.filtering import Condition
+from fourcorner.adapters.sql.cache import CACHED_COLLECTIONS
+from fourcorner.application.collections import ALL
+from fourcorner.application.storage import Collection, Cursor, Query, Repository, UnitOfWork
+from fourcorner.domain.errors import Conflict, NotFound
+from fourcorner.domain.filtering import Condition
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import OpenStorage, Samples, StorageUnderTest

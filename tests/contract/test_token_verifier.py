@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from adapters.auth import CachingTokenVerifier, OidcTokenVerifier
-from adapters.auth.oidc import MAX_JWKS_BYTES
-from application.identity import Identity
-from domain.errors import Unauthorised
+from fourcorner.adapters.auth import CachingTokenVerifier, OidcTokenVerifier
+from fourcorner.adapters.auth.oidc import MAX_JWKS_BYTES
+from fourcorner.application.identity import Identity
+from fourcorner.domain.errors import Unauthorised
 
 ISSUER = "https://idp.example.test/realms/fourcorner"
 AUDIENCE = "fourcorner-api"

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
-from adapters.postgres import PostgresStorage
-from application.collections import ORGANISATIONS, USERS
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.application.collections import ORGANISATIONS, USERS
 from records import user
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name

@@ -19,8 +19,8 @@ import pytest
 from cryptography import x509
 from lxml import etree
 
-from adapters.as4 import build_user_message
-from adapters.pki.testpki import load_test_pki
+from fourcorner.adapters.as4 import build_user_message
+from fourcorner.adapters.pki.testpki import load_test_pki
 from sbd_factory import INVOICE, make_sbd
 
 from .test_serve import Server, free_port

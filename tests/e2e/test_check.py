@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import pg
-from adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
+from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
 
 from .test_serve import Server, free_port
 from .test_startup import refused, run

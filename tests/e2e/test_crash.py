@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from domain.checkdigits import gs1_check_digit
+from fourcorner.domain.checkdigits import gs1_check_digit
 from sbd_factory import make_sbd
 
 from .test_serve import free_port

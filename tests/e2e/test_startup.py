@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import pg
-from entrypoints import cli
+from fourcorner.entrypoints import cli
 
 from .test_serve import free_port
 

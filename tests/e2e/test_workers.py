@@ -18,16 +18,16 @@ import pytest
 from aiohttp import web
 
 import pg
-from adapters.pki import ensure_test_pki
-from application import organisations, users, webhooks
-from application.access import Principal
-from application.collections import DELIVERIES, EVENTS
-from application.identity import Identity
-from application.organisations import CreateOrganisation
-from application.webhooks import CreateWebhook, WebhookSettings
-from domain.webhook import DeliveryStatus
-from entrypoints.config import Settings
-from entrypoints.container import build_container, resolve
+from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.application import organisations, users, webhooks
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import DELIVERIES, EVENTS
+from fourcorner.application.identity import Identity
+from fourcorner.application.organisations import CreateOrganisation
+from fourcorner.application.webhooks import CreateWebhook, WebhookSettings
+from fourcorner.domain.webhook import DeliveryStatus
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 BIN = Path(sys.executable).parent / "fourcorner"

@@ -15,10 +15,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
-from adapters.auth import CachingTokenVerifier, LocalTokenAuthority
-from adapters.auth.local import KEY_FILE, subject_for
-from application.identity import Identity, TokenVerifier
-from domain.errors import Unauthorised
+from fourcorner.adapters.auth import CachingTokenVerifier, LocalTokenAuthority
+from fourcorner.adapters.auth.local import KEY_FILE, subject_for
+from fourcorner.application.identity import Identity, TokenVerifier
+from fourcorner.domain.errors import Unauthorised
 
 START = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 

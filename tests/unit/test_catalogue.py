@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.codelists import load_catalogue, neutral
-from adapters.codelists.loader import DATA_PACKAGE
-from domain.catalogue import DOCUMENT_TYPE_NAMESPACE, Catalogue, document_type_id
-from domain.errors import InvalidIdentifier
+from fourcorner.adapters.codelists import load_catalogue, neutral
+from fourcorner.adapters.codelists.loader import DATA_PACKAGE
+from fourcorner.domain.catalogue import DOCUMENT_TYPE_NAMESPACE, Catalogue, document_type_id
+from fourcorner.domain.errors import InvalidIdentifier
 
 SHA256 = {
     "Peppol Code Lists - Document types v9.7.json": (
@@ -100,7 +100,7 @@ def test_importing_reads_no_file():
         "import sys\n"
         "opened = []\n"
         "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
-        "import adapters.codelists, domain.catalogue\n"
+        "import fourcorner.adapters.codelists, domain.catalogue\n"
         "assert not [p for p in opened if p.endswith('.json')], opened\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.checkdigits import (
+from fourcorner.domain.checkdigits import (
     LA_POSTE_PREFIX,
     LEITWEG_REGIONS,
     RULES,

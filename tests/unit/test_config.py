@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from entrypoints.config import (
+from fourcorner.entrypoints.config import (
     ConfigError,
     Settings,
     setting_names,

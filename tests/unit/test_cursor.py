@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from application.storage import Cursor, Order
-from domain.errors import InvalidCursor
-from domain.filtering import FieldSpec, FieldType
+from fourcorner.application.storage import Cursor, Order
+from fourcorner.domain.errors import InvalidCursor
+from fourcorner.domain.filtering import FieldSpec, FieldType
 
 INT = FieldSpec("size", FieldType.INT, lambda r: r)
 TEXT = FieldSpec("name", FieldType.STRING, lambda r: r)

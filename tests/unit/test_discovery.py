@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.smp.cache import AnswerCache, freshness
-from adapters.smp.discovery import sml_name, terminal_url
-from entrypoints.config import SML_ZONE_PROD, SML_ZONE_TEST, Settings
+from fourcorner.adapters.smp.cache import AnswerCache, freshness
+from fourcorner.adapters.smp.discovery import sml_name, terminal_url
+from fourcorner.entrypoints.config import SML_ZONE_PROD, SML_ZONE_TEST, Settings
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LOCAL = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")

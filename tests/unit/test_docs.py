@@ -11,11 +11,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from domain.errors import catalogue
-from domain.transaction import TXE_CATALOGUE
-from entrypoints.config import Settings
-from entrypoints.http.openapi import status_of
-from entrypoints.http.routes import routes
+from fourcorner.domain.errors import catalogue
+from fourcorner.domain.transaction import TXE_CATALOGUE
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.http.openapi import status_of
+from fourcorner.entrypoints.http.routes import routes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

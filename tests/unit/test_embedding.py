@@ -3,28 +3,28 @@ in-memory adapters, through the same container the server uses."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from application import organisations, users
-from application.access import Principal
-from application.identity import Identity
-from application.organisations import CreateOrganisation
-from entrypoints.config import Settings
-from entrypoints.container import build_container, resolve
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-async def test_the_readme_embedding_example(tmp_path: Path) -> None:
-    path = tmp_path
-    container = build_container(Settings(data_dir=path, database_url="memory://"))
-    await container.init_resources()
-    try:
-        ctx = await resolve(container.context)
-        user = await users.sign_in(ctx, Identity("u1", "u@example.com"))
-        org = await organisations.create(
-            ctx, Principal(user=user), CreateOrganisation("2120000787", "ACME", "SE", "SE:ORGNR")
-        )
-        view = await organisations.get(ctx, Principal(user=user), org.id)
-        assert view.org.legal_name == "ACME" and view.org.shared_mode_enabled
-        assert not (path / "fourcorner.db").exists()  # memory:// writes no database file
-    finally:
-        await container.shutdown_resources()
+def embedding_example() -> str:
+    """The Python block of the README's "Embedding the core" section."""
+    section = README.read_text(encoding="utf-8").split("## Embedding the core", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, "the README's embedding section has no python block"
+    return match.group(1)
+
+
+def test_the_readme_embedding_example(tmp_path: Path) -> None:
+    script = tmp_path / "embed.py"
+    script.write_text(embedding_example(), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"created ACME [0-9a-f-]{36}\n", done.stdout), done.stdout
+    assert list(tmp_path.iterdir()) == [script]  # memory:// writes no database file here

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.codelists import load_catalogue
-from adapters.sbdh import read_envelope
-from domain.envelope import MlsType
+from fourcorner.adapters.codelists import load_catalogue
+from fourcorner.adapters.sbdh import read_envelope
+from fourcorner.domain.envelope import MlsType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import clock, filtering
-from domain.errors import InvalidFilter
-from domain.filtering import FieldSpec, FieldType, Op
+from fourcorner.domain import clock, filtering
+from fourcorner.domain.errors import InvalidFilter
+from fourcorner.domain.filtering import FieldSpec, FieldType, Op
 
 
 @attrs.frozen

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.errors import InvalidIdentifier
-from domain.identifier import (
+from fourcorner.domain.errors import InvalidIdentifier
+from fourcorner.domain.identifier import (
     PARTICIPANT_SCHEME,
     ParticipantIdentifier,
     SchemeRule,

@@ -6,8 +6,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from entrypoints.cli import configuration_summary
-from entrypoints.config import Settings
+from fourcorner.entrypoints.cli import configuration_summary
+from fourcorner.entrypoints.config import Settings
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=8, max_size=20)

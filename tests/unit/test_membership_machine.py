@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from domain import member as membership
-from domain.errors import AlreadyMember, LastOrgAdmin, NotPending
-from domain.member import Member, MemberStatus
-from domain.organisation import UserRef
-from domain.roles import Role
+from fourcorner.domain import member as membership
+from fourcorner.domain.errors import AlreadyMember, LastOrgAdmin, NotPending
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import Role
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 USERS = ["founder", "ann", "bob", "cid"]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.sbdh import (
+from fourcorner.adapters.sbdh import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
     mls_envelope,
@@ -21,9 +21,9 @@ from adapters.sbdh import (
     write_mls,
     write_sbd,
 )
-from adapters.sbdh.mls import MAX_MLS_BYTES, read_mls_file
-from domain.envelope import Identifier, MessageLevelStatus
-from domain.errors import InvalidInput
+from fourcorner.adapters.sbdh.mls import MAX_MLS_BYTES, read_mls_file
+from fourcorner.domain.envelope import Identifier, MessageLevelStatus
+from fourcorner.domain.errors import InvalidInput
 
 ROOT = "ApplicationResponse"
 RESPONSE = f"{ROOT}/DocumentResponse/Response"

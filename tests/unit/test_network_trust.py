@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from adapters.pki.testpki import TestPki, cert_pem, ensure_test_pki, issue_leaf, new_ca
-from domain.infrastructure import Environment
-from entrypoints.config import Settings
-from entrypoints.operator import network_trust
+from fourcorner.adapters.pki.testpki import TestPki, cert_pem, ensure_test_pki, issue_leaf, new_ca
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.operator import network_trust
 
 # Every certificate here is made at NOW, never at the wall clock: a suite that runs longer than
 # the test PKI's five minutes of backdating between import and use must still pass.

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.errors import (
+from fourcorner.domain.errors import (
     InvalidInput,
     ModeChangeNeedsBusinessContact,
     ModeChangeToCurrentMode,
     NoModeChangePending,
 )
-from domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
+from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
 
 NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 

@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.pki import (
+from fourcorner.adapters.pki import (
     ChainError,
     KeySealer,
     PrivateKey,
@@ -33,8 +33,8 @@ from adapters.pki import (
     new_ca,
     verify_chain,
 )
-from adapters.pki.certificates import stored_public_key_sha256
-from domain.errors import InvalidInput
+from fourcorner.adapters.pki.certificates import stored_public_key_sha256
+from fourcorner.domain.errors import InvalidInput
 
 NOW = datetime.now(UTC)
 HOUR = timedelta(hours=1)

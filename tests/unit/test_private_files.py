@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters import private
-from adapters.auth import LocalTokenAuthority
-from adapters.blobs import FileBlobStore
-from adapters.pki import KeySealer, ensure_test_pki
-from adapters.sqlite import SqliteStorage
-from application.collections import USERS
-from entrypoints import cli
-from entrypoints.config import Settings
+from fourcorner.adapters import private
+from fourcorner.adapters.auth import LocalTokenAuthority
+from fourcorner.adapters.blobs import FileBlobStore
+from fourcorner.adapters.pki import KeySealer, ensure_test_pki
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.application.collections import USERS
+from fourcorner.entrypoints import cli
+from fourcorner.entrypoints.config import Settings
 from records import user
 
 

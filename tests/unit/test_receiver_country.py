@@ -8,8 +8,8 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.sbdh.reader import read_envelope
-from domain.infrastructure import subject_common_name
+from fourcorner.adapters.sbdh.reader import read_envelope
+from fourcorner.domain.infrastructure import subject_common_name
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 BODY = BASE_EXAMPLE.read_bytes()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.sql.cache import RecordCache
+from fourcorner.adapters.sql.cache import RecordCache
 
 KEY = ("SELECT 1", ("a",))
 

@@ -8,7 +8,7 @@ import tracemalloc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from entrypoints.http.catalogue_handlers import RenderCache
+from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
 
 BOUND = 1024 * 1024
 

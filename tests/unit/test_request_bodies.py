@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.errors import Detail, InvalidInput
-from entrypoints.http.converter import json_fields, make_converter, structure
-from entrypoints.http.routes import routes
-from entrypoints.http.routing import sent_back
+from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.entrypoints.http.converter import json_fields, make_converter, structure
+from fourcorner.entrypoints.http.routes import routes
+from fourcorner.entrypoints.http.routing import sent_back
 
 CONV = make_converter()
 WITH_BODY = [r for r in routes() if r.body is not None]

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import api_key, roles
-from domain.errors import RoleNotPermitted
-from domain.roles import Role
+from fourcorner.domain import api_key, roles
+from fourcorner.domain.errors import RoleNotPermitted
+from fourcorner.domain.roles import Role
 
 LADDER = [Role.USER, Role.ORGMEMBER, Role.ORGADMIN, Role.SUPERADMIN]
 any_role = st.sampled_from(LADDER)

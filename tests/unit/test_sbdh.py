@@ -20,13 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from adapters.sbdh import read_envelope, read_envelope_file, write_sbd
-from adapters.sbdh.header import HEADER, SH, scope_field
-from adapters.sbdh.parser import Parser
-from adapters.sbdh.reader import CAC, CBC
-from adapters.sbdh.writer import format_date_time
-from domain.envelope import Envelope, Identifier, MlsType
-from domain.errors import InvalidInput
+from fourcorner.adapters.sbdh import read_envelope, read_envelope_file, write_sbd
+from fourcorner.adapters.sbdh.header import HEADER, SH, scope_field
+from fourcorner.adapters.sbdh.parser import Parser
+from fourcorner.adapters.sbdh.reader import CAC, CBC
+from fourcorner.adapters.sbdh.writer import format_date_time
+from fourcorner.domain.envelope import Envelope, Identifier, MlsType
+from fourcorner.domain.errors import InvalidInput
 from sbd_factory import (
     BASE_EXAMPLE,
     CREDIT_NOTE,
@@ -708,7 +708,7 @@ def test_a_50_mb_document_parses_in_memory_well_under_its_size(big_sbd: bytes) -
 
 _MEASURE = """
 import resource, sys
-from adapters.sbdh import read_envelope_file
+from fourcorner.adapters.sbdh import read_envelope_file
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 read_envelope_file(sys.argv[1])
 print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)

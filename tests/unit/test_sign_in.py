@@ -13,20 +13,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.auth.local import subject_for
-from adapters.memory import InMemoryStorage
-from application import api_keys, users
-from application.access import Principal, key_role
-from application.collections import API_KEYS, MEMBERS, USERS
-from application.context import Context
-from application.identity import Identity
-from domain.api_key import ApiKey, hash_key
-from domain.catalogue import Catalogue
-from domain.errors import Unauthorised
-from domain.member import Member, MemberStatus
-from domain.organisation import UserRef
-from domain.roles import Role
-from domain.user import TOKEN_CLOCK_SKEW, User, identity_key, issued_in_time
+from fourcorner.adapters.auth.local import subject_for
+from fourcorner.adapters.memory import InMemoryStorage
+from fourcorner.application import api_keys, users
+from fourcorner.application.access import Principal, key_role
+from fourcorner.application.collections import API_KEYS, MEMBERS, USERS
+from fourcorner.application.context import Context
+from fourcorner.application.identity import Identity
+from fourcorner.domain.api_key import ApiKey, hash_key
+from fourcorner.domain.catalogue import Catalogue
+from fourcorner.domain.errors import Unauthorised
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.domain.user import TOKEN_CLOCK_SKEW, User, identity_key, issued_in_time
 from records import user as legacy_user
 
 NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)

@@ -11,17 +11,21 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from adapters.pki import ensure_test_pki
-from application import organisations, participants, users
-from application.access import Principal
-from application.collections import PARTICIPANTS
-from application.identity import Identity
-from application.organisations import CreateOrganisation
-from application.participants import CreateParticipant, SupportedDocumentTypes, UpdateParticipant
-from domain.checkdigits import gs1_check_digit
-from domain.participant import SupportedDocumentType
-from entrypoints.config import Settings
-from entrypoints.container import build_container, resolve
+from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.application import organisations, participants, users
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import PARTICIPANTS
+from fourcorner.application.identity import Identity
+from fourcorner.application.organisations import CreateOrganisation
+from fourcorner.application.participants import (
+    CreateParticipant,
+    SupportedDocumentTypes,
+    UpdateParticipant,
+)
+from fourcorner.domain.checkdigits import gs1_check_digit
+from fourcorner.domain.participant import SupportedDocumentType
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, resolve
 
 _PKI = Path(tempfile.mkdtemp(prefix="fc-pki-"))
 ensure_test_pki(_PKI)
@@ -43,7 +47,7 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
 
     async def _start(self) -> None:
         await self.container.init_resources()
-        from application import infrastructure
+        from fourcorner.application import infrastructure
 
         self.ctx = await resolve(self.container.context)
         await infrastructure.ensure_operator(self.ctx, self.container.operator_environments())
@@ -61,7 +65,7 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         self.entries = [SupportedDocumentType(d.id, d.process_ids[0].process_id) for d in docs]
 
     async def _to_use(self):
-        from application import infrastructure
+        from fourcorner.application import infrastructure
 
         return (
             await infrastructure.smps_to_use(self.ctx, self.me, self.org),

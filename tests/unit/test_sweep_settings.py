@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from entrypoints.config import Settings
+from fourcorner.entrypoints.config import Settings
 
 
 def test_the_sweep_settings_default_to_an_hour_and_ten_minutes() -> None:

@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from domain.errors import InvalidInput, MalformedBody
-from domain.text import text_problem
-from entrypoints.http.converter import load_json
-from entrypoints.http.limits import MAX_JSON_DEPTH
-from entrypoints.http.routing import check_text
+from fourcorner.domain.errors import InvalidInput, MalformedBody
+from fourcorner.domain.text import text_problem
+from fourcorner.entrypoints.http.converter import load_json
+from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH
+from fourcorner.entrypoints.http.routing import check_text
 
 CHARS = (
     st.characters()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from entrypoints.http.throttle import FailureTracker, address_key, prefix_key
+from fourcorner.entrypoints.http.throttle import FailureTracker, address_key, prefix_key
 
 
 class Clock:

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from adapters.validation import SaxonValidator
-from application.ports import DocumentValidator
-from domain.errors import InvalidInput, RulesFailed, ServiceUnavailable
-from domain.validation import Flag
-from entrypoints.config import Settings
+from fourcorner.adapters.validation import SaxonValidator
+from fourcorner.application.ports import DocumentValidator
+from fourcorner.domain.errors import InvalidInput, RulesFailed, ServiceUnavailable
+from fourcorner.domain.validation import Flag
+from fourcorner.entrypoints.config import Settings
 from sbd_factory import make_sbd
 from validation_cases import EXAMPLES, big_invoice, examples, mismatches, unit_cases
 
@@ -276,7 +276,7 @@ def test_saxon_runs_only_in_the_workers(tmp_path):
     """The server's process never loads Saxon: its calls hold the GIL for their whole length."""
     code = (
         "import asyncio, pathlib, sys\n"
-        "from adapters.validation import SaxonValidator\n"
+        "from fourcorner.adapters.validation import SaxonValidator\n"
         "async def main():\n"
         "    v = SaxonValidator(workers=1)\n"
         f"    r = await v.validate(pathlib.Path({str(EXAMPLES / 'base-example.xml')!r}))\n"
@@ -299,7 +299,7 @@ def test_importing_starts_nothing_and_reads_no_rules():
         "import sys\n"
         "opened = []\n"
         "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
-        "import adapters.validation\n"
+        "import fourcorner.adapters.validation\n"
         "v = adapters.validation.SaxonValidator()\n"
         "assert not [p for p in opened if p.endswith(('.sch', '.xsl'))], opened\n"
         "assert v.pool.pids() == [] and 'saxonche' not in sys.modules\n"

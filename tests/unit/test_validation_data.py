@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.validation.rules import DATA_PACKAGE, RULES
+from fourcorner.adapters.validation.rules import DATA_PACKAGE, RULES
 from validation_cases import DATA
 
 SHA256 = {

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from domain.errors import RulesFailed
-from domain.validation import ValidationResult
+from fourcorner.domain.errors import RulesFailed
+from fourcorner.domain.validation import ValidationResult
 from validation_cases import examples
 
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.errors import InvalidInput
-from domain.webhook import address_problem, check_url, legacy_ipv4
+from fourcorner.domain.errors import InvalidInput
+from fourcorner.domain.webhook import address_problem, check_url, legacy_ipv4
 
 NON_GLOBAL_V4 = [
     ipaddress.IPv4Network(n)

@@ -8,17 +8,17 @@ Sender (corner 2): ``build_user_message`` → POST ``body`` with ``http_headers`
 ``SIGNAL_CONTENT_TYPE``.
 """
 
-from adapters.as4.constants import SIGNAL_CONTENT_TYPE
-from adapters.as4.errors import As4Error
-from adapters.as4.messages import CertificateCheck, build_user_message, read_user_message
-from adapters.as4.model import (
+from fourcorner.adapters.as4.constants import SIGNAL_CONTENT_TYPE
+from fourcorner.adapters.as4.errors import As4Error
+from fourcorner.adapters.as4.messages import CertificateCheck, build_user_message, read_user_message
+from fourcorner.adapters.as4.model import (
     ErrorSignal,
     InboundMessage,
     OutboundMessage,
     Receipt,
     SignedReference,
 )
-from adapters.as4.signals import build_error, build_receipt, read_signal
+from fourcorner.adapters.as4.signals import build_error, build_receipt, read_signal
 
 __all__ = [
     "SIGNAL_CONTENT_TYPE",

@@ -8,7 +8,7 @@ import gzip
 import zlib
 from collections.abc import Callable
 
-from adapters.as4.errors import DECOMPRESSION_FAILURE, As4Error
+from fourcorner.adapters.as4.errors import DECOMPRESSION_FAILURE, As4Error
 
 COMPRESS_LEVEL = 6
 OUTPUT_CHUNK = 1024 * 1024  # the most one step of inflating hands out

@@ -11,7 +11,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.as4.constants import (
+from fourcorner.adapters.as4.constants import (
     AGREEMENT,
     EB,
     FINAL_RECIPIENT,
@@ -23,9 +23,9 @@ from adapters.as4.constants import (
     RESPONDER,
     q,
 )
-from adapters.as4.errors import INVALID_HEADER, VALUE_INCONSISTENT, As4Error
-from adapters.as4.mime import cid_of
-from adapters.as4.xml import (
+from fourcorner.adapters.as4.errors import INVALID_HEADER, VALUE_INCONSISTENT, As4Error
+from fourcorner.adapters.as4.mime import cid_of
+from fourcorner.adapters.as4.xml import (
     Element,
     attribute,
     children,

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.ciphers.algorithms import AES
 
-from adapters.as4.constants import (
+from fourcorner.adapters.as4.constants import (
     AES128_GCM,
     AES_KEY_BYTES,
     ATTACHMENT_CIPHERTEXT,
@@ -41,10 +41,10 @@ from adapters.as4.constants import (
     XENC11,
     q,
 )
-from adapters.as4.errors import FAILED_DECRYPTION, POLICY_NONCOMPLIANCE, As4Error
-from adapters.as4.mime import cid_of
-from adapters.as4.signature import append_token_reference, token_certificate
-from adapters.as4.xml import Element, attribute, children, one, optional, sub, text
+from fourcorner.adapters.as4.errors import FAILED_DECRYPTION, POLICY_NONCOMPLIANCE, As4Error
+from fourcorner.adapters.as4.mime import cid_of
+from fourcorner.adapters.as4.signature import append_token_reference, token_certificate
+from fourcorner.adapters.as4.xml import Element, attribute, children, one, optional, sub, text
 
 ENCRYPTED_KEY_ID = "id-encryptedkey"
 ENCRYPTED_DATA_ID = "id-encrypteddata"

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 import attrs
 from lxml import etree
 
-from adapters.as4.constants import EB, MUST_UNDERSTAND, S12, WSSE, WSU_ID, q
-from adapters.as4.errors import INVALID_HEADER, POLICY_NONCOMPLIANCE, As4Error
-from adapters.as4.xml import Element, children, one, parse_untrusted, sub
+from fourcorner.adapters.as4.constants import EB, MUST_UNDERSTAND, S12, WSSE, WSU_ID, q
+from fourcorner.adapters.as4.errors import INVALID_HEADER, POLICY_NONCOMPLIANCE, As4Error
+from fourcorner.adapters.as4.xml import Element, children, one, parse_untrusted, sub
 
 MESSAGING_ID = "id-messaging"
 BODY_ID = "id-body"

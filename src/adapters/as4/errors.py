@@ -11,7 +11,7 @@ from typing import Final
 
 import attrs
 
-from adapters.as4.constants import NOT_SERVICED
+from fourcorner.adapters.as4.constants import NOT_SERVICED
 
 VALUE_NOT_RECOGNIZED: Final = "EBMS:0001"
 FEATURE_NOT_SUPPORTED: Final = "EBMS:0002"

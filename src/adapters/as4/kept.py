@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from adapters.as4.model import OutboundMessage, SignedReference
+from fourcorner.adapters.as4.model import OutboundMessage, SignedReference
 
 VERSION = 1
 _MAX_HEADER = 64 * 1024

@@ -24,26 +24,26 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
 
-from adapters.as4 import compression, ebms, encryption, signature
-from adapters.as4.constants import PARTY_TYPE, USER_NSMAP
-from adapters.as4.envelope import (
+from fourcorner.adapters.as4 import compression, ebms, encryption, signature
+from fourcorner.adapters.as4.constants import PARTY_TYPE, USER_NSMAP
+from fourcorner.adapters.as4.envelope import (
     RECEIVER_TOKEN_ID,
     SIGNER_TOKEN_ID,
     Envelope,
     new_envelope,
     parse_envelope,
 )
-from adapters.as4.errors import (
+from fourcorner.adapters.as4.errors import (
     FAILED_AUTHENTICATION,
     MIME_INCONSISTENCY,
     POLICY_NONCOMPLIANCE,
     VALUE_INCONSISTENT,
     As4Error,
 )
-from adapters.as4.mime import Body, build_related, read_related
-from adapters.as4.model import InboundMessage, OutboundMessage
-from adapters.as4.xml import index_ids, serialise
-from domain.clock import utc
+from fourcorner.adapters.as4.mime import Body, build_related, read_related
+from fourcorner.adapters.as4.model import InboundMessage, OutboundMessage
+from fourcorner.adapters.as4.xml import index_ids, serialise
+from fourcorner.domain.clock import utc
 
 CertificateCheck = Callable[[x509.Certificate], None]
 """Raises ``ValueError`` (``ChainError`` is one) or ``As4Error`` to refuse a certificate."""

@@ -17,8 +17,12 @@ from collections.abc import Sequence
 from typing import TypeAlias
 from urllib.parse import unquote
 
-from adapters.as4.constants import ATTACHMENT_CONTENT_TYPE, SOAP_MEDIA_TYPE, SOAP_PART_CONTENT_TYPE
-from adapters.as4.errors import MIME_INCONSISTENCY, As4Error
+from fourcorner.adapters.as4.constants import (
+    ATTACHMENT_CONTENT_TYPE,
+    SOAP_MEDIA_TYPE,
+    SOAP_PART_CONTENT_TYPE,
+)
+from fourcorner.adapters.as4.errors import MIME_INCONSISTENCY, As4Error
 
 MAX_HEADER_BYTES = 16_384
 MAX_LINE_BYTES = 1_000  # the rest of a boundary delimiter's line (RFC 5322 line length)

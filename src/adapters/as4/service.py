@@ -21,18 +21,18 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from adapters.answer import AnswerTooLarge, read_capped, read_head
-from adapters.as4 import kept as kept_message
-from adapters.as4.errors import As4Error
-from adapters.as4.messages import (
+from fourcorner.adapters.answer import AnswerTooLarge, read_capped, read_head
+from fourcorner.adapters.as4 import kept as kept_message
+from fourcorner.adapters.as4.errors import As4Error
+from fourcorner.adapters.as4.messages import (
     CertificateCheck,
     build_user_message,
     common_name,
     read_user_message,
 )
-from adapters.as4.model import ErrorSignal
-from adapters.as4.signals import build_error, build_receipt, read_signal
-from application.ports import (
+from fourcorner.adapters.as4.model import ErrorSignal
+from fourcorner.adapters.as4.signals import build_error, build_receipt, read_signal
+from fourcorner.application.ports import (
     As4Refusal,
     Credentials,
     Delivered,
@@ -41,7 +41,7 @@ from application.ports import (
     Prepared,
     Refused,
 )
-from domain.envelope import Envelope, Identifier
+from fourcorner.domain.envelope import Envelope, Identifier
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 # A receipt or an error signal is a few kilobytes; a larger answer is refused unread.

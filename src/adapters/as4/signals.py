@@ -15,19 +15,19 @@ from datetime import datetime
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from adapters.as4 import ebms, signature
-from adapters.as4.constants import DS, EB, EBBP, SIGNAL_NSMAP, XML, q
-from adapters.as4.envelope import SIGNER_TOKEN_ID, Envelope, new_envelope, parse_envelope
-from adapters.as4.errors import (
+from fourcorner.adapters.as4 import ebms, signature
+from fourcorner.adapters.as4.constants import DS, EB, EBBP, SIGNAL_NSMAP, XML, q
+from fourcorner.adapters.as4.envelope import SIGNER_TOKEN_ID, Envelope, new_envelope, parse_envelope
+from fourcorner.adapters.as4.errors import (
     FAILED_AUTHENTICATION,
     INVALID_HEADER,
     INVALID_RECEIPT,
     VALUE_INCONSISTENT,
     As4Error,
 )
-from adapters.as4.mime import soap_of
-from adapters.as4.model import ErrorSignal, InboundMessage, OutboundMessage, Receipt
-from adapters.as4.xml import (
+from fourcorner.adapters.as4.mime import soap_of
+from fourcorner.adapters.as4.model import ErrorSignal, InboundMessage, OutboundMessage, Receipt
+from fourcorner.adapters.as4.xml import (
     Element,
     attribute,
     children,
@@ -38,7 +38,7 @@ from adapters.as4.xml import (
     sub,
     text,
 )
-from domain.clock import utc
+from fourcorner.domain.clock import utc
 
 
 def build_receipt(

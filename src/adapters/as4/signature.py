@@ -22,7 +22,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from adapters.as4.constants import (
+from fourcorner.adapters.as4.constants import (
     ATTACHMENT_CONTENT_SIGNATURE,
     BASE64_BINARY,
     DS,
@@ -35,10 +35,10 @@ from adapters.as4.constants import (
     X509V3,
     q,
 )
-from adapters.as4.errors import FAILED_AUTHENTICATION, POLICY_NONCOMPLIANCE, As4Error
-from adapters.as4.mime import cid_of
-from adapters.as4.model import SignedReference
-from adapters.as4.xml import Element, attribute, c14n, children, one, sub, text
+from fourcorner.adapters.as4.errors import FAILED_AUTHENTICATION, POLICY_NONCOMPLIANCE, As4Error
+from fourcorner.adapters.as4.mime import cid_of
+from fourcorner.adapters.as4.model import SignedReference
+from fourcorner.adapters.as4.xml import Element, attribute, c14n, children, one, sub, text
 
 SIGNATURE_ID = "id-signature"
 KEY_INFO_ID = "id-keyinfo"

@@ -17,9 +17,9 @@ from typing import TypeAlias
 
 from lxml import etree
 
-from adapters.as4.constants import WSU, WSU_ID
-from adapters.as4.errors import FAILED_AUTHENTICATION, INVALID_HEADER, As4Error
-from domain.clock import iso, utc
+from fourcorner.adapters.as4.constants import WSU, WSU_ID
+from fourcorner.adapters.as4.errors import FAILED_AUTHENTICATION, INVALID_HEADER, As4Error
+from fourcorner.domain.clock import iso, utc
 
 Element: TypeAlias = etree._Element
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from datetime import datetime
 
-from adapters.auth.claim import Clock, now_from, system_clock
-from application.identity import Identity, TokenVerifier
-from domain.clock import utc
+from fourcorner.adapters.auth.claim import Clock, now_from, system_clock
+from fourcorner.application.identity import Identity, TokenVerifier
+from fourcorner.domain.clock import utc
 
 
 class CachingTokenVerifier:

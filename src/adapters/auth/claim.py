@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import jwt
 from jwt.exceptions import InvalidSubjectError
 
-from domain.clock import utc
-from domain.errors import Unauthorised
-from domain.text import text_problem
+from fourcorner.domain.clock import utc
+from fourcorner.domain.errors import Unauthorised
+from fourcorner.domain.text import text_problem
 
 if TYPE_CHECKING:
     from jwt.types import Options

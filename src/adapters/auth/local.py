@@ -24,7 +24,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from adapters.auth.claim import (
+from fourcorner.adapters.auth.claim import (
     Clock,
     check_times,
     compact,
@@ -36,8 +36,8 @@ from adapters.auth.claim import (
     system_clock,
     text_claim,
 )
-from adapters.private import make_dirs
-from application.identity import Identity
+from fourcorner.adapters.private import make_dirs
+from fourcorner.application.identity import Identity
 
 KEY_FILE = Path("keys") / "token-signing-key.pem"
 """Where the signing key lives, relative to the data dir."""

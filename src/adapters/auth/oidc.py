@@ -16,8 +16,8 @@ from typing import Any
 import aiohttp
 import jwt
 
-from adapters.answer import AnswerTooLarge, read_capped
-from adapters.auth.claim import (
+from fourcorner.adapters.answer import AnswerTooLarge, read_capped
+from fourcorner.adapters.auth.claim import (
     Clock,
     check_times,
     compact,
@@ -29,8 +29,8 @@ from adapters.auth.claim import (
     system_clock,
     text_claim,
 )
-from application.identity import Identity
-from domain.errors import Unauthorised
+from fourcorner.application.identity import Identity
+from fourcorner.domain.errors import Unauthorised
 
 FETCH_TIMEOUT_SECONDS = 5.0
 MIN_REFETCH_SECONDS = 10.0

@@ -1,6 +1,6 @@
 """Blob stores: the file system (default) and memory."""
 
-from adapters.blobs.filesystem import FileBlobStore
-from adapters.blobs.memory import InMemoryBlobStore
+from fourcorner.adapters.blobs.filesystem import FileBlobStore
+from fourcorner.adapters.blobs.memory import InMemoryBlobStore
 
 __all__ = ["FileBlobStore", "InMemoryBlobStore"]

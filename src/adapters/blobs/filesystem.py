@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.private import create_file, make_dirs
+from fourcorner.adapters.private import create_file, make_dirs
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 _INCOMING = re.compile(r"[0-9a-f]{32}\.part")

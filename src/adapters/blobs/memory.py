@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.private import create_file
+from fourcorner.adapters.private import create_file
 
 _INCOMING = re.compile(r"[0-9a-f]{32}\.part")
 

@@ -14,7 +14,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from domain.catalogue import (
+from fourcorner.domain.catalogue import (
     Catalogue,
     DocumentType,
     IdentifierScheme,
@@ -25,7 +25,7 @@ from domain.catalogue import (
     neutral,
 )
 
-DATA_PACKAGE = "adapters.codelists.data"
+DATA_PACKAGE = "fourcorner.adapters.codelists.data"
 RELEASE = "9.7"
 DOCUMENT_TYPES = f"Peppol Code Lists - Document types v{RELEASE}.json"
 SCHEMES = f"Peppol Code Lists - Participant identifier schemes v{RELEASE}.json"

@@ -1,5 +1,5 @@
 """Publication in the network's directory through its indexer interface."""
 
-from adapters.directory.indexer import IndexerDirectoryPublisher
+from fourcorner.adapters.directory.indexer import IndexerDirectoryPublisher
 
 __all__ = ["IndexerDirectoryPublisher"]

@@ -10,8 +10,8 @@ import ssl as ssl_module
 
 import aiohttp
 
-from domain.errors import ServiceUnavailable
-from domain.smp import PARTICIPANT_SCHEME
+from fourcorner.domain.errors import ServiceUnavailable
+from fourcorner.domain.smp import PARTICIPANT_SCHEME
 
 
 class IndexerDirectoryPublisher:

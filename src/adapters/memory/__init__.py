@@ -1,5 +1,5 @@
 """In-memory adapters: production code for embedders and the test harness."""
 
-from adapters.memory.storage import InMemoryStorage, InMemoryUnitOfWork
+from fourcorner.adapters.memory.storage import InMemoryStorage, InMemoryUnitOfWork
 
 __all__ = ["InMemoryStorage", "InMemoryUnitOfWork"]

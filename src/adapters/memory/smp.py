@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import uuid
 
-from application.storage import UnitOfWork
-from domain.smp import SmpRegistration
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.smp import SmpRegistration
 
 
 class InMemorySmpRegistrar:

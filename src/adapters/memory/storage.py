@@ -9,10 +9,10 @@ from typing import Any, Generic, Self, TypeVar
 
 import attrs
 
-from adapters.changes import Watchers
-from application.storage import Collection, Page, Query, page_of
-from domain.errors import Conflict, NotFound
-from domain.filtering import Condition, Scalar, storable
+from fourcorner.adapters.changes import Watchers
+from fourcorner.application.storage import Collection, Page, Query, page_of
+from fourcorner.domain.errors import Conflict, NotFound
+from fourcorner.domain.filtering import Condition, Scalar, storable
 
 T = TypeVar("T")
 

@@ -1,7 +1,7 @@
 """Certificates and keys: the embedded test PKI, inspection of uploaded certificates, and the
 sealing of private keys at rest."""
 
-from adapters.pki.certificates import (
+from fourcorner.adapters.pki.certificates import (
     CertificateInfo,
     ChainError,
     common_name,
@@ -9,8 +9,8 @@ from adapters.pki.certificates import (
     validity_problem,
     verify_chain,
 )
-from adapters.pki.sealing import KeySealer
-from adapters.pki.testpki import (
+from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.adapters.pki.testpki import (
     PrivateKey,
     TestPki,
     cert_pem,

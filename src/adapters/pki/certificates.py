@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from domain.clock import utc
-from domain.errors import Detail, InvalidInput
+from fourcorner.domain.clock import utc
+from fourcorner.domain.errors import Detail, InvalidInput
 
 CERT_FIELD = "$.certPem"
 CHAIN_FIELD = "$.caChainPem"

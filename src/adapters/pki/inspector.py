@@ -7,8 +7,8 @@ from datetime import datetime
 
 from cryptography import x509
 
-from adapters.pki.certificates import inspect_certificate, stored_public_key_sha256
-from application.ports import InspectedCertificate
+from fourcorner.adapters.pki.certificates import inspect_certificate, stored_public_key_sha256
+from fourcorner.application.ports import InspectedCertificate
 
 
 class TrustAnchorInspector:

@@ -26,7 +26,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from adapters.private import make_dirs
+from fourcorner.adapters.private import make_dirs
 
 KEY_BYTES = 32
 NONCE_BYTES = 12

@@ -26,8 +26,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from adapters.private import FILE_MODE, make_dirs
-from domain.clock import utc
+from fourcorner.adapters.private import FILE_MODE, make_dirs
+from fourcorner.domain.clock import utc
 
 Clock = Callable[[], datetime]
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey

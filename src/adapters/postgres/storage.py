@@ -52,16 +52,16 @@ from psycopg import errors, sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from adapters.changes import Watchers
-from adapters.sql import migrations
-from adapters.sql.cache import RecordCache
-from adapters.sql.codec import make_converter
-from adapters.sql.dialect import POSTGRES
-from adapters.sql.migrations import Migration
-from adapters.sql.repository import SqlRepository
-from adapters.sql.table import Tables
-from application.storage import Collection
-from domain.errors import Conflict, DomainError, InvalidInput, ServiceUnavailable
+from fourcorner.adapters.changes import Watchers
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.cache import RecordCache
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.dialect import POSTGRES
+from fourcorner.adapters.sql.migrations import Migration
+from fourcorner.adapters.sql.repository import SqlRepository
+from fourcorner.adapters.sql.table import Tables
+from fourcorner.application.storage import Collection
+from fourcorner.domain.errors import Conflict, DomainError, InvalidInput, ServiceUnavailable
 
 T = TypeVar("T")
 Connection = psycopg.AsyncConnection[Any]

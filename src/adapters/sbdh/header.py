@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import attrs
 from lxml import etree
 
-from domain.envelope import Identifier, MlsType
-from domain.errors import Detail, InvalidIdentifier
-from domain.identifier import PARTICIPANT_SCHEME, ParticipantIdentifier
+from fourcorner.domain.envelope import Identifier, MlsType
+from fourcorner.domain.errors import Detail, InvalidIdentifier
+from fourcorner.domain.identifier import PARTICIPANT_SCHEME, ParticipantIdentifier
 
 SH = "http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"
 HEADER = "StandardBusinessDocumentHeader"

@@ -14,17 +14,17 @@ from datetime import datetime
 
 from lxml import etree
 
-from adapters.sbdh.header import SH, parse_date_time
-from adapters.sbdh.parser import parse_tree
-from adapters.sbdh.writer import DECLARATION, format_date_time
-from domain.envelope import (
+from fourcorner.adapters.sbdh.header import SH, parse_date_time
+from fourcorner.adapters.sbdh.parser import parse_tree
+from fourcorner.adapters.sbdh.writer import DECLARATION, format_date_time
+from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
     SPID_SCHEME,
     MessageLevelStatus,
     mls_envelope,
 )
-from domain.errors import Detail, InvalidInput
+from fourcorner.domain.errors import Detail, InvalidInput
 
 UBL = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
 CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"

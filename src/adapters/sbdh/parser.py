@@ -16,7 +16,7 @@ from typing import Protocol
 
 from lxml import etree
 
-from domain.errors import InvalidInput
+from fourcorner.domain.errors import InvalidInput
 
 CHUNK = 64 * 1024  # bytes handed to libxml2 at a time, so refusals come early
 MAX_PROLOG = 64 * 1024  # bytes allowed before the root element starts

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.sbdh.mls import read_mls, read_mls_file, write_mls
-from adapters.sbdh.reader import read_envelope, read_envelope_file
-from adapters.sbdh.writer import write_sbd
-from domain.envelope import Envelope, MessageLevelStatus
+from fourcorner.adapters.sbdh.mls import read_mls, read_mls_file, write_mls
+from fourcorner.adapters.sbdh.reader import read_envelope, read_envelope_file
+from fourcorner.adapters.sbdh.writer import write_sbd
+from fourcorner.domain.envelope import Envelope, MessageLevelStatus
 
 
 class SbdhEnvelopes:

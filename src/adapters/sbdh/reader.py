@@ -23,10 +23,10 @@ import re
 import attrs
 from lxml import etree
 
-from adapters.sbdh.header import HEADER, SH, Header, read_header
-from adapters.sbdh.parser import Parser, drop
-from domain.envelope import Envelope
-from domain.errors import Detail, InvalidInput
+from fourcorner.adapters.sbdh.header import HEADER, SH, Header, read_header
+from fourcorner.adapters.sbdh.parser import Parser, drop
+from fourcorner.domain.envelope import Envelope
+from fourcorner.domain.errors import Detail, InvalidInput
 
 ROOT = "StandardBusinessDocument"
 TICC = "http://peppol.eu/xsd/ticc/envelope/1.0"

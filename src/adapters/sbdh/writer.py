@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 
 from lxml import etree
 
-from adapters.sbdh.header import HEADER, HEADER_VERSION, SH, scope_field
-from adapters.sbdh.parser import check_document
-from domain.envelope import Envelope, Identifier
-from domain.errors import InvalidInput
+from fourcorner.adapters.sbdh.header import HEADER, HEADER_VERSION, SH, scope_field
+from fourcorner.adapters.sbdh.parser import check_document
+from fourcorner.domain.envelope import Envelope, Identifier
+from fourcorner.domain.errors import InvalidInput
 
 DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'
 PAYLOAD_MAX_DEPTH = 63  # the reader allows 64 levels, one of which is the envelope

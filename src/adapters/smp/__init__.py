@@ -1,16 +1,16 @@
 """The SMP wire layer: SMP 1.x documents (rendering and hardened parsing), their enveloped
 XML signature, and a lookup client that verifies what an SMP answers."""
 
-from adapters.smp.client import (
+from fourcorner.adapters.smp.client import (
     DEFAULT_TRANSPORT_PROFILE,
     LookupResult,
     SmpLookupClient,
     SmpLookupError,
 )
-from adapters.smp.errors import Problem
-from adapters.smp.signature import SignatureError, sign_enveloped, verify_enveloped
-from adapters.smp.trust import Trust
-from adapters.smp.xml import (
+from fourcorner.adapters.smp.errors import Problem
+from fourcorner.adapters.smp.signature import SignatureError, sign_enveloped, verify_enveloped
+from fourcorner.adapters.smp.trust import Trust
+from fourcorner.adapters.smp.xml import (
     MalformedDocument,
     ParsedEndpoint,
     ParsedMetadata,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 
-from domain.clock import utc
+from fourcorner.domain.clock import utc
 
 MAX_ENTRIES = 512
 MAX_BYTES = 32 * 1024 * 1024

@@ -29,13 +29,13 @@ from lxml import etree
 from multidict import CIMultiDict
 from yarl import URL
 
-from adapters.answer import AnswerTooLarge, read_capped
-from adapters.smp.cache import AnswerCache
-from adapters.smp.discovery import Discovery, FixedDiscovery
-from adapters.smp.errors import Problem, SmpLookupError
-from adapters.smp.signature import SignatureError, verify_enveloped
-from adapters.smp.trust import Trust, plain_http_refused
-from adapters.smp.xml import (
+from fourcorner.adapters.answer import AnswerTooLarge, read_capped
+from fourcorner.adapters.smp.cache import AnswerCache
+from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery
+from fourcorner.adapters.smp.errors import Problem, SmpLookupError
+from fourcorner.adapters.smp.signature import SignatureError, verify_enveloped
+from fourcorner.adapters.smp.trust import Trust, plain_http_refused
+from fourcorner.adapters.smp.xml import (
     MalformedDocument,
     ParsedEndpoint,
     ParsedMetadata,
@@ -46,9 +46,9 @@ from adapters.smp.xml import (
     read_signed_service_metadata,
     split_identifier,
 )
-from domain.clock import utc
-from domain.infrastructure import Environment
-from domain.smp import PARTICIPANT_SCHEME
+from fourcorner.domain.clock import utc
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.smp import PARTICIPANT_SCHEME
 
 DEFAULT_TRANSPORT_PROFILE = "peppol-transport-as4-v2_0"
 MAX_DOCUMENT_BYTES = 1 << 20

@@ -25,8 +25,8 @@ import dns.nameserver
 import dns.resolver
 from yarl import URL
 
-from adapters.smp.errors import Problem, SmpLookupError
-from domain.infrastructure import Environment
+from fourcorner.adapters.smp.errors import Problem, SmpLookupError
+from fourcorner.domain.infrastructure import Environment
 
 SMP_SERVICE = "meta:smp"  # compared case-insensitively
 CACHE_SIZE = 4096

@@ -10,22 +10,22 @@ from __future__ import annotations
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 
-from adapters.smp.client import (
+from fourcorner.adapters.smp.client import (
     DEFAULT_TRANSPORT_PROFILE,
     SmpLookupClient,
     SmpLookupError,
     published_certificate,
 )
-from adapters.smp.errors import Problem
-from application.ports import (
+from fourcorner.adapters.smp.errors import Problem
+from fourcorner.application.ports import (
     Endpoint,
     LookupFailed,
     LookupProblem,
     PublishedEndpoint,
     ReceiverLookup,
 )
-from domain.envelope import Identifier
-from domain.infrastructure import Environment
+from fourcorner.domain.envelope import Identifier
+from fourcorner.domain.infrastructure import Environment
 
 _PROBLEMS = {problem: LookupProblem[problem.name] for problem in Problem}
 

@@ -14,14 +14,14 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from adapters.smp import xml
-from application.collections import CERTIFICATES, SMPS
-from application.ports import KeySealer, SmpRegistrar
-from application.sealed import CERTIFICATE_KEY
-from application.storage import UnitOfWorkFactory
-from domain.errors import InvalidInput, NotFound
-from domain.infrastructure import Certificate
-from domain.smp import PARTICIPANT_SCHEME, SmpRegistration
+from fourcorner.adapters.smp import xml
+from fourcorner.application.collections import CERTIFICATES, SMPS
+from fourcorner.application.ports import KeySealer, SmpRegistrar
+from fourcorner.application.sealed import CERTIFICATE_KEY
+from fourcorner.application.storage import UnitOfWorkFactory
+from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.domain.infrastructure import Certificate
+from fourcorner.domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
 Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from application.collections import SMP_REGISTRATIONS
-from application.storage import UnitOfWork
-from domain.smp import SmpRegistration
+from fourcorner.application.collections import SMP_REGISTRATIONS
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.smp import SmpRegistration
 
 
 class StoredSmpRegistrar:

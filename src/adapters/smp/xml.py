@@ -18,10 +18,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
-from adapters.smp.signature import sign_enveloped
-from domain.clock import parse as parse_timestamp
-from domain.clock import utc
-from domain.smp import PARTICIPANT_SCHEME, Endpoint, ServiceEntry, SmpRegistration
+from fourcorner.adapters.smp.signature import sign_enveloped
+from fourcorner.domain.clock import parse as parse_timestamp
+from fourcorner.domain.clock import utc
+from fourcorner.domain.smp import PARTICIPANT_SCHEME, Endpoint, ServiceEntry, SmpRegistration
 
 SMP = "http://busdox.org/serviceMetadata/publishing/1.0/"
 ID = "http://busdox.org/transport/identifiers/1.0/"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from domain.filtering import FieldType
+from fourcorner.domain.filtering import FieldType
 
 
 @attrs.frozen

@@ -13,10 +13,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from cattrs.preconf.json import JsonConverter
 
-from adapters.sql.cache import RecordCache
-from adapters.sql.table import Table, sql_value
-from application.storage import Page, Query, page_of
-from domain.errors import Conflict, NotFound
+from fourcorner.adapters.sql.cache import RecordCache
+from fourcorner.adapters.sql.table import Table, sql_value
+from fourcorner.application.storage import Page, Query, page_of
+from fourcorner.domain.errors import Conflict, NotFound
 
 T = TypeVar("T")
 DECODED_CACHE = 4096

@@ -26,10 +26,10 @@ from typing import Any
 
 import attrs
 
-from adapters.sql.dialect import Dialect
-from application.storage import Collection, Cursor, Order, Query
-from domain.clock import SORTABLE_DIGITS, SORTABLE_FRACTION
-from domain.filtering import Condition, FieldType, Op, storable
+from fourcorner.adapters.sql.dialect import Dialect
+from fourcorner.application.storage import Collection, Cursor, Order, Query
+from fourcorner.domain.clock import SORTABLE_DIGITS, SORTABLE_FRACTION
+from fourcorner.domain.filtering import Condition, FieldType, Op, storable
 
 RESERVED = frozenset({"search_text", "data"})
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")

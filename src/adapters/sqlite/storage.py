@@ -36,18 +36,18 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from adapters.changes import Watchers
-from adapters.private import make_dirs, touch
-from adapters.sql import migrations
-from adapters.sql.cache import RecordCache
-from adapters.sql.codec import make_converter
-from adapters.sql.dialect import SQLITE
-from adapters.sql.migrations import Migration
-from adapters.sql.repository import SqlRepository
-from adapters.sql.table import Tables
-from application.storage import Collection
-from domain import clock
-from domain.errors import Conflict, DomainError, ServiceUnavailable
+from fourcorner.adapters.changes import Watchers
+from fourcorner.adapters.private import make_dirs, touch
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.cache import RecordCache
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.dialect import SQLITE
+from fourcorner.adapters.sql.migrations import Migration
+from fourcorner.adapters.sql.repository import SqlRepository
+from fourcorner.adapters.sql.table import Tables
+from fourcorner.application.storage import Collection
+from fourcorner.domain import clock
+from fourcorner.domain.errors import Conflict, DomainError, ServiceUnavailable
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """Validation of billing documents against the published rules (see data/README.md)."""
 
-from adapters.validation.validator import SaxonValidator
+from fourcorner.adapters.validation.validator import SaxonValidator
 
 __all__ = ["SaxonValidator"]

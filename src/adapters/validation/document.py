@@ -14,10 +14,10 @@ import os
 import attrs
 from lxml import etree
 
-from adapters.sbdh.header import HEADER, SH
-from adapters.sbdh.parser import Parser, drop
-from adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
-from domain.errors import InvalidInput
+from fourcorner.adapters.sbdh.header import HEADER, SH
+from fourcorner.adapters.sbdh.parser import Parser, drop
+from fourcorner.adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
+from fourcorner.domain.errors import InvalidInput
 
 SBD = "StandardBusinessDocument"
 FIELD = "document"

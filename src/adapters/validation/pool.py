@@ -20,8 +20,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from adapters.validation import worker
-from domain.errors import ServiceUnavailable
+from fourcorner.adapters.validation import worker
+from fourcorner.domain.errors import ServiceUnavailable
 
 _CONTEXT = multiprocessing.get_context("spawn")
 _CLOSED = "the validator is shutting down"

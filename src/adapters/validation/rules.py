@@ -21,7 +21,7 @@ CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
 RSM = CII
 RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
 
-DATA_PACKAGE = "adapters.validation.data"
+DATA_PACKAGE = "fourcorner.adapters.validation.data"
 PIPELINE = "schxslt/pipeline-for-svrl.xsl"
 
 

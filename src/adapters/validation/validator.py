@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapters.validation.pool import WorkerPool, cores
-from adapters.validation.rules import data_dir
-from adapters.validation.worker import Checked
-from domain.errors import Detail, InvalidInput, RulesFailed
-from domain.validation import FailedAssert, Flag, ValidationResult
+from fourcorner.adapters.validation.pool import WorkerPool, cores
+from fourcorner.adapters.validation.rules import data_dir
+from fourcorner.adapters.validation.worker import Checked
+from fourcorner.domain.errors import Detail, InvalidInput, RulesFailed
+from fourcorner.domain.validation import FailedAssert, Flag, ValidationResult
 
 DEFAULT_TIMEOUT = 300.0
 

@@ -25,9 +25,9 @@ from typing import Any
 import attrs
 from lxml import etree
 
-from adapters.validation.document import Located, locate
-from adapters.validation.rules import PIPELINE, RULES, Syntax, titles
-from domain.errors import InvalidInput
+from fourcorner.adapters.validation.document import Located, locate
+from fourcorner.adapters.validation.rules import PIPELINE, RULES, Syntax, titles
+from fourcorner.domain.errors import InvalidInput
 
 SVRL = "http://purl.oclc.org/dsdl/svrl"
 _EXTRACT = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"

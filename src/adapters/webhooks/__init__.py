@@ -1,5 +1,5 @@
 """Webhook delivery over HTTP."""
 
-from adapters.webhooks.sender import AiohttpWebhookSender
+from fourcorner.adapters.webhooks.sender import AiohttpWebhookSender
 
 __all__ = ["AiohttpWebhookSender"]

@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from adapters.answer import read_head
-from application.ports import SendResult
-from domain.webhook import address_problem
+from fourcorner.adapters.answer import read_head
+from fourcorner.application.ports import SendResult
+from fourcorner.domain.webhook import address_problem
 
 KEPT_ANSWER_BYTES = 1024
 

@@ -13,11 +13,11 @@ from typing import Any
 import cattrs
 from aiohttp import web
 
-from domain import errors
-from domain.errors import DomainError
-from entrypoints.http import openapi
-from entrypoints.http.metrics import Metrics
-from entrypoints.http.routing import (
+from fourcorner.domain import errors
+from fourcorner.domain.errors import DomainError
+from fourcorner.entrypoints.http import openapi
+from fourcorner.entrypoints.http.metrics import Metrics
+from fourcorner.entrypoints.http.routing import (
     CALLER,
     CLOSE_UNREAD,
     ORG_ID,

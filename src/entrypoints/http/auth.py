@@ -10,14 +10,14 @@ import uuid
 
 from aiohttp import web
 
-from application import api_keys, users
-from application.access import Principal, authorise
-from application.context import Context
-from application.identity import TokenVerifier
-from domain import api_key
-from domain.errors import TooManyFailedAttempts, Unauthorised
-from domain.roles import Role
-from entrypoints.http.throttle import FailureTracker, address_key, prefix_key
+from fourcorner.application import api_keys, users
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.context import Context
+from fourcorner.application.identity import TokenVerifier
+from fourcorner.domain import api_key
+from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http.throttle import FailureTracker, address_key, prefix_key
 
 
 class Authenticator:

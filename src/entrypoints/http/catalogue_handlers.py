@@ -12,9 +12,9 @@ from collections.abc import Callable, Hashable
 
 from dependency_injector.wiring import Provide
 
-from application import catalogue as use
-from domain.catalogue import Catalogue
-from entrypoints.http.routing import Reply, Req, dumps
+from fourcorner.application import catalogue as use
+from fourcorner.domain.catalogue import Catalogue
+from fourcorner.entrypoints.http.routing import Reply, Req, dumps
 
 CACHE_BYTES = 8 * 1024 * 1024
 """What the rendered answers and their keys may hold in all."""

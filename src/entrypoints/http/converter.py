@@ -32,10 +32,10 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
-from domain import clock
-from domain.errors import Detail, InvalidInput, MalformedBody
-from domain.text import text_problem
-from entrypoints.http.limits import MAX_JSON_DEPTH, text_length
+from fourcorner.domain import clock
+from fourcorner.domain.errors import Detail, InvalidInput, MalformedBody
+from fourcorner.domain.text import text_problem
+from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 
 
 def camel(name: str) -> str:

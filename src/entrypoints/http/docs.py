@@ -10,8 +10,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from domain.errors import NotFound
-from entrypoints.http.routing import Reply, Req
+from fourcorner.domain.errors import NotFound
+from fourcorner.entrypoints.http.routing import Reply, Req
 
 ASSETS = (
     "swagger-ui.css",

@@ -13,14 +13,14 @@ import attrs
 import cattrs
 from dependency_injector.wiring import Provide
 
-from application import api_keys, members, organisations, users
-from application.context import Context
-from application.storage import Page, Storage
-from domain.infrastructure import CertificateEnvironment
-from domain.member import MemberStatus
-from entrypoints.http import views
-from entrypoints.http.routing import Reply, Req
-from entrypoints.http.views import View
+from fourcorner.application import api_keys, members, organisations, users
+from fourcorner.application.context import Context
+from fourcorner.application.storage import Page, Storage
+from fourcorner.domain.infrastructure import CertificateEnvironment
+from fourcorner.domain.member import MemberStatus
+from fourcorner.entrypoints.http import views
+from fourcorner.entrypoints.http.routing import Reply, Req
+from fourcorner.entrypoints.http.views import View
 
 
 @attrs.frozen

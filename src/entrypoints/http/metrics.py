@@ -28,9 +28,9 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from application import gauges, telemetry
-from application.context import Context
-from entrypoints.http.routing import Reply, Req
+from fourcorner.application import gauges, telemetry
+from fourcorner.application.context import Context
+from fourcorner.entrypoints.http.routing import Reply, Req
 
 disable_created_metrics()
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import cattrs
 from dependency_injector.wiring import Provide
 
-from application import infrastructure, participants, reachability
-from application.context import Context
-from application.ports import ParticipantLookup
-from entrypoints.http import views
-from entrypoints.http.handlers import page
-from entrypoints.http.routing import Reply, Req
+from fourcorner.application import infrastructure, participants, reachability
+from fourcorner.application.context import Context
+from fourcorner.application.ports import ParticipantLookup
+from fourcorner.entrypoints.http import views
+from fourcorner.entrypoints.http.handlers import page
+from fourcorner.entrypoints.http.routing import Reply, Req
 
 
 def _items(conv: cattrs.Converter, view: views.View, items: list[object]) -> dict[str, object]:

@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from domain import errors
-from entrypoints.http.converter import declare_lengths, read_classes, schema_of
-from entrypoints.http.routing import Envelope, Route
-from entrypoints.http.views import View
+from fourcorner.domain import errors
+from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
+from fourcorner.entrypoints.http.routing import Envelope, Route
+from fourcorner.entrypoints.http.views import View
 
 _ERROR = {
     "type": "object",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from application.api_keys import CreateApiKey
-from application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
-from application.collections import (
+from fourcorner.application.api_keys import CreateApiKey
+from fourcorner.application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
+from fourcorner.application.collections import (
     ACCESS_POINTS,
     API_KEYS,
     CERTIFICATES,
@@ -18,32 +18,38 @@ from application.collections import (
     TRANSACTIONS,
     WEBHOOKS,
 )
-from application.infrastructure import (
+from fourcorner.application.infrastructure import (
     CreateAccessPoint,
     CreateCertificate,
     UpdateAccessPoint,
     UpdateCertificate,
 )
-from application.members import CreateMember, UpdateMember
-from application.organisations import CreateOrganisation, UpdateOrganisation
-from application.participants import (
+from fourcorner.application.members import CreateMember, UpdateMember
+from fourcorner.application.organisations import CreateOrganisation, UpdateOrganisation
+from fourcorner.application.participants import (
     CreateParticipant,
     SupportedDocumentTypes,
     UpdateParticipant,
 )
-from application.users import UpdateUser
-from application.webhooks import CreateWebhook, TriggerEvent, UpdateWebhook
-from domain.roles import Role
-from entrypoints.http import catalogue_handlers as c
-from entrypoints.http import docs as d
-from entrypoints.http import handlers as h
-from entrypoints.http import metrics, views
-from entrypoints.http import network_handlers as n
-from entrypoints.http import smp_handlers as s
-from entrypoints.http import transaction_handlers as t
-from entrypoints.http import validation_handlers as v
-from entrypoints.http import webhook_handlers as w
-from entrypoints.http.routing import LIST_PARAMS, Envelope, QueryParam, Route, sorted_list
+from fourcorner.application.users import UpdateUser
+from fourcorner.application.webhooks import CreateWebhook, TriggerEvent, UpdateWebhook
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http import catalogue_handlers as c
+from fourcorner.entrypoints.http import docs as d
+from fourcorner.entrypoints.http import handlers as h
+from fourcorner.entrypoints.http import metrics, views
+from fourcorner.entrypoints.http import network_handlers as n
+from fourcorner.entrypoints.http import smp_handlers as s
+from fourcorner.entrypoints.http import transaction_handlers as t
+from fourcorner.entrypoints.http import validation_handlers as v
+from fourcorner.entrypoints.http import webhook_handlers as w
+from fourcorner.entrypoints.http.routing import (
+    LIST_PARAMS,
+    Envelope,
+    QueryParam,
+    Route,
+    sorted_list,
+)
 
 _IDS = {
     "type": "object",

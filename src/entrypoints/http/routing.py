@@ -15,20 +15,20 @@ import orjson
 from aiohttp import web
 from dependency_injector.wiring import Provide
 
-from application.access import Principal
-from application.listing import ListRequest
-from application.storage import Collection
-from domain.errors import (
+from fourcorner.application.access import Principal
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.storage import Collection
+from fourcorner.domain.errors import (
     DomainError,
     ErrorKind,
     InvalidInput,
     MalformedBody,
     UnsupportedMediaType,
 )
-from domain.roles import Role
-from domain.text import text_problem
-from entrypoints.http.converter import load_json, structure
-from entrypoints.http.views import View
+from fourcorner.domain.roles import Role
+from fourcorner.domain.text import text_problem
+from fourcorner.entrypoints.http.converter import load_json, structure
+from fourcorner.entrypoints.http.views import View
 
 JSON_TYPES = ("application/json",)
 _LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"

@@ -23,8 +23,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_request import BaseRequest
 
-from domain import errors
-from entrypoints.http.app import error_response, secure
+from fourcorner.domain import errors
+from fourcorner.entrypoints.http.app import error_response, secure
 
 log = logging.getLogger("fourcorner.http")
 

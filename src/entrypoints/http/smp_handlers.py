@@ -9,9 +9,9 @@ from __future__ import annotations
 from aiohttp import web
 from dependency_injector.wiring import Provide
 
-from adapters.smp.reader import SmpReader
-from domain.errors import NotFound
-from entrypoints.http.routing import Reply, Req
+from fourcorner.adapters.smp.reader import SmpReader
+from fourcorner.domain.errors import NotFound
+from fourcorner.entrypoints.http.routing import Reply, Req
 
 XML = "text/xml"
 

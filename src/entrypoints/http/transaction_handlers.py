@@ -14,16 +14,16 @@ import attrs
 from aiohttp import BodyPartReader, StreamReader, web
 from dependency_injector.wiring import Provide
 
-from application import exchange as exchange_cases
-from application import transactions
-from application.context import Context
-from application.exchange import Exchange, receive, record
-from application.idempotency import Keyed
-from application.ports import KeySealer
-from application.transactions import Documents, UploadGrant
-from domain import clock
-from domain import idempotency as idempotency_rules
-from domain.errors import (
+from fourcorner.application import exchange as exchange_cases
+from fourcorner.application import transactions
+from fourcorner.application.context import Context
+from fourcorner.application.exchange import Exchange, receive, record
+from fourcorner.application.idempotency import Keyed
+from fourcorner.application.ports import KeySealer
+from fourcorner.application.transactions import Documents, UploadGrant
+from fourcorner.domain import clock
+from fourcorner.domain import idempotency as idempotency_rules
+from fourcorner.domain.errors import (
     BodyTooLarge,
     Forbidden,
     InvalidInput,
@@ -31,8 +31,8 @@ from domain.errors import (
     NotFound,
     UnsupportedMediaType,
 )
-from domain.transaction import Artefact, ArtefactType, Direction
-from entrypoints.http.routing import CLOSE_UNREAD, Reply, Req
+from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
+from fourcorner.entrypoints.http.routing import CLOSE_UNREAD, Reply, Req
 
 XML_TYPES = ("application/xml", "text/xml")
 CHUNK = 256 * 1024

@@ -11,11 +11,11 @@ from typing import Any
 
 from dependency_injector.wiring import Provide
 
-from application.ports import DocumentValidator
-from application.transactions import Documents
-from domain.validation import FailedAssert, ValidationResult
-from entrypoints.http.routing import Reply, Req
-from entrypoints.http.transaction_handlers import _spool
+from fourcorner.application.ports import DocumentValidator
+from fourcorner.application.transactions import Documents
+from fourcorner.domain.validation import FailedAssert, ValidationResult
+from fourcorner.entrypoints.http.routing import Reply, Req
+from fourcorner.entrypoints.http.transaction_handlers import _spool
 
 EXPECTED = "a UBL or CII document, or an SBD holding one,"
 

@@ -8,15 +8,15 @@ from typing import Any
 import attrs
 import cattrs
 
-from application.ports import ReceiverLookup
-from domain.api_key import ApiKey
-from domain.infrastructure import AccessPoint, Certificate, Smp
-from domain.member import Member
-from domain.organisation import Organisation
-from domain.participant import Participant, SupportedDocumentType
-from domain.user import User
-from domain.webhook import Event, Webhook
-from entrypoints.http.converter import camel, object_schema
+from fourcorner.application.ports import ReceiverLookup
+from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.infrastructure import AccessPoint, Certificate, Smp
+from fourcorner.domain.member import Member
+from fourcorner.domain.organisation import Organisation
+from fourcorner.domain.participant import Participant, SupportedDocumentType
+from fourcorner.domain.user import User
+from fourcorner.domain.webhook import Event, Webhook
+from fourcorner.entrypoints.http.converter import camel, object_schema
 
 _MEMO_SIZE = 1024
 

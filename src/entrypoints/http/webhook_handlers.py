@@ -5,12 +5,12 @@ from __future__ import annotations
 import cattrs
 from dependency_injector.wiring import Provide
 
-from application import webhooks
-from application.context import Context
-from application.webhooks import WebhookSettings
-from entrypoints.http import views
-from entrypoints.http.handlers import page
-from entrypoints.http.routing import Reply, Req
+from fourcorner.application import webhooks
+from fourcorner.application.context import Context
+from fourcorner.application.webhooks import WebhookSettings
+from fourcorner.entrypoints.http import views
+from fourcorner.entrypoints.http.handlers import page
+from fourcorner.entrypoints.http.routing import Reply, Req
 
 
 async def create_webhook(

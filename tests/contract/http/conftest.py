@@ -13,10 +13,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 import pg
-from adapters.pki import ensure_test_pki
-from entrypoints.config import Settings
-from entrypoints.container import build_container, web_app
-from entrypoints.http.server import GuardedAppRunner
+from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.http.server import GuardedAppRunner
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from entrypoints.container import resolve
+from fourcorner.entrypoints.container import resolve
 
 
 def legacy_seal(api: Any, plaintext: bytes) -> str:

@@ -16,12 +16,12 @@ import pytest
 from cryptography import x509
 from lxml import etree
 
-from adapters.as4 import build_user_message
-from adapters.pki import issue_leaf, new_ca
-from adapters.pki.testpki import load_test_pki
-from application.collections import TRANSACTIONS
-from domain.transaction import Kind
-from entrypoints.container import build_container, resolve, web_app
+from fourcorner.adapters.as4 import build_user_message
+from fourcorner.adapters.pki import issue_leaf, new_ca
+from fourcorner.adapters.pki.testpki import load_test_pki
+from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.domain.transaction import Kind
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import Api, settings_for

@@ -22,7 +22,7 @@ async def test_missing_or_bad_credentials_are_401_AT_1018(api, headers):
 
 
 async def test_a_token_of_another_server_is_refused(api, tmp_path):
-    from adapters.auth import LocalTokenAuthority
+    from fourcorner.adapters.auth import LocalTokenAuthority
 
     other = LocalTokenAuthority(tmp_path / "elsewhere").issue(ALICE)
     status, body = await api.call("GET", "/users/me", headers={"Authorization": f"Bearer {other}"})

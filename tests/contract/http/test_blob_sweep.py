@@ -17,12 +17,12 @@ import attrs
 import pytest
 
 import pg
-from adapters.blobs import FileBlobStore, InMemoryBlobStore
-from application.collections import TRANSACTIONS
-from application.sweep import Sweep, sweep
-from application.transactions import blob_key, message_key
-from domain.transaction import ArtefactType, Kind, Status
-from entrypoints.container import build_container, resolve, web_app
+from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
+from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.application.sweep import Sweep, sweep
+from fourcorner.application.transactions import blob_key, message_key
+from fourcorner.domain.transaction import ArtefactType, Kind, Status
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS, Api, settings_for

@@ -200,7 +200,7 @@ async def test_equivalent_queries_share_one_cached_answer(start_api):
 async def test_many_distinct_queries_keep_the_cache_within_its_bound(start_api):
     """Every distinct limit is a distinct answer of up to the whole list (~150 kB): those
     below would hold about 20 MB unbounded; long searches make large keys."""
-    from entrypoints.http.catalogue_handlers import CACHE_BYTES
+    from fourcorner.entrypoints.http.catalogue_handlers import CACHE_BYTES
 
     api = await start_api("memory")
     cache = api.container.render_cache()

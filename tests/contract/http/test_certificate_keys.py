@@ -16,17 +16,17 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from adapters.pki import cert_pem, issue_leaf, key_pem
-from application import certificate_keys
-from application.collections import CERTIFICATES
-from domain.infrastructure import (
+from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem
+from fourcorner.application import certificate_keys
+from fourcorner.application.collections import CERTIFICATES
+from fourcorner.domain.infrastructure import (
     OPERATOR_ORG_ID,
     Certificate,
     CertificateEnvironment,
     Service,
 )
-from domain.organisation import UserRef
-from entrypoints.container import migrate_data, resolve
+from fourcorner.domain.organisation import UserRef
+from fourcorner.entrypoints.container import migrate_data, resolve
 
 from .stored import legacy_seal
 from .test_participants import ALICE, BOB, pki, whitelabel

@@ -12,9 +12,9 @@ from typing import Any
 import aiohttp
 import attrs
 
-from application import idempotency
-from application.collections import IDEMPOTENCY_KEYS
-from entrypoints.container import resolve
+from fourcorner.application import idempotency
+from fourcorner.application.collections import IDEMPOTENCY_KEYS
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .test_participants import ALICE, BOB, gln

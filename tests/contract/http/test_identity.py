@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from adapters.auth.local import subject_for
-from application.collections import MEMBERS, USERS
-from domain.member import Member, MemberStatus
-from domain.organisation import UserRef
-from domain.roles import Role
-from entrypoints.container import resolve
+from fourcorner.adapters.auth.local import subject_for
+from fourcorner.application.collections import MEMBERS, USERS
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.container import resolve
 from records import user as legacy_user
 
 from .conftest import BACKENDS

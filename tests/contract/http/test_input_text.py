@@ -15,10 +15,10 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from application.collections import ORGANISATIONS
-from domain.organisation import Contact
-from entrypoints.container import resolve
-from entrypoints.http.limits import MAX_JSON_DEPTH
+from fourcorner.application.collections import ORGANISATIONS
+from fourcorner.domain.organisation import Contact
+from fourcorner.entrypoints.container import resolve
+from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH
 
 from .test_participants import gln, participant
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from application import invitations
-from application.collections import MEMBERS, USERS
-from application.identity import Identity
-from entrypoints.container import resolve
+from fourcorner.application import invitations
+from fourcorner.application.collections import MEMBERS, USERS
+from fourcorner.application.identity import Identity
+from fourcorner.entrypoints.container import resolve
 
 ALICE, BOB, CAROL, DAVE = (
     "alice@example.com",

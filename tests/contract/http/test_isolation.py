@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.roles import Role
-from entrypoints.http.routes import routes
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http.routes import routes
 
 from .conftest import BACKENDS
 from .test_participants import gln, participant

@@ -14,13 +14,13 @@ import pytest
 from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 
-from adapters.pki.testpki import TestPki, issue_leaf, new_ca
-from adapters.smp.discovery import sml_name
-from adapters.smp.xml import parse_path_segment, service_group, signed_service_metadata
-from application.collections import TRANSACTIONS
 from dnsmasq import Dnsmasq, Naptr
-from domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
-from entrypoints.container import resolve
+from fourcorner.adapters.pki.testpki import TestPki, issue_leaf, new_ca
+from fourcorner.adapters.smp.discovery import sml_name
+from fourcorner.adapters.smp.xml import parse_path_segment, service_group, signed_service_metadata
+from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .conftest import free_port

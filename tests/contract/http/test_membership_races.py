@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from domain.checkdigits import luhn_check_digit
+from fourcorner.domain.checkdigits import luhn_check_digit
 
 from .conftest import BACKENDS
 

@@ -13,13 +13,19 @@ from urllib.parse import urlsplit
 import pytest
 from cryptography import x509
 
-from adapters.as4 import build_user_message
-from adapters.pki import issue_leaf
-from adapters.sbdh import MLS_DOCUMENT_TYPE, MLS_PROCESS, mls_envelope, write_mls, write_sbd
-from application.collections import ACCESS_POINTS, PARTICIPANTS
-from domain.envelope import MessageLevelStatus, seat_spid, spid_participant
-from domain.infrastructure import OPERATOR_ORG_ID
-from entrypoints.container import resolve
+from fourcorner.adapters.as4 import build_user_message
+from fourcorner.adapters.pki import issue_leaf
+from fourcorner.adapters.sbdh import (
+    MLS_DOCUMENT_TYPE,
+    MLS_PROCESS,
+    mls_envelope,
+    write_mls,
+    write_sbd,
+)
+from fourcorner.application.collections import ACCESS_POINTS, PARTICIPANTS
+from fourcorner.domain.envelope import MessageLevelStatus, seat_spid, spid_participant
+from fourcorner.domain.infrastructure import OPERATOR_ORG_ID
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS

@@ -2,7 +2,7 @@
 
 import pytest
 
-from entrypoints.http.routes import routes
+from fourcorner.entrypoints.http.routes import routes
 
 
 async def test_every_served_route_is_documented_and_every_documented_route_is_served(api):

@@ -10,9 +10,9 @@ from cryptography import x509
 from lxml import etree
 from signxml import XMLVerifier
 
-from adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
-from adapters.pki.testpki import load_test_pki
-from domain.checkdigits import gs1_check_digit
+from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
+from fourcorner.adapters.pki.testpki import load_test_pki
+from fourcorner.domain.checkdigits import gs1_check_digit
 
 ALICE, BOB, ROOT = "alice@example.com", "bob@example.com", "root@example.com"
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from application import webhooks
-from application.access import Principal
-from application.collections import DELIVERIES, EVENTS
-from entrypoints.container import resolve
+from fourcorner.application import webhooks
+from fourcorner.application.access import Principal
+from fourcorner.application.collections import DELIVERIES, EVENTS
+from fourcorner.entrypoints.container import resolve
 
 from .conftest import BACKENDS
 from .test_webhooks import ALICE, DOWN_PAGE, hook, wait_for
@@ -208,7 +208,7 @@ async def test_redelivery_races_the_purge_without_a_trace(api):
 
 
 async def _user(ctx: Any, user_id: str) -> Any:
-    from application.collections import USERS
+    from fourcorner.application.collections import USERS
 
     async with ctx.uow() as uow:
         return await uow.repository(USERS).get(user_id)

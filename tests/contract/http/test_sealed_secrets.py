@@ -20,12 +20,12 @@ from aiohttp import web
 from lxml import etree
 from standardwebhooks import Webhook as StandardWebhook
 
-from application.collections import CERTIFICATES, TRANSACTIONS, WEBHOOKS
-from application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
-from domain.errors import SecretUnusable
-from domain.infrastructure import OPERATOR_ORG_ID, Environment, Service
-from entrypoints import cli
-from entrypoints.container import build_container, migrate_data, resolve
+from fourcorner.application.collections import CERTIFICATES, TRANSACTIONS, WEBHOOKS
+from fourcorner.application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
+from fourcorner.domain.errors import SecretUnusable
+from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, Environment, Service
+from fourcorner.entrypoints import cli
+from fourcorner.entrypoints.container import build_container, migrate_data, resolve
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from application.collections import TRANSACTIONS
-from entrypoints.container import resolve
+from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS, free_port

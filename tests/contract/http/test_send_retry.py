@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from application.transactions import message_key
-from entrypoints.container import resolve
+from fourcorner.application.transactions import message_key
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .conftest import BACKENDS, free_port

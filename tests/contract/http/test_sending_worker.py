@@ -13,14 +13,14 @@ from typing import Any
 
 import attrs
 
-from application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
-from application.exchange import Exchange, SendingWorker
-from application.ports import Delivered, Endpoint, Prepared, Refused
-from application.transactions import message_key
-from domain.envelope import Identifier
-from domain.infrastructure import Environment
-from domain.transaction import ArtefactType, Status, Transaction
-from entrypoints.container import resolve
+from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
+from fourcorner.application.exchange import Exchange, SendingWorker
+from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
+from fourcorner.application.transactions import message_key
+from fourcorner.domain.envelope import Identifier
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.transaction import ArtefactType, Status, Transaction
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .test_participants import ALICE, gln

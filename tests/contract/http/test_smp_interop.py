@@ -7,13 +7,13 @@ import shutil
 
 import pytest
 
-from adapters.memory.smp import InMemorySmpRegistrar
-from adapters.smp import Problem, Trust
-from adapters.smp.client import SmpLookupClient, SmpLookupError
-from domain.errors import ServiceUnavailable
-from domain.infrastructure import Environment
-from entrypoints.container import build_container, web_app
-from entrypoints.operator import issued_under
+from fourcorner.adapters.memory.smp import InMemorySmpRegistrar
+from fourcorner.adapters.smp import Problem, Trust
+from fourcorner.adapters.smp.client import SmpLookupClient, SmpLookupError
+from fourcorner.domain.errors import ServiceUnavailable
+from fourcorner.domain.infrastructure import Environment
+from fourcorner.entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.operator import issued_under
 
 from .conftest import Api, settings_for
 from .test_participants import ALICE, gln, participant, pki

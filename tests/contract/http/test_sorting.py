@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from entrypoints.http.routes import routes
+from fourcorner.entrypoints.http.routes import routes
 from sbd_factory import make_sbd
 
 from .test_participants import ALICE, gln

@@ -12,9 +12,9 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from entrypoints import cli
-from entrypoints.container import build_container
-from entrypoints.http.app import json_log_formatter
+from fourcorner.entrypoints import cli
+from fourcorner.entrypoints.container import build_container
+from fourcorner.entrypoints.http.app import json_log_formatter
 from sbd_factory import make_sbd
 
 from .conftest import free_port, settings_for

@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from application.collections import TRANSACTIONS
-from entrypoints.container import resolve
+from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import BACKENDS, free_port

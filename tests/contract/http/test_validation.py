@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.container import build_container, web_app
 from sbd_factory import make_sbd
 from validation_cases import EXAMPLES, unit_cases
 

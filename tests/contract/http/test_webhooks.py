@@ -17,11 +17,11 @@ import pytest
 from aiohttp import web
 from standardwebhooks import Webhook as StandardWebhook
 
-from application import webhooks
-from application.collections import DELIVERIES, EVENTS
-from application.delivery import DeliverySettings, DeliveryWorker
-from application.ports import SendResult
-from entrypoints.container import resolve
+from fourcorner.application import webhooks
+from fourcorner.application.collections import DELIVERIES, EVENTS
+from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
+from fourcorner.application.ports import SendResult
+from fourcorner.entrypoints.container import resolve
 
 from .conftest import BACKENDS
 

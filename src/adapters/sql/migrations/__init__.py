@@ -3,7 +3,7 @@
 Each migration is a pair of files in this package, ``NNNN_name.sqlite.sql`` and
 ``NNNN_name.postgres.sql``, with the same number and name. A released migration is never
 edited: a schema change is a new file with the next number. To add a collection, add it to
-``application.collections.ALL`` and run ``python -m adapters.sql.migrations NAME``, which
+``application.collections.ALL`` and run ``python -m fourcorner.adapters.sql.migrations NAME``, which
 writes the next pair with ``adapters.sql.table.ddl_script`` for the collections that have no
 table yet. The contract tests (``tests/contract/test_migrations.py``) check that the migrated
 schema has, for every collection in ``ALL``, a table with its columns and unique groups.

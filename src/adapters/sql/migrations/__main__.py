@@ -1,4 +1,4 @@
-"""``python -m adapters.sql.migrations NAME``: write the next migration pair, creating the
+"""``python -m fourcorner.adapters.sql.migrations NAME``: write the next migration pair, creating the
 tables of the collections in ``application.collections.ALL`` that no migration creates yet.
 
 It only writes files (``NNNN_NAME.sqlite.sql`` and ``NNNN_NAME.postgres.sql`` beside this
@@ -12,14 +12,14 @@ import argparse
 import pathlib
 import re
 
-from adapters.sql import migrations
-from adapters.sql.dialect import POSTGRES, SQLITE
-from adapters.sql.table import ddl_script
-from application.collections import ALL
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE
+from fourcorner.adapters.sql.table import ddl_script
+from fourcorner.application.collections import ALL
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m adapters.sql.migrations")
+    parser = argparse.ArgumentParser(prog="python -m fourcorner.adapters.sql.migrations")
     parser.add_argument("name", help="what the migration adds, in snake case")
     name = parser.parse_args().name
     if not re.fullmatch(r"[a-z0-9_]+", name):
