@@ -32,11 +32,15 @@ from fourcorner.adapters.memory import (
 from fourcorner.adapters.memory.webhooks import TIMED_OUT
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
-
-# The use cases under test, imported here only (sending, receiving and MLS may move modules).
-from fourcorner.application.exchange import receive, receiver
-from fourcorner.application.transactions import accept
-from fourcorner.application import infrastructure, organisations, participants, users, webhooks
+from fourcorner.application import (
+    exchange,
+    infrastructure,
+    organisations,
+    participants,
+    transactions,
+    users,
+    webhooks,
+)
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import ARTEFACTS, DELIVERIES, PARTICIPANTS, TRANSACTIONS
 from fourcorner.application.identity import Identity
@@ -67,6 +71,13 @@ from sbd_factory import (
     SENDER,
     make_sbd,
 )
+
+# The use cases under test, named here only: sending, receiving and the MLS intake are moving
+# out of ``application.exchange``. (The sending worker and the MLS intake are reached through
+# the container's ``sending_worker`` and ``receive``.)
+receive = exchange.receive  # what the AS4 route calls with a message for one access point
+receiver = exchange.receiver  # the access point a message is addressed to, with credentials
+accept = transactions.accept  # intake of an SBD to send
 
 SEAT_A, SEAT_B = "POP000101", "POP000202"
 PROCESS = Identifier(PROCESS_SCHEME, BILLING_PROCESS)
@@ -391,9 +402,7 @@ async def test_a_document_the_receiver_does_not_serve_is_refused_and_rejected(
     assert message.outcome.not_serviced  # type: ignore[union-attr]
     failed = await loop.a.transaction(sent.id)
     assert failed.transaction_status is Status.FAILED
-    assert failed.service_error == txe.NOT_SERVICED.error(
-        "EBMS:0004: Other PEPPOL:NOT_SERVICED"
-    )
+    assert failed.service_error == txe.NOT_SERVICED.error("EBMS:0004: Other PEPPOL:NOT_SERVICED")
     assert await loop.b.transactions(direction=Direction.FROM_NETWORK) == []
 
     (job,) = await loop.b.transactions(kind=Kind.MLS)

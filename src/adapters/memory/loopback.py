@@ -19,6 +19,7 @@ ebMS-like header) and the SBD's bytes after it, unchanged. Answers are one JSON 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -218,11 +219,8 @@ class InMemoryApTransport:
         if inbox is None or endpoint.url in self._cut:
             why = f"no access point answers at {endpoint.url}"
             return Refused("connection: ConnectionRefusedError", why, retryable=True)
-        fd, name = tempfile.mkstemp(prefix="loopback-", dir=self._spool)
-        path = Path(name)
+        path = await asyncio.to_thread(_spooled, prepared.data, self._spool)
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(prepared.data)
             answer = await inbox(CONTENT_TYPE, path)
         finally:
             path.unlink(missing_ok=True)
@@ -236,6 +234,14 @@ class InMemoryApTransport:
 
     async def aclose(self) -> None:
         """Nothing to close; here so the container may manage it as it does the AS4 one."""
+
+
+def _spooled(data: bytes, folder: Path | None) -> Path:
+    """A new file holding ``data``, as a receiving route spools a request body."""
+    fd, name = tempfile.mkstemp(prefix="loopback-", dir=folder)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    return Path(name)
 
 
 def _signal(body: bytes, sent: Header) -> Delivered | Refused:
