@@ -11,7 +11,9 @@ lookups asked, the webhook attempts) and on what each service stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +23,8 @@ import attrs
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fourcorner.adapters.memory import (
     InMemoryApTransport,
@@ -29,6 +33,7 @@ from fourcorner.adapters.memory import (
     InMemoryWebhookSender,
     LoopbackNetwork,
 )
+from fourcorner.adapters.memory.loopback import CONTENT_TYPE, Header
 from fourcorner.adapters.memory.webhooks import TIMED_OUT
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
@@ -44,7 +49,13 @@ from fourcorner.application import (
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import ARTEFACTS, DELIVERIES, PARTICIPANTS, TRANSACTIONS
 from fourcorner.application.identity import Identity
-from fourcorner.application.ports import Credentials, Endpoint, LookupFailed, LookupProblem
+from fourcorner.application.ports import (
+    As4Refusal,
+    Credentials,
+    Endpoint,
+    LookupFailed,
+    LookupProblem,
+)
 from fourcorner.application.publishing import wire_profile
 from fourcorner.domain import transaction as txe
 from fourcorner.domain.envelope import (
@@ -169,7 +180,7 @@ async def start(
     lookup: InMemoryParticipantLookup,
     **extra: Any,
 ) -> Service:
-    settings = Settings(
+    config = Settings(
         data_dir=data_dir,
         database_url="memory://",
         seat_id=seat,
@@ -178,7 +189,7 @@ async def start(
     ).check()
     reader, hooks = InMemoryMessageReader(), InMemoryWebhookSender()
     container = build_container(
-        settings,
+        config,
         participant_lookup=lookup,
         ap_transport=transport,
         message_reader=reader,
@@ -501,6 +512,68 @@ async def test_a_failing_webhook_endpoint_is_recorded_and_tried_again(
 
 
 # --- the adapters on their own ---------------------------------------------------------------
+
+texts = st.text(st.characters(codec="utf-8"), max_size=40)
+pairs = st.tuples(texts, texts)
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> tuple[Header, bytes]:
+    payload = draw(st.binary(max_size=600))
+    header = Header(
+        message_id=draw(texts),
+        from_party=draw(texts),
+        to_party=SEAT_B,
+        receiver_certificate_sha256=draw(st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
+        original_sender=draw(pairs),
+        final_recipient=draw(pairs),
+        service=draw(pairs),
+        action=draw(texts),
+        payload_sha256=hashlib.sha256(payload).hexdigest(),
+    )
+    return header, payload
+
+
+def credentials_of(pki: Path) -> Credentials:
+    return Credentials((pki / "ap.pem").read_text(), (pki / "ap.key").read_text())
+
+
+@settings(max_examples=60, deadline=None)
+@given(message=messages())
+def test_a_loopback_message_reads_back_as_it_was_sent(
+    pkis: dict[str, Path], message: tuple[Header, bytes]
+) -> None:
+    header, payload = message
+    reader = InMemoryMessageReader()
+    with tempfile.TemporaryDirectory() as folder:
+        body, sbd = Path(folder) / "body", Path(folder) / "sbd"
+        body.write_bytes(header.dump(payload))
+        inbound = reader.read(CONTENT_TYPE, body, credentials_of(pkis[SEAT_B]), sbd)
+        assert sbd.read_bytes() == payload
+    assert inbound.message_id == header.message_id
+    assert inbound.sender_certificate_cn == header.from_party
+    assert inbound.original_sender == Identifier(*header.original_sender)
+    assert inbound.final_recipient == Identifier(*header.final_recipient)
+    assert inbound.service == Identifier(*header.service)
+    assert inbound.action == header.action
+    assert reader.read_messages == [inbound]
+
+
+@settings(max_examples=60, deadline=None)
+@given(message=messages(), data=st.data())
+def test_a_cut_short_loopback_message_is_refused(
+    pkis: dict[str, Path], message: tuple[Header, bytes], data: st.DataObject
+) -> None:
+    """Every proper prefix of a message is refused with an ebMS error, never read."""
+    header, payload = message
+    whole = header.dump(payload)
+    cut = data.draw(st.integers(0, len(whole) - 1))
+    with tempfile.TemporaryDirectory() as folder:
+        body, sbd = Path(folder) / "body", Path(folder) / "sbd"
+        body.write_bytes(whole[:cut])
+        with pytest.raises(As4Refusal) as caught:
+            InMemoryMessageReader().read(CONTENT_TYPE, body, credentials_of(pkis[SEAT_B]), sbd)
+    assert caught.value.code == "EBMS:0009"
 
 
 async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) -> None:
