@@ -52,9 +52,11 @@ from fourcorner.application.identity import Identity
 from fourcorner.application.ports import (
     As4Refusal,
     Credentials,
+    Delivered,
     Endpoint,
     LookupFailed,
     LookupProblem,
+    Refused,
 )
 from fourcorner.application.publishing import wire_profile
 from fourcorner.domain import transaction as txe
@@ -205,7 +207,7 @@ async def start(
         principal,
         organisations.CreateOrganisation("2120000787", f"Org {seat}", "SE", "SE:ORGNR"),
     )
-    (ap,) = [a for a in await infrastructure.aps_to_use(ctx, principal, org.id)]
+    (ap,) = await infrastructure.aps_to_use(ctx, principal, org.id)
     service = Service(
         seat=seat,
         container=container,
@@ -316,14 +318,15 @@ async def test_a_document_goes_round_the_loop_and_its_mls_comes_back(loop: Loop)
     assert inbound.message_id == f"{sent.id}@fourcorner"
     assert inbound.sender_certificate_cn == SEAT_A
     assert b.reader.receipts == [inbound] and b.reader.errors == []
-    assert message.outcome.message_id == inbound.message_id  # type: ignore[union-attr]
+    assert isinstance(message.outcome, Delivered)
+    assert message.outcome.message_id == inbound.message_id
 
     # A: sent, with B's receipt kept as it came back
     done = await a.transaction(sent.id)
     assert done.transaction_status is Status.COMPLETED and done.service_error is None
     assert (done.sender_sp, done.receiver_sp) == (SEAT_A, SEAT_B)
     receipt = await a.artefact(sent.id, ArtefactType.TRANSACTION_RECEIPT)
-    assert receipt == message.outcome.receipt  # type: ignore[union-attr]
+    assert receipt == message.outcome.receipt
     assert json.loads(receipt)["refToMessageId"] == inbound.message_id
 
     # B: received, the document byte for byte, and a positive MLS waiting to go back
@@ -410,7 +413,7 @@ async def test_a_document_the_receiver_does_not_serve_is_refused_and_rejected(
     assert refusal.code == "EBMS:0004" and refusal.detail == "PEPPOL:NOT_SERVICED"
     assert loop.b.reader.receipts == []
     (message,) = loop.transport.sent
-    assert message.outcome.not_serviced  # type: ignore[union-attr]
+    assert isinstance(message.outcome, Refused) and message.outcome.not_serviced
     failed = await loop.a.transaction(sent.id)
     assert failed.transaction_status is Status.FAILED
     assert failed.service_error == txe.NOT_SERVICED.error("EBMS:0004: Other PEPPOL:NOT_SERVICED")
@@ -474,7 +477,7 @@ async def test_an_unreachable_access_point_is_retried_with_the_same_message(
             await a.sending_round()
         assert (await a.transaction(sent.id)).transaction_status is Status.COMPLETED
         first, second = transport.sent
-        assert first.outcome.retryable  # type: ignore[union-attr]
+        assert isinstance(first.outcome, Refused) and first.outcome.retryable
         assert second.prepared.reused and second.prepared.data == first.prepared.data
         assert len(await b.transactions(direction=Direction.FROM_NETWORK)) == 1
     finally:
@@ -591,7 +594,7 @@ async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) 
     (refusal,) = loop.b.reader.errors
     assert refusal.code == "EBMS:0102"
     # the error comes from B, not from the access point the message named: not its answer
-    assert outcome.bad_receipt  # type: ignore[union-attr]
+    assert isinstance(outcome, Refused) and outcome.bad_receipt
     assert loop.b.reader.read_messages == []
     assert await loop.b.transactions(direction=Direction.FROM_NETWORK) == []
     assert await loop.b.transactions(kind=Kind.MLS) == []  # unread: no status goes back
