@@ -11,9 +11,7 @@ lookups asked, the webhook attempts) and on what each service stored.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,8 +21,6 @@ import attrs
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from fourcorner.adapters.memory import (
     InMemoryApTransport,
@@ -33,7 +29,6 @@ from fourcorner.adapters.memory import (
     InMemoryWebhookSender,
     LoopbackNetwork,
 )
-from fourcorner.adapters.memory.loopback import CONTENT_TYPE, Header
 from fourcorner.adapters.memory.webhooks import TIMED_OUT
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
@@ -50,12 +45,9 @@ from fourcorner.application.access import Principal
 from fourcorner.application.collections import ARTEFACTS, DELIVERIES, PARTICIPANTS, TRANSACTIONS
 from fourcorner.application.identity import Identity
 from fourcorner.application.ports import (
-    As4Refusal,
     Credentials,
     Delivered,
     Endpoint,
-    LookupFailed,
-    LookupProblem,
     Refused,
 )
 from fourcorner.application.publishing import wire_profile
@@ -514,69 +506,7 @@ async def test_a_failing_webhook_endpoint_is_recorded_and_tried_again(
     assert await a.delivery_round() == 0  # the next attempt is not due yet
 
 
-# --- the adapters on their own ---------------------------------------------------------------
-
-texts = st.text(st.characters(codec="utf-8"), max_size=40)
-pairs = st.tuples(texts, texts)
-
-
-@st.composite
-def messages(draw: st.DrawFn) -> tuple[Header, bytes]:
-    payload = draw(st.binary(max_size=600))
-    header = Header(
-        message_id=draw(texts),
-        from_party=draw(texts),
-        to_party=SEAT_B,
-        receiver_certificate_sha256=draw(st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
-        original_sender=draw(pairs),
-        final_recipient=draw(pairs),
-        service=draw(pairs),
-        action=draw(texts),
-        payload_sha256=hashlib.sha256(payload).hexdigest(),
-    )
-    return header, payload
-
-
-def credentials_of(pki: Path) -> Credentials:
-    return Credentials((pki / "ap.pem").read_text(), (pki / "ap.key").read_text())
-
-
-@settings(max_examples=60, deadline=None)
-@given(message=messages())
-def test_a_loopback_message_reads_back_as_it_was_sent(
-    pkis: dict[str, Path], message: tuple[Header, bytes]
-) -> None:
-    header, payload = message
-    reader = InMemoryMessageReader()
-    with tempfile.TemporaryDirectory() as folder:
-        body, sbd = Path(folder) / "body", Path(folder) / "sbd"
-        body.write_bytes(header.dump(payload))
-        inbound = reader.read(CONTENT_TYPE, body, credentials_of(pkis[SEAT_B]), sbd)
-        assert sbd.read_bytes() == payload
-    assert inbound.message_id == header.message_id
-    assert inbound.sender_certificate_cn == header.from_party
-    assert inbound.original_sender == Identifier(*header.original_sender)
-    assert inbound.final_recipient == Identifier(*header.final_recipient)
-    assert inbound.service == Identifier(*header.service)
-    assert inbound.action == header.action
-    assert reader.read_messages == [inbound]
-
-
-@settings(max_examples=60, deadline=None)
-@given(message=messages(), data=st.data())
-def test_a_cut_short_loopback_message_is_refused(
-    pkis: dict[str, Path], message: tuple[Header, bytes], data: st.DataObject
-) -> None:
-    """Every proper prefix of a message is refused with an ebMS error, never read."""
-    header, payload = message
-    whole = header.dump(payload)
-    cut = data.draw(st.integers(0, len(whole) - 1))
-    with tempfile.TemporaryDirectory() as folder:
-        body, sbd = Path(folder) / "body", Path(folder) / "sbd"
-        body.write_bytes(whole[:cut])
-        with pytest.raises(As4Refusal) as caught:
-            InMemoryMessageReader().read(CONTENT_TYPE, body, credentials_of(pkis[SEAT_B]), sbd)
-    assert caught.value.code == "EBMS:0009"
+# --- a message for another access point ------------------------------------------------------
 
 
 async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) -> None:
@@ -598,26 +528,3 @@ async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) 
     assert loop.b.reader.read_messages == []
     assert await loop.b.transactions(direction=Direction.FROM_NETWORK) == []
     assert await loop.b.transactions(kind=Kind.MLS) == []  # unread: no status goes back
-
-
-async def test_the_lookup_answers_what_a_send_would_meet() -> None:
-    lookup = InMemoryParticipantLookup()
-    bob = Identifier(PARTICIPANT_SCHEME, RECEIVER)
-    endpoint = Endpoint("memory://b", b"not a certificate", "peppol-transport-as4-v2_0", "PB")
-    lookup.register(bob, endpoint, [(INVOICE, PROCESS)])
-    found = await lookup.receiver(bob, INVOICE, Environment.TEST)
-    assert found.registered and found.can_receive
-    assert [e.url for e in found.endpoints] == ["memory://b"]
-    assert found.document_types == (str(INVOICE),)
-    other = await lookup.receiver(bob, INVOICE, Environment.PROD)
-    assert not other.registered and not other.can_receive
-    lookup.fail(bob, LookupProblem.UNREACHABLE)
-    with pytest.raises(LookupFailed) as caught:
-        await lookup.endpoint(bob, INVOICE, PROCESS, endpoint.transport_profile, Environment.TEST)
-    assert caught.value.problem is LookupProblem.UNREACHABLE and not caught.value.permanent
-    lookup.heal(bob)
-    assert (
-        await lookup.endpoint(bob, INVOICE, PROCESS, endpoint.transport_profile, Environment.TEST)
-        == endpoint
-    )
-    assert len(lookup.asked) == 4
