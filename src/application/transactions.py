@@ -13,7 +13,6 @@ import attrs
 
 from fourcorner.application import idempotency, telemetry
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.alltouse import usable
 from fourcorner.application.collections import (
     API_KEYS,
     ARTEFACTS,
@@ -28,6 +27,7 @@ from fourcorner.application.idempotency import Answer, Keyed
 from fourcorner.application.listing import ListRequest, equals, one_of
 from fourcorner.application.ports import BlobStore, Envelopes
 from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
 from fourcorner.domain.clock import from_ns
 from fourcorner.domain.envelope import Envelope

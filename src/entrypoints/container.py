@@ -35,7 +35,7 @@ from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
-from fourcorner.application import certificate_keys, infrastructure, sealed
+from fourcorner.application import certificate_keys, operator_setup, sealed
 from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
 from fourcorner.application.context import Context, Network, system_clock
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
@@ -352,7 +352,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
-    await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
+    await operator_setup.ensure_operator(ctx, container.operator_environments(), spid)
     await migrate_data(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []

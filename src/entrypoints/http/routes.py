@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from fourcorner.application.access_points import CreateAccessPoint, UpdateAccessPoint
 from fourcorner.application.api_keys import CreateApiKey
 from fourcorner.application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
+from fourcorner.application.certificates import CreateCertificate, UpdateCertificate
 from fourcorner.application.collections import (
     ACCESS_POINTS,
     API_KEYS,
@@ -17,12 +19,6 @@ from fourcorner.application.collections import (
     PARTICIPANTS,
     TRANSACTIONS,
     WEBHOOKS,
-)
-from fourcorner.application.infrastructure import (
-    CreateAccessPoint,
-    CreateCertificate,
-    UpdateAccessPoint,
-    UpdateCertificate,
 )
 from fourcorner.application.members import CreateMember, UpdateMember
 from fourcorner.application.organisations import CreateOrganisation, UpdateOrganisation
