@@ -19,10 +19,10 @@ from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest
 from fourcorner.application.scoped import get_in_org, list_in_org, owned
 from fourcorner.application.storage import Page, UnitOfWork
-from fourcorner.domain import infrastructure as infra
 from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.certificates import Certificate, Service
 from fourcorner.domain.errors import Detail, InUse, InvalidInput
-from fourcorner.domain.infrastructure import AccessPoint, Certificate, Environment, Service
+from fourcorner.domain.network_services import AccessPoint, Environment, ap_url, require_whitelabel
 from fourcorner.domain.roles import Role
 
 
@@ -70,7 +70,7 @@ async def create_ap(
     now = ctx.clock()
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "create access points")
+        require_whitelabel(access.org, "create access points")
         await _ap_certificate(uow, org_id, cmd.certificate_ref, cmd.environment)
         ap_id = ctx.new_id()
         ap = AccessPoint(
@@ -78,7 +78,7 @@ async def create_ap(
             org_id=org_id,
             name=cmd.name,
             description=cmd.description,
-            ap_url=infra.ap_url(ctx.net.ap_host, org_id, ap_id),
+            ap_url=ap_url(ctx.net.ap_host, org_id, ap_id),
             certificate_ref=cmd.certificate_ref,
             transport_profile=cmd.transport_profile,
             environment=cmd.environment,
@@ -112,7 +112,7 @@ async def update_ap(
 ) -> AccessPoint:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "change access points")
+        require_whitelabel(access.org, "change access points")
         ap: AccessPoint = await owned(uow, ACCESS_POINTS, org_id, ap_id, "access point")
         if cmd.certificate_ref is not None:
             await _ap_certificate(uow, org_id, cmd.certificate_ref, ap.environment)
@@ -133,7 +133,7 @@ async def delete_aps(
 ) -> list[str]:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "delete access points")
+        require_whitelabel(access.org, "delete access points")
         done = []
         for aid in dict.fromkeys(ids):
             await owned(uow, ACCESS_POINTS, org_id, aid, "access point")

@@ -20,10 +20,10 @@ from fourcorner.application.listing import ListRequest
 from fourcorner.application.scoped import get_in_org, list_in_org, owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import Page
-from fourcorner.domain import infrastructure as infra
 from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
 from fourcorner.domain.errors import InUse, InvalidInput
-from fourcorner.domain.infrastructure import Certificate, CertificateEnvironment, Service
+from fourcorner.domain.network_services import require_whitelabel
 from fourcorner.domain.roles import Role
 
 
@@ -53,7 +53,7 @@ async def create_certificate(
     check_transport_profile(ctx, cmd.transport_profile)
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "upload certificates")
+        require_whitelabel(access.org, "upload certificates")
     info = ctx.net.certificates.inspect(cmd.cert_pem, cmd.ca_chain_pem, cmd.private_key_pem, now)
     cert_id = ctx.new_id()
     cert = Certificate(
@@ -120,7 +120,7 @@ async def update_certificate(
 ) -> Certificate:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "change certificates")
+        require_whitelabel(access.org, "change certificates")
         cert: Certificate = await owned(uow, CERTIFICATES, org_id, cert_id, "certificate")
         changes = {k: v for k, v in attrs.asdict(cmd).items() if v is not None}
         cert = attrs.evolve(
@@ -136,7 +136,7 @@ async def delete_certificates(
 ) -> list[str]:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
-        infra.require_whitelabel(access.org, "delete certificates")
+        require_whitelabel(access.org, "delete certificates")
         certs, aps = uow.repository(CERTIFICATES), uow.repository(ACCESS_POINTS)
         done = []
         for cid in dict.fromkeys(ids):

@@ -65,7 +65,7 @@ from fourcorner.domain.envelope import (
 )
 from fourcorner.domain.errors import Conflict, DomainError, NotFound, SecretUnusable
 from fourcorner.domain.filtering import Op
-from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
     Artefact,

@@ -35,7 +35,7 @@ from fourcorner.domain import events
 from fourcorner.domain import transaction as txe
 from fourcorner.domain.envelope import Envelope, MessageLevelStatus, MlsType, seat_spid
 from fourcorner.domain.errors import DomainError
-from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.transaction import (
     Artefact,
     ArtefactType,

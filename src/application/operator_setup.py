@@ -23,16 +23,14 @@ from fourcorner.application.context import Context
 from fourcorner.application.ports import InspectedCertificate
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWork
-from fourcorner.domain import infrastructure as infra
+from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
-from fourcorner.domain.infrastructure import (
+from fourcorner.domain.network_services import (
     OPERATOR_ORG_ID,
     AccessPoint,
-    Certificate,
-    CertificateEnvironment,
     Environment,
-    Service,
     Smp,
+    ap_url,
 )
 from fourcorner.domain.organisation import Mode, Organisation, UserRef
 from fourcorner.domain.participant import Participant, SupportedDocumentType
@@ -187,7 +185,7 @@ async def _ensure_environment(
         id=ap_id,
         org_id=OPERATOR_ORG_ID,
         name=f"operator access point ({env.environment.value})",
-        ap_url=infra.ap_url(ctx.net.ap_host, OPERATOR_ORG_ID, ap_id),
+        ap_url=ap_url(ctx.net.ap_host, OPERATOR_ORG_ID, ap_id),
         certificate_ref=ids[Service.AP],
         transport_profile="net-transport-as4-v2_0",
         environment=env.environment,

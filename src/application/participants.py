@@ -23,7 +23,7 @@ from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
-from fourcorner.domain.infrastructure import AccessPoint, Smp
+from fourcorner.domain.network_services import AccessPoint, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,

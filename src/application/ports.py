@@ -14,7 +14,7 @@ import attrs
 
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.envelope import Envelope, Identifier, MessageLevelStatus
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.validation import ValidationResult
 

@@ -9,8 +9,7 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import ACCESS_POINTS, SMPS
 from fourcorner.application.context import Context
 from fourcorner.application.storage import UnitOfWork
-from fourcorner.domain import infrastructure as infra
-from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, AccessPoint, Smp
+from fourcorner.domain.network_services import OPERATOR_ORG_ID, AccessPoint, Smp, all_to_use
 from fourcorner.domain.organisation import Mode, Organisation
 from fourcorner.domain.roles import Role
 
@@ -23,8 +22,8 @@ async def usable(uow: UnitOfWork, org: Organisation) -> tuple[list[Smp], list[Ac
     own_smps = await smps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
     own_aps = await aps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
     return (
-        infra.all_to_use(org, operator_smps, own_smps),
-        infra.all_to_use(org, operator_aps, own_aps),
+        all_to_use(org, operator_smps, own_smps),
+        all_to_use(org, operator_aps, own_aps),
     )
 
 

@@ -46,7 +46,7 @@ from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints import operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
