@@ -30,7 +30,7 @@ from fourcorner.application.scoped import get_in_org, list_in_org, owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
 from fourcorner.domain.clock import from_ns
-from fourcorner.domain.envelope import Envelope
+from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
     Detail,
@@ -117,7 +117,7 @@ async def _every(uow: UnitOfWork, collection: Collection[T], where: Condition) -
         query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
 
 
-def _check_catalogue(ctx: Context, envelope: Envelope) -> None:
+def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
     problems = []
     doc = ctx.catalogue.document_type_by_value(
         envelope.document_type.scheme, envelope.document_type.value

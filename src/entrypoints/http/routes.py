@@ -41,7 +41,7 @@ from fourcorner.entrypoints.http import validation_handlers as v
 from fourcorner.entrypoints.http import webhook_handlers as w
 from fourcorner.entrypoints.http.routing import (
     LIST_PARAMS,
-    Envelope,
+    ListReply,
     QueryParam,
     Route,
     sorted_list,
@@ -282,7 +282,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List every organisation (superadmin).",
             S,
             "organisations",
-            response=Envelope(views.ORGANISATION),
+            response=ListReply(views.ORGANISATION),
             query=sorted_list(ORGANISATIONS),
             errors=("AT-1004", "AT-1005"),
         ),
@@ -369,7 +369,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Users asking to join (PENDING), and invited addresses (INVITED, with their email).",
             A,
             "members",
-            response=Envelope(views.MEMBER),
+            response=ListReply(views.MEMBER),
             query=sorted_list(MEMBERS),
         ),
         Route(
@@ -379,7 +379,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "All members.",
             A,
             "members",
-            response=Envelope(views.MEMBER),
+            response=ListReply(views.MEMBER),
             query=sorted_list(MEMBERS),
         ),
         Route(
@@ -469,7 +469,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List API keys (never the key).",
             A,
             "api keys",
-            response=Envelope(views.API_KEY),
+            response=ListReply(views.API_KEY),
             query=sorted_list(API_KEYS),
         ),
         Route(
@@ -490,7 +490,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "production; WHITELABEL also its own).",
             M,
             "participants",
-            response=Envelope(views.SMP),
+            response=ListReply(views.SMP),
         ),
         Route(
             "GET",
@@ -499,7 +499,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Access points the organisation may use.",
             M,
             "access points",
-            response=Envelope(views.ACCESS_POINT),
+            response=ListReply(views.ACCESS_POINT),
         ),
         Route(
             "GET",
@@ -522,7 +522,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List certificates.",
             A,
             "certificates",
-            response=Envelope(views.CERTIFICATE),
+            response=ListReply(views.CERTIFICATE),
             query=sorted_list(CERTIFICATES),
         ),
         Route(
@@ -576,7 +576,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List own access points.",
             A,
             "access points",
-            response=Envelope(views.ACCESS_POINT),
+            response=ListReply(views.ACCESS_POINT),
             query=sorted_list(ACCESS_POINTS),
         ),
         Route(
@@ -630,7 +630,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List the organisation's participants.",
             A,
             "participants",
-            response=Envelope(views.PARTICIPANT),
+            response=ListReply(views.PARTICIPANT),
             query=sorted_list(PARTICIPANTS),
         ),
         Route(
@@ -893,7 +893,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List webhooks.",
             A,
             "webhooks",
-            response=Envelope(views.WEBHOOK),
+            response=ListReply(views.WEBHOOK),
             query=sorted_list(WEBHOOKS),
         ),
         Route(
@@ -934,7 +934,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Stored events (14 days) with their delivery status.",
             A,
             "webhooks",
-            response=Envelope(views.EVENT),
+            response=ListReply(views.EVENT),
             query=sorted_list(EVENTS),
         ),
         Route(

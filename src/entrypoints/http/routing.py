@@ -45,7 +45,7 @@ PRIVATE = web.RequestKey("private", bool)
 
 
 @attrs.frozen
-class Envelope:
+class ListReply:
     """A list answer: ``{"items": [...], "nextCursor": ...}`` of a view."""
 
     view: View
@@ -142,7 +142,7 @@ class Route:
     role: Role | None  # None: public
     tag: str
     body: type | None = None
-    response: View | Envelope | Mapping[str, Any] | None = None
+    response: View | ListReply | Mapping[str, Any] | None = None
     status: int = 200
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
