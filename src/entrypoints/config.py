@@ -428,24 +428,6 @@ class Settings:
             need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
         return out
 
-    def as_config(self) -> dict[str, Any]:
-        """The values the container's ``Configuration`` provider holds."""
-        out = {a.name: getattr(self, a.name) for a in attrs.fields(Settings)}
-        out |= {
-            "data_dir": str(self.data_dir),
-            # unset: the tables go where the server's search_path puts them
-            "database_schema": self.database_schema or None,
-            "database": self.database,
-            "storage_kind": self.storage_kind,
-            "sqlite_path": self.sqlite_path,
-            "base_url": self.base_url,
-            "https": self.https,
-            "access_point_host": self.access_point_host,
-            "as4_prefix": self.as4_prefix,
-            "discovery_mode": self.discovery_mode,
-        }
-        return out
-
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """The settings of ``environ`` (default: the process environment), its configuration

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 from aiohttp import web
 from dependency_injector import containers, providers
 
@@ -55,7 +56,7 @@ from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
 from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.metrics import Metrics
-from fourcorner.entrypoints.http.routing import dependencies
+from fourcorner.entrypoints.http.routing import Route, dependencies, markers
 from fourcorner.entrypoints.http.throttle import FailureTracker
 
 
@@ -83,8 +84,12 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
 BLOBS_DIR = "blobs"
 
 
-def _blob_dir(data_dir: str) -> Path:
+def _blob_dir(data_dir: Path) -> Path:
     return Path(data_dir) / BLOBS_DIR
+
+
+def _or_none(value: str) -> str | None:
+    return value or None
 
 
 def _lookup_url(settings: Settings) -> str:
@@ -126,10 +131,17 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
 
 
 class Container(containers.DeclarativeContainer):
-    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` resolves
-    those once and binds them (``entrypoints.http.routing.bind``)."""
+    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` checks
+    that each names a provider (``check_markers``), resolves them once and binds them
+    (``entrypoints.http.routing.bind``).
 
-    config = providers.Configuration(strict=True)
+    Settings reach the providers one way, from the ``Settings`` object: a provider that needs
+    several takes ``settings``, one that needs a value takes ``config.<name>``, which is
+    ``settings.<name>`` read when the provider is built (``config`` is ``settings.provided``).
+    """
+
+    settings = providers.Dependency(instance_of=Settings)
+    config = settings.provided
 
     storage_adapter = providers.Selector(
         config.storage_kind,
@@ -138,7 +150,8 @@ class Container(containers.DeclarativeContainer):
         postgres=providers.Singleton(
             PostgresStorage,
             config.database,
-            schema=config.database_schema,
+            # unset: the tables go where the server's search_path puts them
+            schema=providers.Callable(_or_none, config.database_schema),
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
             announce=(DELIVERIES.name, TRANSACTIONS.name),
@@ -170,7 +183,6 @@ class Container(containers.DeclarativeContainer):
         _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
     )
 
-    settings = providers.Dependency(instance_of=Settings)
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
     sealer = providers.Singleton(
         KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
@@ -217,8 +229,9 @@ class Container(containers.DeclarativeContainer):
     delivery_worker = providers.Singleton(
         DeliveryWorker, context, webhook_sender, delivery_settings
     )
-    # In a process that runs workers, raising an event wakes them at once.
-    delivery_wake = providers.Object(None)
+    # Raising an event wakes the delivery worker of this process at once (when it runs one;
+    # other processes' workers are woken by the storage's announcements).
+    delivery_wake = delivery_worker.provided.wake
 
     blobs = providers.Selector(
         config.storage_kind,
@@ -274,7 +287,8 @@ class Container(containers.DeclarativeContainer):
         grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
         interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
     )
-    sending_wake = providers.Object(None)
+    # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
+    sending_wake = sending_worker.provided.wake
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
@@ -307,9 +321,7 @@ async def resolve(provider: Any) -> Any:
 def build_container(settings: Settings | None = None, **overrides: Any) -> Container:
     """A wired container for ``settings`` (default: the environment)."""
     container = Container()
-    settings = settings or Settings.load()
-    container.config.from_dict(settings.as_config())
-    container.settings.override(providers.Object(settings))
+    container.settings.override(providers.Object(settings or Settings.load()))
     for name, value in overrides.items():
         getattr(container, name).override(providers.Object(value))
     return container
@@ -327,12 +339,46 @@ async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker,
     return deliverer, sender, await resolve(container.blob_sweeper)
 
 
+class UnknownProvider(LookupError):
+    """A handler's ``Provide["name"]`` marker names no provider of the container."""
+
+
+# what ``config.<name>`` may name: the settings' fields and computed values
+_SETTINGS_NAMES = frozenset(a.name for a in attrs.fields(Settings)) | frozenset(
+    name for name, value in vars(Settings).items() if isinstance(value, property)
+)
+
+
 def _provider(container: Container, name: str) -> Any:
-    """The provider a ``Provide["name"]`` marker names (``config.x.y`` included)."""
-    provider: Any = container
-    for part in name.split("."):
-        provider = getattr(provider, part)
-    return provider
+    """The provider a ``Provide["name"]`` marker names: a provider of the container, or
+    ``config.<setting>``; ``UnknownProvider`` when there is none."""
+    first, _, rest = name.partition(".")
+    provider = container.providers.get(first)
+    if provider is None:
+        raise UnknownProvider(f"the container has no provider {first!r}")
+    if not rest:
+        return provider
+    if provider is not container.config:
+        raise UnknownProvider(f"{first!r} is a provider without named parts")
+    if rest not in _SETTINGS_NAMES:
+        raise UnknownProvider(f"the settings have no value {rest!r}")
+    return getattr(provider, rest)
+
+
+def check_markers(container: Container, routes: Iterable[Route]) -> None:
+    """Every ``Provide["name"]`` marker of the handlers of ``routes`` names a provider of
+    ``container``; else ``UnknownProvider`` names each handler, parameter and marker that does
+    not. ``web_app`` checks this before it opens anything, so a misspelt marker stops the
+    start instead of failing the first request that reaches its handler."""
+    problems = []
+    for handler, parameter, name in markers(routes):
+        try:
+            _provider(container, name)
+        except UnknownProvider as e:
+            where = f"{handler.__module__}.{handler.__qualname__}"
+            problems.append(f'{where}: {parameter}=Provide["{name}"]: {e}')
+    if problems:
+        raise UnknownProvider("; ".join(dict.fromkeys(problems)))
 
 
 async def migrate_data(container: Container) -> None:
@@ -348,7 +394,10 @@ async def migrate_data(container: Container) -> None:
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
     """The aiohttp app, its resources opened now and closed when the app shuts down; with
-    ``workers``, the delivery workers run inside the same process."""
+    ``workers``, the delivery workers run inside the same process. ``UnknownProvider``
+    before anything is opened when a handler names a provider the container does not have."""
+    table = container.route_table()
+    check_markers(container, table)
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
@@ -358,12 +407,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     running: list[asyncio.Task[None]] = []
     if workers:
         deliverer, sender, sweeper = await _workers(container)
-        container.delivery_wake.override(providers.Object(deliverer.wake))
-        container.sending_wake.override(providers.Object(sender.wake))
-    provided = {
-        name: await resolve(_provider(container, name))
-        for name in dependencies(container.route_table())
-    }
+    provided = {name: await resolve(_provider(container, name)) for name in dependencies(table)}
     app = container.app(provided=provided)
     if inspect.isawaitable(app):
         app = await app

@@ -167,9 +167,19 @@ def _markers(handler: Handler) -> dict[str, str]:
     }
 
 
+def markers(routes: Iterable[Route]) -> list[tuple[Handler, str, str]]:
+    """Each ``(handler, parameter, provider name)`` of the ``Provide`` markers of the handlers
+    of ``routes``."""
+    return [
+        (route.handler, parameter, name)
+        for route in routes
+        for parameter, name in _markers(route.handler).items()
+    ]
+
+
 def dependencies(routes: Iterable[Route]) -> set[str]:
     """The container providers that the handlers of ``routes`` name."""
-    return {name for route in routes for name in _markers(route.handler).values()}
+    return {name for _, _, name in markers(routes)}
 
 
 def bind(handler: Handler, provided: Mapping[str, Any]) -> Handler:
