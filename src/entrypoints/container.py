@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import attrs
 from aiohttp import web
 from dependency_injector import containers, providers
 
@@ -48,7 +47,7 @@ from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
 from fourcorner.domain.network_services import Environment
-from fourcorner.entrypoints import operator
+from fourcorner.entrypoints import markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.app import build_app
@@ -56,7 +55,7 @@ from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
 from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.metrics import Metrics
-from fourcorner.entrypoints.http.routing import Route, dependencies, markers
+from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
 
 
@@ -132,12 +131,13 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
 
 class Container(containers.DeclarativeContainer):
     """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` checks
-    that each names a provider (``check_markers``), resolves them once and binds them
+    that each names a provider (``markers.check_markers``), resolves them once and binds them
     (``entrypoints.http.routing.bind``).
 
     Settings reach the providers one way, from the ``Settings`` object: a provider that needs
     several takes ``settings``, one that needs a value takes ``config.<name>``, which is
-    ``settings.<name>`` read when the provider is built (``config`` is ``settings.provided``).
+    ``settings.<name>`` read when the provider is built (``config`` is ``settings.provided``;
+    ``entrypoints.markers.SETTINGS_PROVIDER``).
     """
 
     settings = providers.Dependency(instance_of=Settings)
@@ -339,48 +339,6 @@ async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker,
     return deliverer, sender, await resolve(container.blob_sweeper)
 
 
-class UnknownProvider(LookupError):
-    """A handler's ``Provide["name"]`` marker names no provider of the container."""
-
-
-# what ``config.<name>`` may name: the settings' fields and computed values
-_SETTINGS_NAMES = frozenset(a.name for a in attrs.fields(Settings)) | frozenset(
-    name for name, value in vars(Settings).items() if isinstance(value, property)
-)
-
-
-def _provider(container: Container, name: str) -> Any:
-    """The provider a ``Provide["name"]`` marker names: a provider of the container, or
-    ``config.<setting>``; ``UnknownProvider`` when there is none."""
-    first, _, rest = name.partition(".")
-    provider = container.providers.get(first)
-    if provider is None:
-        raise UnknownProvider(f"the container has no provider {first!r}")
-    if not rest:
-        return provider
-    if provider is not container.config:
-        raise UnknownProvider(f"{first!r} is a provider without named parts")
-    if rest not in _SETTINGS_NAMES:
-        raise UnknownProvider(f"the settings have no value {rest!r}")
-    return getattr(provider, rest)
-
-
-def check_markers(container: Container, routes: Iterable[Route]) -> None:
-    """Every ``Provide["name"]`` marker of the handlers of ``routes`` names a provider of
-    ``container``; else ``UnknownProvider`` names each handler, parameter and marker that does
-    not. ``web_app`` checks this before it opens anything, so a misspelt marker stops the
-    start instead of failing the first request that reaches its handler."""
-    problems = []
-    for handler, parameter, name in markers(routes):
-        try:
-            _provider(container, name)
-        except UnknownProvider as e:
-            where = f"{handler.__module__}.{handler.__qualname__}"
-            problems.append(f'{where}: {parameter}=Provide["{name}"]: {e}')
-    if problems:
-        raise UnknownProvider("; ".join(dict.fromkeys(problems)))
-
-
 async def migrate_data(container: Container) -> None:
     """The data migrations that need the application's ports (the schema's ran when the
     storage opened): certificates stored before their public keys were kept get them, and
@@ -397,7 +355,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     ``workers``, the delivery workers run inside the same process. ``UnknownProvider``
     before anything is opened when a handler names a provider the container does not have."""
     table = container.route_table()
-    check_markers(container, table)
+    markers.check_markers(container, table)
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
@@ -407,7 +365,9 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     running: list[asyncio.Task[None]] = []
     if workers:
         deliverer, sender, sweeper = await _workers(container)
-    provided = {name: await resolve(_provider(container, name)) for name in dependencies(table)}
+    provided = {
+        name: await resolve(markers.provider(container, name)) for name in dependencies(table)
+    }
     app = container.app(provided=provided)
     if inspect.isawaitable(app):
         app = await app

@@ -7,14 +7,9 @@ import pytest
 from dependency_injector.wiring import Provide
 
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import (
-    UnknownProvider,
-    build_container,
-    check_markers,
-    resolve,
-    web_app,
-)
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 from fourcorner.entrypoints.http.routing import Reply, Req, Route, markers
+from fourcorner.entrypoints.markers import UnknownProvider, check_markers
 
 
 def _settings(tmp_path, **values):
