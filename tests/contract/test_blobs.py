@@ -25,7 +25,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pg
 from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
 from fourcorner.adapters.blobs.spool import CHUNK
 from fourcorner.adapters.postgres import PostgresStorage
