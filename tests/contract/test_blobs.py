@@ -167,6 +167,20 @@ async def test_storing_a_key_again_replaces_it_whole(store: Any, kind: str) -> N
             assert await cursor.fetchone() == (1,)
 
 
+async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
+    store: Any, kind: str
+) -> None:
+    versions = [os.urandom(2 * CHUNK + n) for n in range(4)]
+    await asyncio.gather(*(store.put("ab-raced", data) for data in versions))
+    assert await store.get("ab-raced") in versions
+    if kind == "postgres":  # and only that one's pieces
+        async with await psycopg.AsyncConnection.connect(
+            store._url, options=f"-c search_path={store._schema}"
+        ) as conn:
+            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-raced'")
+            assert await cursor.fetchone() == (3,)
+
+
 async def test_a_reader_never_gets_a_mix_of_two_versions(store: Any) -> None:
     old, new = os.urandom(3 * CHUNK), os.urandom(3 * CHUNK)
     await store.put("ab-read", old)
