@@ -3,7 +3,8 @@ that processes on several machines share them with nothing but the database in c
 
 A blob is a row of ``blobs`` (key, version, size, when it was stored) and its content in rows
 of ``blob_chunks``, ``CHUNK`` (1 MiB) each, numbered from 0 (migration 0011). Blobs go in and
-come out a piece at a time, never whole in memory:
+come out a piece at a time, never whole in memory (but through ``put`` and ``get``, whose
+callers hold the whole blob anyway):
 
 - ``adopt`` copies an upload streamed to a local file (``incoming``, in a spool folder of the
   process's own, ``adapters.blobs.spool``) into the database a piece at a time, in one
