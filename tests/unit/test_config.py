@@ -174,7 +174,7 @@ def test_an_unset_schema_means_the_servers_default():
 )
 def test_blobs_go_to_the_database_on_postgresql_unless_files_are_chosen(database, chosen, kind):
     env = {"FOURCORNER_DATABASE_URL": database, "FOURCORNER_BLOB_STORE": chosen}
-    assert Settings.load(env).as_config()["blob_kind"] == kind
+    assert Settings.load(env).blob_kind == kind
 
 
 def test_a_good_at_rest_key_passes_and_every_problem_is_listed():
