@@ -15,15 +15,14 @@ from fourcorner.application.collections import (
     ACCESS_POINTS,
     CERTIFICATES,
     ORGANISATIONS,
-    PARTICIPANTS,
     SMPS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
 from fourcorner.application.ports import InspectedCertificate
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.repositories import AccessPoints, Participants
+from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
-from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import infrastructure as infra
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
@@ -145,19 +144,9 @@ def _check_profile(ctx: Context, profile: str) -> None:
         raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
 
 
-async def list_certificates(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[Certificate]:
-    return await list_in_org(ctx, principal, org_id, CERTIFICATES, request)
-
-
-async def get_certificate(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cert_id: uuid.UUID
-) -> Certificate:
-    found: Certificate = await get_in_org(
-        ctx, principal, org_id, CERTIFICATES, cert_id, "certificate"
-    )
-    return found
+_CERTIFICATES = InOrg(CERTIFICATES, "certificate")
+list_certificates = _CERTIFICATES.list
+get_certificate = _CERTIFICATES.get
 
 
 async def update_certificate(
@@ -186,11 +175,11 @@ async def delete_certificates(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         infra.require_whitelabel(access.org, "delete certificates")
-        certs, aps = uow.repository(CERTIFICATES), uow.repository(ACCESS_POINTS)
+        certs, aps = uow.repository(CERTIFICATES), AccessPoints(uow)
         done = []
         for cid in dict.fromkeys(ids):
             await owned(uow, CERTIFICATES, org_id, cid, "certificate")
-            user = await aps.first(certificateRef=cid)
+            user = await aps.first_using(cid)
             if user is not None:
                 raise InUse(
                     resource="certificate", ident=str(cid), used_by=f"access point {user.id}"
@@ -254,19 +243,9 @@ async def create_ap(
     return ap
 
 
-async def list_aps(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[AccessPoint]:
-    return await list_in_org(ctx, principal, org_id, ACCESS_POINTS, request)
-
-
-async def get_ap(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
-) -> AccessPoint:
-    found: AccessPoint = await get_in_org(
-        ctx, principal, org_id, ACCESS_POINTS, ap_id, "access point"
-    )
-    return found
+_ACCESS_POINTS = InOrg(ACCESS_POINTS, "access point")
+list_aps = _ACCESS_POINTS.list
+get_ap = _ACCESS_POINTS.get
 
 
 async def update_ap(
@@ -284,7 +263,7 @@ async def update_ap(
         )
         await uow.repository(ACCESS_POINTS).update(ap)
         # the participants it serves publish the new certificate or name
-        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+        for p in await Participants(uow).served_by(ap.id):
             await participant_cases.republish(ctx, uow, p)
         await uow.commit()
     return ap
@@ -299,7 +278,7 @@ async def delete_aps(
         done = []
         for aid in dict.fromkeys(ids):
             await owned(uow, ACCESS_POINTS, org_id, aid, "access point")
-            user = await uow.repository(PARTICIPANTS).first(apRef=aid)
+            user = await Participants(uow).first_served_by(aid)
             if user is not None:
                 raise InUse(
                     resource="access point", ident=str(aid), used_by=f"participant {user.id}"
@@ -369,8 +348,8 @@ async def _ensure_spid_participant(
 ) -> None:
     ident = spid_participant(spid).value
     mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
-    participants = uow.repository(PARTICIPANTS)
-    if mls is None or await participants.first(identifierKey=ident.lower()) is not None:
+    participants = Participants(uow)
+    if mls is None or await participants.by_identifier(ident) is not None:
         return
     p = Participant(
         id=_operator_id("participant:spid", env),
@@ -473,5 +452,5 @@ async def _ensure_environment(
         await aps.add(ap)
     elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
         await aps.update(ap)
-        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+        for p in await Participants(uow).served_by(ap.id):
             await participant_cases.republish(ctx, uow, p)
