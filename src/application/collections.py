@@ -1,6 +1,6 @@
 """The aggregates the service stores, as collections of the storage port.
 
-Each collection"s columns are named as the interface names its fields (camelCase JSON): the
+Each collection's columns are named as the interface names its fields (camelCase JSON): the
 filters a client may give a list (``filter=<field>:<op>:<value>``), the fields free-text
 search looks in and the sorts are declared here, beside the storage columns the service finds
 records by (``application.repositories``), so these wire names stay out of the domain.
@@ -8,6 +8,8 @@ records by (``application.repositories``), so these wire names stay out of the d
 
 from __future__ import annotations
 
+import re
+from operator import attrgetter
 from typing import Any
 
 from fourcorner.application.storage import Collection
@@ -27,42 +29,57 @@ from fourcorner.domain.user import DeletedIdentity, User
 from fourcorner.domain.webhook import Delivery, DeliveryStatus, Event, Webhook
 
 
-def _org_id(spec_get: str = "org_id") -> FieldSpec:
-    return FieldSpec("orgId", FieldType.UUID, lambda r: getattr(r, spec_get))
+def col(name: str, kind: FieldType, attribute: str | None = None, **options: Any) -> FieldSpec:
+    """The column ``name`` holding a record's ``attribute`` (``name`` in snake case unless
+    given; a dotted path reads a nested one)."""
+    return FieldSpec(name, kind, attrgetter(attribute or _snake(name)), **options)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+STRING, ENUM, BOOL, UUID, DATETIME = (
+    FieldType.STRING,
+    FieldType.ENUM,
+    FieldType.BOOL,
+    FieldType.UUID,
+    FieldType.DATETIME,
+)
+_ID = col("id", UUID)
+_CREATED_AT = col("createdAt", DATETIME)
+_ORG_ID = col("orgId", UUID)
+_NAME = col("name", STRING)
+_ENVIRONMENT = col("environment", ENUM, choices=("TEST", "PROD"))
+_TRANSPORT_PROFILE = col("transportProfile", STRING, normalise=neutral)
+_ORG_ROLE = col("role", ENUM, choices=tuple(r.value for r in ORG_ROLES))
+_DELIVERY_STATUS = col("status", ENUM, choices=tuple(s.value for s in DeliveryStatus))
 
 
 _ORGANISATION_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda o: o.id),
-    FieldSpec("legalName", FieldType.STRING, lambda o: o.legal_name),
-    FieldSpec("shortName", FieldType.STRING, lambda o: o.short_name),
-    FieldSpec("countryCode", FieldType.STRING, lambda o: o.country_code),
-    FieldSpec("legalIdentifier", FieldType.STRING, lambda o: o.legal_identifier),
-    FieldSpec("legalIdentifierCode", FieldType.STRING, lambda o: o.legal_identifier_code),
-    FieldSpec(
-        "organisationMode",
-        FieldType.ENUM,
-        lambda o: o.organisation_mode,
-        choices=tuple(m.value for m in Mode),
-    ),
-    FieldSpec(
+    _ID,
+    col("legalName", STRING),
+    col("shortName", STRING),
+    col("countryCode", STRING),
+    col("legalIdentifier", STRING),
+    col("legalIdentifierCode", STRING),
+    col("organisationMode", ENUM, choices=tuple(m.value for m in Mode)),
+    col(
         "modeChangeRequest",
-        FieldType.ENUM,
-        lambda o: o.mode_change_request,
+        ENUM,
         choices=tuple(m.value for m in REQUESTABLE_MODES),
         nullable=True,
     ),
-    FieldSpec("sharedModeEnabled", FieldType.BOOL, lambda o: o.shared_mode_enabled),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda o: o.created_at),
-    FieldSpec("lastModifiedAt", FieldType.DATETIME, lambda o: o.last_modified_at),
+    col("sharedModeEnabled", BOOL),
+    _CREATED_AT,
+    col("lastModifiedAt", DATETIME),
 )
-
 ORGANISATIONS: Collection[Organisation] = Collection(
     name="organisations",
     type=Organisation,
     columns={
         **_ORGANISATION_FILTERS,
-        "legalKey": FieldSpec("legalKey", FieldType.STRING, lambda o: o.legal_key),
-        "createdBy": FieldSpec("createdBy", FieldType.STRING, lambda o: o.created_by.user_id),
+        **fields(col("legalKey", STRING), col("createdBy", STRING, "created_by.user_id")),
     },
     filterable=frozenset(_ORGANISATION_FILTERS),
     search=("legalName", "shortName", "legalIdentifier"),
@@ -70,22 +87,19 @@ ORGANISATIONS: Collection[Organisation] = Collection(
 )
 
 _USER_FILTERS = fields(
-    FieldSpec("id", FieldType.STRING, lambda u: u.id),
-    FieldSpec("email", FieldType.STRING, lambda u: u.email),
-    FieldSpec("name", FieldType.STRING, lambda u: u.name),
-    FieldSpec("role", FieldType.ENUM, lambda u: u.role, choices=("user", "superadmin")),
-    FieldSpec("countryCode", FieldType.STRING, lambda u: u.country_code),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda u: u.created_at),
+    col("id", STRING),
+    col("email", STRING),
+    _NAME,
+    col("role", ENUM, choices=("user", "superadmin")),
+    col("countryCode", STRING),
+    _CREATED_AT,
 )
-
 USERS: Collection[User] = Collection(
     name="users",
     type=User,
-    columns={
-        **_USER_FILTERS,
-        # the identity (issuer, subject) that signs the user in; None on records not yet bound
-        "identityKey": FieldSpec("identityKey", FieldType.STRING, lambda u: u.identity_key),
-    },
+    # identityKey: the identity (issuer, subject) that signs the user in; None on records
+    # not yet bound
+    columns={**_USER_FILTERS, **fields(col("identityKey", STRING))},
     filterable=frozenset(_USER_FILTERS),
     search=("name", "email"),
     unique=(("identityKey",),),
@@ -94,37 +108,29 @@ USERS: Collection[User] = Collection(
 DELETED_IDENTITIES: Collection[DeletedIdentity] = Collection(
     name="deleted_identities",
     type=DeletedIdentity,
-    columns={
-        "id": FieldSpec("id", FieldType.UUID, lambda d: d.id),
-        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda d: d.created_at),
-        "identityKey": FieldSpec("identityKey", FieldType.STRING, lambda d: d.identity_key),
-    },
+    columns=fields(_ID, _CREATED_AT, col("identityKey", STRING)),
     filterable=frozenset(),
     unique=(("identityKey",),),
 )
 
 _MEMBER_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda m: m.id),
-    FieldSpec("role", FieldType.ENUM, lambda m: m.role, choices=tuple(r.value for r in ORG_ROLES)),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda m: m.status, choices=tuple(s.value for s in MemberStatus)
-    ),
-    FieldSpec("userRef", FieldType.STRING, lambda m: m.user_ref),
-    FieldSpec("firstName", FieldType.STRING, lambda m: m.first_name),
-    FieldSpec("lastName", FieldType.STRING, lambda m: m.last_name),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda m: m.created_at),
+    _ID,
+    _ORG_ROLE,
+    col("status", ENUM, choices=tuple(s.value for s in MemberStatus)),
+    col("userRef", STRING),
+    col("firstName", STRING),
+    col("lastName", STRING),
+    _CREATED_AT,
 )
-
 MEMBERS: Collection[Member] = Collection(
     name="members",
     type=Member,
     columns={
         **_MEMBER_FILTERS,
         # None for an invitation (no user yet), so invitations never clash on it
-        "userRef": FieldSpec("userRef", FieldType.STRING, lambda m: m.user_ref or None),
-        "orgId": _org_id(),
-        # an open invitation"s address: one per organisation, found at sign-in
-        "invitedEmail": FieldSpec("invitedEmail", FieldType.STRING, lambda m: m.invited_email),
+        "userRef": FieldSpec("userRef", STRING, lambda m: m.user_ref or None),
+        # invitedEmail: an open invitation's address, one per organisation, found at sign-in
+        **fields(_ORG_ID, col("invitedEmail", STRING)),
     },
     # status is the list itself (members, or pending members), not a client filter
     filterable=frozenset(_MEMBER_FILTERS) - {"status"},
@@ -133,109 +139,71 @@ MEMBERS: Collection[Member] = Collection(
 )
 
 _API_KEY_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda k: k.id),
-    FieldSpec("name", FieldType.STRING, lambda k: k.name),
-    FieldSpec("role", FieldType.ENUM, lambda k: k.role, choices=tuple(r.value for r in ORG_ROLES)),
-    FieldSpec("isActive", FieldType.BOOL, lambda k: k.is_active),
-    FieldSpec("expires", FieldType.DATETIME, lambda k: k.expires),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda k: k.created_at),
+    _ID, _NAME, _ORG_ROLE, col("isActive", BOOL), col("expires", DATETIME), _CREATED_AT
 )
-
 API_KEYS: Collection[ApiKey] = Collection(
     name="api_keys",
     type=ApiKey,
-    columns={
-        **_API_KEY_FILTERS,
-        "orgId": _org_id(),
-        "keyHash": FieldSpec("keyHash", FieldType.STRING, lambda k: k.key_hash),
-    },
+    columns={**_API_KEY_FILTERS, **fields(_ORG_ID, col("keyHash", STRING))},
     filterable=frozenset(_API_KEY_FILTERS),
     search=("name",),
     unique=(("keyHash",),),
 )
 
 _PARTICIPANT_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda p: p.id),
-    FieldSpec("name", FieldType.STRING, lambda p: p.name),
-    FieldSpec("participantIdentifier", FieldType.STRING, lambda p: p.identifier_key),
-    FieldSpec("environment", FieldType.ENUM, lambda p: p.environment, choices=("TEST", "PROD")),
-    FieldSpec("smpRef", FieldType.UUID, lambda p: p.smp_ref),
-    FieldSpec("apRef", FieldType.UUID, lambda p: p.ap_ref),
-    FieldSpec(
-        "transportProfile", FieldType.STRING, lambda p: p.transport_profile, normalise=neutral
-    ),
-    FieldSpec("status", FieldType.ENUM, lambda p: p.status, choices=("ACTIVE",)),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda p: p.created_at),
+    _ID,
+    _NAME,
+    col("participantIdentifier", STRING, "identifier_key"),
+    _ENVIRONMENT,
+    col("smpRef", UUID),
+    col("apRef", UUID),
+    _TRANSPORT_PROFILE,
+    col("status", ENUM, choices=("ACTIVE",)),
+    _CREATED_AT,
 )
-
 PARTICIPANTS: Collection[Participant] = Collection(
     name="participants",
     type=Participant,
-    columns={
-        **_PARTICIPANT_FILTERS,
-        "orgId": _org_id(),
-        "identifierKey": FieldSpec("identifierKey", FieldType.STRING, lambda p: p.identifier_key),
-    },
+    columns={**_PARTICIPANT_FILTERS, **fields(_ORG_ID, col("identifierKey", STRING))},
     filterable=frozenset(_PARTICIPANT_FILTERS),
     search=("name", "participantIdentifier"),
     unique=(("identifierKey",),),
 )
 
 _CERTIFICATE_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda c: c.id),
-    FieldSpec("name", FieldType.STRING, lambda c: c.name),
-    FieldSpec("service", FieldType.ENUM, lambda c: c.service, choices=("AP", "SMP")),
-    FieldSpec(
-        "environment", FieldType.ENUM, lambda c: c.environment, choices=("test", "production")
-    ),
-    FieldSpec("validUntil", FieldType.DATETIME, lambda c: c.valid_until),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda c: c.created_at),
+    _ID,
+    _NAME,
+    col("service", ENUM, choices=("AP", "SMP")),
+    col("environment", ENUM, choices=("test", "production")),
+    col("validUntil", DATETIME),
+    _CREATED_AT,
 )
-
 CERTIFICATES: Collection[Certificate] = Collection(
     name="certificates",
     type=Certificate,
-    columns={
-        **_CERTIFICATE_FILTERS,
-        "orgId": _org_id(),
-        # a public key is registered once (application.certificate_keys)
-        "heldKey": FieldSpec("heldKey", FieldType.STRING, lambda c: c.held_key),
-    },
+    # heldKey: a public key is registered once (application.certificate_keys)
+    columns={**_CERTIFICATE_FILTERS, **fields(_ORG_ID, col("heldKey", STRING))},
     filterable=frozenset(_CERTIFICATE_FILTERS),
     search=("name",),
     unique=(("heldKey",),),
 )
 
 _AP_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda a: a.id),
-    FieldSpec("name", FieldType.STRING, lambda a: a.name),
-    FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
-    FieldSpec(
-        "transportProfile", FieldType.STRING, lambda a: a.transport_profile, normalise=neutral
-    ),
-    FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
+    _ID, _NAME, _ENVIRONMENT, _TRANSPORT_PROFILE, col("certificateRef", UUID), _CREATED_AT
 )
-
 ACCESS_POINTS: Collection[AccessPoint] = Collection(
     name="access_points",
     type=AccessPoint,
-    columns={**_AP_FILTERS, "orgId": _org_id()},
+    columns={**_AP_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_AP_FILTERS),
     search=("name",),
 )
 
-_SMP_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda s: s.id),
-    FieldSpec("name", FieldType.STRING, lambda s: s.name),
-    FieldSpec("environment", FieldType.ENUM, lambda s: s.environment, choices=("TEST", "PROD")),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda s: s.created_at),
-)
-
+_SMP_FILTERS = fields(_ID, _NAME, _ENVIRONMENT, _CREATED_AT)
 SMPS: Collection[Smp] = Collection(
     name="smps",
     type=Smp,
-    columns={**_SMP_FILTERS, "orgId": _org_id()},
+    columns={**_SMP_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_SMP_FILTERS),
     search=("name",),
 )
@@ -243,143 +211,106 @@ SMPS: Collection[Smp] = Collection(
 SMP_REGISTRATIONS: Collection[SmpRegistration] = Collection(
     name="smp_registrations",
     type=SmpRegistration,
-    columns={
-        "id": FieldSpec("id", FieldType.UUID, lambda r: r.id),
-        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda r: r.created_at),
-        "smpId": FieldSpec("smpId", FieldType.UUID, lambda r: r.smp_id),
-        "participant": FieldSpec("participant", FieldType.STRING, lambda r: r.participant),
-    },
+    columns=fields(_ID, _CREATED_AT, col("smpId", UUID), col("participant", STRING)),
     filterable=frozenset({"smpId", "participant"}),
     unique=(("smpId", "participant"),),
 )
 
-_WEBHOOK_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda w: w.id),
-    FieldSpec("url", FieldType.STRING, lambda w: w.url),
-    FieldSpec("isEnabled", FieldType.BOOL, lambda w: w.is_enabled),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda w: w.created_at),
-)
-
+_WEBHOOK_FILTERS = fields(_ID, col("url", STRING), col("isEnabled", BOOL), _CREATED_AT)
 WEBHOOKS: Collection[Webhook] = Collection(
     name="webhooks",
     type=Webhook,
-    columns={**_WEBHOOK_FILTERS, "orgId": _org_id()},
+    columns={**_WEBHOOK_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_WEBHOOK_FILTERS),
     search=("url",),
 )
 
 _EVENT_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda e: e.id),
-    FieldSpec("eventType", FieldType.ENUM, lambda e: e.event_type, choices=EVENT_NAMES),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda e: e.status, choices=tuple(s.value for s in DeliveryStatus)
-    ),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda e: e.created_at),
+    _ID, col("eventType", ENUM, choices=EVENT_NAMES), _DELIVERY_STATUS, _CREATED_AT
 )
-
 EVENTS: Collection[Event] = Collection(
     name="events",
     type=Event,
-    columns={**_EVENT_FILTERS, "orgId": _org_id()},
+    columns={**_EVENT_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_EVENT_FILTERS),
     default_sort="-createdAt",  # newest first
 )
 
-_DELIVERY_COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda d: d.id),
-    FieldSpec("eventId", FieldType.UUID, lambda d: d.event_id),
-    FieldSpec("webhookId", FieldType.UUID, lambda d: d.webhook_id),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda d: d.status, choices=tuple(s.value for s in DeliveryStatus)
-    ),
-    FieldSpec("nextAttemptAt", FieldType.DATETIME, lambda d: d.next_attempt_at),
-    FieldSpec("leaseUntil", FieldType.DATETIME, lambda d: d.lease_until),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda d: d.created_at),
-)
-
+_NEXT_ATTEMPT_AT = col("nextAttemptAt", DATETIME)
+_LEASE_UNTIL = col("leaseUntil", DATETIME)
 DELIVERIES: Collection[Delivery] = Collection(
     name="deliveries",
     type=Delivery,
-    columns={**_DELIVERY_COLUMNS, "orgId": _org_id()},
+    columns=fields(
+        _ID,
+        col("eventId", UUID),
+        col("webhookId", UUID),
+        _DELIVERY_STATUS,
+        _NEXT_ATTEMPT_AT,
+        _LEASE_UNTIL,
+        _CREATED_AT,
+        _ORG_ID,
+    ),
     filterable=frozenset(),
 )
 
 _TRANSACTION_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda t: t.id),
-    FieldSpec(
-        "transactionStatus",
-        FieldType.ENUM,
-        lambda t: t.transaction_status,
-        choices=tuple(s.value for s in Status),
-    ),
-    FieldSpec("senderId", FieldType.STRING, lambda t: t.sender_id),
-    FieldSpec("receiverId", FieldType.STRING, lambda t: t.receiver_id),
-    FieldSpec("docTypeId", FieldType.STRING, lambda t: t.doc_type_id),
-    FieldSpec("processId", FieldType.STRING, lambda t: t.process_id),
-    FieldSpec("docInstanceId", FieldType.STRING, lambda t: t.doc_instance_id),
-    FieldSpec("apId", FieldType.UUID, lambda t: t.ap_id),
+    _ID,
+    col("transactionStatus", ENUM, choices=tuple(s.value for s in Status)),
+    col("senderId", STRING),
+    col("receiverId", STRING),
+    col("docTypeId", STRING),
+    col("processId", STRING),
+    col("docInstanceId", STRING),
+    col("apId", UUID),
     # shown with nanoseconds (API.md); compared at the stored precision, microseconds
-    FieldSpec("createdAt", FieldType.DATETIME, lambda t: t.created_at, shown=9),
+    col("createdAt", DATETIME, shown=9),
 )
-
-_TRANSACTION_WORK_COLUMNS = fields(
-    FieldSpec(
-        "direction", FieldType.ENUM, lambda t: t.direction, choices=("TO_NETWORK", "FROM_NETWORK")
-    ),
-    FieldSpec("kind", FieldType.ENUM, lambda t: t.kind, choices=("DOCUMENT", "MLS")),
-    FieldSpec("nextAttemptAt", FieldType.DATETIME, lambda t: t.next_attempt_at),
-    FieldSpec("leaseUntil", FieldType.DATETIME, lambda t: t.lease_until),
-    FieldSpec("as4MessageId", FieldType.STRING, lambda t: t.as4_message_id),
-    FieldSpec("dedupKey", FieldType.STRING, lambda t: t.dedup_key),
-)
-
 TRANSACTIONS: Collection[Transaction] = Collection(
     name="transactions",
     type=Transaction,
-    columns={**_TRANSACTION_FILTERS, **_TRANSACTION_WORK_COLUMNS, "orgId": _org_id()},
+    columns={
+        **_TRANSACTION_FILTERS,
+        **fields(
+            col("direction", ENUM, choices=("TO_NETWORK", "FROM_NETWORK")),
+            col("kind", ENUM, choices=("DOCUMENT", "MLS")),
+            _NEXT_ATTEMPT_AT,
+            _LEASE_UNTIL,
+            col("as4MessageId", STRING),
+            col("dedupKey", STRING),
+            _ORG_ID,
+        ),
+    },
     filterable=frozenset(_TRANSACTION_FILTERS),
     search=("senderId", "receiverId", "docInstanceId"),
     unique=(("dedupKey",),),
     default_sort="-createdAt",  # newest first
 )
 
-_ARTEFACT_COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda a: a.id),
-    FieldSpec("transactionId", FieldType.UUID, lambda a: a.transaction_id),
-    FieldSpec(
-        "type", FieldType.ENUM, lambda a: a.type, choices=tuple(t.value for t in ArtefactType)
-    ),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
+_ARTEFACT_FILTERS = fields(
+    _ID,
+    col("transactionId", UUID),
+    col("type", ENUM, choices=tuple(t.value for t in ArtefactType)),
+    _CREATED_AT,
 )
-
 ARTEFACTS: Collection[Artefact] = Collection(
     name="artefacts",
     type=Artefact,
-    columns={**_ARTEFACT_COLUMNS, "orgId": _org_id()},
-    filterable=frozenset(_ARTEFACT_COLUMNS),
+    columns={**_ARTEFACT_FILTERS, **fields(_ORG_ID)},
+    filterable=frozenset(_ARTEFACT_FILTERS),
 )
 
 UPLOADS: Collection[UsedUpload] = Collection(
     name="uploads",
     type=UsedUpload,
-    columns={
-        "id": FieldSpec("id", FieldType.UUID, lambda u: u.id),
-        "createdAt": FieldSpec("createdAt", FieldType.DATETIME, lambda u: u.created_at),
-    },
+    columns=fields(_ID, _CREATED_AT),
     filterable=frozenset(),
-)
-
-_IDEMPOTENCY_COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda k: k.id),
-    FieldSpec("orgId", FieldType.UUID, lambda k: k.org_id),
-    FieldSpec("key", FieldType.STRING, lambda k: k.key),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda k: k.created_at),
 )
 
 IDEMPOTENCY_KEYS: Collection[IdempotencyKey] = Collection(
     name="idempotency_keys",
     type=IdempotencyKey,
-    columns=_IDEMPOTENCY_COLUMNS,
+    columns=fields(_ID, _ORG_ID, col("key", STRING), _CREATED_AT),
     filterable=frozenset(),
     unique=(("orgId", "key"),),
 )

@@ -54,14 +54,8 @@ from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.smp import SmpRegistration
-from fourcorner.domain.transaction import (
-    Artefact,
-    ArtefactType,
-    Direction,
-    Kind,
-    Status,
-    Transaction,
-)
+from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Kind, Transaction
+from fourcorner.domain.transaction import Status as TransactionStatus
 from fourcorner.domain.user import DeletedIdentity, User
 from fourcorner.domain.webhook import Delivery, DeliveryStatus, Event, Webhook
 
@@ -319,7 +313,7 @@ class Transactions(OrgRecords[Transaction]):
             equals(TRANSACTIONS, "kind", Kind.DOCUMENT),
         )
 
-    async def count_outbound(self, status: Status) -> int:
+    async def count_outbound(self, status: TransactionStatus) -> int:
         return await self.store.count(direction=Direction.TO_NETWORK, transactionStatus=status)
 
     async def claim_due(self, now: datetime, limit: int) -> list[Transaction]:
@@ -328,7 +322,11 @@ class Transactions(OrgRecords[Transaction]):
         due = Query(
             where=(
                 equals(TRANSACTIONS, "direction", Direction.TO_NETWORK),
-                one_of(TRANSACTIONS, "transactionStatus", (Status.UNPROCESSED, Status.PROCESSING)),
+                one_of(
+                    TRANSACTIONS,
+                    "transactionStatus",
+                    (TransactionStatus.UNPROCESSED, TransactionStatus.PROCESSING),
+                ),
                 condition(TRANSACTIONS, "nextAttemptAt", Op.LTE, now),
                 condition(TRANSACTIONS, "leaseUntil", Op.LT, now),
             ),
