@@ -69,41 +69,41 @@ class Records(Generic[T]):
     collection: ClassVar[Collection[Any]]
 
     def __init__(self, uow: UnitOfWork) -> None:
-        self.store: Repository[T] = uow.repository(self.collection)
+        self._store: Repository[T] = uow.repository(self.collection)
 
     async def get(self, ident: object) -> T | None:
-        return await self.store.get(ident)
+        return await self._store.get(ident)
 
     async def lock(self, ident: object) -> T | None:
-        return await self.store.lock(ident)
+        return await self._store.lock(ident)
 
     async def lock_many(self, idents: Sequence[object]) -> builtins.list[T]:
-        return await self.store.lock_many(idents)
+        return await self._store.lock_many(idents)
 
     async def add(self, item: T) -> None:
-        await self.store.add(item)
+        await self._store.add(item)
 
     async def update(self, item: T) -> None:
-        await self.store.update(item)
+        await self._store.update(item)
 
     async def update_many(self, items: Sequence[T]) -> None:
-        await self.store.update_many(items)
+        await self._store.update_many(items)
 
     async def remove(self, ident: object) -> bool:
-        return await self.store.remove(ident)
+        return await self._store.remove(ident)
 
     async def list(self, query: Query) -> Page[T]:
-        return await self.store.list(query)
+        return await self._store.list(query)
 
     async def claim(self, query: Query) -> builtins.list[T]:
-        return await self.store.claim(query)
+        return await self._store.claim(query)
 
     async def _every(self, *where: Condition) -> builtins.list[T]:
         """Every record ``where`` holds for, however many pages that takes."""
         found: builtins.list[T] = []
         query = Query(where=where, limit=MAX_LIMIT)
         while True:
-            page = await self.store.list(query)
+            page = await self._store.list(query)
             found.extend(page.items)
             if page.next_cursor is None:
                 return found
@@ -114,7 +114,7 @@ class OrgRecords(Records[T]):
     """Records that belong to one organisation each (an ``orgId`` column)."""
 
     async def of_org(self, org_id: uuid.UUID) -> builtins.list[T]:
-        return await self.store.all(orgId=org_id)
+        return await self._store.all(orgId=org_id)
 
 
 class Organisations(Records[Organisation]):
@@ -122,10 +122,10 @@ class Organisations(Records[Organisation]):
 
     async def by_legal_key(self, legal_key: str) -> Organisation | None:
         """The organisation registered under this legal identity (``Organisation.legal_key``)."""
-        return await self.store.first(legalKey=legal_key)
+        return await self._store.first(legalKey=legal_key)
 
     async def count_created_by(self, user_id: str) -> int:
-        return await self.store.count(createdBy=user_id)
+        return await self._store.count(createdBy=user_id)
 
 
 class Users(Records[User]):
@@ -133,14 +133,14 @@ class Users(Records[User]):
 
     async def by_identity(self, identity_key: str) -> User | None:
         """The user the identity (issuer, subject) signs in as."""
-        return await self.store.first(identityKey=identity_key)
+        return await self._store.first(identityKey=identity_key)
 
 
 class DeletedIdentities(Records[DeletedIdentity]):
     collection = DELETED_IDENTITIES
 
     async def by_identity(self, identity_key: str) -> DeletedIdentity | None:
-        return await self.store.first(identityKey=identity_key)
+        return await self._store.first(identityKey=identity_key)
 
 
 class Members(OrgRecords[Member]):
@@ -148,21 +148,21 @@ class Members(OrgRecords[Member]):
 
     async def of_user(self, user_id: str) -> list[Member]:
         """Every membership and invitation of the user, in every organisation."""
-        return await self.store.all(userRef=user_id)
+        return await self._store.all(userRef=user_id)
 
     async def active_of_user(self, user_id: str) -> list[Member]:
-        return await self.store.all(userRef=user_id, status=MemberStatus.ACTIVE)
+        return await self._store.all(userRef=user_id, status=MemberStatus.ACTIVE)
 
     async def of_user_in(self, org_id: uuid.UUID, user_id: str) -> Member | None:
         """The user's membership of ``org_id``, whatever its status."""
-        return await self.store.first(orgId=org_id, userRef=user_id)
+        return await self._store.first(orgId=org_id, userRef=user_id)
 
     async def active_of_user_in(self, org_id: uuid.UUID, user_id: str) -> Member | None:
-        return await self.store.first(orgId=org_id, userRef=user_id, status=MemberStatus.ACTIVE)
+        return await self._store.first(orgId=org_id, userRef=user_id, status=MemberStatus.ACTIVE)
 
     async def invitation(self, org_id: uuid.UUID, address: str) -> Member | None:
         """The open invitation of ``org_id`` to the e-mail ``address`` (normalised)."""
-        return await self.store.first(orgId=org_id, invitedEmail=address)
+        return await self._store.first(orgId=org_id, invitedEmail=address)
 
     @staticmethod
     def with_status(statuses: Sequence[MemberStatus]) -> tuple[Condition, ...]:
@@ -171,14 +171,14 @@ class Members(OrgRecords[Member]):
 
     async def invitations_to(self, address: str) -> list[Member]:
         """The open invitations to the e-mail ``address`` (normalised), of every organisation."""
-        return await self.store.all(invitedEmail=address)
+        return await self._store.all(invitedEmail=address)
 
 
 class ApiKeys(OrgRecords[ApiKey]):
     collection = API_KEYS
 
     async def by_hash(self, key_hash: str) -> ApiKey | None:
-        return await self.store.first(keyHash=key_hash)
+        return await self._store.first(keyHash=key_hash)
 
 
 class Participants(OrgRecords[Participant]):
@@ -186,14 +186,14 @@ class Participants(OrgRecords[Participant]):
 
     async def by_identifier(self, identifier: str) -> Participant | None:
         """The participant with this identifier (``scheme::value``), in any spelling case."""
-        return await self.store.first(identifierKey=identifier.lower())
+        return await self._store.first(identifierKey=identifier.lower())
 
     async def served_by(self, ap_id: uuid.UUID) -> list[Participant]:
         """The participants whose documents the access point ``ap_id`` receives."""
-        return await self.store.all(apRef=ap_id)
+        return await self._store.all(apRef=ap_id)
 
     async def first_served_by(self, ap_id: uuid.UUID) -> Participant | None:
-        return await self.store.first(apRef=ap_id)
+        return await self._store.first(apRef=ap_id)
 
 
 class Certificates(OrgRecords[Certificate]):
@@ -201,7 +201,7 @@ class Certificates(OrgRecords[Certificate]):
 
     async def holding(self, held_key: str) -> Certificate | None:
         """The certificate registered for this public key (``Certificate.held_key``)."""
-        return await self.store.first(heldKey=held_key)
+        return await self._store.first(heldKey=held_key)
 
 
 class AccessPoints(OrgRecords[AccessPoint]):
@@ -209,7 +209,7 @@ class AccessPoints(OrgRecords[AccessPoint]):
 
     async def first_using(self, certificate_id: uuid.UUID) -> AccessPoint | None:
         """An access point that presents the certificate ``certificate_id``."""
-        return await self.store.first(certificateRef=certificate_id)
+        return await self._store.first(certificateRef=certificate_id)
 
 
 class Smps(OrgRecords[Smp]):
@@ -221,19 +221,19 @@ class SmpRegistrations(Records[SmpRegistration]):
 
     async def of_participant(self, identifier: str) -> SmpRegistration | None:
         """Where the participant (identifier, in any spelling case) is registered."""
-        return await self.store.first(participant=identifier.lower())
+        return await self._store.first(participant=identifier.lower())
 
 
 class IdempotencyKeys(OrgRecords[IdempotencyKey]):
     collection = IDEMPOTENCY_KEYS
 
     async def find(self, org_id: uuid.UUID, key: str) -> IdempotencyKey | None:
-        return await self.store.first(orgId=org_id, key=key)
+        return await self._store.first(orgId=org_id, key=key)
 
     async def claim_created_by(self, cutoff: datetime, limit: int) -> list[IdempotencyKey]:
         """Up to ``limit`` keys created at ``cutoff`` or before, claimed (``Repository.claim``)."""
         old = condition(IDEMPOTENCY_KEYS, "createdAt", Op.LTE, cutoff)
-        return await self.store.claim(Query(where=(old,), limit=limit))
+        return await self._store.claim(Query(where=(old,), limit=limit))
 
 
 class Webhooks(OrgRecords[Webhook]):
@@ -246,22 +246,22 @@ class Events(OrgRecords[Event]):
     async def with_ids(self, ids: Sequence[object]) -> list[Event]:
         """The events of these ids that exist (at most ``len(ids)``)."""
         query = Query(where=(one_of(EVENTS, "id", ids),), limit=len(ids))
-        return (await self.store.list(query)).items
+        return (await self._store.list(query)).items
 
     async def claim_older_than(self, cutoff: datetime, limit: int) -> list[Event]:
         """Up to ``limit`` events created before ``cutoff``, claimed (``Repository.claim``)."""
         old = condition(EVENTS, "createdAt", Op.LT, cutoff)
-        return await self.store.claim(Query(where=(old,), limit=limit))
+        return await self._store.claim(Query(where=(old,), limit=limit))
 
 
 class Deliveries(OrgRecords[Delivery]):
     collection = DELIVERIES
 
     async def of_event(self, event_id: uuid.UUID) -> list[Delivery]:
-        return await self.store.all(eventId=event_id)
+        return await self._store.all(eventId=event_id)
 
     async def count_pending(self) -> int:
-        return await self.store.count(status=DeliveryStatus.PENDING)
+        return await self._store.count(status=DeliveryStatus.PENDING)
 
     async def claim_due(
         self, now: datetime, limit: int, skip_webhooks: Sequence[object] = ()
@@ -277,7 +277,7 @@ class Deliveries(OrgRecords[Delivery]):
             ),
             limit=limit,
         )
-        return await self.store.claim(due)
+        return await self._store.claim(due)
 
 
 class Transactions(OrgRecords[Transaction]):
@@ -288,20 +288,20 @@ class Transactions(OrgRecords[Transaction]):
         return await self._every(one_of(TRANSACTIONS, "id", ids))
 
     async def by_dedup_key(self, dedup_key: str) -> Transaction | None:
-        return await self.store.first(dedupKey=dedup_key)
+        return await self._store.first(dedupKey=dedup_key)
 
     async def by_as4_message_id(self, message_id: str) -> Transaction | None:
         """The transaction an AS4 message (its ``MessageId``) brought in or took out."""
-        return await self.store.first(as4MessageId=message_id)
+        return await self._store.first(as4MessageId=message_id)
 
     async def mls_about(self, org_id: uuid.UUID, doc_instance_id: str) -> Transaction | None:
         """The message level status ``org_id`` owes the sender of the document it received
         as ``doc_instance_id`` (an MLS transaction, sent or waiting)."""
-        return await self.store.first(kind=Kind.MLS, docInstanceId=doc_instance_id, orgId=org_id)
+        return await self._store.first(kind=Kind.MLS, docInstanceId=doc_instance_id, orgId=org_id)
 
     async def sent_documents(self, doc_instance_id: str) -> list[Transaction]:
         """The documents sent to the network as ``doc_instance_id`` (of any organisation)."""
-        return await self.store.all(
+        return await self._store.all(
             docInstanceId=doc_instance_id, direction=Direction.TO_NETWORK, kind=Kind.DOCUMENT
         )
 
@@ -314,7 +314,7 @@ class Transactions(OrgRecords[Transaction]):
         )
 
     async def count_outbound(self, status: TransactionStatus) -> int:
-        return await self.store.count(direction=Direction.TO_NETWORK, transactionStatus=status)
+        return await self._store.count(direction=Direction.TO_NETWORK, transactionStatus=status)
 
     async def claim_due(self, now: datetime, limit: int) -> list[Transaction]:
         """Up to ``limit`` transactions to send (unprocessed, or processing with their lease
@@ -332,17 +332,17 @@ class Transactions(OrgRecords[Transaction]):
             ),
             limit=limit,
         )
-        return await self.store.claim(due)
+        return await self._store.claim(due)
 
 
 class Artefacts(OrgRecords[Artefact]):
     collection = ARTEFACTS
 
     async def of_transaction(self, transaction_id: uuid.UUID) -> list[Artefact]:
-        return await self.store.all(transactionId=transaction_id)
+        return await self._store.all(transactionId=transaction_id)
 
     async def of_transactions(self, ids: Sequence[uuid.UUID]) -> list[Artefact]:
         return await self._every(one_of(ARTEFACTS, "transactionId", ids))
 
     async def first_of_type(self, transaction_id: uuid.UUID, kind: ArtefactType) -> Artefact | None:
-        return await self.store.first(transactionId=transaction_id, type=kind)
+        return await self._store.first(transactionId=transaction_id, type=kind)
