@@ -1,4 +1,5 @@
-"""The SQLite adapter's migration target, and how its driver errors become domain errors."""
+"""The SQLite adapter's migration target: one connection, migrators serialised by SQLite's
+write lock."""
 
 from __future__ import annotations
 
@@ -9,19 +10,7 @@ from datetime import UTC, datetime
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.migrations import Migration
 from fourcorner.domain import clock
-from fourcorner.domain.errors import Conflict, DomainError, ServiceUnavailable
-
-_UNIQUE = ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY")
-
-
-def translate(e: sqlite3.Error) -> DomainError:
-    """A unique clash is a ``Conflict``; anything else leaves the database unavailable."""
-    name = getattr(e, "sqlite_errorname", "") or ""
-    if isinstance(e, sqlite3.IntegrityError) and (name in _UNIQUE or "UNIQUE" in str(e)):
-        return Conflict(reason="a record with this id or unique key exists")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(e):
-        return ServiceUnavailable(reason="the database is busy")
-    return ServiceUnavailable(reason="the database cannot be read or written")
+from fourcorner.domain.errors import ServiceUnavailable
 
 
 class SqliteMigrations:

@@ -21,9 +21,10 @@ then clears everything. A reader whose read misses takes the unit-of-work lock f
 only, so opening a reader inside a unit of work of the same task raises ``RuntimeError``
 rather than waiting for itself.
 
-Driver errors are translated here: a unique clash becomes ``domain.errors.Conflict``, every
-other ``sqlite3.Error`` (a locked or unreadable database, a full disk) becomes
-``domain.errors.ServiceUnavailable``; no ``sqlite3`` exception crosses the port.
+Driver errors are translated (``connection.translate``): a unique clash becomes
+``domain.errors.Conflict``, every other ``sqlite3.Error`` (a locked or unreadable database, a
+full disk) becomes ``domain.errors.ServiceUnavailable``; no ``sqlite3`` exception crosses the
+port. ``connection`` opens the connection, ``migration`` is the migration target.
 """
 
 from __future__ import annotations
@@ -35,18 +36,16 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self, TypeVar
 
 from fourcorner.adapters.changes import Watchers
-from fourcorner.adapters.private import make_dirs, touch
 from fourcorner.adapters.sql.cache import RecordCache
 from fourcorner.adapters.sql.dialect import SQLITE
 from fourcorner.adapters.sql.migrations import Migration
 from fourcorner.adapters.sql.repository import Repositories, SqlRepository
-from fourcorner.adapters.sqlite.migration import migrate, translate
+from fourcorner.adapters.sqlite.connection import connect, translate
+from fourcorner.adapters.sqlite.migration import migrate
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
 from fourcorner.domain.errors import DomainError, ServiceUnavailable
 
 T = TypeVar("T")
-
-BUSY_TIMEOUT_MS = 5000
 
 
 class SqliteStorage:
@@ -138,7 +137,7 @@ class SqliteStorage:
         """Open the connection and apply the pending migrations."""
         if self._conn is not None:
             return
-        conn = self._connect()
+        conn = connect(self._path)
         try:
             await migrate(conn)
         except BaseException:
@@ -151,7 +150,7 @@ class SqliteStorage:
         if self._conn is not None:
             async with self._lock:
                 return await migrate(self._conn)
-        conn = self._connect()
+        conn = connect(self._path)
         try:
             return await migrate(conn)
         finally:
@@ -177,25 +176,6 @@ class SqliteStorage:
                 pass  # only a planner hint; closing matters more
             finally:
                 conn.close()
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            # SQLite gives its -wal and -shm files the database file's mode
-            touch(make_dirs(self._path.parent) / self._path.name)
-            conn = sqlite3.connect(self._path, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
-            raise ServiceUnavailable(
-                reason=f"the database file {self._path} cannot be opened"
-            ) from e
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.Error as e:
-            conn.close()
-            raise translate(e) from e
-        return conn
 
     def connection(self) -> sqlite3.Connection:
         if self._conn is None:
