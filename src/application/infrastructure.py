@@ -42,6 +42,12 @@ from fourcorner.domain.roles import Role
 
 OPERATOR = UserRef("operator")
 
+# the readers of an organisation's certificates and access points
+_CERTIFICATES = InOrg(CERTIFICATES, "certificate")
+_ACCESS_POINTS = InOrg(ACCESS_POINTS, "access point")
+list_certificates, get_certificate = _CERTIFICATES.list, _CERTIFICATES.get
+list_aps, get_ap = _ACCESS_POINTS.list, _ACCESS_POINTS.get
+
 
 @attrs.frozen
 class CreateCertificate:
@@ -144,11 +150,6 @@ def _check_profile(ctx: Context, profile: str) -> None:
         raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
 
 
-_CERTIFICATES = InOrg(CERTIFICATES, "certificate")
-list_certificates = _CERTIFICATES.list
-get_certificate = _CERTIFICATES.get
-
-
 async def update_certificate(
     ctx: Context,
     principal: Principal,
@@ -241,11 +242,6 @@ async def create_ap(
         await uow.repository(ACCESS_POINTS).add(ap)
         await uow.commit()
     return ap
-
-
-_ACCESS_POINTS = InOrg(ACCESS_POINTS, "access point")
-list_aps = _ACCESS_POINTS.list
-get_ap = _ACCESS_POINTS.get
 
 
 async def update_ap(

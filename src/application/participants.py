@@ -166,13 +166,13 @@ async def create(
     return participant
 
 
-async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
-    return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
-
-
 _PARTICIPANTS = InOrg(PARTICIPANTS, "participant")
 get = _PARTICIPANTS.get
 list_participants = _PARTICIPANTS.list
+
+
+async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
+    return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
 
 
 async def update(

@@ -95,13 +95,13 @@ async def create(
     return NewWebhook(hook, secret)
 
 
-async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
-    return await owned(uow, WEBHOOKS, org_id, ident, "webhook")
-
-
 _WEBHOOKS = InOrg(WEBHOOKS, "webhook")
 get = _WEBHOOKS.get
 list_webhooks = _WEBHOOKS.list
+
+
+async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
+    return await owned(uow, WEBHOOKS, org_id, ident, "webhook")
 
 
 async def update(
