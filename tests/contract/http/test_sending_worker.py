@@ -11,14 +11,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import attrs
-
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
-from fourcorner.application.exchange import Exchange, SendingWorker
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
+from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.transactions import message_key
 from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
@@ -92,9 +91,7 @@ async def reject(ctx: Any, tx_id: uuid.UUID) -> None:
     """What a rejection (MLS RE) does to a sent transaction (``mls.take``)."""
     async with ctx.uow() as uow:
         tx = await uow.repository(TRANSACTIONS).lock(tx_id)
-        await uow.repository(TRANSACTIONS).update(
-            attrs.evolve(tx, transaction_status=Status.REJECTED, mls_response_code="RE")
-        )
+        await uow.repository(TRANSACTIONS).update(tx.mls_received("RE", "refused", ctx.clock()))
         await uow.commit()
 
 
@@ -104,7 +101,7 @@ def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
         transport=transport,
         reader=None,  # receiving is not exercised here
         seat_id="PFC000001",
-        retry_delays=(timedelta(0),),
+        retry=RetryPolicy((timedelta(0),)),
     )
     return SendingWorker(ctx, docs, exchange)
 
