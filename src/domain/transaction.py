@@ -260,19 +260,19 @@ class Transaction:
     def addressed(self, sender_sp: str, receiver_sp: str, now: datetime) -> Transaction:
         """The seat ids of the access points it goes between, recorded before it is posted (a
         status about it is matched on them)."""
-        self._sending("addressed", Status.PROCESSING, Status.REJECTED)
+        self._in_attempt("addressed")
         return attrs.evolve(
             self, sender_sp=sender_sp, receiver_sp=receiver_sp, last_modified_at=now
         )
 
     def completed(self, now: datetime) -> Transaction:
         """Delivered: COMPLETED, or still REJECTED when the receiver's status came first."""
-        self._sending("completed", Status.PROCESSING, Status.REJECTED)
+        self._in_attempt("completed")
         return self._over(Status.COMPLETED, None, now)
 
     def failed(self, error: ServiceError, now: datetime) -> Transaction:
         """FAILED before anything could be attempted (the sending access point is unusable)."""
-        self._sending("failed", Status.PROCESSING, Status.REJECTED)
+        self._in_attempt("failed")
         return self._over(Status.FAILED, error, now)
 
     def attempt_failed(
@@ -280,7 +280,7 @@ class Transaction:
     ) -> Transaction:
         """An attempt failed with ``failure``: due again when ``policy`` retries it (still
         PROCESSING, no lease), else FAILED. A rejected document is not tried again."""
-        self._sending("attempt failed", Status.PROCESSING, Status.REJECTED)
+        self._in_attempt("attempt failed")
         tried = attrs.evolve(self, attempts=self.attempts + 1)
         retry_at = policy.next_attempt(tried.attempts, now, retryable=failure.retryable)
         if retry_at is None or self.transaction_status is Status.REJECTED:
@@ -331,6 +331,13 @@ class Transaction:
         return attrs.evolve(self, mls_response_code="AP", next_attempt_at=now, last_modified_at=now)
 
     # --- rules ------------------------------------------------------------------------------
+
+    def _in_attempt(self, move: str) -> None:
+        """A move of the worker that claimed it: while PROCESSING, or REJECTED by a status that
+        arrived during the attempt (the worker still holds its lease)."""
+        if self.transaction_status is Status.REJECTED and self.lease_until == NO_LEASE:
+            raise self._illegal(move, "the send of a rejected document is over")
+        self._sending(move, Status.PROCESSING, Status.REJECTED)
 
     def _sending(self, move: str, *allowed: Status) -> None:
         if self.direction is not Direction.TO_NETWORK:
