@@ -323,7 +323,7 @@ class Transaction:
         """The receiving organisation confirmed the document a positive status waits for: it
         goes out at once as AP."""
         if self.kind is not Kind.MLS or self.mls_response_code == "RE":
-            raise self._illegal("confirmed", "only a positive message level status is")
+            raise self._illegal("confirmed", "only a positive message level status waits for it")
         if self.transaction_status is not Status.UNPROCESSED or self.attempts:
             raise self._illegal(
                 "confirmed", "the message level status about this document was sent already"
