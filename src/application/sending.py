@@ -59,7 +59,8 @@ from fourcorner.domain.transaction import (
     Transaction,
 )
 
-log = logging.getLogger("fourcorner.sending")
+# named as before sending and receiving were apart: log lines carry it (`logger`)
+log = logging.getLogger("fourcorner.exchange")
 
 # How a failed lookup of the receiver fails the send (only an unreachable DNS or SMP retries).
 LOOKUP_FAILURES = {
