@@ -280,7 +280,7 @@ class Transaction:
     ) -> Transaction:
         """An attempt failed with ``failure``: due again when ``policy`` retries it (still
         PROCESSING, no lease), else FAILED. A rejected document is not tried again."""
-        self._in_attempt("attempt failed")
+        self._in_attempt("given a failed attempt")
         tried = attrs.evolve(self, attempts=self.attempts + 1)
         retry_at = policy.next_attempt(tried.attempts, now, retryable=failure.retryable)
         if retry_at is None or self.transaction_status is Status.REJECTED:

@@ -1,15 +1,19 @@
 """The sending worker against a scripted transport, on every storage backend: the message is
 kept and the parties recorded before the first post, a retry hands the kept message back (so
-the same bytes go out), the kept message goes once the send is finished, and what others
-wrote to the transaction meanwhile (a message level status) is not overwritten."""
+the same bytes go out), the kept message goes once the send is finished, what others wrote to
+the transaction meanwhile (a message level status) is not overwritten, and a send another
+worker finished is not finished again."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import uuid
 from datetime import timedelta
 from typing import Any
+
+import pytest
 
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
@@ -194,3 +198,37 @@ async def test_a_rejection_racing_the_end_of_a_send_is_never_lost(api: Any) -> N
                 transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
             )
         assert len(receipts) == 1, round_
+
+
+async def test_a_worker_whose_send_another_finished_changes_nothing(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker slow past its lease: another claimed the transaction and finished it while
+    the first was posting. The first one's end is refused (``IllegalTransition``): the stored
+    transaction, its artefacts and its events stay as the other left them."""
+    ctx, docs, tx_id = await setup(api)
+
+    async def finished_by_another(tx_id: uuid.UUID) -> None:
+        async with ctx.uow() as uow:
+            tx = await uow.repository(TRANSACTIONS).lock(tx_id)
+            await uow.repository(TRANSACTIONS).update(tx.completed(ctx.clock()))
+            await uow.commit()
+
+    late = Refused("connection: ServerDisconnectedError", "", retryable=True)
+    transport = ScriptedTransport(ctx, [late], during=finished_by_another)
+    with caplog.at_level(logging.WARNING, logger="fourcorner.exchange"):
+        assert await worker(ctx, docs, transport).run_once() == 1
+    done = await stored(ctx, tx_id)
+    assert (done.transaction_status, done.attempts, done.service_error) == (
+        Status.COMPLETED,
+        0,
+        None,
+    )
+    async with ctx.uow() as uow:
+        failed = await uow.repository(EVENTS).all(eventType="transaction.send_failed")
+    assert failed == []
+    (abandoned,) = [r for r in caplog.records if r.name == "fourcorner.exchange"]
+    assert (
+        abandoned.levelno == logging.WARNING
+        and "cannot be given a failed attempt" in abandoned.message
+    )
