@@ -1,10 +1,14 @@
-"""What every use case needs: storage, the reference data, time, ids and the network ports."""
+"""What every use case needs: storage, the reference data, time, ids and the network ports.
+
+Time and ids are ports like the others: the use cases read the time from ``clock`` (and
+``clock_ns``, to the nanosecond) and make ids with ``new_id``, never from the system
+themselves, so a test decides both; the container gives the system's (``adapters.system``)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 import attrs
 
@@ -16,10 +20,6 @@ from fourcorner.application.ports import (
 )
 from fourcorner.application.storage import UnitOfWork, UnitOfWorkFactory
 from fourcorner.domain.catalogue import Catalogue
-
-
-def system_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 @attrs.frozen
@@ -37,13 +37,15 @@ class Network:
 class Context:
     """``uow``: units of work that read and write; ``reader``: units of work that only read,
     possibly from recently committed records kept in memory (``Storage.reader``; ``uow`` when
-    not given). Use ``reads()`` for a request that changes nothing."""
+    not given). Use ``reads()`` for a request that changes nothing. ``clock``: now;
+    ``clock_ns``: now in nanoseconds since the epoch; ``new_id``: a new random id."""
 
     uow: UnitOfWorkFactory
     catalogue: Catalogue
+    clock: Callable[[], datetime] = attrs.field(kw_only=True)
+    clock_ns: Callable[[], int] = attrs.field(kw_only=True)
+    new_id: Callable[[], uuid.UUID] = attrs.field(kw_only=True)
     network: Network | None = None
-    clock: Callable[[], datetime] = system_clock
-    new_id: Callable[[], uuid.UUID] = uuid.uuid4
     reader: UnitOfWorkFactory | None = None
 
     def reads(self) -> UnitOfWork:

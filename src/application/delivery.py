@@ -35,14 +35,22 @@ from fourcorner.application.sealed import WEBHOOK_SECRET
 from fourcorner.application.webhooks import body_of, purge
 from fourcorner.domain import webhook as rules
 from fourcorner.domain.errors import SecretUnusable
-from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.webhook import (
+    DELIVERY_RETRY,
+    Attempt,
+    Delivery,
+    DeliveryStatus,
+    Event,
+    Webhook,
+)
 
 log = logging.getLogger("fourcorner.webhooks")
 
 
 @attrs.frozen
 class DeliverySettings:
-    retry_delays: tuple[timedelta, ...] = (timedelta(seconds=30), timedelta(seconds=300))
+    retry: RetryPolicy = DELIVERY_RETRY
     hex_signature_header: str = "x-webhook-sign"
     batch: int = 100
     lease: timedelta = timedelta(seconds=60)
@@ -67,12 +75,13 @@ class DeliveryWorker:
         sender: WebhookSender,
         settings: DeliverySettings,
         *,
-        wall_clock: Callable[[], float] = time.time,
+        wall_clock: Callable[[], float] | None = None,
     ) -> None:
         self._ctx = ctx
         self._sender = sender
         self._settings = settings
-        self._wall = wall_clock
+        # the seconds of the signatures' timestamps: the context's clock unless given
+        self._wall = wall_clock or (lambda: ctx.clock().timestamp())
         self._in_flight: set[asyncio.Task[None]] = set()
         self._sending: dict[str, asyncio.Semaphore] = {}
         self._claimed: dict[str, int] = {}  # leased and not yet sent, by endpoint
@@ -216,7 +225,7 @@ class DeliveryWorker:
         if hook is None or event is None or not hook.is_enabled:
             reason = "the webhook was deleted" if hook is None else "the webhook is disabled"
             attempt = Attempt(len(d.attempts) + 1, self._ctx.clock(), 0.0, error=reason)
-            await self._record(attrs.evolve(d.record(attempt, ()), status=DeliveryStatus.FAILED))
+            await self._record(d.record(attempt, self._settings.retry, retryable=False))
             telemetry.webhook_attempt(d.id, d.webhook_id, "given_up", reason)
             return
         endpoint = _endpoint(hook)
@@ -231,7 +240,7 @@ class DeliveryWorker:
             error=result.error,
             response_body=result.response_body,
         )
-        done = d.record(attempt, self._settings.retry_delays)
+        done = d.record(attempt, self._settings.retry)
         await self._record(done)
         outcome = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.FAILED: "given_up"}
         cause = result.error or f"HTTP {result.status_code}"

@@ -1,5 +1,11 @@
-"""Message level statuses that reach this service (corner 2): which sent document one is
-about, and what it changes there.
+"""Message level statuses: those this service sends back about documents it received (an RE
+for a document it refuses, an AB or, once the receiving organisation confirms, AP for one
+whose sender asked for a status), and those that reach it about documents it sent.
+
+Sent statuses are transactions of kind MLS, sent by the sending worker like documents.
+
+Of a status that reaches this service (corner 2): which sent document it is about, and what
+it changes there.
 
 An MLS names the document it is about only by its SBDH InstanceIdentifier
 (``DocumentReference/ID``), which the sending organisation chooses: two organisations may
@@ -24,26 +30,111 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-import attrs
-
 from fourcorner.application import telemetry, webhooks
-from fourcorner.application.collections import ARTEFACTS, PARTICIPANTS, TRANSACTIONS
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import As4Refusal, InboundDocument
+from fourcorner.application.repositories import Participants, Transactions
+from fourcorner.application.sending import Exchange
 from fourcorner.application.transactions import Documents
 from fourcorner.domain import events
-from fourcorner.domain import transaction as txe
-from fourcorner.domain.envelope import MessageLevelStatus, MlsType, Sbdh, seat_spid
-from fourcorner.domain.errors import DomainError
-from fourcorner.domain.network_services import AccessPoint
-from fourcorner.domain.transaction import (
-    Artefact,
-    ArtefactType,
-    Direction,
-    Kind,
-    Status,
-    Transaction,
+from fourcorner.domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    MessageLevelStatus,
+    MlsType,
+    Sbdh,
+    seat_spid,
 )
+from fourcorner.domain.errors import Conflict, DomainError, IllegalTransition, NotFound
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.roles import Role
+from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Kind, Transaction
+
+# --- sent by this service (corner 3) --------------------------------------------------------
+
+
+async def refused(
+    ctx: Context,
+    exchange: Exchange,
+    ap: AccessPoint,
+    inbound: InboundDocument,
+    envelope: Sbdh,
+    refusal: As4Refusal,
+) -> None:
+    """A verified document this access point refuses: an MLS RE goes back to its sender
+    (never in reply to an MLS, and at most one per document)."""
+    if envelope.document_type == MLS_DOCUMENT_TYPE:
+        return
+    job = Transaction.mls_about(
+        envelope,
+        id=ctx.new_id(),
+        org_id=ap.org_id,
+        ap=ap,
+        spid=exchange.spid,
+        sender_seat=inbound.sender_certificate_cn,
+        response_code="RE",
+        created_ns=ctx.clock_ns(),
+        due=ctx.clock(),
+        reason="FD" if "NOT_SERVICED" in refusal.detail else "SV",
+        description=f"{refusal.code} {refusal.detail}".strip()[:500],
+    )
+    try:
+        async with ctx.uow() as uow:
+            await uow.repository(TRANSACTIONS).add(job)
+            await uow.commit()
+    except Conflict:
+        return  # an MLS about this document is on its way already
+    telemetry.transaction_status(job)
+
+
+def positive_job(
+    ctx: Context, exchange: Exchange, received: Transaction, document: Sbdh, ap: AccessPoint
+) -> Transaction:
+    """The AB that goes back to the sender of ``received`` (which asked for it: ALWAYS_SEND)
+    once the confirmation window is over; stored with the received document."""
+    return Transaction.mls_about(
+        document,
+        id=ctx.new_id(),
+        org_id=received.org_id,
+        ap=ap,
+        spid=exchange.spid,
+        sender_seat=received.sender_sp,
+        response_code="AB",
+        created_ns=ctx.clock_ns(),
+        due=received.created_at + exchange.confirm_window,
+        about=received.id,
+    )
+
+
+async def confirm(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, transaction_id: uuid.UUID
+) -> Transaction:
+    """The receiving organisation confirms a received document: the positive MLS that waits
+    for it (ALWAYS_SEND, within the confirmation window) goes out as AP instead of AB."""
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        received = await uow.repository(TRANSACTIONS).get(transaction_id)
+        if (
+            received is None
+            or received.org_id != org_id
+            or received.direction is not Direction.FROM_NETWORK
+        ):
+            raise NotFound(resource="received transaction", ident=str(transaction_id))
+        pending = await Transactions(uow).mls_about(org_id, received.doc_instance_id)
+        job = await uow.repository(TRANSACTIONS).lock(pending.id) if pending else None
+        if job is None:
+            raise Conflict(reason="the sender asked for no positive message level status")
+        try:
+            job = job.confirmed(ctx.clock())
+        except IllegalTransition as e:  # answered as the conflict it is, as before
+            raise Conflict(reason=e.reason) from None
+        await uow.repository(TRANSACTIONS).update(job)
+        await uow.commit()
+    return job
+
+
+# --- received by this service (corner 2) ----------------------------------------------------
 
 
 def is_about(tx: Transaction, status: MessageLevelStatus, signer: str) -> bool:
@@ -78,14 +169,8 @@ async def take(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
         ) from None
     async with ctx.uow() as uow:
-        addressee = await uow.repository(PARTICIPANTS).first(
-            identifierKey=envelope.receiver.value.lower()
-        )
-        sent = await uow.repository(TRANSACTIONS).all(
-            docInstanceId=status.original_instance_id,
-            direction=Direction.TO_NETWORK,
-            kind=Kind.DOCUMENT,
-        )
+        addressee = await Participants(uow).by_identifier(envelope.receiver.value)
+        sent = await Transactions(uow).sent_documents(status.original_instance_id)
     if addressee is None or addressee.ap_ref != ap.id:
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
     about = [t for t in sent if is_about(t, status, inbound.sender_certificate_cn)]
@@ -102,21 +187,12 @@ async def take(
         )
     (original,) = about
     now = ctx.clock()
-    key = f"{original.id.hex}-mls-{uuid.uuid4().hex[:8]}"
+    key = f"{original.id.hex}-mls-{ctx.new_id().hex[:8]}"
     size = await docs.blobs.adopt(key, inbound.sbd)
-    rejected = status.response_code == "RE"
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None
-        updated = attrs.evolve(
-            current,
-            mls_response_code=status.response_code,
-            transaction_status=Status.REJECTED if rejected else current.transaction_status,
-            service_error=txe.REJECTED_BY_RECEIVER.error(status.description)
-            if rejected
-            else current.service_error,
-            last_modified_at=now,
-        )
+        updated = current.mls_received(status.response_code, status.description, now)
         await uow.repository(TRANSACTIONS).update(updated)
         await uow.repository(ARTEFACTS).add(
             Artefact(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -28,7 +28,7 @@ from fourcorner.application.repositories import Artefacts, Participants, Transac
 from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import Page, UnitOfWork
-from fourcorner.domain.clock import from_ns
+from fourcorner.domain.clock import iso_ns
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
@@ -127,6 +127,33 @@ def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
         raise InvalidInput(problems)
 
 
+def record(tx: Transaction) -> dict[str, Any]:
+    """A transaction as the interface shows it (also the payload of its events); optional
+    fields are left out when absent."""
+    out: dict[str, Any] = {
+        "id": str(tx.id),
+        "transportProfile": tx.transport_profile,
+        "senderId": tx.sender_id,
+        "receiverId": tx.receiver_id,
+        "docTypeId": tx.doc_type_id,
+        "processId": tx.process_id,
+        "senderCountry": tx.sender_country,
+        "receiverCountry": tx.receiver_country,
+        "senderSP": tx.sender_sp,
+        "receiverSP": tx.receiver_sp,
+        "docInstanceId": tx.doc_instance_id,
+        "transactionStatus": tx.transaction_status.value,
+        "createdAt": iso_ns(tx.created_ns),
+        "apId": str(tx.ap_id),
+        "direction": tx.direction.value,
+    }
+    if tx.service_error is not None:
+        out["serviceError"] = attrs.asdict(tx.service_error)
+    if tx.mls_response_code is not None:
+        out["mlsResponseCode"] = tx.mls_response_code
+    return out
+
+
 def accepted(tx: Transaction) -> Answer:
     """The answer to a document taken in: 202 with its transaction id and status."""
     body = {"transactionId": str(tx.id), "transactionStatus": tx.transaction_status.value}
@@ -206,31 +233,16 @@ async def _accept(
             "StandardBusinessDocumentHeader/Sender/Identifier",
             f"{envelope.sender.value} is not a participant of this organisation",
         )
-    ns = time.time_ns()
-    now = from_ns(ns)
-    tx = Transaction(
+    tx = Transaction.outbound(
         id=ctx.new_id(),
         org_id=org_id,
-        direction=Direction.TO_NETWORK,
-        ap_id=ap.id,
-        transport_profile=ap.transport_profile,
-        sender_id=envelope.sender.value,
-        receiver_id=envelope.receiver.value,
-        doc_type_id=str(envelope.document_type),
-        process_id=str(envelope.process),
-        sender_country=envelope.country_c1,
-        receiver_country=envelope.receiver_country,
+        ap=ap,
+        document=envelope,
         # the sending access point's seat id; the receiving one's is known once looked up
         sender_sp=certificate.common_name if certificate else "",
-        doc_instance_id=envelope.instance_identifier,
-        transaction_status=Status.UNPROCESSED,
-        created_at=now,
-        created_ns=ns,
-        last_modified_at=now,
-        next_attempt_at=now,
-        mls_to=str(envelope.mls_to) if envelope.mls_to else "",
-        mls_type=envelope.mls_type.value if envelope.mls_type else "",
+        created_ns=ctx.clock_ns(),
     )
+    now = tx.created_at
     key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
     size = await docs.blobs.adopt(key, incoming)
     try:

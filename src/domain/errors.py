@@ -386,6 +386,24 @@ class NothingToRedeliver(DomainError):
         )
 
 
+@attrs.define(eq=False, slots=False)
+class IllegalTransition(DomainError):
+    """A record asked to move to a state its life cycle does not allow from the one it is in
+    (a transaction completed twice, a status confirmed after it was sent)."""
+
+    code = "AT-1103"
+    kind = ErrorKind.CONFLICT
+    title = "Not allowed in the record's current state"
+    record: str = "record"
+    state: str = ""
+    move: str = ""
+    reason: str = ""
+
+    def message(self) -> str:
+        because = f": {self.reason}" if self.reason else ""
+        return f"The {self.record} ({self.state}) cannot be {self.move}{because}."
+
+
 # --- 413 / 415 ------------------------------------------------------------------------------
 
 

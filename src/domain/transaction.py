@@ -1,13 +1,38 @@
-"""Transactions: documents sent to the network (corner 2) or received from it (corner 3)."""
+"""Transactions: documents sent to the network (corner 2) or received from it (corner 3),
+and the message level statuses this service sends about documents it received.
+
+A transaction's life is its methods. One to send (``outbound``, or ``mls_about``) is made
+UNPROCESSED; the sending worker ``claimed`` it (PROCESSING, under a lease), records the
+parties it is ``addressed`` between, and ends the attempt ``completed``, ``attempt_failed``
+(retried by the ``RetryPolicy`` or FAILED) or ``failed`` (nothing could be attempted). A
+received document (``inbound``) is COMPLETED when made. A message level status about a sent
+document is ``mls_received`` (code RE: REJECTED, which the worker's end of an attempt keeps);
+a positive status waiting for the receiving organisation is ``confirmed`` (AB becomes AP). Any
+other move raises ``IllegalTransition``.
+"""
 
 from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 import attrs
 
+from fourcorner.domain.clock import from_ns
+from fourcorner.domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    MLS_PROCESS,
+    Identifier,
+    Sbdh,
+    seat_spid,
+    spid_participant,
+)
+from fourcorner.domain.errors import IllegalTransition
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.send_failures import REJECTED_BY_RECEIVER, ServiceError, TransportFailure
 from fourcorner.domain.webhook import NO_LEASE
 
 
@@ -34,121 +59,6 @@ class ArtefactType(enum.Enum):
     VALIDATION_RESULT = "VALIDATION_RESULT"
     TRANSACTION_RECEIPT = "TRANSACTION_RECEIPT"
     MLS = "MLS"
-
-
-@attrs.frozen
-class ServiceError:
-    code: str
-    message: str
-    category: str
-    action: str
-
-
-@attrs.frozen
-class TransportFailure:
-    """One entry of the TXE catalogue."""
-
-    code: str
-    title: str
-    category: str
-    action: str
-    retryable: bool
-
-    def error(self, detail: str) -> ServiceError:
-        return ServiceError(self.code, f"{self.title}: {detail}", self.category, self.action)
-
-
-# The TXE catalogue: why sending failed, and what the sender can do about it.
-RECEIVER_NOT_FOUND = TransportFailure(
-    "TXE-1001",
-    "The receiver is not registered in the network",
-    "ROUTING_ERROR",
-    "FIX_AND_RETRY",
-    False,
-)
-DOCUMENT_NOT_ACCEPTED = TransportFailure(
-    "TXE-1006",
-    "The receiver does not accept this document type and process",
-    "ROUTING_ERROR",
-    "FIX_AND_RETRY",
-    False,
-)
-SMP_UNTRUSTED = TransportFailure(
-    "TXE-1002",
-    "The receiver's SMP answer could not be verified",
-    "SECURITY_ERROR",
-    "CONTACT",
-    False,
-)
-SMP_UNREACHABLE = TransportFailure(
-    "TXE-1003", "The receiver's SMP could not be reached", "TRANSPORT_ERROR", "RETRY", True
-)
-ENDPOINT_UNTRUSTED = TransportFailure(
-    "TXE-1004",
-    "The receiver's access point certificate is not trusted; nothing was sent",
-    "SECURITY_ERROR",
-    "CONTACT",
-    False,
-)
-PEER_NOT_HTTPS = TransportFailure(
-    "TXE-1005",
-    "The receiver's SMP or access point is not reached over https; nothing was sent",
-    "SECURITY_ERROR",
-    "CONTACT",
-    False,
-)
-AP_UNREACHABLE = TransportFailure(
-    "TXE-2001", "The receiving access point could not be reached", "TRANSPORT_ERROR", "RETRY", True
-)
-AP_HTTP_ERROR = TransportFailure(
-    "TXE-2002",
-    "The receiving access point answered with an error",
-    "TRANSPORT_ERROR",
-    "RETRY",
-    True,
-)
-AP_REFUSED = TransportFailure(
-    "TXE-2003",
-    "The receiving access point refused the message",
-    "DELIVERY_ERROR",
-    "DO_NOT_RETRY",
-    False,
-)
-NOT_SERVICED = TransportFailure(
-    "TXE-2004",
-    "The receiving access point does not serve this receiver, document type or process",
-    "VALIDATION_ERROR",
-    "FIX_AND_RETRY",
-    False,
-)
-RECEIPT_INVALID = TransportFailure(
-    "TXE-2005", "The receipt could not be verified", "SECURITY_ERROR", "CONTACT", False
-)
-REJECTED_BY_RECEIVER = TransportFailure(
-    "TXE-3001", "The receiver rejected the document", "VALIDATION_ERROR", "FIX_AND_RETRY", False
-)
-SENDER_UNUSABLE = TransportFailure(
-    "TXE-4001",
-    "The sending access point cannot be used",
-    "CONFIGURATION_ERROR",
-    "CONTACT",
-    False,
-)
-TXE_CATALOGUE = (
-    RECEIVER_NOT_FOUND,
-    SMP_UNTRUSTED,
-    SMP_UNREACHABLE,
-    ENDPOINT_UNTRUSTED,
-    PEER_NOT_HTTPS,
-    DOCUMENT_NOT_ACCEPTED,
-    AP_UNREACHABLE,
-    AP_HTTP_ERROR,
-    AP_REFUSED,
-    NOT_SERVICED,
-    RECEIPT_INVALID,
-    REJECTED_BY_RECEIVER,
-    SENDER_UNUSABLE,
-)
 
 
 @attrs.frozen
@@ -189,6 +99,281 @@ class Transaction:
     @property
     def dedup_key(self) -> str:
         return f"{self.direction.value}:{self.org_id}:{self.kind.value}:{self.doc_instance_id}"
+
+    # --- made -------------------------------------------------------------------------------
+
+    @classmethod
+    def outbound(
+        cls,
+        *,
+        id: uuid.UUID,
+        org_id: uuid.UUID,
+        ap: AccessPoint,
+        document: Sbdh,
+        sender_sp: str,
+        created_ns: int,
+    ) -> Transaction:
+        """A document to send through ``ap``, due at once; ``sender_sp``: the sending access
+        point's seat id (the receiving one's is known once looked up)."""
+        return cls._of_document(
+            Direction.TO_NETWORK,
+            Status.UNPROCESSED,
+            id,
+            org_id,
+            ap,
+            document,
+            created_ns,
+            sender_sp=sender_sp,
+            next_attempt_at=from_ns(created_ns),
+        )
+
+    @classmethod
+    def inbound(
+        cls,
+        *,
+        id: uuid.UUID,
+        org_id: uuid.UUID,
+        ap: AccessPoint,
+        document: Sbdh,
+        sender_sp: str,
+        receiver_sp: str,
+        message_id: str,
+        created_ns: int,
+    ) -> Transaction:
+        """A document received at ``ap`` in the AS4 message ``message_id``: COMPLETED."""
+        return cls._of_document(
+            Direction.FROM_NETWORK,
+            Status.COMPLETED,
+            id,
+            org_id,
+            ap,
+            document,
+            created_ns,
+            sender_sp=sender_sp,
+            receiver_sp=receiver_sp,
+            as4_message_id=message_id,
+        )
+
+    @classmethod
+    def _of_document(
+        cls,
+        direction: Direction,
+        status: Status,
+        id: uuid.UUID,
+        org_id: uuid.UUID,
+        ap: AccessPoint,
+        document: Sbdh,
+        created_ns: int,
+        **more: Any,
+    ) -> Transaction:
+        now = from_ns(created_ns)
+        return cls(
+            id=id,
+            org_id=org_id,
+            direction=direction,
+            ap_id=ap.id,
+            transport_profile=ap.transport_profile,
+            sender_id=document.sender.value,
+            receiver_id=document.receiver.value,
+            doc_type_id=str(document.document_type),
+            process_id=str(document.process),
+            sender_country=document.country_c1,
+            receiver_country=document.receiver_country,
+            doc_instance_id=document.instance_identifier,
+            transaction_status=status,
+            created_at=now,
+            created_ns=created_ns,
+            last_modified_at=now,
+            mls_to=str(document.mls_to) if document.mls_to else "",
+            mls_type=document.mls_type.value if document.mls_type else "",
+            **more,
+        )
+
+    @classmethod
+    def mls_about(
+        cls,
+        document: Sbdh,
+        *,
+        id: uuid.UUID,
+        org_id: uuid.UUID,
+        ap: AccessPoint,
+        spid: str,
+        sender_seat: str,
+        response_code: str,
+        created_ns: int,
+        due: datetime,
+        about: uuid.UUID | None = None,
+        reason: str = "",
+        description: str = "",
+    ) -> Transaction:
+        """A message level status about ``document`` (received at ``ap``, of this service
+        provider ``spid``, from the access point whose seat id is ``sender_seat``) to send
+        back to its sender from ``due``: AB (``about``: the received transaction), or RE for
+        a document refused (``reason``: the status reason code, with ``description``)."""
+        if response_code not in ("AB", "RE") or (response_code == "RE") != bool(reason):
+            raise IllegalTransition(
+                record="message level status",
+                state="new",
+                move=f"made with response code {response_code}",
+                reason="one is made AB, or RE with a reason",
+            )
+        now = from_ns(created_ns)
+        return cls(
+            id=id,
+            org_id=org_id,
+            direction=Direction.TO_NETWORK,
+            kind=Kind.MLS,
+            ap_id=ap.id,
+            transport_profile=ap.transport_profile,
+            sender_id=spid_participant(spid).value,
+            receiver_id=mls_receiver(document.mls_to, sender_seat),
+            doc_type_id=str(MLS_DOCUMENT_TYPE),
+            process_id=str(MLS_PROCESS),
+            sender_country=document.country_c1,
+            doc_instance_id=document.instance_identifier,
+            transaction_status=Status.UNPROCESSED,
+            created_at=now,
+            created_ns=created_ns,
+            last_modified_at=now,
+            next_attempt_at=due,
+            receiver_sp=sender_seat,
+            about=about,
+            mls_response_code=response_code,
+            mls_reason=reason,
+            mls_description=description,
+        )
+
+    # --- sent -------------------------------------------------------------------------------
+
+    def claimed(self, now: datetime, lease: timedelta) -> Transaction:
+        """Taken by a sending worker until ``now + lease`` (again, when an earlier worker's
+        lease ran out)."""
+        self._sending("claimed", Status.UNPROCESSED, Status.PROCESSING)
+        return attrs.evolve(
+            self,
+            transaction_status=Status.PROCESSING,
+            lease_until=now + lease,
+            last_modified_at=now,
+        )
+
+    def addressed(self, sender_sp: str, receiver_sp: str, now: datetime) -> Transaction:
+        """The seat ids of the access points it goes between, recorded before it is posted (a
+        status about it is matched on them)."""
+        self._in_attempt("addressed")
+        return attrs.evolve(
+            self, sender_sp=sender_sp, receiver_sp=receiver_sp, last_modified_at=now
+        )
+
+    def completed(self, now: datetime) -> Transaction:
+        """Delivered: COMPLETED, or still REJECTED when the receiver's status came first."""
+        self._in_attempt("completed")
+        return self._over(Status.COMPLETED, None, now)
+
+    def failed(self, error: ServiceError, now: datetime) -> Transaction:
+        """FAILED before anything could be attempted (the sending access point is unusable)."""
+        self._in_attempt("failed")
+        return self._over(Status.FAILED, error, now)
+
+    def attempt_failed(
+        self, failure: TransportFailure, detail: str, now: datetime, policy: RetryPolicy
+    ) -> Transaction:
+        """An attempt failed with ``failure``: due again when ``policy`` retries it (still
+        PROCESSING, no lease), else FAILED. A rejected document is not tried again."""
+        self._in_attempt("given a failed attempt")
+        tried = attrs.evolve(self, attempts=self.attempts + 1)
+        retry_at = policy.next_attempt(tried.attempts, now, retryable=failure.retryable)
+        if retry_at is None or self.transaction_status is Status.REJECTED:
+            return tried._over(Status.FAILED, failure.error(detail), now)
+        return attrs.evolve(
+            tried,
+            next_attempt_at=retry_at,
+            lease_until=NO_LEASE,
+            service_error=failure.error(detail),
+            last_modified_at=now,
+        )
+
+    @property
+    def sending_over(self) -> bool:
+        """Whether the sending of it has ended (nothing is tried again)."""
+        return self.transaction_status not in (Status.UNPROCESSED, Status.PROCESSING)
+
+    # --- message level status ---------------------------------------------------------------
+
+    def mls_received(self, response_code: str, description: str, now: datetime) -> Transaction:
+        """The receiver's status about this sent document: RE rejects it (whatever the worker
+        does after); AP and AB are recorded."""
+        if (
+            self.direction is not Direction.TO_NETWORK
+            or self.kind is not Kind.DOCUMENT
+            or self.transaction_status is Status.UNPROCESSED
+        ):
+            raise self._illegal("given a message level status", "only a sent document has one")
+        if response_code != "RE":
+            return attrs.evolve(self, mls_response_code=response_code, last_modified_at=now)
+        return attrs.evolve(
+            self,
+            mls_response_code=response_code,
+            transaction_status=Status.REJECTED,
+            service_error=REJECTED_BY_RECEIVER.error(description),
+            last_modified_at=now,
+        )
+
+    def confirmed(self, now: datetime) -> Transaction:
+        """The receiving organisation confirmed the document a positive status waits for: it
+        goes out at once as AP."""
+        if self.kind is not Kind.MLS or self.mls_response_code == "RE":
+            raise self._illegal("confirmed", "only a positive message level status waits for it")
+        if self.transaction_status is not Status.UNPROCESSED or self.attempts:
+            raise self._illegal(
+                "confirmed", "the message level status about this document was sent already"
+            )
+        return attrs.evolve(self, mls_response_code="AP", next_attempt_at=now, last_modified_at=now)
+
+    # --- rules ------------------------------------------------------------------------------
+
+    def _in_attempt(self, move: str) -> None:
+        """A move of the worker that claimed it: while PROCESSING, or REJECTED by a status that
+        arrived during the attempt (the worker still holds its lease)."""
+        if self.transaction_status is Status.REJECTED and self.lease_until == NO_LEASE:
+            raise self._illegal(move, "the send of a rejected document is over")
+        self._sending(move, Status.PROCESSING, Status.REJECTED)
+
+    def _sending(self, move: str, *allowed: Status) -> None:
+        if self.direction is not Direction.TO_NETWORK:
+            raise self._illegal(move, "a received document is not sent")
+        if self.transaction_status not in allowed:
+            raise self._illegal(move, "only when " + " or ".join(s.value for s in allowed))
+
+    def _over(self, status: Status, error: ServiceError | None, now: datetime) -> Transaction:
+        if self.transaction_status is Status.REJECTED:  # the receiver's verdict stays
+            status, error = Status.REJECTED, self.service_error
+        return attrs.evolve(
+            self,
+            transaction_status=status,
+            service_error=error,
+            lease_until=NO_LEASE,
+            last_modified_at=now,
+        )
+
+    def _illegal(self, move: str, reason: str) -> IllegalTransition:
+        what = "message level status" if self.kind is Kind.MLS else "transaction"
+        return IllegalTransition(
+            record=f"{what} {self.id}",
+            state=self.transaction_status.value,
+            move=move,
+            reason=reason,
+        )
+
+
+def mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
+    """Where a message level status about a document goes: its MLS_TO when that names the
+    sending service provider (its 6-digit main id equals the sender's seat id digits), else
+    ``0242:<sender SPID>``."""
+    c2 = seat_spid(sender_seat)
+    main_id = mls_to.value.split(":", 1)[1][:6] if mls_to is not None else ""
+    if mls_to is not None and mls_to.value.startswith("0242:") and main_id.upper() == c2.upper():
+        return mls_to.value
+    return spid_participant(c2).value
 
 
 @attrs.frozen

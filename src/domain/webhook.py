@@ -20,8 +20,11 @@ import attrs
 from fourcorner.domain.errors import Detail, InvalidInput
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.retry import RetryPolicy
 
 MAX_ATTEMPTS = 3
+# Webhook deliveries: three attempts, 30 seconds and 5 minutes apart (the delays are settings).
+DELIVERY_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), MAX_ATTEMPTS)
 RETENTION = timedelta(days=14)
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 # Far in the past: a delivery nobody holds. Leases are compared, so they are never null.
@@ -130,16 +133,17 @@ class Delivery:
     attempts: tuple[Attempt, ...] = ()
     lease_until: datetime = NO_LEASE
 
-    def record(self, attempt: Attempt, retry_delays: Sequence[timedelta]) -> Delivery:
-        """The delivery after ``attempt``: delivered, retried after a delay, or failed."""
+    def record(self, attempt: Attempt, policy: RetryPolicy, *, retryable: bool = True) -> Delivery:
+        """The delivery after ``attempt``: delivered, retried when ``policy`` says so, or failed
+        (``retryable`` False: failed whatever the policy, as when the webhook is gone)."""
         attempts = (*self.attempts, attempt)
+        retry_at = policy.next_attempt(len(attempts), attempt.at, retryable=retryable)
         if attempt.succeeded:
             status, next_at = DeliveryStatus.DELIVERED, attempt.at
-        elif len(attempts) >= MAX_ATTEMPTS:
+        elif retry_at is None:
             status, next_at = DeliveryStatus.FAILED, attempt.at
         else:
-            delay = retry_delays[min(len(attempts) - 1, len(retry_delays) - 1)]
-            status, next_at = DeliveryStatus.PENDING, attempt.at + delay
+            status, next_at = DeliveryStatus.PENDING, retry_at
         return attrs.evolve(
             self, attempts=attempts, status=status, next_attempt_at=next_at, lease_until=NO_LEASE
         )

@@ -34,20 +34,23 @@ from fourcorner.adapters.smp.lookup import SmpParticipantLookup
 from fourcorner.adapters.smp.reader import SmpReader
 from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
 from fourcorner.application import certificate_keys, operator_setup, sealed
 from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
-from fourcorner.application.context import Context, Network, system_clock
+from fourcorner.application.context import Context, Network
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
-from fourcorner.application.exchange import Exchange, SendingWorker
 from fourcorner.application.ports import DirectoryPublisher
+from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.storage import Storage
 from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
 from fourcorner.domain.network_services import Environment
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.webhook import MAX_ATTEMPTS
 from fourcorner.entrypoints import markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
@@ -125,8 +128,9 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
         transport=transport,
         reader=reader,
         seat_id=settings.seat_id,
-        retry_delays=tuple(timedelta(seconds=d) for d in settings.sending_delays),
-        max_attempts=settings.send_attempts,
+        retry=RetryPolicy(
+            tuple(timedelta(seconds=d) for d in settings.sending_delays), settings.send_attempts
+        ),
         confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
         lease=timedelta(seconds=settings.send_lease_seconds),
     )
@@ -139,7 +143,7 @@ def _seconds(value: float) -> timedelta:
 def _delivery_settings(settings: Settings) -> DeliverySettings:
     first, second = settings.retry_delays
     return DeliverySettings(
-        retry_delays=(timedelta(seconds=first), timedelta(seconds=second)),
+        retry=RetryPolicy((timedelta(seconds=first), timedelta(seconds=second)), MAX_ATTEMPTS),
         hex_signature_header=settings.webhook_hex_signature_header,
         concurrency=settings.webhook_concurrency,
         lease=timedelta(seconds=settings.webhook_lease_seconds),
@@ -221,6 +225,8 @@ class Container(containers.DeclarativeContainer):
         catalogue=catalogue,
         network=network,
         clock=clock,
+        clock_ns=providers.Object(system_clock_ns),
+        new_id=providers.Object(random_id),
     )
     smp_reader = providers.Singleton(
         SmpReader,

@@ -22,6 +22,7 @@ from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.sqlite.migration import SqliteMigrations
+from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
 from fourcorner.application import users
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import MEMBERS
@@ -88,6 +89,9 @@ async def check_the_old_user_signs_in(storage: Any) -> None:
         uow=storage.unit_of_work,
         reader=storage.reader,
         catalogue=Catalogue("test", (), (), (), ()),
+        clock=system_clock,
+        clock_ns=system_clock_ns,
+        new_id=random_id,
     )
     now = datetime.now(UTC)
     identity = Identity(

@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from fourcorner.domain.errors import catalogue
-from fourcorner.domain.transaction import TXE_CATALOGUE
+from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.openapi import status_of
 from fourcorner.entrypoints.http.routes import routes

@@ -33,10 +33,10 @@ from fourcorner.adapters.memory.webhooks import TIMED_OUT
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
 from fourcorner.application import (
-    exchange,
     operator_setup,
     organisations,
     participants,
+    receiving,
     services_to_use,
     transactions,
     users,
@@ -52,7 +52,7 @@ from fourcorner.application.ports import (
     Refused,
 )
 from fourcorner.application.publishing import wire_profile
-from fourcorner.domain import transaction as txe
+from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
@@ -78,11 +78,10 @@ from sbd_factory import (
     make_sbd,
 )
 
-# The use cases under test, named here only: sending, receiving and the MLS intake are moving
-# out of ``application.exchange``. (The sending worker and the MLS intake are reached through
-# the container's ``sending_worker`` and ``receive``.)
-receive = exchange.receive  # what the AS4 route calls with a message for one access point
-receiver = exchange.receiver  # the access point a message is addressed to, with credentials
+# The use cases under test, named here only. (The sending worker and the MLS intake are
+# reached through the container's ``sending_worker`` and ``receive``.)
+receive = receiving.receive  # what the AS4 route calls with a message for one access point
+receiver = receiving.receiver  # the access point a message is addressed to, with credentials
 accept = transactions.accept  # intake of an SBD to send
 
 SEAT_A, SEAT_B = "POP000101", "POP000202"

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.auth.local import subject_for
 from fourcorner.adapters.memory import InMemoryStorage
+from fourcorner.adapters.system import random_id, system_clock_ns
 from fourcorner.application import api_keys, users
 from fourcorner.application.access import Principal, key_role
 from fourcorner.application.collections import API_KEYS, MEMBERS, USERS
@@ -46,7 +47,12 @@ class Clock:
 def new_context(clock: Clock | None = None) -> Context:
     storage = InMemoryStorage()
     return Context(
-        uow=storage.unit_of_work, reader=storage.reader, catalogue=EMPTY, clock=clock or Clock()
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        catalogue=EMPTY,
+        clock=clock or Clock(),
+        clock_ns=system_clock_ns,
+        new_id=random_id,
     )
 
 

@@ -15,13 +15,13 @@ import attrs
 from aiohttp import BodyPartReader, StreamReader, web
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import exchange as exchange_cases
-from fourcorner.application import transactions
+from fourcorner.application import mls, receiving, transactions
 from fourcorner.application.context import Context
-from fourcorner.application.exchange import Exchange, receive, record
 from fourcorner.application.idempotency import Keyed
 from fourcorner.application.ports import KeySealer
-from fourcorner.application.transactions import Documents, UploadGrant
+from fourcorner.application.receiving import receive
+from fourcorner.application.sending import Exchange
+from fourcorner.application.transactions import Documents, UploadGrant, record
 from fourcorner.domain import clock
 from fourcorner.domain import idempotency as idempotency_rules
 from fourcorner.domain.errors import (
@@ -299,9 +299,7 @@ async def business_document(
 async def confirm(
     req: Req, ctx: Context = Provide["context"], wake: object = Provide["sending_wake"]
 ) -> Reply:
-    job = await exchange_cases.confirm(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
-    )
+    job = await mls.confirm(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId"))
     if callable(wake):
         wake()
     return Reply(
@@ -326,7 +324,7 @@ async def as4_inbound(
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
     except InvalidInput:
         raise NotFound(resource="access point", ident=raw.path) from None
-    to = await exchange_cases.receiver(ctx, org_id, ap_id)
+    to = await receiving.receiver(ctx, org_id, ap_id)
     if to is None:
         raise NotFound(resource="access point", ident=str(ap_id))
     limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip

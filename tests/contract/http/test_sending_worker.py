@@ -1,24 +1,27 @@
 """The sending worker against a scripted transport, on every storage backend: the message is
 kept and the parties recorded before the first post, a retry hands the kept message back (so
-the same bytes go out), the kept message goes once the send is finished, and what others
-wrote to the transaction meanwhile (a message level status) is not overwritten."""
+the same bytes go out), the kept message goes once the send is finished, what others wrote to
+the transaction meanwhile (a message level status) is not overwritten, and a send another
+worker finished is not finished again."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import uuid
 from datetime import timedelta
 from typing import Any
 
-import attrs
+import pytest
 
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
-from fourcorner.application.exchange import Exchange, SendingWorker
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
+from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.transactions import message_key
 from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.network_services import Environment
+from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
@@ -92,9 +95,7 @@ async def reject(ctx: Any, tx_id: uuid.UUID) -> None:
     """What a rejection (MLS RE) does to a sent transaction (``mls.take``)."""
     async with ctx.uow() as uow:
         tx = await uow.repository(TRANSACTIONS).lock(tx_id)
-        await uow.repository(TRANSACTIONS).update(
-            attrs.evolve(tx, transaction_status=Status.REJECTED, mls_response_code="RE")
-        )
+        await uow.repository(TRANSACTIONS).update(tx.mls_received("RE", "refused", ctx.clock()))
         await uow.commit()
 
 
@@ -104,7 +105,7 @@ def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
         transport=transport,
         reader=None,  # receiving is not exercised here
         seat_id="PFC000001",
-        retry_delays=(timedelta(0),),
+        retry=RetryPolicy((timedelta(0),)),
     )
     return SendingWorker(ctx, docs, exchange)
 
@@ -197,3 +198,37 @@ async def test_a_rejection_racing_the_end_of_a_send_is_never_lost(api: Any) -> N
                 transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
             )
         assert len(receipts) == 1, round_
+
+
+async def test_a_worker_whose_send_another_finished_changes_nothing(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker slow past its lease: another claimed the transaction and finished it while
+    the first was posting. The first one's end is refused (``IllegalTransition``): the stored
+    transaction, its artefacts and its events stay as the other left them."""
+    ctx, docs, tx_id = await setup(api)
+
+    async def finished_by_another(tx_id: uuid.UUID) -> None:
+        async with ctx.uow() as uow:
+            tx = await uow.repository(TRANSACTIONS).lock(tx_id)
+            await uow.repository(TRANSACTIONS).update(tx.completed(ctx.clock()))
+            await uow.commit()
+
+    late = Refused("connection: ServerDisconnectedError", "", retryable=True)
+    transport = ScriptedTransport(ctx, [late], during=finished_by_another)
+    with caplog.at_level(logging.WARNING, logger="fourcorner.exchange"):
+        assert await worker(ctx, docs, transport).run_once() == 1
+    done = await stored(ctx, tx_id)
+    assert (done.transaction_status, done.attempts, done.service_error) == (
+        Status.COMPLETED,
+        0,
+        None,
+    )
+    async with ctx.uow() as uow:
+        failed = await uow.repository(EVENTS).all(eventType="transaction.send_failed")
+    assert failed == []
+    (abandoned,) = [r for r in caplog.records if r.name == "fourcorner.exchange"]
+    assert (
+        abandoned.levelno == logging.WARNING
+        and "cannot be given a failed attempt" in abandoned.message
+    )

@@ -1,0 +1,225 @@
+"""Receiving documents from the network (corner 3).
+
+An AS4 message is verified, checked against its SBDH, and taken in one unit of work with the
+signed receipt that answers it, so an acknowledged document is never lost and a replay is
+answered with the original receipt. The same document (instance identifier) arriving again
+under another MessageId is answered and not stored twice. A message level status addressed
+to this service is handed to ``mls``; a verified document this access point refuses gets an
+MLS RE back (``mls.refused``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import attrs
+
+from fourcorner.application import mls, telemetry, webhooks
+from fourcorner.application.collections import (
+    ACCESS_POINTS,
+    ARTEFACTS,
+    CERTIFICATES,
+    TRANSACTIONS,
+)
+from fourcorner.application.context import Context
+from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument
+from fourcorner.application.repositories import Artefacts, Participants, Transactions
+from fourcorner.application.sending import Exchange, credentials_of
+from fourcorner.application.transactions import Documents, blob_key, record
+from fourcorner.domain import events
+from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
+from fourcorner.domain.errors import Conflict, DomainError
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.participant import Participant
+from fourcorner.domain.transaction import Artefact, ArtefactType, Transaction
+
+
+@attrs.frozen
+class Answer:
+    status: int
+    content_type: str
+    body: bytes
+
+
+SIGNAL = "application/soap+xml; charset=utf-8"
+
+
+@attrs.frozen
+class Receiver:
+    """The access point an inbound message is addressed to, with its credentials."""
+
+    ap: AccessPoint
+    credentials: Credentials
+
+
+async def receiver(ctx: Context, org_id: uuid.UUID, ap_id: uuid.UUID) -> Receiver | None:
+    """The access point ``ap_id`` of organisation ``org_id``, or None: looked up before the
+    message is read, so a message to no access point is refused unread."""
+    async with ctx.uow() as uow:
+        ap = await uow.repository(ACCESS_POINTS).get(ap_id)
+        if ap is None or ap.org_id != org_id:
+            return None
+        return Receiver(ap, await credentials_of(ctx, uow, ap))
+
+
+async def receive(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    to: Receiver,
+    content_type: str,
+    body: Path,
+) -> Answer:
+    """Take one AS4 message for ``to`` from the file ``body``. Its SBD goes to a file of the
+    blob store, which becomes the document's blob or is removed."""
+    sbd = docs.blobs.incoming()
+    try:
+        return await _receive(ctx, docs, exchange, to, content_type, body, sbd)
+    finally:
+        sbd.unlink(missing_ok=True)
+
+
+async def _receive(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    to: Receiver,
+    content_type: str,
+    body: Path,
+    sbd: Path,
+) -> Answer:
+    ap, creds = to.ap, to.credentials
+    reader = exchange.reader
+    inbound: InboundDocument | None = None
+    envelope: Sbdh | None = None
+    try:
+        inbound = await asyncio.to_thread(reader.read, content_type, body, creds, sbd)
+        envelope = await _envelope(docs, inbound)
+        consistent(inbound, envelope)
+        if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
+            exchange.spid
+        ):
+            await mls.take(ctx, docs, ap, inbound, envelope)
+            telemetry.received(ap.org_id, inbound.sender_certificate_cn, inbound.message_id)
+            return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
+        return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
+    except As4Refusal as refusal:
+        sender = inbound.sender_certificate_cn if inbound is not None else None
+        reason = f"{refusal.description} {refusal.detail}".strip()
+        telemetry.refused(ap.org_id, refusal.code, sender, reason)
+        if inbound is not None and envelope is not None:
+            await mls.refused(ctx, exchange, ap, inbound, envelope, refusal)
+        return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
+
+
+async def _envelope(docs: Documents, inbound: InboundDocument) -> Sbdh:
+    try:
+        return await asyncio.to_thread(docs.envelopes.read_file, inbound.sbd)
+    except DomainError as e:
+        raise As4Refusal(
+            "EBMS:0004", "Other", f"the SBD is not valid: {e.message()}", inbound.message_id
+        ) from None
+
+
+def consistent(inbound: InboundDocument, envelope: Sbdh) -> None:
+    """The ebMS header and the SBDH agree (NETWORK.md), else EBMS:0003."""
+    problems = []
+    if inbound.original_sender.value.lower() != envelope.sender.value.lower():
+        problems.append("originalSender differs from the SBDH Sender")
+    if inbound.final_recipient.value.lower() != envelope.receiver.value.lower():
+        problems.append("finalRecipient differs from the SBDH Receiver")
+    if inbound.service.value != envelope.process.value:
+        problems.append("Service differs from the PROCESSID scope")
+    if inbound.action != str(envelope.document_type):
+        problems.append("Action differs from the DOCUMENTID scope")
+    if problems:
+        raise As4Refusal("EBMS:0003", "ValueInconsistent", "; ".join(problems), inbound.message_id)
+
+
+async def _take_document(
+    ctx: Context,
+    docs: Documents,
+    exchange: Exchange,
+    ap: AccessPoint,
+    creds: Credentials,
+    inbound: InboundDocument,
+    envelope: Sbdh,
+) -> Answer:
+    reader = exchange.reader
+    async with ctx.uow() as uow:
+        replay = await Transactions(uow).by_as4_message_id(inbound.message_id)
+        if replay is not None:
+            stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
+            if stored is not None:
+                return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
+        receiver = await Participants(uow).by_identifier(envelope.receiver.value)
+        own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+    if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
+        raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
+    receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
+    tx = Transaction.inbound(
+        id=ctx.new_id(),
+        org_id=receiver.org_id,
+        ap=ap,
+        document=envelope,
+        sender_sp=inbound.sender_certificate_cn,
+        receiver_sp=own.common_name if own else exchange.seat_id,  # this access point's seat id
+        message_id=inbound.message_id,
+        created_ns=ctx.clock_ns(),
+    )
+    now = tx.created_at
+    job = (
+        mls.positive_job(ctx, exchange, tx, envelope, ap)
+        if envelope.mls_type is MlsType.ALWAYS_SEND
+        else None
+    )
+    doc_key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
+    receipt_key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
+    doc_size = await docs.blobs.adopt(doc_key, inbound.sbd)
+    receipt_size = await docs.blobs.put(receipt_key, receipt)
+    try:
+        async with ctx.uow() as uow:
+            await uow.repository(TRANSACTIONS).add(tx)
+            for kind, content_type, size, key in (
+                (ArtefactType.BUSINESS_DOCUMENT, "application/xml", doc_size, doc_key),
+                (
+                    ArtefactType.TRANSACTION_RECEIPT,
+                    "application/soap+xml",
+                    receipt_size,
+                    receipt_key,
+                ),
+            ):
+                await uow.repository(ARTEFACTS).add(
+                    Artefact(ctx.new_id(), tx.id, tx.org_id, kind, content_type, size, key, now)
+                )
+            await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, record(tx))
+            if job is not None:
+                await uow.repository(TRANSACTIONS).add(job)
+            await uow.commit()
+    except Conflict:
+        # the same document (instance identifier) arrived before under another MessageId
+        await docs.blobs.delete(doc_key)
+        await docs.blobs.delete(receipt_key)
+    else:
+        telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
+        telemetry.transaction_status(tx)
+        if job is not None:
+            telemetry.transaction_status(job)  # the status that goes back, waiting
+    return Answer(200, SIGNAL, receipt)
+
+
+def _serves(ctx: Context, receiver: Participant, envelope: Sbdh) -> bool:
+    """Whether the receiver announced this document type (exactly, or by wildcard) and
+    process."""
+    for entry in receiver.supported_document_types:
+        doc = ctx.catalogue.document_type(entry.document_id)
+        if doc is None or entry.process_id != str(envelope.process):
+            continue
+        if doc.value == envelope.document_type.value:
+            return True
+        wildcard = doc.scheme == "net-doctype-wildcard" and not entry.exact_match_only
+        if wildcard and envelope.document_type.value.startswith(doc.value.rstrip("*")):
+            return True
+    return False

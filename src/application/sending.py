@@ -1,0 +1,331 @@
+"""Sending documents to the network (corner 2): the worker over the transactions outbox.
+
+Like webhook delivery, claims hold a lease, a crashed worker's claim expires, and failures the
+``RetryPolicy`` retries are tried again later. A send's AS4 message is built once and kept in
+the blob store until the send is finished, so every attempt posts the same bytes: a receiver
+that took an earlier attempt (whose answer was lost, or whose sender crashed) answers with the
+receipt it stored, and that receipt checks out. What happens to the transaction is its own
+methods (``domain.transaction``); each is applied to the stored transaction, read under a lock,
+so what others wrote meanwhile (a message level status) stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import attrs
+
+from fourcorner.application import telemetry, webhooks
+from fourcorner.application.collections import ACCESS_POINTS, ARTEFACTS, CERTIFICATES, TRANSACTIONS
+from fourcorner.application.context import Context
+from fourcorner.application.ports import (
+    ApTransport,
+    Credentials,
+    Delivered,
+    LookupFailed,
+    LookupProblem,
+    MessageReader,
+    ParticipantLookup,
+    Refused,
+)
+from fourcorner.application.publishing import wire_profile
+from fourcorner.application.repositories import Transactions
+from fourcorner.application.sealed import CERTIFICATE_KEY
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.application.transactions import Documents, blob_key, message_key, working_keys
+from fourcorner.application.transactions import record as transaction_record
+from fourcorner.domain import events
+from fourcorner.domain import send_failures as txe
+from fourcorner.domain.envelope import (
+    Identifier,
+    MessageLevelStatus,
+    mls_envelope,
+    seat_spid,
+)
+from fourcorner.domain.errors import DomainError, IllegalTransition, SecretUnusable
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Kind,
+    Transaction,
+)
+
+# named as before sending and receiving were apart: log lines carry it (`logger`)
+log = logging.getLogger("fourcorner.exchange")
+
+# How a failed lookup of the receiver fails the send (only an unreachable DNS or SMP retries).
+LOOKUP_FAILURES = {
+    LookupProblem.NOT_REGISTERED: txe.RECEIVER_NOT_FOUND,
+    LookupProblem.NOT_ACCEPTED: txe.DOCUMENT_NOT_ACCEPTED,
+    LookupProblem.UNREACHABLE: txe.SMP_UNREACHABLE,
+    LookupProblem.SMP_UNTRUSTED: txe.SMP_UNTRUSTED,
+    LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,
+    LookupProblem.INSECURE: txe.PEER_NOT_HTTPS,
+}
+SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
+
+
+@attrs.frozen
+class Exchange:
+    """The network side of sending and receiving: its ports and settings."""
+
+    lookup: ParticipantLookup
+    transport: ApTransport
+    reader: MessageReader
+    seat_id: str  # this service provider's seat id (its AP certificates' CN)
+    retry: RetryPolicy = SEND_RETRY
+    lease: timedelta = timedelta(minutes=2)
+    concurrency: int = 16
+    poll_interval: float = 0.1
+    # How long a positive MLS (ALWAYS_SEND) waits for the receiving organisation to confirm
+    # the document (then AP is sent instead of AB); at most 20 minutes by the network's policy.
+    confirm_window: timedelta = timedelta(0)
+
+    @property
+    def spid(self) -> str:
+        return seat_spid(self.seat_id)
+
+
+async def credentials_of(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> Credentials:
+    cert = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+    if cert is None:
+        raise DomainError()
+    key = CERTIFICATE_KEY.open(ctx.net.sealer, cert, user=f"access point {ap.id}")
+    return Credentials(cert.cert_pem, key, cert.ca_chain_pem)
+
+
+def failure_of(outcome: Refused) -> txe.TransportFailure:
+    """Why an AS4 message was not delivered, in the TXE catalogue."""
+    if outcome.not_serviced:
+        return txe.NOT_SERVICED
+    if outcome.bad_receipt:
+        return txe.RECEIPT_INVALID
+    if outcome.retryable and outcome.code.startswith("connection"):
+        return txe.AP_UNREACHABLE
+    return txe.AP_HTTP_ERROR if outcome.retryable else txe.AP_REFUSED
+
+
+Move = Callable[[Transaction, datetime], Transaction]
+
+
+class SendingWorker:
+    def __init__(self, ctx: Context, docs: Documents, exchange: Exchange) -> None:
+        self._ctx, self._docs, self._x = ctx, docs, exchange
+        self._in_flight: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def claim(self, limit: int) -> list[Transaction]:
+        now = self._ctx.clock()
+        async with self._ctx.uow() as uow:
+            claimed = []
+            for tx in await Transactions(uow).claim_due(now, limit):
+                tx = tx.claimed(now, self._x.lease)
+                await uow.repository(TRANSACTIONS).update(tx)
+                claimed.append(tx)
+            await uow.commit()
+        for tx in claimed:
+            telemetry.transaction_status(tx)
+        return claimed
+
+    async def run_once(self) -> int:
+        jobs = await self.claim(self._x.concurrency)
+        await asyncio.gather(*(self._process(tx) for tx in jobs))
+        return len(jobs)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            free = self._x.concurrency - len(self._in_flight)
+            jobs: list[Transaction] = []
+            if free > 0:
+                try:
+                    jobs = await self.claim(free)
+                except Exception:
+                    log.exception("claiming transactions failed")
+            for tx in jobs:
+                task = asyncio.create_task(self._process(tx))
+                self._in_flight.add(task)
+                task.add_done_callback(self._in_flight.discard)
+            if not jobs:
+                self._wake.clear()
+                waiters = [
+                    asyncio.ensure_future(stop.wait()),
+                    asyncio.ensure_future(self._wake.wait()),
+                ]
+                await asyncio.wait(
+                    waiters, timeout=self._x.poll_interval, return_when=asyncio.FIRST_COMPLETED
+                )
+                for w in waiters:
+                    w.cancel()
+        if self._in_flight:
+            await asyncio.wait(self._in_flight, timeout=30)
+
+    async def _process(self, tx: Transaction) -> None:
+        try:
+            await self._send(tx)
+        except IllegalTransition as e:  # another worker took it over (this one's lease ran out)
+            log.warning("send abandoned: %s", e.message(), extra={"transaction_id": str(tx.id)})
+        except Exception:
+            log.exception("sending failed unexpectedly", extra={"transaction_id": str(tx.id)})
+
+    async def _send(self, tx: Transaction) -> None:
+        ctx = self._ctx
+        try:
+            async with ctx.uow() as uow:
+                ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
+                creds = await credentials_of(ctx, uow, ap) if ap else None
+        except SecretUnusable as e:
+            await self._cannot_send(tx, txe.SENDER_UNUSABLE, e.message())
+            return
+        if ap is None or creds is None:
+            await self._cannot_send(tx, txe.AP_REFUSED, "the access point no longer exists")
+            return
+        if tx.kind is Kind.MLS:
+            sbd = await self._mls_document(tx)
+        else:
+            sbd = await self._docs.blobs.get(blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT))
+        envelope = self._docs.envelopes.read(sbd)
+        try:
+            endpoint = await self._x.lookup.endpoint(
+                envelope.receiver,
+                envelope.document_type,
+                envelope.process,
+                wire_profile(ctx.catalogue, tx.transport_profile),
+                ap.environment,
+            )
+        except LookupFailed as e:
+            telemetry.lookup_failed(tx, str(e.problem), e.reason)
+            await self._attempt_failed(tx, LOOKUP_FAILURES[e.problem], e.reason)
+            return
+        kept_key = message_key(tx.id)
+        try:
+            kept: bytes | None = await self._docs.blobs.get(kept_key)
+        except (FileNotFoundError, KeyError):
+            kept = None
+        prepared = await self._x.transport.prepare(
+            sbd=sbd,
+            envelope=envelope,
+            endpoint=endpoint,
+            credentials=creds,
+            message_id=f"{tx.id}@fourcorner",
+            kept=kept,
+        )
+        # Kept before it is posted, so a retry (after a lost answer or a crash) posts the same
+        # bytes and the receiver's stored receipt for them checks out; the parties are recorded
+        # before it is posted too, so a message level status about it finds them.
+        if not prepared.reused:
+            await self._docs.blobs.put(kept_key, prepared.data)
+        parties = (prepared.sender_party, prepared.receiver_party)
+        if (tx.sender_sp, tx.receiver_sp) != parties:
+            tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now))
+        started = time.perf_counter()
+        outcome = await self._x.transport.send(prepared, endpoint)
+        took = time.perf_counter() - started
+        if isinstance(outcome, Delivered):
+            telemetry.sent(tx, "ok", took)
+            await self._finish(tx, lambda t, now: t.completed(now), receipt=outcome.receipt)
+            return
+        failure = failure_of(outcome)
+        telemetry.sent(tx, failure.code, took)
+        await self._attempt_failed(tx, failure, f"{outcome.code}: {outcome.detail}")
+
+    async def _mls_document(self, tx: Transaction) -> bytes:
+        """The MLS SBD of an MLS job, made once and kept, so a retry resends the same bytes."""
+        key = blob_key(tx.id, ArtefactType.MLS)
+        try:
+            return await self._docs.blobs.get(key)
+        except (FileNotFoundError, KeyError):
+            pass
+        now = self._ctx.clock()
+        rejected = tx.mls_response_code == "RE"
+        status = MessageLevelStatus(
+            response_code=tx.mls_response_code or "AB",
+            original_instance_id=tx.doc_instance_id,
+            id=str(self._ctx.new_id()),
+            issued_at=now,
+            sender_spid=self._x.spid,
+            receiver_spid=seat_spid(tx.receiver_sp),
+            description=tx.mls_description if rejected else "",
+            reasons=(("NA", tx.mls_reason, tx.mls_description),) if rejected else (),
+        )
+        receiver = Identifier("iso6523-actorid-upis", tx.receiver_id)
+        envelope = mls_envelope(
+            status,
+            receiver=receiver,
+            instance_id=str(self._ctx.new_id()),
+            created_at=now,
+            country_c1=tx.sender_country,
+        )
+        sbd = self._docs.envelopes.write(envelope, self._docs.envelopes.write_mls(status))
+        await self._docs.blobs.put(key, sbd)
+        return sbd
+
+    async def _cannot_send(self, tx: Transaction, failure: txe.TransportFailure, why: str) -> None:
+        """Nothing could be attempted: FAILED at once, no attempt counted."""
+        telemetry.send_failed(tx, failure.code, why, final=True)
+        await self._apply(tx, lambda t, now: t.failed(failure.error(why), now), ends=True)
+
+    async def _attempt_failed(
+        self, tx: Transaction, failure: txe.TransportFailure, detail: str
+    ) -> None:
+        """An attempt failed: tried again later as the retry policy says, or FAILED."""
+        policy = self._x.retry
+        after = await self._apply(
+            tx, lambda t, now: t.attempt_failed(failure, detail, now, policy), ends=True
+        )
+        telemetry.send_failed(tx, failure.code, detail, final=after.sending_over)
+
+    async def _finish(self, tx: Transaction, move: Move, *, receipt: bytes) -> None:
+        key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
+        size = await self._docs.blobs.put(key, receipt)
+        await self._apply(tx, move, ends=True, receipt=(key, size))
+
+    async def _apply(
+        self,
+        tx: Transaction,
+        move: Move,
+        *,
+        ends: bool = False,
+        receipt: tuple[str, int] | None = None,
+    ) -> Transaction:
+        """``move`` applied to the stored transaction, read under a lock, and stored. When
+        the move may end the send (``ends``) and does, its receipt (if delivered) is kept as
+        an artefact, the organisation hears of it (a document's event, in the same unit of
+        work) and the blobs kept for the send go."""
+        ctx, now = self._ctx, self._ctx.clock()
+        async with ctx.uow() as uow:
+            current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
+            after = move(current, now)
+            await uow.repository(TRANSACTIONS).update(after)
+            over = ends and after.sending_over
+            if over and receipt is not None:
+                key, size = receipt
+                await uow.repository(ARTEFACTS).add(
+                    Artefact(
+                        ctx.new_id(),
+                        tx.id,
+                        tx.org_id,
+                        ArtefactType.TRANSACTION_RECEIPT,
+                        "application/soap+xml",
+                        size,
+                        key,
+                        now,
+                    )
+                )
+            if over and after.kind is Kind.DOCUMENT:
+                name = events.TRANSACTION_SENT if receipt else events.TRANSACTION_SEND_FAILED
+                await webhooks.raise_event(ctx, uow, tx.org_id, name, transaction_record(after))
+            await uow.commit()
+        if over:
+            telemetry.transaction_status(after, now)
+            for finished in working_keys(after):
+                await self._docs.blobs.delete(finished)
+        return after

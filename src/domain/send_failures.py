@@ -1,0 +1,121 @@
+"""Why sending a document failed: the TXE catalogue, each entry with what the sender can do
+about it, and the service error a failed transaction carries."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class ServiceError:
+    code: str
+    message: str
+    category: str
+    action: str
+
+
+@attrs.frozen
+class TransportFailure:
+    """One entry of the TXE catalogue."""
+
+    code: str
+    title: str
+    category: str
+    action: str
+    retryable: bool
+
+    def error(self, detail: str) -> ServiceError:
+        return ServiceError(self.code, f"{self.title}: {detail}", self.category, self.action)
+
+
+# The TXE catalogue: why sending failed, and what the sender can do about it.
+RECEIVER_NOT_FOUND = TransportFailure(
+    "TXE-1001",
+    "The receiver is not registered in the network",
+    "ROUTING_ERROR",
+    "FIX_AND_RETRY",
+    False,
+)
+DOCUMENT_NOT_ACCEPTED = TransportFailure(
+    "TXE-1006",
+    "The receiver does not accept this document type and process",
+    "ROUTING_ERROR",
+    "FIX_AND_RETRY",
+    False,
+)
+SMP_UNTRUSTED = TransportFailure(
+    "TXE-1002",
+    "The receiver's SMP answer could not be verified",
+    "SECURITY_ERROR",
+    "CONTACT",
+    False,
+)
+SMP_UNREACHABLE = TransportFailure(
+    "TXE-1003", "The receiver's SMP could not be reached", "TRANSPORT_ERROR", "RETRY", True
+)
+ENDPOINT_UNTRUSTED = TransportFailure(
+    "TXE-1004",
+    "The receiver's access point certificate is not trusted; nothing was sent",
+    "SECURITY_ERROR",
+    "CONTACT",
+    False,
+)
+PEER_NOT_HTTPS = TransportFailure(
+    "TXE-1005",
+    "The receiver's SMP or access point is not reached over https; nothing was sent",
+    "SECURITY_ERROR",
+    "CONTACT",
+    False,
+)
+AP_UNREACHABLE = TransportFailure(
+    "TXE-2001", "The receiving access point could not be reached", "TRANSPORT_ERROR", "RETRY", True
+)
+AP_HTTP_ERROR = TransportFailure(
+    "TXE-2002",
+    "The receiving access point answered with an error",
+    "TRANSPORT_ERROR",
+    "RETRY",
+    True,
+)
+AP_REFUSED = TransportFailure(
+    "TXE-2003",
+    "The receiving access point refused the message",
+    "DELIVERY_ERROR",
+    "DO_NOT_RETRY",
+    False,
+)
+NOT_SERVICED = TransportFailure(
+    "TXE-2004",
+    "The receiving access point does not serve this receiver, document type or process",
+    "VALIDATION_ERROR",
+    "FIX_AND_RETRY",
+    False,
+)
+RECEIPT_INVALID = TransportFailure(
+    "TXE-2005", "The receipt could not be verified", "SECURITY_ERROR", "CONTACT", False
+)
+REJECTED_BY_RECEIVER = TransportFailure(
+    "TXE-3001", "The receiver rejected the document", "VALIDATION_ERROR", "FIX_AND_RETRY", False
+)
+SENDER_UNUSABLE = TransportFailure(
+    "TXE-4001",
+    "The sending access point cannot be used",
+    "CONFIGURATION_ERROR",
+    "CONTACT",
+    False,
+)
+TXE_CATALOGUE = (
+    RECEIVER_NOT_FOUND,
+    SMP_UNTRUSTED,
+    SMP_UNREACHABLE,
+    ENDPOINT_UNTRUSTED,
+    PEER_NOT_HTTPS,
+    DOCUMENT_NOT_ACCEPTED,
+    AP_UNREACHABLE,
+    AP_HTTP_ERROR,
+    AP_REFUSED,
+    NOT_SERVICED,
+    RECEIPT_INVALID,
+    REJECTED_BY_RECEIVER,
+    SENDER_UNUSABLE,
+)

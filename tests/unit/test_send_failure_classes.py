@@ -1,0 +1,38 @@
+"""How the sending worker names a failed post (``sending.failure_of``): every refusal maps to
+one TXE entry, and it is retried exactly when the transport said trying again may help."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fourcorner.application.ports import Refused
+from fourcorner.application.sending import LOOKUP_FAILURES, failure_of
+from fourcorner.domain import send_failures as txe
+
+refusals = st.builds(
+    Refused,
+    code=st.sampled_from(["EBMS:0004", "HTTP 503", "connection: ServerDisconnectedError"]),
+    detail=st.text(max_size=10),
+    retryable=st.booleans(),
+    not_serviced=st.booleans(),
+    bad_receipt=st.booleans(),
+)
+
+
+@given(refusals)
+def test_a_refused_post_is_one_entry_of_the_catalogue(refused: Refused) -> None:
+    failure = failure_of(refused)
+    assert failure in txe.TXE_CATALOGUE
+    if refused.not_serviced:
+        assert failure is txe.NOT_SERVICED and not failure.retryable
+    elif refused.bad_receipt:
+        assert failure is txe.RECEIPT_INVALID and not failure.retryable
+    else:
+        assert failure.retryable is refused.retryable
+        unreachable = refused.retryable and refused.code.startswith("connection")
+        assert (failure is txe.AP_UNREACHABLE) is unreachable
+
+
+def test_only_an_unreachable_smp_retries_a_lookup() -> None:
+    assert [f.code for f in LOOKUP_FAILURES.values() if f.retryable] == [txe.SMP_UNREACHABLE.code]

@@ -1,0 +1,387 @@
+"""The transaction life cycle (``domain.transaction``): its factories, and its transitions as a
+state machine checked against a simple model of which moves are allowed from which state."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from fourcorner.domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    Identifier,
+    MlsType,
+    Sbdh,
+)
+from fourcorner.domain.errors import ErrorKind, IllegalTransition
+from fourcorner.domain.network_services import AccessPoint, Environment
+from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.send_failures import (
+    AP_REFUSED,
+    AP_UNREACHABLE,
+    REJECTED_BY_RECEIVER,
+    SENDER_UNUSABLE,
+    TXE_CATALOGUE,
+)
+from fourcorner.domain.transaction import Direction, Kind, Status, Transaction, mls_receiver
+from fourcorner.domain.webhook import NO_LEASE
+
+NOW = datetime(2026, 1, 2, 10, tzinfo=UTC)
+NS = int(NOW.timestamp()) * 1_000_000_000 + 123_456_789  # the nanoseconds are kept
+LEASE = timedelta(minutes=2)
+POLICY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
+ORG = uuid.UUID(int=1)
+AP = AccessPoint(
+    id=uuid.UUID(int=2),
+    org_id=ORG,
+    name="ap",
+    ap_url="https://ap.example/as4",
+    certificate_ref=uuid.UUID(int=3),
+    transport_profile="peppol-transport-as4-v2_0",
+    environment=Environment.TEST,
+    created_at=NOW,
+    created_by=UserRef("u"),
+    last_modified_at=NOW,
+    last_modified_by=UserRef("u"),
+)
+DOCUMENT = Sbdh(
+    sender=Identifier("iso6523-actorid-upis", "0088:5790000000001"),
+    receiver=Identifier("iso6523-actorid-upis", "0088:5790000000002"),
+    instance_identifier="doc-1",
+    standard="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
+    type_version="2.1",
+    type="Invoice",
+    created_at=NOW,
+    document_type=Identifier("busdox-docid-qns", "invoice"),
+    process=Identifier("cenbii-procid-ubl", "billing"),
+    country_c1="BE",
+    mls_to=Identifier("iso6523-actorid-upis", "0242:123456"),
+    mls_type=MlsType.ALWAYS_SEND,
+    receiver_country="NL",
+)
+
+
+def outbound() -> Transaction:
+    return Transaction.outbound(
+        id=uuid.UUID(int=10),
+        org_id=ORG,
+        ap=AP,
+        document=DOCUMENT,
+        sender_sp="PFC000001",
+        created_ns=NS,
+    )
+
+
+def inbound() -> Transaction:
+    return Transaction.inbound(
+        id=uuid.UUID(int=11),
+        org_id=ORG,
+        ap=AP,
+        document=DOCUMENT,
+        sender_sp="POP123456",
+        receiver_sp="PFC000001",
+        message_id="m-1@peer",
+        created_ns=NS,
+    )
+
+
+def positive_status(about: Transaction) -> Transaction:
+    return Transaction.mls_about(
+        DOCUMENT,
+        id=uuid.UUID(int=12),
+        org_id=ORG,
+        ap=AP,
+        spid="000001",
+        sender_seat=about.sender_sp,
+        response_code="AB",
+        created_ns=NS,
+        due=NOW + timedelta(minutes=10),
+        about=about.id,
+    )
+
+
+def test_a_document_to_send_is_unprocessed_and_due_at_once() -> None:
+    tx = outbound()
+    assert (tx.direction, tx.kind, tx.transaction_status) == (
+        Direction.TO_NETWORK,
+        Kind.DOCUMENT,
+        Status.UNPROCESSED,
+    )
+    assert tx.created_ns == NS and tx.created_at == NOW + timedelta(microseconds=123456)
+    assert tx.next_attempt_at == tx.created_at and tx.lease_until == NO_LEASE
+    assert (tx.sender_id, tx.receiver_id, tx.doc_instance_id) == (
+        "0088:5790000000001",
+        "0088:5790000000002",
+        "doc-1",
+    )
+    assert (tx.mls_to, tx.mls_type) == ("iso6523-actorid-upis::0242:123456", "ALWAYS_SEND")
+    assert (tx.ap_id, tx.sender_sp, tx.receiver_country) == (AP.id, "PFC000001", "NL")
+
+
+def test_a_received_document_is_completed_and_never_sent() -> None:
+    tx = inbound()
+    assert (tx.direction, tx.transaction_status) == (Direction.FROM_NETWORK, Status.COMPLETED)
+    assert (tx.as4_message_id, tx.sender_sp, tx.receiver_sp) == (
+        "m-1@peer",
+        "POP123456",
+        "PFC000001",
+    )
+    with pytest.raises(IllegalTransition) as raised:
+        tx.claimed(NOW, LEASE)
+    assert raised.value.kind is ErrorKind.CONFLICT
+    assert "a received document is not sent" in raised.value.message()
+
+
+def test_a_status_about_a_received_document_goes_to_its_sender() -> None:
+    received = inbound()
+    job = positive_status(received)
+    assert (job.kind, job.transaction_status, job.mls_response_code) == (
+        Kind.MLS,
+        Status.UNPROCESSED,
+        "AB",
+    )
+    assert job.doc_type_id == str(MLS_DOCUMENT_TYPE) and job.about == received.id
+    assert job.sender_id == "0242:000001" and job.receiver_sp == "POP123456"
+    # MLS_TO names another provider than the sender's: the status goes to the sender's SPID
+    assert job.receiver_id == "0242:123456" and job.next_attempt_at == NOW + timedelta(minutes=10)
+    assert mls_receiver(DOCUMENT.mls_to, "POP654321") == "0242:654321"
+    assert mls_receiver(None, "POP654321") == "0242:654321"
+
+
+def test_a_rejection_is_made_with_a_reason_and_no_status_is_made_ap() -> None:
+    with pytest.raises(IllegalTransition):
+        Transaction.mls_about(
+            DOCUMENT,
+            id=uuid.UUID(int=13),
+            org_id=ORG,
+            ap=AP,
+            spid="000001",
+            sender_seat="POP123456",
+            response_code="AP",
+            created_ns=NS,
+            due=NOW,
+        )
+    refusal = Transaction.mls_about(
+        DOCUMENT,
+        id=uuid.UUID(int=13),
+        org_id=ORG,
+        ap=AP,
+        spid="000001",
+        sender_seat="POP123456",
+        response_code="RE",
+        created_ns=NS,
+        due=NOW,
+        reason="SV",
+        description="EBMS:0004 PEPPOL:NOT_SERVICED",
+    )
+    assert (refusal.mls_response_code, refusal.mls_reason, refusal.about) == ("RE", "SV", None)
+
+
+def test_a_rejection_that_arrives_while_sending_stays() -> None:
+    tx = outbound().claimed(NOW, LEASE).addressed("PFC000001", "POP123456", NOW)
+    rejected = tx.mls_received("RE", "wrong VAT", NOW)
+    assert rejected.service_error == REJECTED_BY_RECEIVER.error("wrong VAT")
+    done = rejected.completed(NOW + timedelta(seconds=1))
+    assert (done.transaction_status, done.service_error) == (
+        Status.REJECTED,
+        rejected.service_error,
+    )
+    assert done.lease_until == NO_LEASE and done.sending_over
+
+
+def test_a_failure_that_cannot_be_mended_fails_at_once() -> None:
+    tx = outbound().claimed(NOW, LEASE)
+    refused = tx.attempt_failed(AP_REFUSED, "EBMS:0004", NOW, POLICY)
+    assert (refused.transaction_status, refused.attempts) == (Status.FAILED, 1)
+    assert refused.service_error == AP_REFUSED.error("EBMS:0004")
+    unusable = tx.failed(SENDER_UNUSABLE.error("key altered"), NOW)
+    assert (unusable.transaction_status, unusable.attempts) == (Status.FAILED, 0)
+
+
+def test_a_transient_failure_is_retried_then_given_up() -> None:
+    tx = outbound()
+    for attempt, delay in ((1, timedelta(seconds=30)), (2, timedelta(minutes=5))):
+        tx = tx.claimed(NOW, LEASE).attempt_failed(AP_UNREACHABLE, "timeout", NOW, POLICY)
+        assert (tx.transaction_status, tx.attempts) == (Status.PROCESSING, attempt)
+        assert tx.next_attempt_at == NOW + delay and tx.lease_until == NO_LEASE
+        assert not tx.sending_over
+    tx = tx.claimed(NOW, LEASE).attempt_failed(AP_UNREACHABLE, "timeout", NOW, POLICY)
+    assert (tx.transaction_status, tx.attempts, tx.sending_over) == (Status.FAILED, 3, True)
+
+
+def test_a_positive_status_is_confirmed_only_before_it_is_sent() -> None:
+    job = positive_status(inbound())
+    confirmed = job.confirmed(NOW)
+    assert (confirmed.mls_response_code, confirmed.next_attempt_at) == ("AP", NOW)
+    with pytest.raises(IllegalTransition, match="was sent already"):
+        job.claimed(NOW, LEASE).confirmed(NOW)
+    with pytest.raises(IllegalTransition):
+        outbound().confirmed(NOW)
+
+
+# --- the state machine ------------------------------------------------------------------------
+
+FAILURES = st.one_of(st.just(AP_UNREACHABLE), st.sampled_from(TXE_CATALOGUE))
+# the document to send has the most states to visit: it is picked most often
+RECORDS = st.sampled_from(["document", "document", "document", "document", "status", "received"])
+SENDING = {"UNPROCESSED", "PROCESSING"}
+
+
+@attrs.define
+class Model:
+    """What a record is, as plain values: the rules below say which moves it allows."""
+
+    outbound: bool
+    document: bool
+    status: str
+    attempts: int = 0
+    code: str | None = None
+    due: datetime | None = None
+    leased: bool = False  # a worker holds it, in an attempt
+
+    def in_attempt(self) -> bool:
+        return self.outbound and (
+            self.status == "PROCESSING" or (self.status == "REJECTED" and self.leased)
+        )
+
+
+class Lifecycle(RuleBasedStateMachine):
+    """Three records (a document to send, a positive status to send about a received
+    document, the received document) moved by every transition at random moments; each move
+    is allowed exactly when the model allows it, and then does what the model does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        received = inbound()
+        self.now = NOW
+        self.records = {
+            "document": outbound(),
+            "status": positive_status(received),
+            "received": received,
+        }
+        self.model = {
+            "document": Model(True, True, "UNPROCESSED", due=self.records["document"].created_at),
+            "status": Model(
+                True, False, "UNPROCESSED", code="AB", due=self.records["status"].next_attempt_at
+            ),
+            "received": Model(False, True, "COMPLETED"),
+        }
+
+    def _try(self, which: str, allowed: bool, move: object) -> Transaction | None:
+        try:
+            after = move(self.records[which])  # type: ignore[operator]
+        except IllegalTransition:
+            assert not allowed, f"{which} refused a legal move"
+            return None
+        assert allowed, f"{which} made an illegal move"
+        self.records[which] = after
+        return after
+
+    @rule(seconds=st.integers(0, 400))
+    def time_passes(self, seconds: int) -> None:
+        self.now += timedelta(seconds=seconds)
+
+    @rule(which=RECORDS)
+    def claim(self, which: str) -> None:
+        m = self.model[which]
+        after = self._try(
+            which, m.outbound and m.status in SENDING, lambda t: t.claimed(self.now, LEASE)
+        )
+        if after is not None:
+            m.status, m.leased = "PROCESSING", True
+            assert after.lease_until == self.now + LEASE
+
+    @rule(which=RECORDS)
+    def address(self, which: str) -> None:
+        m = self.model[which]
+        after = self._try(
+            which,
+            m.in_attempt(),
+            lambda t: t.addressed("PFC000001", "POP123456", self.now),
+        )
+        if after is not None:
+            assert (after.sender_sp, after.receiver_sp) == ("PFC000001", "POP123456")
+
+    @rule(which=RECORDS)
+    def complete(self, which: str) -> None:
+        m = self.model[which]
+        if self._try(which, m.in_attempt(), lambda t: t.completed(self.now)):
+            m.status = "REJECTED" if m.status == "REJECTED" else "COMPLETED"
+            m.leased = False
+
+    @rule(which=RECORDS)
+    def cannot_send(self, which: str) -> None:
+        m = self.model[which]
+        error = SENDER_UNUSABLE.error("unusable")
+        if self._try(which, m.in_attempt(), lambda t: t.failed(error, self.now)):
+            m.status = "REJECTED" if m.status == "REJECTED" else "FAILED"
+            m.leased = False
+
+    @rule(which=RECORDS, failure=FAILURES)
+    def attempt_fails(self, which: str, failure: object) -> None:
+        m = self.model[which]
+        after = self._try(
+            which,
+            m.in_attempt(),
+            lambda t: t.attempt_failed(failure, "why", self.now, POLICY),
+        )
+        if after is None:
+            return
+        m.attempts, m.leased = m.attempts + 1, False
+        retried = failure.retryable and m.attempts < 3  # type: ignore[attr-defined]
+        if m.status == "REJECTED":
+            pass
+        elif retried:
+            m.due = self.now + (timedelta(seconds=30) if m.attempts == 1 else timedelta(minutes=5))
+        else:
+            m.status = "FAILED"
+        if m.status != "REJECTED":
+            assert after.service_error == failure.error("why")  # type: ignore[attr-defined]
+
+    @rule(which=RECORDS, code=st.sampled_from(["AP", "AB", "RE"]))
+    def status_arrives(self, which: str, code: str) -> None:
+        m = self.model[which]
+        allowed = m.outbound and m.document and m.status != "UNPROCESSED"
+        if self._try(which, allowed, lambda t: t.mls_received(code, "because", self.now)):
+            m.code = code
+            if code == "RE":
+                m.status = "REJECTED"
+
+    @rule(which=RECORDS)
+    def confirm(self, which: str) -> None:
+        m = self.model[which]
+        allowed = not m.document and m.code != "RE" and m.status == "UNPROCESSED" and not m.attempts
+        if self._try(which, allowed, lambda t: t.confirmed(self.now)):
+            m.code, m.due = "AP", self.now
+
+    @invariant()
+    def records_agree_with_the_model(self) -> None:
+        for which, tx in self.records.items():
+            m = self.model[which]
+            assert tx.transaction_status.value == m.status, which
+            assert (tx.attempts, tx.mls_response_code) == (m.attempts, m.code), which
+            if m.outbound:
+                assert tx.next_attempt_at == m.due, which
+
+    @invariant()
+    def a_finished_send_holds_no_lease_and_says_why_it_failed(self) -> None:
+        for which, tx in self.records.items():
+            # a lease is held exactly from a claim to the end of that attempt
+            assert (tx.lease_until != NO_LEASE) == self.model[which].leased, which
+            if tx.transaction_status in (Status.FAILED, Status.REJECTED):
+                assert tx.service_error is not None
+            if tx.transaction_status is Status.COMPLETED:
+                assert tx.service_error is None
+            if tx.transaction_status is Status.REJECTED:  # the receiver's verdict stays
+                assert tx.service_error == REJECTED_BY_RECEIVER.error("because")
+            assert tx.attempts <= POLICY.max_attempts
+
+
+Lifecycle.TestCase.settings = settings(max_examples=400, stateful_step_count=40, deadline=None)
+TestLifecycle = Lifecycle.TestCase
