@@ -8,8 +8,7 @@ from typing import Any
 
 from fourcorner.domain import errors
 from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
-from fourcorner.entrypoints.http.routing import Envelope, Route
-from fourcorner.entrypoints.http.views import View
+from fourcorner.entrypoints.http.routing import Route
 
 _ERROR = {
     "type": "object",
@@ -74,19 +73,7 @@ def _error_statuses(route: Route) -> list[int]:
 
 
 def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]:
-    resp = route.response
-    if isinstance(resp, View):
-        return resp.schema(components)
-    if isinstance(resp, Envelope):
-        return {
-            "type": "object",
-            "properties": {
-                "items": {"type": "array", "items": resp.view.schema(components)},
-                "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            },
-            "required": ["items", "nextCursor"],
-        }
-    return dict(resp or {})
+    return route.response.schema(components) if route.response is not None else {}
 
 
 def _parameters(route: Route) -> list[dict[str, Any]]:
