@@ -7,30 +7,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from fourcorner.domain import errors
+from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
 from fourcorner.entrypoints.http.routing import Route
-
-_ERROR = {
-    "type": "object",
-    "properties": {
-        "code": {"type": "string", "pattern": "^AT-[0-9]{4}$"},
-        "error": {"type": "string"},
-        "details": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"field": {"type": "string"}, "problem": {"type": "string"}},
-                "required": ["field", "problem"],
-            },
-        },
-        "transactionId": {
-            "type": "string",
-            "format": "uuid",
-            "description": "AT-1100 (document sent already): the transaction that sent it",
-        },
-    },
-    "required": ["code", "error"],
-}
 
 _RETRY_AFTER = {
     "description": "Seconds until the client may try to authenticate again",
@@ -96,7 +75,8 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
 
 
 def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, Any]:
-    components: dict[str, Any] = {"Error": _ERROR}
+    components: dict[str, Any] = {}
+    error = responses.ERROR.schema(components)
     paths: dict[str, Any] = {}
     routes = list(routes)
     for route in routes:
@@ -130,7 +110,7 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
         for status in _error_statuses(route):
             op["responses"][str(status)] = {
                 "description": "Error",
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                "content": {"application/json": {"schema": error}},
             }
             if status == 429:
                 op["responses"]["429"]["headers"] = {"Retry-After": _RETRY_AFTER}

@@ -17,6 +17,7 @@ import attrs
 
 from fourcorner.application.ports import PublishedEndpoint
 from fourcorner.domain.clock import iso_ns
+from fourcorner.domain.errors import Detail
 from fourcorner.domain.infrastructure import CertificateEnvironment, Environment, Service
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.organisation import Address, Contact, Mode, UserRef
@@ -354,6 +355,19 @@ class ConfirmationResponse:
     mls_response_code: str
 
 
+@attrs.frozen
+class ErrorResponse:
+    """The body of every refusal (``app.error_response``)."""
+
+    code: str = shown(schema={"type": "string", "pattern": "^AT-[0-9]{4}$"})
+    error: str
+    details: tuple[Detail, ...] | None = shown(omit_none=True)
+    transaction_id: uuid.UUID | None = shown(
+        omit_none=True,
+        description="AT-1100 (document sent already): the transaction that sent it",
+    )
+
+
 ORGANISATION = Answer(OrganisationResponse, "Organisation")
 USER = Answer(UserResponse, "User")
 ME = Answer(MeResponse, "UserWithMemberships")
@@ -377,3 +391,4 @@ STATUS = Answer(StatusResponse, "Status", record=False)
 ACCEPTED = Answer(AcceptedResponse, "Accepted", record=False)
 UPLOAD_URL = Answer(UploadUrlResponse, "UploadUrl", record=False)
 CONFIRMATION = Answer(ConfirmationResponse, "Confirmation", record=False)
+ERROR = Answer(ErrorResponse, "Error", record=False)
