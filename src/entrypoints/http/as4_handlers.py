@@ -72,6 +72,6 @@ def routes(as4_prefix: str = "/as4") -> tuple[Route, ...]:
             "as4",
             response=XML,
             content_type="application/soap+xml",
-            errors=("AT-1501",),
+            errors=("AT-1002", "AT-1501"),
         ),
     )

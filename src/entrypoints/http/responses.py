@@ -18,9 +18,10 @@ import attrs
 from fourcorner.application.ports import PublishedEndpoint
 from fourcorner.domain.clock import iso_ns
 from fourcorner.domain.errors import Detail
+from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.infrastructure import CertificateEnvironment, Environment, Service
 from fourcorner.domain.member import MemberStatus
-from fourcorner.domain.organisation import Address, Contact, Mode, UserRef
+from fourcorner.domain.organisation import REQUESTABLE_MODES, Address, Contact, Mode, UserRef
 from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,
@@ -29,11 +30,16 @@ from fourcorner.domain.participant import (
 )
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import ArtefactType, Direction, ServiceError, Status
-from fourcorner.domain.validation import FailedAssert
+from fourcorner.domain.validation import Flag
 from fourcorner.domain.webhook import DeliveryStatus, DeliverySummary
 from fourcorner.entrypoints.http.rendering import Answer, given, shown, tag
 
 _ORG_ROLES = {"type": "string", "enum": [Role.ORGADMIN.value, Role.ORGMEMBER.value]}
+_USER_ROLES = {"type": "string", "enum": [Role.USER.value, Role.SUPERADMIN.value]}
+_EVENT_NAME = {"type": "string", "enum": list(EVENT_NAMES)}
+_REQUESTED_MODE = {
+    "anyOf": [{"type": "string", "enum": [m.value for m in REQUESTABLE_MODES]}, {"type": "null"}]
+}
 
 # --- organisations, users, members, API keys --------------------------------------------------
 
@@ -60,7 +66,7 @@ class OrganisationResponse:
     last_modified_by: UserRef
     short_name: str
     organisation_mode: Mode
-    mode_change_request: Mode | None
+    mode_change_request: Mode | None = shown(schema=_REQUESTED_MODE)
     contacts: tuple[Contact, ...]
     business_address: Address | None
     website: str
@@ -81,7 +87,7 @@ class UserResponse:
     phone: str
     country_code: str
     opted_in_to_receive_info: bool
-    role: Role
+    role: Role = shown(schema=_USER_ROLES)
     terms_accepted_at: datetime | None
     type: str = tag("USER")
 
@@ -108,7 +114,7 @@ class MemberResponse:
     id: uuid.UUID
     org_id: uuid.UUID
     user_ref: str
-    role: Role
+    role: Role = shown(schema=_ORG_ROLES)
     status: MemberStatus
     created_at: datetime
     created_by: UserRef
@@ -128,7 +134,7 @@ class ApiKeyResponse:
     description: str
     expires: datetime
     is_active: bool
-    role: Role
+    role: Role = shown(schema=_ORG_ROLES)
     prefix: str
     created_at: datetime
     created_by: UserRef
@@ -240,7 +246,7 @@ class WebhookResponse:
     id: uuid.UUID
     org_id: uuid.UUID
     url: str
-    events: tuple[str, ...]
+    events: tuple[str, ...] = shown(schema={"type": "array", "items": _EVENT_NAME})
     is_enabled: bool
     created_at: datetime
     created_by: UserRef
@@ -259,7 +265,7 @@ class NewWebhookResponse(WebhookResponse):
 class EventResponse:
     id: uuid.UUID
     org_id: uuid.UUID
-    event_type: str
+    event_type: str = shown(schema=_EVENT_NAME)
     payload: Mapping[str, Any]
     created_at: datetime
     status: DeliveryStatus
@@ -304,6 +310,14 @@ class ArtefactResponse:
 
 
 @attrs.frozen
+class FailedAssertResponse:
+    id: str = shown(description="the rule, e.g. BR-CO-15")
+    flag: Flag
+    location: str = shown(description="XPath of the node the rule failed on")
+    text: str
+
+
+@attrs.frozen
 class ValidationResponse:
     valid: bool | None = shown(
         description="no fatal rule failed; null when the document was not checked"
@@ -315,8 +329,8 @@ class ValidationResponse:
     customization_id: str | None
     profile_id: str | None
     rules: str = shown(description="the rule sets run, with their versions")
-    errors: tuple[FailedAssert, ...] = shown(description="failed fatal asserts")
-    warnings: tuple[FailedAssert, ...] = shown(description="failed warnings")
+    errors: tuple[FailedAssertResponse, ...] = shown(description="failed fatal asserts")
+    warnings: tuple[FailedAssertResponse, ...] = shown(description="failed warnings")
 
 
 # --- answers that are not records ------------------------------------------------------------

@@ -231,6 +231,9 @@ _IDEMPOTENCY_KEY = QueryParam(
     "with another request, 409 AT-1101. Keys belong to the organisation.",
     where="header",
 )
+# what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
+# document that is not an SBD or not sendable, one sent already
+_UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
 M = Role.ORGMEMBER
 
 ROUTES = (
@@ -247,7 +250,7 @@ ROUTES = (
         response=responses.ACCEPTED,
         status=202,
         query=(_AP, _IDEMPOTENCY_KEY),
-        errors=("AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100", "AT-1101"),
+        errors=(*_UPLOAD_ERRORS, "AT-1101"),
         content_type="application/json",
     ),
     Route(
@@ -339,6 +342,6 @@ ROUTES = (
         "transactions",
         response=responses.ACCEPTED,
         status=202,
-        errors=("AT-1022",),
+        errors=(*_UPLOAD_ERRORS, "AT-1022"),
     ),
 )
