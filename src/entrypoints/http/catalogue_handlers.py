@@ -277,5 +277,6 @@ ROUTES = (
         "catalogue",
         response=CONSTANTS,
         query=(QueryParam("key", {"type": "string"}),),
+        errors=("AT-1040",),  # no constant of that key
     ),
 )

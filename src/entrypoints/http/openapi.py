@@ -11,7 +11,7 @@ from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
 from fourcorner.entrypoints.http import responses
-from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
+from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
 from fourcorner.entrypoints.http.routing import Route
 
 _RETRY_AFTER = {
@@ -39,6 +39,7 @@ def status_of(kind: errors.ErrorKind) -> int:
     return _STATUS_OF_KIND[kind]
 
 
+_CHECKED = frozenset({"limit", "sort", "ap", "participantId", "docTypeId", "environment", "key"})
 _STATIC = frozenset({"/healthz", "/docs", "/docs/static/{name}", "/metrics"})
 # the fields whose values a request may hold are fewer than their type's (the rules refuse the
 # others with 400): the document lists exactly those
@@ -63,20 +64,19 @@ def error_codes(route: Route) -> list[str]:
     if route.path not in _STATIC:
         codes.add("AT-1500")  # the database cannot be reached
     if route.role is not None:
-        codes |= {"AT-1018", "AT-1029"}  # no valid credentials; too many failed attempts
+        # no valid credentials; too many failed attempts; an API key where a person must act,
+        # or a user acting for another
+        codes |= {"AT-1018", "AT-1029", "AT-1022"}
         if route.org_scoped:
-            codes |= {"AT-1019", "AT-1020", "AT-1022", "AT-1040"}
+            codes |= {"AT-1019", "AT-1020", "AT-1040"}  # role, membership, the organisation
         elif route.role is Role.SUPERADMIN:
             codes.add("AT-1019")
     if route.body is not None:
         codes |= {"AT-1000", "AT-1001", "AT-1002", "AT-1003"}
-    path_names = re.findall(r"{(\w+)}", route.path)
-    if any(_is_uuid(n) for n in path_names) or any(q.required for q in route.query):
-        codes.add("AT-1001")
-    if path_names:
+    if "{" in route.path or any(q.required or q.name in _CHECKED for q in route.query):
+        codes.add("AT-1001")  # a path or query value that is not one the route takes
+    if "{" in route.path:
         codes.add("AT-1040")  # no such resource
-    if any(q.name in ("limit", "sort") for q in route.query):
-        codes.add("AT-1001")
     if any(q.name == "filter" for q in route.query):
         codes |= {"AT-1004", "AT-1005"}
     return sorted(codes)

@@ -22,7 +22,8 @@ from typing import Any
 import attrs
 import cattrs
 
-from fourcorner.entrypoints.http.converter import camel, schema_of
+from fourcorner.entrypoints.http.converter import camel
+from fourcorner.entrypoints.http.json_schema import schema_of
 
 _KEY = "fourcorner.http.shown"
 _MEMO_SIZE = 1024
@@ -202,7 +203,7 @@ def _is_response_class(tp: Any) -> bool:
 
 
 def _schema_of(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
-    """``converter.schema_of``, except that a response class held in another (a nested list of
+    """``json_schema.schema_of``, except that a response class held in another (a nested list of
     them) has its schema made as an answer's: with its fields' own schemas and names."""
     if _is_response_class(tp):
         return Answer(tp, tp.__name__.removesuffix("Response")).schema(components)

@@ -30,7 +30,6 @@ from fourcorner.domain.participant import (
 )
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import ArtefactType, Direction, ServiceError, Status
-from fourcorner.domain.validation import Flag
 from fourcorner.domain.webhook import DeliveryStatus, DeliverySummary
 from fourcorner.entrypoints.http.rendering import Answer, given, shown, tag
 
@@ -309,30 +308,6 @@ class ArtefactResponse:
     created_at: datetime
 
 
-@attrs.frozen
-class FailedAssertResponse:
-    id: str = shown(description="the rule, e.g. BR-CO-15")
-    flag: Flag
-    location: str = shown(description="XPath of the node the rule failed on")
-    text: str
-
-
-@attrs.frozen
-class ValidationResponse:
-    valid: bool | None = shown(
-        description="no fatal rule failed; null when the document was not checked"
-    )
-    checked: bool = shown(
-        description="the rules apply to the document (a UBL Invoice or CreditNote, a CII "
-        "CrossIndustryInvoice) and were run"
-    )
-    customization_id: str | None
-    profile_id: str | None
-    rules: str = shown(description="the rule sets run, with their versions")
-    errors: tuple[FailedAssertResponse, ...] = shown(description="failed fatal asserts")
-    warnings: tuple[FailedAssertResponse, ...] = shown(description="failed warnings")
-
-
 # --- answers that are not records ------------------------------------------------------------
 
 
@@ -399,7 +374,6 @@ NEW_WEBHOOK = Answer(NewWebhookResponse, "NewWebhook")
 EVENT = Answer(EventResponse, "WebhookEvent")
 TRANSACTION = Answer(TransactionResponse, "Transaction")
 ARTEFACT = Answer(ArtefactResponse, "Artefact")
-VALIDATION = Answer(ValidationResponse, "ValidationResult")
 IDS = Answer(IdsResponse, "Ids", record=False)
 STATUS = Answer(StatusResponse, "Status", record=False)
 ACCEPTED = Answer(AcceptedResponse, "Accepted", record=False)
