@@ -13,7 +13,6 @@ and the answers cannot disagree.
 
 from __future__ import annotations
 
-import operator
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -88,8 +87,50 @@ def _without_none(tp: Any) -> Any:
     return tp
 
 
-# a step of rendering: JSON name, getter, hook (None: the value as it is), omit None, constant
-_Step = tuple[str, Callable[[Any], Any], Callable[[Any], Any] | None, bool, str | None]
+_Render = Callable[[Any], dict[str, Any]]
+_Given = list[tuple[str, str, Callable[[Any], Any] | None]]  # name, JSON name, hook
+
+
+def _nullable(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in (
+        typing.get_args(tp)
+    )
+
+
+def _compile(cls: type, conv: cattrs.Converter) -> tuple[_Render, _Given]:
+    """A function that renders a record as ``cls`` shows it (written out field by field, as
+    cattrs writes its own), and the given fields with their hooks."""
+    hints = typing.get_type_hints(cls)
+    lines = ["def render(obj):", "    d = {}"]
+    scope: dict[str, Any] = {}
+    given_fields: _Given = []
+    for i, a in enumerate(attrs.fields(cls)):
+        meta, name, tp = _shown(a), json_name(a), hints[a.name]
+        hook = meta.render
+        if hook is None and meta.const is None and _without_none(tp) not in _PLAIN_TYPES:
+            hook = conv.get_unstructure_hook(_without_none(tp))
+        if meta.given:
+            given_fields.append((a.name, name, hook))
+            continue
+        if meta.const is not None:
+            lines.append(f"    d[{name!r}] = {meta.const!r}")
+            continue
+        source = meta.source or a.name
+        if not source.isidentifier():
+            raise TypeError(f"{cls.__name__}.{a.name}: source {source!r} is not a name")
+        scope[f"h{i}"] = hook
+        value = f"h{i}(v)" if hook is not None else "v"
+        lines.append(f"    v = obj.{source}")
+        if meta.omit_none:
+            lines.append(f"    if v is not None: d[{name!r}] = {value}")
+        elif _nullable(tp) and hook is not None:
+            lines.append(f"    d[{name!r}] = None if v is None else {value}")
+        else:
+            lines.append(f"    d[{name!r}] = {value}")
+    lines.append("    return d")
+    exec(compile("\n".join(lines), f"<render {cls.__name__}>", "exec"), scope)  # noqa: S102
+    render: _Render = scope["render"]
+    return render, given_fields
 
 
 @attrs.frozen
@@ -106,7 +147,8 @@ class Answer:
     _memo: dict[int, tuple[Any, dict[str, Any]]] = attrs.field(
         factory=dict, init=False, eq=False, repr=False
     )
-    _plan: list[tuple[cattrs.Converter, list[_Step], frozenset[str]]] = attrs.field(
+    # the renderer made for the converter last used (one converter per app)
+    _compiled: list[tuple[cattrs.Converter, _Render, _Given, frozenset[str]]] = attrs.field(
         factory=list, init=False, eq=False, repr=False
     )
 
@@ -118,56 +160,34 @@ class Answer:
             elif seen_given:
                 raise TypeError(f"{self.cls.__name__}.{a.name}: given fields come last")
 
-    def _steps(self, conv: cattrs.Converter) -> tuple[list[_Step], frozenset[str]]:
-        plan = self._plan
-        if plan and plan[0][0] is conv:
-            return plan[0][1], plan[0][2]
-        hints = typing.get_type_hints(self.cls)
-        steps: list[_Step] = []
-        given_names: set[str] = set()
-        for a in attrs.fields(self.cls):
-            meta = _shown(a)
-            if meta.given:
-                given_names.add(a.name)
-                continue
-            tp = _without_none(hints[a.name])
-            hook = meta.render
-            if hook is None and meta.const is None and tp not in _PLAIN_TYPES:
-                hook = conv.get_unstructure_hook(tp)
-            getter = operator.attrgetter(meta.source or a.name)
-            steps.append((json_name(a), getter, hook, meta.omit_none, meta.const))
-        plan[:] = [(conv, steps, frozenset(given_names))]
-        return steps, frozenset(given_names)
+    def _renderer(self, conv: cattrs.Converter) -> tuple[_Render, _Given, frozenset[str]]:
+        compiled = self._compiled
+        if not compiled or compiled[0][0] is not conv:
+            render, given_fields = _compile(self.cls, conv)
+            names = frozenset(name for name, _, _ in given_fields)
+            compiled[:] = [(conv, render, given_fields, names)]
+        _, render, given_fields, names = compiled[0]
+        return render, given_fields, names
 
     def dump(self, conv: cattrs.Converter, obj: Any, **extra: Any) -> dict[str, Any]:
         """``obj`` as the response class shows it; ``extra``: the values of its given fields."""
-        steps, given_names = self._steps(conv)
-        if extra.keys() != given_names:
-            raise TypeError(f"{self.name}: given {sorted(extra)}, declared {sorted(given_names)}")
+        render, given_fields, names = self._renderer(conv)
+        if (extra or names) and extra.keys() != names:
+            raise TypeError(f"{self.name}: given {sorted(extra)}, declared {sorted(names)}")
         memo = self._memo
         known = memo.get(id(obj))
         if known is not None and known[0] is obj:
             data = known[1]
         else:
-            data = {}
-            for name, get, hook, omit_none, const in steps:
-                if const is not None:
-                    data[name] = const
-                    continue
-                value = get(obj)
-                if value is None:
-                    if not omit_none:
-                        data[name] = None
-                elif hook is None:
-                    data[name] = value
-                else:
-                    data[name] = hook(value)
+            data = render(obj)
             if len(memo) >= _MEMO_SIZE:
                 memo.clear()
             memo[id(obj)] = (obj, data)  # holding obj keeps its id from being reused
-        if not extra:
-            return dict(data)
-        return {**data, **{camel(k): conv.unstructure(v) for k, v in extra.items()}}
+        out = data.copy()
+        for name, json, hook in given_fields:
+            value = extra[name]
+            out[json] = value if hook is None or value is None else hook(value)
+        return out
 
     def fields(self) -> frozenset[str]:
         """The JSON names of the fields this answer shows."""
