@@ -57,6 +57,18 @@ _BODY_ENUMS: dict[tuple[str, str], list[str]] = {
 }
 
 
+_DOCUMENT = {"type": "string", "description": "the XML document"}
+_RAW_BODIES: dict[str, dict[str, Any]] = {
+    "application/xml": _DOCUMENT,
+    "text/xml": _DOCUMENT,
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {"file": {**_DOCUMENT, "contentMediaType": "application/xml"}},
+        "required": ["file"],
+    },
+}
+
+
 def error_codes(route: Route) -> list[str]:
     """The error codes ``route`` can answer: those of what it takes (credentials, a body, path
     and query values) and those its use case declares (``Route.errors``)."""
@@ -176,6 +188,11 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
             op["requestBody"] = {
                 "required": True,
                 "content": {"application/json": {"schema": schema_of(route.body, components)}},
+            }
+        if route.takes:
+            op["requestBody"] = {
+                "required": True,
+                "content": {t: {"schema": _RAW_BODIES[t]} for t in route.takes},
             }
         for status, classes in _by_status(codes).items():
             answer: dict[str, Any] = {

@@ -135,6 +135,9 @@ class Route:
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
     content_type: str = "application/json"
+    # the media types of a body that is not JSON (an SBD or billing document, an AS4 message),
+    # read by the handler itself
+    takes: tuple[str, ...] = ()
 
     @property
     def org_scoped(self) -> bool:

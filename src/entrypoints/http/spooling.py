@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import BodyPartReader, StreamReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from fourcorner.domain.errors import InvalidInput, MalformedBody
 from fourcorner.entrypoints.http.errors import BodyTooLarge, UnsupportedMediaType
 
 XML_TYPES = ("application/xml", "text/xml")
+# what ``spool`` reads: the XML itself, or a form with the XML as its part ``file``
+DOCUMENT_TYPES = (*XML_TYPES, "multipart/form-data")
 CHUNK = 256 * 1024
 
 
@@ -79,6 +82,7 @@ async def _file_part(request: web.Request) -> BodyPartReader:
                 break
             if isinstance(part, BodyPartReader) and part.name == "file":
                 return part
-    except (ValueError, AssertionError) as e:
+    except (ValueError, AssertionError, HttpProcessingError) as e:
+        # HttpProcessingError: a part's header aiohttp cannot read (a control character)
         raise MalformedBody(reason=f"the multipart body is malformed ({e})") from None
     raise InvalidInput.one("file", "a multipart body needs a part named file")

@@ -28,7 +28,7 @@ from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.rendering import XML, Envelope
 from fourcorner.entrypoints.http.routing import QueryParam, Reply, Req, Route, sorted_list
-from fourcorner.entrypoints.http.spooling import spool
+from fourcorner.entrypoints.http.spooling import DOCUMENT_TYPES, spool
 
 
 def _ap(req: Req) -> uuid.UUID:
@@ -252,6 +252,7 @@ ROUTES = (
         query=(_AP, _IDEMPOTENCY_KEY),
         errors=(*_UPLOAD_ERRORS, "AT-1101"),
         content_type="application/json",
+        takes=DOCUMENT_TYPES,
     ),
     Route(
         "GET",
@@ -343,5 +344,6 @@ ROUTES = (
         response=responses.ACCEPTED,
         status=202,
         errors=(*_UPLOAD_ERRORS, "AT-1022"),
+        takes=DOCUMENT_TYPES,
     ),
 )

@@ -17,7 +17,7 @@ from fourcorner.domain.roles import Role
 from fourcorner.domain.validation import Flag
 from fourcorner.entrypoints.http.rendering import Answer, shown
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
-from fourcorner.entrypoints.http.spooling import spool
+from fourcorner.entrypoints.http.spooling import DOCUMENT_TYPES, spool
 
 EXPECTED = "a UBL or CII document, or an SBD holding one,"
 
@@ -77,5 +77,6 @@ ROUTES = (
         "validation",
         response=VALIDATION,
         errors=("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1130", "AT-1500"),
+        takes=DOCUMENT_TYPES,
     ),
 )

@@ -45,6 +45,18 @@ async def test_every_operation_has_a_summary_a_description_and_its_error_codes(a
             assert statuses == {str(openapi.status_of(known[c].kind)) for c in codes}
 
 
+async def test_document_uploads_have_their_bodies(api):
+    _, doc = await api.call("GET", "/openapi.json")
+    for path, method in (
+        ("/orgs/{orgId}/transactions", "post"),
+        ("/uploads/{token}", "put"),
+        ("/validation", "post"),
+    ):
+        content = doc["paths"][path][method]["requestBody"]["content"]
+        assert {"application/xml", "text/xml", "multipart/form-data"} == content.keys()
+        assert content["multipart/form-data"]["schema"]["required"] == ["file"]
+
+
 async def test_enums_are_the_values_the_server_takes(api):
     _, doc = await api.call("GET", "/openapi.json")
     schemas = doc["components"]["schemas"]
