@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import attrs
 
+from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError, ErrorKind
 
 
@@ -53,3 +54,9 @@ class UnsupportedMediaType(DomainError):
 
     def message(self) -> str:
         return f"Content type {self.got or '(none)'} is not accepted here; send {self.expected}."
+
+
+def catalogue() -> list[type[DomainError]]:
+    """Every error the interface answers with, by code: the domain's and the protocol's above
+    (``domain.errors.catalogue`` finds every subclass loaded; this module loads these)."""
+    return errors.catalogue()

@@ -10,6 +10,7 @@ from fourcorner.domain import errors
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
+from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
 from fourcorner.entrypoints.http.routing import Route
@@ -99,7 +100,7 @@ def _is_uuid(name: str) -> bool:
 
 
 def _by_status(codes: Iterable[str]) -> dict[int, list[type[errors.DomainError]]]:
-    by_code = {c.code: c for c in errors.catalogue()}
+    by_code = {c.code: c for c in http_errors.catalogue()}
     out: dict[int, list[type[errors.DomainError]]] = {}
     for code in codes:
         out.setdefault(status_of(by_code[code].kind), []).append(by_code[code])
@@ -117,7 +118,7 @@ def _summary(text: str) -> str:
 
 
 def _description(route: Route, codes: list[str]) -> str:
-    titles = {c.code: c.title for c in errors.catalogue()}
+    titles = {c.code: c.title for c in http_errors.catalogue()}
     who = f"Role: {route.role.value}." if route.role else "Public: no credentials."
     lines = [route.summary, "", who, "", "Error codes:"]
     lines += [f"- `{c}`: {titles[c]}" for c in codes]
@@ -207,7 +208,9 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
     for (name, field), values in _BODY_ENUMS.items():
         props = components[name]["properties"]
         props[field] = _narrow(props[field], values)
-    codes = "\n".join(f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in errors.catalogue())
+    codes = "\n".join(
+        f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in http_errors.catalogue()
+    )
     return {
         "openapi": "3.1.0",
         "info": {

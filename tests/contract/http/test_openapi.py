@@ -3,8 +3,7 @@
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
-from fourcorner.domain import errors
-from fourcorner.entrypoints.http import openapi
+from fourcorner.entrypoints.http import errors, openapi
 from fourcorner.entrypoints.http.routes import routes
 
 
