@@ -9,7 +9,9 @@ The role of a route is declared once, here in the route table (``Route.role``): 
 edge requires before the handler runs (credentials for every non-public route, the role on the
 organisation named in the path), what the OpenAPI document shows (``x-required-role``) and what
 the isolation matrix tests. The use cases hold the authorisation rule that the role names
-(``application.access.authorise``) because embedders call them without this edge.
+(``application.access.authorise``), because embedders call them without this edge; the
+isolation tests check that the two agree (a caller below the route's role is refused, one
+holding it is let through).
 """
 
 from __future__ import annotations
