@@ -80,7 +80,9 @@ DOCUMENT_TYPE_EXACT = ("category", "state", "scheme", "version")
 
 @attrs.frozen
 class Listing:
-    items: list[dict[str, object]]
+    """A page of records (document types or identifier schemes); the edge renders them."""
+
+    items: list[Any]
     next_cursor: str | None
 
 
@@ -178,7 +180,7 @@ def _page(
             cursor = Cursor(None, key(chosen[-1]), order.text).encode()
         else:
             cursor = base64.urlsafe_b64encode(key(chosen[-1]).encode()).decode().rstrip("=")
-    return Listing([r.to_record() for r in chosen], cursor)
+    return Listing(chosen, cursor)
 
 
 def _document_type_key(d: DocumentType) -> str:
@@ -209,11 +211,11 @@ def _document_type_text(d: DocumentType) -> str:
     return f"{d.name}\x1f{d.value}".lower()
 
 
-def get_document_type(catalogue: Catalogue, ident: str) -> dict[str, object]:
+def get_document_type(catalogue: Catalogue, ident: str) -> DocumentType:
     found = catalogue.document_type(ident)
     if found is None:
         raise NotFound(resource="document type", ident=ident)
-    return found.to_record()
+    return found
 
 
 def _scheme_key(s: IdentifierScheme) -> str:
@@ -233,7 +235,8 @@ def _scheme_text(s: IdentifierScheme) -> str:
 
 
 def constants(catalogue: Catalogue) -> dict[str, list[Any]]:
-    """Every constant by key; ``GET /constants?key=K`` answers one of them."""
+    """Every constant by key; ``GET /constants?key=K`` answers one of them. Values are JSON
+    values, except the transport profiles: records, which the edge renders."""
     return {
         "DOCUMENT_TYPE_CATEGORIES": list(catalogue.categories()),
         "DOCUMENT_TYPE_STATES": list(catalogue.document_type_states()),
@@ -241,7 +244,7 @@ def constants(catalogue: Catalogue) -> dict[str, list[Any]]:
             {"id": p.process_id, "scheme": p.scheme, "value": p.value, "state": p.state}
             for p in catalogue.processes
         ],
-        "TRANSPORT_PROFILES": [t.to_record() for t in catalogue.transport_profiles],
+        "TRANSPORT_PROFILES": list(catalogue.transport_profiles),  # records: the edge renders them
         "ORGANISATION_MODES": [m.value for m in Mode],
         "WEBHOOK_EVENTS": list(events.EVENT_NAMES),
         "MLS_RESPONSE_CODES": [

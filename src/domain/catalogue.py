@@ -1,8 +1,8 @@
 """The network's reference data: document types, identifier schemes, processes, transports.
 
-Records hold one code-list entry each, with snake_case attributes; ``to_record()`` gives the
-fields of the interface, leaving out optional fields that are absent: camelCase, except the
-DocumentType, whose kebab-case names the specification shows. Names where the
+Records hold one code-list entry each, with snake_case attributes; how the interface shows
+them (camelCase, except the DocumentType, whose kebab-case names the specification shows) is
+the HTTP edge's business (its response classes). Names where the
 network's own name stands as a word use the neutral word ``net`` (``net-doctype-wildcard``,
 ``issued_by_opennet``); the published spelling is kept as ``wire_scheme`` / ``wire_profile_id``.
 Published URN values (document type and process values) are kept exactly as published.
@@ -15,7 +15,6 @@ in bodies and filters, the document type scheme, the ``issued-by-opennet`` field
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 
 import attrs
 
@@ -64,20 +63,6 @@ def camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def _fields(
-    record: attrs.AttrsInstance,
-    skip: frozenset[str] = frozenset(),
-    name: Callable[[str], str] = camel,
-) -> dict[str, object]:
-    """The init fields of ``record`` under the interface's names, leaving out ``None`` values."""
-    out: dict[str, object] = {}
-    for f in attrs.fields(type(record)):
-        value = getattr(record, f.name)
-        if f.init and value is not None and f.name not in skip:
-            out[name(f.name)] = value
-    return out
-
-
 @attrs.frozen
 class ProcessRef:
     """One entry of a document type's ``process-ids``."""
@@ -89,9 +74,6 @@ class ProcessRef:
     def process_id(self) -> str:
         """``<scheme>::<value>``, the ``processId`` of a supported document type entry."""
         return f"{self.scheme}::{self.value}"
-
-    def to_record(self) -> dict[str, object]:
-        return {"scheme": self.scheme, "value": self.value}
 
 
 @attrs.frozen(kw_only=True)
@@ -113,12 +95,6 @@ class DocumentType:
     domain_community: str | None = None
     deprecation_release: str | None = None
     removal_date: str | None = None
-
-    def to_record(self) -> dict[str, object]:
-        """The DocumentType of the interface: ``id`` first, then the fields by name."""
-        fields = _fields(self, frozenset({"id", "wire_scheme", "process_ids"}), kebab)
-        fields["process-ids"] = [p.to_record() for p in self.process_ids]
-        return {"id": self.id, **dict(sorted(fields.items()))}
 
 
 @attrs.frozen(kw_only=True)
@@ -181,9 +157,6 @@ class IdentifierScheme:
     def example_values(self) -> tuple[str, ...]:
         return tuple(e.strip() for e in (self.examples or "").splitlines() if e.strip())
 
-    def to_record(self) -> dict[str, object]:
-        return _fields(self)
-
 
 @attrs.frozen
 class Process:
@@ -194,9 +167,6 @@ class Process:
     @property
     def process_id(self) -> str:
         return f"{self.scheme}::{self.value}"
-
-    def to_record(self) -> dict[str, object]:
-        return _fields(self)
 
 
 @attrs.frozen(kw_only=True)
@@ -210,9 +180,6 @@ class TransportProfile:
     deprecation_release: str | None = None
     removal_date: str | None = None
     comment: str | None = None
-
-    def to_record(self) -> dict[str, object]:
-        return _fields(self, frozenset({"wire_profile_id"}))
 
 
 @attrs.frozen

@@ -11,9 +11,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fourcorner.domain.errors import catalogue
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.http.errors import catalogue
 from fourcorner.entrypoints.http.openapi import status_of
 from fourcorner.entrypoints.http.routes import routes
 

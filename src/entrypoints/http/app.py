@@ -15,6 +15,7 @@ from aiohttp import web
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
+from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http import openapi
 from fourcorner.entrypoints.http.metrics import Metrics
 from fourcorner.entrypoints.http.routing import (
@@ -71,19 +72,19 @@ def error_response(error: DomainError, request_id: str) -> web.Response:
     headers = {"X-Request-Id": request_id}
     if isinstance(error, errors.TooManyFailedAttempts):
         headers["Retry-After"] = str(error.retry_after)
-    if isinstance(error, errors.MethodNotAllowed) and error.allowed:
+    if isinstance(error, http_errors.MethodNotAllowed) and error.allowed:
         headers["Allow"] = ", ".join(error.allowed)
     return json_response(openapi.status_of(error.kind), body, headers=headers)
 
 
 def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> DomainError:
     if isinstance(exc, web.HTTPNotFound):
-        return errors.RouteNotFound(path=request.path)
+        return http_errors.RouteNotFound(path=request.path)
     if isinstance(exc, web.HTTPMethodNotAllowed):
         allowed = tuple(sorted(exc.allowed_methods))
-        return errors.MethodNotAllowed(method=request.method, allowed=allowed)
+        return http_errors.MethodNotAllowed(method=request.method, allowed=allowed)
     if isinstance(exc, web.HTTPRequestEntityTooLarge):
-        return errors.BodyTooLarge(limit=max_size)
+        return http_errors.BodyTooLarge(limit=max_size)
     if exc.status == 400:
         return errors.MalformedBody(reason=exc.reason or "the request is malformed")
     return errors.Forbidden(reason=exc.reason) if exc.status == 403 else errors.DomainError()
@@ -207,7 +208,7 @@ def _refuse_method(allowed: tuple[str, ...]) -> Handler:
     .../members/approve`` is 405 rather than a member id that is not a UUID."""
 
     async def refuse(request: web.Request) -> web.StreamResponse:
-        raise errors.MethodNotAllowed(method=request.method, allowed=allowed)
+        raise http_errors.MethodNotAllowed(method=request.method, allowed=allowed)
 
     return refuse
 

@@ -8,13 +8,107 @@ order and the spelling of equal values make no new entry), and bounded in bytes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
 
+import attrs
+import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import catalogue as use
-from fourcorner.domain.catalogue import Catalogue
-from fourcorner.entrypoints.http.routing import Reply, Req, dumps
+from fourcorner.application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
+from fourcorner.domain.catalogue import Catalogue, TransportProfile
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http.rendering import Answer, ListReply, shown
+from fourcorner.entrypoints.http.routing import (
+    LIST_PARAMS,
+    QueryParam,
+    Reply,
+    Req,
+    Route,
+    dumps,
+)
+
+# --- the catalogue (DocumentType keeps the kebab-case names the specification shows) --------
+
+
+@attrs.frozen
+class ProcessRefResponse:
+    scheme: str
+    value: str
+
+
+@attrs.frozen
+class DocumentTypeResponse:
+    """A document type: ``id`` first, then the fields by name; absent options left out."""
+
+    id: str
+    abstract: bool
+    bis_version: str | None = shown(json="bis-version", omit_none=True)
+    category: str
+    comment: str | None = shown(omit_none=True)
+    deprecation_release: str | None = shown(json="deprecation-release", omit_none=True)
+    domain_community: str | None = shown(json="domain-community", omit_none=True)
+    initial_release: str = shown(json="initial-release")
+    issued_by_opennet: bool = shown(json="issued-by-opennet")
+    name: str
+    process_ids: tuple[ProcessRefResponse, ...] = shown(json="process-ids")
+    removal_date: str | None = shown(json="removal-date", omit_none=True)
+    scheme: str
+    state: str
+    value: str
+    version: str
+
+
+@attrs.frozen
+class IdentifierSchemeResponse:
+    """A participant identifier scheme; absent options left out."""
+
+    schemeid: str
+    iso6523: str
+    country: str
+    scheme_name: str
+    initial_release: str
+    state: str
+    registrable: bool
+    issuing_agency: str | None = shown(omit_none=True)
+    deprecation_release: str | None = shown(omit_none=True)
+    removal_date: str | None = shown(omit_none=True)
+    structure: str | None = shown(omit_none=True)
+    display: str | None = shown(omit_none=True)
+    examples: str | None = shown(omit_none=True)
+    validation_rules: str | None = shown(omit_none=True)
+    usage: str | None = shown(omit_none=True)
+
+
+@attrs.frozen
+class TransportProfileResponse:
+    protocol: str
+    profile_version: str
+    profile_id: str
+    initial_release: str
+    state: str
+    deprecation_release: str | None = shown(omit_none=True)
+    removal_date: str | None = shown(omit_none=True)
+    comment: str | None = shown(omit_none=True)
+
+
+@attrs.frozen
+class ConstantsResponse:
+    """Without a key, the list of keys; with one, its values."""
+
+    key: str | None = shown(omit_none=True)
+    values: tuple[Any, ...] | None = shown(omit_none=True)
+    keys: tuple[str, ...] | None = shown(omit_none=True)
+
+
+DOCUMENT_TYPE = Answer(DocumentTypeResponse, "DocumentType")
+IDENTIFIER_SCHEME = Answer(IdentifierSchemeResponse, "IdentifierScheme")
+TRANSPORT_PROFILE = Answer(TransportProfileResponse, "TransportProfile")
+CONSTANTS = Answer(ConstantsResponse, "Constants")
+
+
+# --- handlers -------------------------------------------------------------------------------
 
 CACHE_BYTES = 8 * 1024 * 1024
 """What the rendered answers and their keys may hold in all."""
@@ -61,42 +155,128 @@ class RenderCache:
         return body
 
 
-def _listing(result: use.Listing) -> dict[str, object]:
-    return {"items": result.items, "nextCursor": result.next_cursor}
+def _listing(conv: cattrs.Converter, answer: Answer, result: use.Listing) -> dict[str, object]:
+    return {"items": [answer.dump(conv, r) for r in result.items], "nextCursor": result.next_cursor}
 
 
 async def list_document_types(
     req: Req,
     catalogue: Catalogue = Provide["catalogue"],
     cache: RenderCache = Provide["render_cache"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     params = req.raw.query
     exact = {k: params[k] for k in use.DOCUMENT_TYPE_EXACT if k in params}
     query = use.document_type_query(catalogue, req.listing(), exact)
     body = cache.get(
-        ("document_types", query), lambda: _listing(use.list_document_types(catalogue, query))
+        ("document_types", query),
+        lambda: _listing(conv, DOCUMENT_TYPE, use.list_document_types(catalogue, query)),
     )
     return Reply(200, body)
 
 
-async def get_document_type(req: Req, catalogue: Catalogue = Provide["catalogue"]) -> Reply:
-    return Reply(200, use.get_document_type(catalogue, req.path("id")))
+async def get_document_type(
+    req: Req,
+    catalogue: Catalogue = Provide["catalogue"],
+    conv: cattrs.Converter = Provide["converter"],
+) -> Reply:
+    found = use.get_document_type(catalogue, req.path("id"))
+    return Reply(200, DOCUMENT_TYPE.dump(conv, found))
 
 
 async def list_schemes(
     req: Req,
     catalogue: Catalogue = Provide["catalogue"],
     cache: RenderCache = Provide["render_cache"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     query = use.scheme_query(catalogue, req.listing())
     body = cache.get(
-        ("participant_identifiers", query), lambda: _listing(use.list_schemes(catalogue, query))
+        ("participant_identifiers", query),
+        lambda: _listing(conv, IDENTIFIER_SCHEME, use.list_schemes(catalogue, query)),
     )
     return Reply(200, body)
 
 
-async def get_constants(req: Req, catalogue: Catalogue = Provide["catalogue"]) -> Reply:
+def _value(conv: cattrs.Converter, value: Any) -> Any:
+    if isinstance(value, TransportProfile):
+        return TRANSPORT_PROFILE.dump(conv, value)
+    return value
+
+
+async def get_constants(
+    req: Req,
+    catalogue: Catalogue = Provide["catalogue"],
+    conv: cattrs.Converter = Provide["converter"],
+) -> Reply:
     key = req.raw.query.get("key")
     if key is None:
         return Reply(200, {"keys": sorted(use.constants(catalogue))})
-    return Reply(200, {"key": key, "values": use.constant(catalogue, key)})
+    values = [_value(conv, v) for v in use.constant(catalogue, key)]
+    return Reply(200, {"key": key, "values": values})
+
+
+# --- routes ---------------------------------------------------------------------------------
+
+_EXACT = tuple(
+    QueryParam(name, {"type": "string"}, description=f"exact {name}")
+    for name in ("category", "state", "scheme", "version")
+)
+
+
+def _sort(fields: Mapping[str, object]) -> QueryParam:
+    choices = [v for f in fields for v in (f, f"-{f}")]
+    return QueryParam(
+        "sort",
+        {"type": "string", "enum": choices},
+        description="the field to sort by, descending with a leading '-'; without it, the "
+        "published order. A nextCursor is valid only with the sort it was made for",
+    )
+
+
+U = Role.USER
+
+ROUTES = (
+    Route(
+        "GET",
+        "/document_types",
+        list_document_types,
+        "List document types (the whole list unless limit is given).",
+        U,
+        "catalogue",
+        response=ListReply(DOCUMENT_TYPE),
+        query=(*_EXACT, *LIST_PARAMS, _sort(DOCUMENT_TYPE_FIELDS)),
+        errors=("AT-1004", "AT-1005"),
+    ),
+    Route(
+        "GET",
+        "/document_types/{id}",
+        get_document_type,
+        "Get a document type.",
+        U,
+        "catalogue",
+        response=DOCUMENT_TYPE,
+    ),
+    Route(
+        "GET",
+        "/participant_identifiers",
+        list_schemes,
+        "List participant identifier schemes (e.g. filter=country:eq:SE).",
+        U,
+        "catalogue",
+        response=ListReply(IDENTIFIER_SCHEME),
+        query=(*LIST_PARAMS, _sort(SCHEME_FIELDS)),
+        errors=("AT-1004", "AT-1005"),
+    ),
+    Route(
+        "GET",
+        "/constants",
+        get_constants,
+        "Constants by key; without a key, the list of keys.",
+        U,
+        "catalogue",
+        response=CONSTANTS,
+        query=(QueryParam("key", {"type": "string"}),),
+        errors=("AT-1040",),  # no constant of that key
+    ),
+)

@@ -1,7 +1,10 @@
-"""Handlers of the organisation, user, member and API key endpoints (spec sections 4 and 5).
+"""Handlers of health, organisations and users (spec section 4), and what the other handler
+modules share: id lists, the page of a list.
 
-The only module that pulls from the container (``Provide``): handlers pass the ports to the
-use cases, so ``application`` never sees the container.
+Handlers name what they need from the container as ``Provide`` defaults (bound once when the
+app is built, ``routing.bind``) and pass the ports to the use cases, so ``application`` never
+sees the container. Each handler module ends with its part of the route table (``ROUTES``),
+which ``routes`` assembles.
 """
 
 from __future__ import annotations
@@ -13,14 +16,18 @@ import attrs
 import cattrs
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import api_keys, members, organisations, users
+from fourcorner.application import organisations, users
+from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
+from fourcorner.application.organisations import CreateOrganisation, UpdateOrganisation
 from fourcorner.application.storage import Page, Storage
+from fourcorner.application.users import UpdateUser
 from fourcorner.domain.certificates import CertificateEnvironment
-from fourcorner.domain.member import MemberStatus
-from fourcorner.entrypoints.http import views
-from fourcorner.entrypoints.http.routing import Reply, Req
-from fourcorner.entrypoints.http.views import View
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http import docs, metrics, responses
+from fourcorner.entrypoints.http.rendering import Answer, ListReply, Text
+from fourcorner.entrypoints.http.responses import Membership, OrganisationCertificate
+from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
 
 
 @attrs.frozen
@@ -42,23 +49,21 @@ class OrgRef:
     org_id: uuid.UUID
 
 
-def page(conv: cattrs.Converter, view: View, result: Page[Any]) -> dict[str, Any]:
+def page(conv: cattrs.Converter, answer: Answer, result: Page[Any]) -> dict[str, Any]:
     return {
-        "items": [view.dump(conv, item) for item in result.items],
+        "items": [answer.dump(conv, item) for item in result.items],
         "nextCursor": result.next_cursor,
     }
 
 
 def org_view(conv: cattrs.Converter, view: organisations.OrganisationView) -> dict[str, Any]:
     certificates = [
-        {
-            "name": c.name,
-            "type": "TEST" if c.environment is CertificateEnvironment.TEST else "PRODUCTION",
-            "id": str(c.id),
-        }
+        OrganisationCertificate(
+            c.name, "TEST" if c.environment is CertificateEnvironment.TEST else "PRODUCTION", c.id
+        )
         for c in view.certificates
     ]
-    return views.ORGANISATION.dump(conv, view.org, certificates=certificates)
+    return responses.ORGANISATION.dump(conv, view.org, certificates=certificates)
 
 
 # --- health --------------------------------------------------------------------------------
@@ -110,17 +115,17 @@ async def update_org(
 
 def me_view(conv: cattrs.Converter, me: users.Me) -> dict[str, Any]:
     memberships = [
-        {
-            "orgId": str(m.org.id),
-            "role": m.member.role.value,
-            "legalName": m.org.legal_name,
-            "legalIdentifier": m.org.legal_identifier,
-            "memberSince": conv.unstructure(m.member.member_since),
-            "memberRef": str(m.member.id),
-        }
+        Membership(
+            m.org.id,
+            m.member.role,
+            m.org.legal_name,
+            m.org.legal_identifier,
+            m.member.member_since,
+            m.member.id,
+        )
         for m in me.memberships
     ]
-    return views.ME.dump(conv, me.user, memberships=memberships)
+    return responses.ME.dump(conv, me.user, memberships=memberships)
 
 
 async def get_me(
@@ -145,7 +150,7 @@ async def join_org(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     member = await users.join(ctx, req.caller, req.path("uid"), req.body.org_id)
-    return Reply(201, views.MEMBER.dump(conv, member))
+    return Reply(201, responses.MEMBER.dump(conv, member))
 
 
 async def leave_org(req: Req, ctx: Context = Provide["context"]) -> Reply:
@@ -153,92 +158,149 @@ async def leave_org(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return Reply(200, {"ids": [str(member.id)]})
 
 
-# --- members -------------------------------------------------------------------------------
+# --- routes ---------------------------------------------------------------------------------
 
+U, A, S = Role.USER, Role.ORGADMIN, Role.SUPERADMIN
 
-async def _list_members(
-    req: Req, ctx: Context, conv: cattrs.Converter, status: MemberStatus | tuple[MemberStatus, ...]
-) -> Reply:
-    result = await members.list_members(
-        ctx, req.caller, req.path_uuid("orgId"), req.listing(), status
-    )
-    return Reply(200, page(conv, views.MEMBER, result))
-
-
-async def list_members(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    return await _list_members(req, ctx, conv, MemberStatus.ACTIVE)
-
-
-async def list_pending(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    # users asking to join, and invited addresses no one has signed in with yet
-    return await _list_members(req, ctx, conv, (MemberStatus.PENDING, MemberStatus.INVITED))
-
-
-async def create_member(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    member = await members.create(ctx, req.caller, req.path_uuid("orgId"), req.body)
-    return Reply(201, views.MEMBER.dump(conv, member))
-
-
-async def _decide(req: Req, ctx: Context, approve: bool) -> Reply:
-    ids = list(req.body.ids)
-    done = await members.decide(ctx, req.caller, req.path_uuid("orgId"), ids, approve)
-    return Reply(200, {"ids": [str(m.id) for m in done]})
-
-
-async def approve_members(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    return await _decide(req, ctx, True)
-
-
-async def reject_members(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    return await _decide(req, ctx, False)
-
-
-async def get_member(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    member = await members.get(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("memberId"))
-    return Reply(200, views.MEMBER.dump(conv, member))
-
-
-async def update_member(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    member = await members.update(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("memberId"), req.body
-    )
-    return Reply(200, views.MEMBER.dump(conv, member))
-
-
-async def delete_member(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    member = await members.delete(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("memberId")
-    )
-    return Reply(200, {"ids": [str(member.id)]})
-
-
-# --- API keys ------------------------------------------------------------------------------
-
-
-async def create_api_key(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    new = await api_keys.create(ctx, req.caller, req.path_uuid("orgId"), req.body)
-    return Reply(201, views.NEW_API_KEY.dump(conv, new.record, key=new.key))
-
-
-async def list_api_keys(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    result = await api_keys.list_keys(ctx, req.caller, req.path_uuid("orgId"), req.listing())
-    return Reply(200, page(conv, views.API_KEY, result))
-
-
-async def delete_api_key(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    record = await api_keys.revoke(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("keyId"))
-    return Reply(200, {"ids": [str(record.id)]})
+ROUTES = (
+    Route(
+        "GET", "/healthz", healthz, "The process is up.", None, "health", response=responses.STATUS
+    ),
+    Route(
+        "GET",
+        "/docs",
+        docs.page,
+        "This API's documentation (Swagger UI over /openapi.json).",
+        None,
+        "health",
+        response=Text(),
+        content_type="text/html",
+    ),
+    Route(
+        "GET",
+        "/docs/static/{name}",
+        docs.asset,
+        "The documentation page's scripts and styles.",
+        None,
+        "health",
+        response=Text(),
+        content_type="application/octet-stream",
+    ),
+    Route(
+        "GET",
+        "/metrics",
+        metrics.scrape,
+        "Prometheus metrics: requests, latency, transactions, deliveries, queue depths.",
+        None,
+        "health",
+        response=Text(),
+        content_type="text/plain",
+    ),
+    Route(
+        "GET",
+        "/readyz",
+        readyz,
+        "The database is reachable.",
+        None,
+        "health",
+        response=responses.STATUS,
+        errors=("AT-1500",),
+    ),
+    Route(
+        "POST",
+        "/orgs",
+        create_org,
+        "Create an organisation; the caller becomes orgadmin.",
+        U,
+        "organisations",
+        body=CreateOrganisation,
+        response=responses.ORGANISATION,
+        status=201,
+        errors=("AT-1001", "AT-1006", "AT-1091"),
+    ),
+    Route(
+        "GET",
+        "/orgs",
+        list_orgs,
+        "List every organisation (superadmin).",
+        S,
+        "organisations",
+        response=ListReply(responses.ORGANISATION),
+        query=sorted_list(ORGANISATIONS),
+        errors=("AT-1004", "AT-1005"),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}",
+        get_org,
+        "Get an organisation.",
+        A,
+        "organisations",
+        response=responses.ORGANISATION,
+    ),
+    Route(
+        "PUT",
+        "/orgs/{orgId}",
+        update_org,
+        "Update an organisation; modeChangeRequest requests a mode change, a superadmin "
+        "sets organisationMode.",
+        A,
+        "organisations",
+        body=UpdateOrganisation,
+        response=responses.ORGANISATION,
+        errors=("AT-1001", "AT-1006", "AT-1019", "AT-1091", "AT-1094", "AT-1120", "AT-1121"),
+    ),
+    Route(
+        "GET",
+        "/users/me",
+        get_me,
+        "The caller, with memberships.",
+        U,
+        "users",
+        response=responses.ME,
+    ),
+    Route(
+        "PUT",
+        "/users/{uid}",
+        update_user,
+        "Update one's own details.",
+        U,
+        "users",
+        body=UpdateUser,
+        response=responses.ME,
+        errors=("AT-1022",),
+    ),
+    Route(
+        "POST",
+        "/users/batch-delete",
+        delete_users,
+        "Delete users (superadmin).",
+        S,
+        "users",
+        body=UserIds,
+        response=responses.IDS,
+    ),
+    Route(
+        "POST",
+        "/users/{uid}/join_org",
+        join_org,
+        "Ask to join an organisation.",
+        U,
+        "users",
+        body=OrgRef,
+        response=responses.MEMBER,
+        status=201,
+        errors=("AT-1092",),
+    ),
+    Route(
+        "POST",
+        "/users/{uid}/leave_org",
+        leave_org,
+        "Leave an organisation at once.",
+        U,
+        "users",
+        body=OrgRef,
+        response=responses.IDS,
+        errors=("AT-1093",),
+    ),
+)

@@ -1,40 +1,30 @@
-"""Handlers of participants, access points, certificates and the SMPs/APs to use."""
+"""Handlers of an organisation's certificates and access points, and the access points it
+may use."""
 
 from __future__ import annotations
 
 import cattrs
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import (
-    access_points,
-    certificates,
-    participants,
-    reachability,
-    services_to_use,
-)
+from fourcorner.application import access_points, certificates, services_to_use
+from fourcorner.application.access_points import CreateAccessPoint, UpdateAccessPoint
+from fourcorner.application.certificates import CreateCertificate, UpdateCertificate
+from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
 from fourcorner.application.context import Context
-from fourcorner.application.ports import ParticipantLookup
-from fourcorner.entrypoints.http import views
-from fourcorner.entrypoints.http.handlers import page
-from fourcorner.entrypoints.http.routing import Reply, Req
-
-
-def _items(conv: cattrs.Converter, view: views.View, items: list[object]) -> dict[str, object]:
-    return {"items": [view.dump(conv, i) for i in items], "nextCursor": None}
-
-
-async def smps_to_use(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    smps = await services_to_use.smps_to_use(ctx, req.caller, req.path_uuid("orgId"))
-    return Reply(200, _items(conv, views.SMP, list(smps)))
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http.handlers import Ids, page
+from fourcorner.entrypoints.http.rendering import ListReply
+from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
 
 
 async def aps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     aps = await services_to_use.aps_to_use(ctx, req.caller, req.path_uuid("orgId"))
-    return Reply(200, _items(conv, views.ACCESS_POINT, list(aps)))
+    return Reply(
+        200, {"items": [responses.ACCESS_POINT.dump(conv, a) for a in aps], "nextCursor": None}
+    )
 
 
 # --- certificates ---------------------------------------------------------------------------
@@ -44,7 +34,7 @@ async def create_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     cert = await certificates.create_certificate(ctx, req.caller, req.path_uuid("orgId"), req.body)
-    return Reply(201, views.CERTIFICATE.dump(conv, cert))
+    return Reply(201, responses.CERTIFICATE.dump(conv, cert))
 
 
 async def list_certificates(
@@ -53,7 +43,7 @@ async def list_certificates(
     result = await certificates.list_certificates(
         ctx, req.caller, req.path_uuid("orgId"), req.listing()
     )
-    return Reply(200, page(conv, views.CERTIFICATE, result))
+    return Reply(200, page(conv, responses.CERTIFICATE, result))
 
 
 async def get_certificate(
@@ -62,7 +52,7 @@ async def get_certificate(
     cert = await certificates.get_certificate(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId")
     )
-    return Reply(200, views.CERTIFICATE.dump(conv, cert))
+    return Reply(200, responses.CERTIFICATE.dump(conv, cert))
 
 
 async def update_certificate(
@@ -71,7 +61,7 @@ async def update_certificate(
     cert = await certificates.update_certificate(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId"), req.body
     )
-    return Reply(200, views.CERTIFICATE.dump(conv, cert))
+    return Reply(200, responses.CERTIFICATE.dump(conv, cert))
 
 
 async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Reply:
@@ -88,21 +78,21 @@ async def create_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     ap = await access_points.create_ap(ctx, req.caller, req.path_uuid("orgId"), req.body)
-    return Reply(201, views.ACCESS_POINT.dump(conv, ap))
+    return Reply(201, responses.ACCESS_POINT.dump(conv, ap))
 
 
 async def list_aps(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     result = await access_points.list_aps(ctx, req.caller, req.path_uuid("orgId"), req.listing())
-    return Reply(200, page(conv, views.ACCESS_POINT, result))
+    return Reply(200, page(conv, responses.ACCESS_POINT, result))
 
 
 async def get_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     ap = await access_points.get_ap(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"))
-    return Reply(200, views.ACCESS_POINT.dump(conv, ap))
+    return Reply(200, responses.ACCESS_POINT.dump(conv, ap))
 
 
 async def update_ap(
@@ -111,7 +101,7 @@ async def update_ap(
     ap = await access_points.update_ap(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"), req.body
     )
-    return Reply(200, views.ACCESS_POINT.dump(conv, ap))
+    return Reply(200, responses.ACCESS_POINT.dump(conv, ap))
 
 
 async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
@@ -121,92 +111,124 @@ async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
     return Reply(200, {"ids": done})
 
 
-# --- participants ---------------------------------------------------------------------------
+# --- routes ---------------------------------------------------------------------------------
 
+M, A = Role.ORGMEMBER, Role.ORGADMIN
 
-async def create_participant(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    p = await participants.create(ctx, req.caller, req.path_uuid("orgId"), req.body)
-    return Reply(201, views.PARTICIPANT.dump(conv, p))
-
-
-async def list_participants(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    result = await participants.list_participants(
-        ctx, req.caller, req.path_uuid("orgId"), req.listing()
-    )
-    return Reply(200, page(conv, views.PARTICIPANT, result))
-
-
-async def get_participant(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    p = await participants.get(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
-    )
-    return Reply(200, views.PARTICIPANT.dump(conv, p))
-
-
-async def update_participant(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    p = await participants.update(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
-    )
-    return Reply(200, views.PARTICIPANT.dump(conv, p))
-
-
-async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    done = await participants.delete_many(
-        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
-    )
-    return Reply(200, {"ids": done})
-
-
-async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    done = await participants.request_publication(
-        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
-    )
-    return Reply(200, {"ids": done})
-
-
-async def get_supported(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    entries = await participants.supported(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
-    )
-    return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])
-
-
-async def set_supported(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
-) -> Reply:
-    entries = await participants.set_supported(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
-    )
-    return Reply(200, [views.SUPPORTED.dump(conv, e) for e in entries])
-
-
-# --- can they receive this? -----------------------------------------------------------------
-
-
-async def lookup_receiver(
-    req: Req,
-    ctx: Context = Provide["context"],
-    lookup: ParticipantLookup = Provide["participant_lookup"],
-    conv: cattrs.Converter = Provide["converter"],
-) -> Reply:
-    q = req.raw.query
-    found = await reachability.can_receive(
-        ctx,
-        lookup,
-        req.caller,
-        req.path_uuid("orgId"),
-        q.get("participantId"),
-        q.get("docTypeId") or None,
-        q.get("environment"),
-    )
-    return Reply(200, views.RECEIVER_LOOKUP.dump(conv, found))
+ROUTES = (
+    Route(
+        "GET",
+        "/orgs/{orgId}/aps/alltouse",
+        aps_to_use,
+        "Access points the organisation may use.",
+        M,
+        "access points",
+        response=ListReply(responses.ACCESS_POINT),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/certificates",
+        list_certificates,
+        "List certificates.",
+        A,
+        "certificates",
+        response=ListReply(responses.CERTIFICATE),
+        query=sorted_list(CERTIFICATES),
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/certificates",
+        create_certificate,
+        "Upload a certificate with its chain and private key (whitelabel only).",
+        A,
+        "certificates",
+        body=CreateCertificate,
+        response=responses.CERTIFICATE,
+        status=201,
+        errors=("AT-1001", "AT-1021", "AT-1097"),
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/certificates/batch_delete",
+        delete_certificates,
+        "Delete certificates.",
+        A,
+        "certificates",
+        body=Ids,
+        response=responses.IDS,
+        errors=("AT-1021", "AT-1095"),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/certificates/{certId}",
+        get_certificate,
+        "Get a certificate.",
+        A,
+        "certificates",
+        response=responses.CERTIFICATE,
+    ),
+    Route(
+        "PUT",
+        "/orgs/{orgId}/certificates/{certId}",
+        update_certificate,
+        "Rename or describe a certificate.",
+        A,
+        "certificates",
+        body=UpdateCertificate,
+        response=responses.CERTIFICATE,
+        errors=("AT-1021",),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/aps",
+        list_aps,
+        "List own access points.",
+        A,
+        "access points",
+        response=ListReply(responses.ACCESS_POINT),
+        query=sorted_list(ACCESS_POINTS),
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/aps",
+        create_ap,
+        "Create an access point (whitelabel only).",
+        A,
+        "access points",
+        body=CreateAccessPoint,
+        response=responses.ACCESS_POINT,
+        status=201,
+        errors=("AT-1001", "AT-1021"),
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/aps/batch-delete",
+        delete_aps,
+        "Delete access points.",
+        A,
+        "access points",
+        body=Ids,
+        response=responses.IDS,
+        errors=("AT-1021", "AT-1095"),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/aps/{apId}",
+        get_ap,
+        "Get an access point.",
+        A,
+        "access points",
+        response=responses.ACCESS_POINT,
+    ),
+    Route(
+        "PUT",
+        "/orgs/{orgId}/aps/{apId}",
+        update_ap,
+        "Update an access point.",
+        A,
+        "access points",
+        body=UpdateAccessPoint,
+        response=responses.ACCESS_POINT,
+        errors=("AT-1021",),
+    ),
+)

@@ -7,31 +7,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from fourcorner.domain import errors
-from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
-from fourcorner.entrypoints.http.routing import ListReply, Route
-from fourcorner.entrypoints.http.views import View
-
-_ERROR = {
-    "type": "object",
-    "properties": {
-        "code": {"type": "string", "pattern": "^AT-[0-9]{4}$"},
-        "error": {"type": "string"},
-        "details": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"field": {"type": "string"}, "problem": {"type": "string"}},
-                "required": ["field", "problem"],
-            },
-        },
-        "transactionId": {
-            "type": "string",
-            "format": "uuid",
-            "description": "AT-1100 (document sent already): the transaction that sent it",
-        },
-    },
-    "required": ["code", "error"],
-}
+from fourcorner.domain.events import EVENT_NAMES
+from fourcorner.domain.organisation import REQUESTABLE_MODES
+from fourcorner.domain.roles import ORG_ROLES, Role
+from fourcorner.entrypoints.http import errors as http_errors
+from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
+from fourcorner.entrypoints.http.routing import Route
 
 _RETRY_AFTER = {
     "description": "Seconds until the client may try to authenticate again",
@@ -58,42 +40,111 @@ def status_of(kind: errors.ErrorKind) -> int:
     return _STATUS_OF_KIND[kind]
 
 
-def _error_statuses(route: Route) -> list[int]:
-    out = {503}
+_CHECKED = frozenset({"limit", "sort", "ap", "participantId", "docTypeId", "environment", "key"})
+_STATIC = frozenset({"/healthz", "/docs", "/docs/static/{name}", "/metrics"})
+# the fields whose values a request may hold are fewer than their type's (the rules refuse the
+# others with 400): the document lists exactly those
+_ORG_ROLES = [r.value for r in ORG_ROLES]
+_EVENTS = list(EVENT_NAMES)
+_BODY_ENUMS: dict[tuple[str, str], list[str]] = {
+    ("CreateMember", "role"): _ORG_ROLES,
+    ("UpdateMember", "role"): _ORG_ROLES,
+    ("CreateApiKey", "role"): _ORG_ROLES,
+    ("UpdateOrganisation", "modeChangeRequest"): [m.value for m in REQUESTABLE_MODES],
+    ("CreateWebhook", "events"): _EVENTS,
+    ("UpdateWebhook", "events"): _EVENTS,
+    ("TriggerEvent", "eventType"): _EVENTS,
+    ("TriggerEvent", "event"): _EVENTS,
+}
+
+
+_DOCUMENT = {"type": "string", "description": "the XML document"}
+_RAW_BODIES: dict[str, dict[str, Any]] = {
+    "application/xml": _DOCUMENT,
+    "text/xml": _DOCUMENT,
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {"file": {**_DOCUMENT, "contentMediaType": "application/xml"}},
+        "required": ["file"],
+    },
+}
+
+
+def error_codes(route: Route) -> list[str]:
+    """The error codes ``route`` can answer: those of what it takes (credentials, a body, path
+    and query values) and those its use case declares (``Route.errors``)."""
+    codes = set(route.errors)
+    if route.path not in _STATIC:
+        codes.add("AT-1500")  # the database cannot be reached
     if route.role is not None:
-        out |= {401, 403, 429}
+        # no valid credentials; too many failed attempts; an API key where a person must act,
+        # or a user acting for another
+        codes |= {"AT-1018", "AT-1029", "AT-1022"}
+        if route.org_scoped:
+            codes |= {"AT-1019", "AT-1020", "AT-1040"}  # role, membership, the organisation
+        elif route.role is Role.SUPERADMIN:
+            codes.add("AT-1019")
     if route.body is not None:
-        out |= {400, 413, 415}
-    if route.query or "{" in route.path:
-        out |= {400, 404}
-    if route.method in ("POST", "PUT", "DELETE") and route.role is not None:
-        out |= {404, 409, 422}
-    by_code = {c.code: c for c in errors.catalogue()}
-    out |= {status_of(by_code[c].kind) for c in route.errors}
-    return sorted(out)
+        codes |= {"AT-1000", "AT-1001", "AT-1002", "AT-1003"}
+    if "{" in route.path or any(q.required or q.name in _CHECKED for q in route.query):
+        codes.add("AT-1001")  # a path or query value that is not one the route takes
+    if "{" in route.path:
+        codes.add("AT-1040")  # no such resource
+    if any(q.name == "filter" for q in route.query):
+        codes |= {"AT-1004", "AT-1005"}
+    return sorted(codes)
+
+
+def _is_uuid(name: str) -> bool:
+    return name == "id" or name.endswith("Id")
+
+
+def _by_status(codes: Iterable[str]) -> dict[int, list[type[errors.DomainError]]]:
+    by_code = {c.code: c for c in http_errors.catalogue()}
+    out: dict[int, list[type[errors.DomainError]]] = {}
+    for code in codes:
+        out.setdefault(status_of(by_code[code].kind), []).append(by_code[code])
+    return dict(sorted(out.items()))
+
+
+def _summary(text: str) -> str:
+    """The first clause of a route's text (outside parentheses): what the operation does."""
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in ".;:?" and text[i + 1 : i + 2] in (" ", ""):
+            return text[: i + 1] if char == "?" else text[:i]
+    return text
+
+
+def _description(route: Route, codes: list[str]) -> str:
+    titles = {c.code: c.title for c in http_errors.catalogue()}
+    who = f"Role: {route.role.value}." if route.role else "Public: no credentials."
+    lines = [route.summary, "", who, "", "Error codes:"]
+    lines += [f"- `{c}`: {titles[c]}" for c in codes]
+    return "\n".join(lines)
+
+
+def _narrow(schema: dict[str, Any], values: list[str]) -> dict[str, Any]:
+    """``schema`` with each of its strings (of an array, of a union) limited to ``values``."""
+    if schema.get("type") == "string":
+        return {**schema, "enum": values}
+    out = dict(schema)
+    if "items" in schema:
+        out["items"] = _narrow(schema["items"], values)
+    if "anyOf" in schema:
+        out["anyOf"] = [_narrow(s, values) for s in schema["anyOf"]]
+    return out
 
 
 def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]:
-    resp = route.response
-    if isinstance(resp, View):
-        return resp.schema(components)
-    if isinstance(resp, ListReply):
-        return {
-            "type": "object",
-            "properties": {
-                "items": {"type": "array", "items": resp.view.schema(components)},
-                "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            },
-            "required": ["items", "nextCursor"],
-        }
-    return dict(resp or {})
+    return route.response.schema(components) if route.response is not None else {}
 
 
 def _parameters(route: Route) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in re.findall(r"{(\w+)}", route.path):
-        is_uuid = name == "id" or name.endswith("Id")
-        schema = {"type": "string", "format": "uuid"} if is_uuid else {"type": "string"}
+        schema = {"type": "string", "format": "uuid"} if _is_uuid(name) else {"type": "string"}
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     for q in route.query:
         schema: dict[str, Any] = dict(q.schema)
@@ -109,15 +160,19 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
 
 
 def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, Any]:
-    components: dict[str, Any] = {"Error": _ERROR}
+    components: dict[str, Any] = {}
+    error = responses.ERROR.schema(components)
     paths: dict[str, Any] = {}
     routes = list(routes)
     for route in routes:
+        codes = error_codes(route)
         op: dict[str, Any] = {
             "operationId": route.operation_id,
-            "summary": route.summary,
+            "summary": _summary(route.summary),
+            "description": _description(route, codes),
             "tags": [route.tag],
             "x-required-role": route.role.value if route.role else "public",
+            "x-error-codes": codes,
             "parameters": _parameters(route),
             "responses": {
                 str(route.status): {
@@ -130,26 +185,32 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
         }
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
-            op["description"] = f"Role: {route.role.value}."
-        if route.errors:
-            op["description"] = (
-                op.get("description", "") + " Error codes: " + ", ".join(route.errors)
-            )
         if route.body is not None:
             op["requestBody"] = {
                 "required": True,
                 "content": {"application/json": {"schema": schema_of(route.body, components)}},
             }
-        for status in _error_statuses(route):
-            op["responses"][str(status)] = {
-                "description": "Error",
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        if route.takes:
+            op["requestBody"] = {
+                "required": True,
+                "content": {t: {"schema": _RAW_BODIES[t]} for t in route.takes},
+            }
+        for status, classes in _by_status(codes).items():
+            answer: dict[str, Any] = {
+                "description": "; ".join(f"{c.code} {c.title}" for c in classes),
+                "content": {"application/json": {"schema": error}},
             }
             if status == 429:
-                op["responses"]["429"]["headers"] = {"Retry-After": _RETRY_AFTER}
+                answer["headers"] = {"Retry-After": _RETRY_AFTER}
+            op["responses"][str(status)] = answer
         paths.setdefault(route.path, {})[route.method.lower()] = op
     declare_lengths(components, read_classes(r.body for r in routes if r.body is not None))
-    codes = "\n".join(f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in errors.catalogue())
+    for (name, field), values in _BODY_ENUMS.items():
+        props = components[name]["properties"]
+        props[field] = _narrow(props[field], values)
+    codes = "\n".join(
+        f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in http_errors.catalogue()
+    )
     return {
         "openapi": "3.1.0",
         "info": {

@@ -18,17 +18,12 @@ from dependency_injector.wiring import Provide
 from fourcorner.application.access import Principal
 from fourcorner.application.listing import ListRequest
 from fourcorner.application.storage import Collection
-from fourcorner.domain.errors import (
-    DomainError,
-    ErrorKind,
-    InvalidInput,
-    MalformedBody,
-    UnsupportedMediaType,
-)
+from fourcorner.domain.errors import DomainError, ErrorKind, InvalidInput, MalformedBody
 from fourcorner.domain.roles import Role
 from fourcorner.domain.text import text_problem
 from fourcorner.entrypoints.http.converter import load_json, structure
-from fourcorner.entrypoints.http.views import View
+from fourcorner.entrypoints.http.errors import UnsupportedMediaType
+from fourcorner.entrypoints.http.rendering import Answer, Response
 
 JSON_TYPES = ("application/json",)
 _LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"
@@ -42,13 +37,6 @@ CALLER = web.RequestKey("caller", tuple[str, str])
 CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
-
-
-@attrs.frozen
-class ListReply:
-    """A list answer: ``{"items": [...], "nextCursor": ...}`` of a view."""
-
-    view: View
 
 
 @attrs.frozen
@@ -142,11 +130,14 @@ class Route:
     role: Role | None  # None: public
     tag: str
     body: type | None = None
-    response: View | ListReply | Mapping[str, Any] | None = None
+    response: Response | None = None
     status: int = 200
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
     content_type: str = "application/json"
+    # the media types of a body that is not JSON (an SBD or billing document, an AS4 message),
+    # read by the handler itself
+    takes: tuple[str, ...] = ()
 
     @property
     def org_scoped(self) -> bool:
@@ -254,7 +245,7 @@ async def read_body(
 def sent_back(route: Route) -> frozenset[str]:
     """The fields a PUT accepts and ignores: those of the record it answers (clients send a
     record back whole, with its read-only fields)."""
-    if route.method == "PUT" and isinstance(route.response, View):
+    if route.method == "PUT" and isinstance(route.response, Answer) and route.response.record:
         return route.response.fields()
     return frozenset()
 

@@ -11,7 +11,8 @@ from dependency_injector.wiring import Provide
 
 from fourcorner.adapters.smp.reader import SmpReader
 from fourcorner.domain.errors import NotFound
-from fourcorner.entrypoints.http.routing import Reply, Req
+from fourcorner.entrypoints.http.rendering import XML as XML_DOCUMENT
+from fourcorner.entrypoints.http.routing import Reply, Req, Route
 
 XML = "text/xml"
 
@@ -57,3 +58,39 @@ async def business_card(
     if len(segments) != 1:
         raise NotFound(resource="business card", ident="/".join(segments))
     return _xml(await reader.business_card(segments[0]))
+
+
+def routes(smp_prefix: str = "/smp") -> tuple[Route, ...]:
+    return (
+        Route(
+            "GET",
+            smp_prefix + "/businesscard/{participant}",
+            business_card,
+            "The participant's directory business card (v3).",
+            None,
+            "smp",
+            response=XML_DOCUMENT,
+            content_type="text/xml",
+        ),
+        Route(
+            "GET",
+            smp_prefix + "/{participant}",
+            service_group,
+            "ServiceGroup: the participant's service metadata references.",
+            None,
+            "smp",
+            response=XML_DOCUMENT,
+            content_type="text/xml",
+        ),
+        Route(
+            "GET",
+            smp_prefix + "/{participant}/services/{documentType}",
+            service_metadata,
+            "SignedServiceMetadata of one document type, signed by the SMP certificate.",
+            None,
+            "smp",
+            response=XML_DOCUMENT,
+            content_type="text/xml",
+            errors=("AT-1501",),
+        ),
+    )

@@ -1,109 +1,34 @@
-"""Handlers of transactions: intake (direct, and by pre-signed URL), reading, artefacts, and
-the AS4 endpoint of every access point."""
+"""Handlers of transactions: intake (direct, and by pre-signed URL), reading, artefacts and
+confirmation; the AS4 endpoint is ``as4_handlers``."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import attrs
-from aiohttp import BodyPartReader, StreamReader, web
+import cattrs
+from aiohttp import web
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import mls, receiving, transactions
+from fourcorner.application import mls, transactions
+from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Keyed
 from fourcorner.application.ports import KeySealer
-from fourcorner.application.receiving import receive
-from fourcorner.application.sending import Exchange
-from fourcorner.application.transactions import Documents, UploadGrant, record
+from fourcorner.application.transactions import Documents, UploadGrant
 from fourcorner.domain import clock
 from fourcorner.domain import idempotency as idempotency_rules
-from fourcorner.domain.errors import (
-    BodyTooLarge,
-    Forbidden,
-    InvalidInput,
-    MalformedBody,
-    NotFound,
-    UnsupportedMediaType,
-)
+from fourcorner.domain.errors import Forbidden, InvalidInput, NotFound
+from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
-from fourcorner.entrypoints.http.routing import CLOSE_UNREAD, Reply, Req
-
-XML_TYPES = ("application/xml", "text/xml")
-CHUNK = 256 * 1024
-
-
-async def _spool(
-    request: web.Request,
-    target: Path,
-    limit: int,
-    digest: Any = None,
-    expected: str = "an SBD file",
-) -> None:
-    """Stream the SBD of ``request`` (raw XML, or the ``file`` part of a multipart form) to
-    ``target``, refusing more than ``limit`` bytes without holding the body in memory;
-    ``digest`` (a ``hashlib`` hash) is fed the SBD's bytes on the way. ``expected`` names what
-    the body should be, for the refusal of an empty one."""
-    if request.content_length is not None and request.content_length > limit:
-        raise BodyTooLarge(limit=limit)
-    ctype = request.content_type
-    if ctype in XML_TYPES:
-        stream: StreamReader | BodyPartReader = request.content
-    elif ctype == "multipart/form-data":
-        stream = await _file_part(request)
-    else:
-        raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
-    if await _copy(stream, target, limit, digest) == 0:
-        raise MalformedBody(reason=f"the body is empty; {expected} is expected")
-
-
-async def _copy(
-    stream: StreamReader | BodyPartReader, target: Path, limit: int, digest: Any = None
-) -> int:
-    """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
-    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
-    ``digest``: a ``hashlib`` hash that each chunk updates."""
-    size = 0
-    with target.open("wb") as out:
-        while True:
-            try:
-                chunk = await (
-                    stream.read_chunk(CHUNK)
-                    if isinstance(stream, BodyPartReader)
-                    else stream.read(CHUNK)
-                )
-            except ConnectionError:
-                raise MalformedBody(
-                    reason="the connection was lost before the body ended"
-                ) from None
-            if not chunk:
-                return size
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge(limit=limit)
-            if digest is not None:
-                digest.update(chunk)
-            await asyncio.to_thread(out.write, chunk)
-
-
-async def _file_part(request: web.Request) -> BodyPartReader:
-    try:
-        reader = await request.multipart()
-        while True:
-            part = await reader.next()
-            if part is None:
-                break
-            if isinstance(part, BodyPartReader) and part.name == "file":
-                return part
-    except (ValueError, AssertionError) as e:
-        raise MalformedBody(reason=f"the multipart body is malformed ({e})") from None
-    raise InvalidInput.one("file", "a multipart body needs a part named file")
+from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http.rendering import XML, ListReply
+from fourcorner.entrypoints.http.routing import QueryParam, Reply, Req, Route, sorted_list
+from fourcorner.entrypoints.http.spooling import DOCUMENT_TYPES, spool
 
 
 def _ap(req: Req) -> uuid.UUID:
@@ -138,7 +63,7 @@ async def _intake(
     incoming = docs.blobs.incoming()
     digest = hashlib.sha256()
     try:
-        await _spool(req.raw, incoming, docs.max_bytes, digest)
+        await spool(req.raw, incoming, docs.max_bytes, digest)
     except BaseException:
         incoming.unlink(missing_ok=True)
         raise
@@ -204,45 +129,43 @@ async def put_upload(
     return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake)
 
 
-async def _list(req: Req, ctx: Context, direction: Direction) -> Reply:
+async def _list(req: Req, ctx: Context, conv: cattrs.Converter, direction: Direction) -> Reply:
     result = await transactions.list_transactions(
         ctx, req.caller, req.path_uuid("orgId"), direction, req.listing()
     )
-    return Reply(
-        200, {"items": [record(t) for t in result.items], "nextCursor": result.next_cursor}
-    )
+    items = [responses.TRANSACTION.dump(conv, t) for t in result.items]
+    return Reply(200, {"items": items, "nextCursor": result.next_cursor})
 
 
-async def from_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    return await _list(req, ctx, Direction.FROM_NETWORK)
+async def from_network(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    return await _list(req, ctx, conv, Direction.FROM_NETWORK)
 
 
-async def to_network(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    return await _list(req, ctx, Direction.TO_NETWORK)
+async def to_network(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
+    return await _list(req, ctx, conv, Direction.TO_NETWORK)
 
 
-async def get_transaction(req: Req, ctx: Context = Provide["context"]) -> Reply:
+async def get_transaction(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
     tx = await transactions.get(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
     )
-    return Reply(200, record(tx))
+    return Reply(200, responses.TRANSACTION.dump(conv, tx))
 
 
-def artefact_view(a: Artefact) -> dict[str, Any]:
-    return {
-        "id": str(a.id),
-        "type": a.type.value,
-        "contentType": a.content_type,
-        "size": a.size,
-        "createdAt": clock.iso(a.created_at),
-    }
-
-
-async def list_artefacts(req: Req, ctx: Context = Provide["context"]) -> Reply:
+async def list_artefacts(
+    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+) -> Reply:
     found = await transactions.artefacts(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
     )
-    return Reply(200, {"items": [artefact_view(a) for a in found], "nextCursor": None})
+    items = [responses.ARTEFACT.dump(conv, a) for a in found]
+    return Reply(200, {"items": items, "nextCursor": None})
 
 
 async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
@@ -307,43 +230,132 @@ async def confirm(
     )
 
 
-async def as4_inbound(
-    req: Req,
-    ctx: Context = Provide["context"],
-    docs: Documents = Provide["documents"],
-    exchange: Exchange = Provide["exchange"],
-    gate: asyncio.Semaphore = Provide["as4_gate"],
-    wake: object = Provide["sending_wake"],
-) -> Reply:
-    """The AS4 endpoint of an access point. The access point is looked up first: a message to
-    none is refused unread, its connection closed. A known one's message is streamed to a file
-    (at most ``gate``'s number at once, each under the size limit), and read from there."""
-    raw = req.raw
-    raw[CLOSE_UNREAD] = True
-    try:
-        org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
-    except InvalidInput:
-        raise NotFound(resource="access point", ident=raw.path) from None
-    to = await receiving.receiver(ctx, org_id, ap_id)
-    if to is None:
-        raise NotFound(resource="access point", ident=str(ap_id))
-    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
-    if raw.content_length is not None and raw.content_length > limit:
-        raise BodyTooLarge(limit=limit)
-    async with gate:
-        body = docs.blobs.incoming()
-        try:
-            await _copy(raw.content, body, limit)
-            answer = await receive(
-                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), body
-            )
-        finally:
-            body.unlink(missing_ok=True)
-    if callable(wake):
-        wake()
-    return Reply(
-        answer.status,
-        web.Response(
-            status=answer.status, body=answer.body, headers={"Content-Type": answer.content_type}
-        ),
-    )
+# --- routes ---------------------------------------------------------------------------------
+
+_AP = QueryParam(
+    "ap", {"type": "string", "format": "uuid"}, required=True, description="access point id"
+)
+_IDEMPOTENCY_KEY = QueryParam(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+    description="names the request: the same key with the same access point and document "
+    "within 24 hours answers as the first time (status and body) and sends nothing again; "
+    "with another request, 409 AT-1101. Keys belong to the organisation.",
+    where="header",
+)
+# what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
+# document that is not an SBD or not sendable, one sent already
+_UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
+M = Role.ORGMEMBER
+
+ROUTES = (
+    Route(
+        "POST",
+        "/orgs/{orgId}/transactions",
+        post_transaction,
+        "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
+        "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+        "an Idempotency-Key, the same request (access point and document bytes) within 24 "
+        "hours gets the same answer; another request with the key is 409 AT-1101.",
+        M,
+        "transactions",
+        response=responses.ACCEPTED,
+        status=202,
+        query=(_AP, _IDEMPOTENCY_KEY),
+        errors=(*_UPLOAD_ERRORS, "AT-1101"),
+        content_type="application/json",
+        takes=DOCUMENT_TYPES,
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/upload_url",
+        upload_url,
+        "A pre-signed, single-use URL (30 minutes) to PUT an SBD file to; it is sent as a "
+        "POST would send it.",
+        M,
+        "transactions",
+        response=responses.UPLOAD_URL,
+        query=(_AP,),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/from_network",
+        from_network,
+        "Received transactions.",
+        M,
+        "transactions",
+        response=ListReply(responses.TRANSACTION),
+        query=sorted_list(TRANSACTIONS),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/to_network",
+        to_network,
+        "Sent transactions.",
+        M,
+        "transactions",
+        response=ListReply(responses.TRANSACTION),
+        query=sorted_list(TRANSACTIONS),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/{transactionId}",
+        get_transaction,
+        "Get a transaction.",
+        M,
+        "transactions",
+        response=responses.TRANSACTION,
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/{transactionId}/artefacts",
+        list_artefacts,
+        "The transaction's artefacts.",
+        M,
+        "transactions",
+        response=ListReply(responses.ARTEFACT),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/{transactionId}/artefacts/{artefactId}",
+        artefact_content,
+        "An artefact's content.",
+        M,
+        "transactions",
+        response=XML,
+        content_type="application/xml",
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/transactions/{transactionId}/business_document",
+        business_document,
+        "The stored SBD file.",
+        M,
+        "transactions",
+        response=XML,
+        content_type="application/xml",
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/transactions/{transactionId}/confirm",
+        confirm,
+        "Confirm a received document: its pending positive MLS is sent as AP (accepted "
+        "with confirmation) instead of AB.",
+        M,
+        "transactions",
+        response=responses.CONFIRMATION,
+        errors=("AT-1090",),
+    ),
+    Route(
+        "PUT",
+        "/uploads/{token}",
+        put_upload,
+        "The pre-signed upload: PUT the raw SBD (the URL is the credential).",
+        None,
+        "transactions",
+        response=responses.ACCEPTED,
+        status=202,
+        errors=(*_UPLOAD_ERRORS, "AT-1022"),
+        takes=DOCUMENT_TYPES,
+    ),
+)

@@ -7,83 +7,76 @@ whatever the outcome.
 
 from __future__ import annotations
 
-from typing import Any
-
+import attrs
+import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application.ports import DocumentValidator
 from fourcorner.application.transactions import Documents
-from fourcorner.domain.validation import FailedAssert, ValidationResult
-from fourcorner.entrypoints.http.routing import Reply, Req
-from fourcorner.entrypoints.http.transaction_handlers import _spool
+from fourcorner.domain.roles import Role
+from fourcorner.domain.validation import Flag
+from fourcorner.entrypoints.http.rendering import Answer, shown
+from fourcorner.entrypoints.http.routing import Reply, Req, Route
+from fourcorner.entrypoints.http.spooling import DOCUMENT_TYPES, spool
 
 EXPECTED = "a UBL or CII document, or an SBD holding one,"
 
-_FAILED = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "description": "the rule, e.g. BR-CO-15"},
-        "flag": {"type": "string", "enum": ["fatal", "warning"]},
-        "location": {"type": "string", "description": "XPath of the node the rule failed on"},
-        "text": {"type": "string"},
-    },
-    "required": ["id", "flag", "location", "text"],
-}
-RESPONSE = {
-    "type": "object",
-    "properties": {
-        "valid": {
-            "type": ["boolean", "null"],
-            "description": "no fatal rule failed; null when the document was not checked",
-        },
-        "checked": {
-            "type": "boolean",
-            "description": "the rules apply to the document (a UBL Invoice or CreditNote, a CII "
-            "CrossIndustryInvoice) and were run",
-        },
-        "customizationId": {"type": ["string", "null"]},
-        "profileId": {"type": ["string", "null"]},
-        "rules": {"type": "string", "description": "the rule sets run, with their versions"},
-        "errors": {"type": "array", "items": _FAILED, "description": "failed fatal asserts"},
-        "warnings": {"type": "array", "items": _FAILED, "description": "failed warnings"},
-    },
-    "required": [
-        "valid",
-        "checked",
-        "customizationId",
-        "profileId",
-        "rules",
-        "errors",
-        "warnings",
-    ],
-}
+
+@attrs.frozen
+class FailedAssertResponse:
+    id: str = shown(description="the rule, e.g. BR-CO-15")
+    flag: Flag
+    location: str = shown(description="XPath of the node the rule failed on")
+    text: str
 
 
-def _failed(f: FailedAssert) -> dict[str, str]:
-    return {"id": f.id, "flag": f.flag.value, "location": f.location, "text": f.text}
+@attrs.frozen
+class ValidationResponse:
+    valid: bool | None = shown(
+        description="no fatal rule failed; null when the document was not checked"
+    )
+    checked: bool = shown(
+        description="the rules apply to the document (a UBL Invoice or CreditNote, a CII "
+        "CrossIndustryInvoice) and were run"
+    )
+    customization_id: str | None
+    profile_id: str | None
+    rules: str = shown(description="the rule sets run, with their versions")
+    errors: tuple[FailedAssertResponse, ...] = shown(description="failed fatal asserts")
+    warnings: tuple[FailedAssertResponse, ...] = shown(description="failed warnings")
 
 
-def view(result: ValidationResult) -> dict[str, Any]:
-    return {
-        "valid": result.valid,
-        "checked": result.checked,
-        "customizationId": result.customization_id,
-        "profileId": result.profile_id,
-        "rules": result.rules,
-        "errors": [_failed(f) for f in result.errors],
-        "warnings": [_failed(f) for f in result.warnings],
-    }
+VALIDATION = Answer(ValidationResponse, "ValidationResult")
 
 
 async def validate(
     req: Req,
     docs: Documents = Provide["documents"],
     validator: DocumentValidator = Provide["validator"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     incoming = docs.blobs.incoming()
     try:
-        await _spool(req.raw, incoming, docs.max_bytes, expected=EXPECTED)
+        await spool(req.raw, incoming, docs.max_bytes, expected=EXPECTED)
         result = await validator.validate(incoming)
     finally:
         incoming.unlink(missing_ok=True)
-    return Reply(200, view(result))
+    return Reply(200, VALIDATION.dump(conv, result))
+
+
+ROUTES = (
+    Route(
+        "POST",
+        "/validation",
+        validate,
+        "Check a billing document (raw XML, or multipart part 'file'): a UBL Invoice or "
+        "CreditNote, a CII CrossIndustryInvoice, or an SBD holding one, against the EN 16931 "
+        "and BIS Billing 3.0 rules of its syntax; any other document is answered as not "
+        "checked.",
+        Role.USER,
+        "validation",
+        response=VALIDATION,
+        errors=("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1130", "AT-1500"),
+        takes=DOCUMENT_TYPES,
+    ),
+)

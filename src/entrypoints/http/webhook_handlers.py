@@ -6,11 +6,19 @@ import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import webhooks
+from fourcorner.application.collections import EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
-from fourcorner.application.webhooks import WebhookSettings
-from fourcorner.entrypoints.http import views
-from fourcorner.entrypoints.http.handlers import page
-from fourcorner.entrypoints.http.routing import Reply, Req
+from fourcorner.application.webhooks import (
+    CreateWebhook,
+    TriggerEvent,
+    UpdateWebhook,
+    WebhookSettings,
+)
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http.handlers import Ids, page
+from fourcorner.entrypoints.http.rendering import ListReply
+from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
 
 
 async def create_webhook(
@@ -20,21 +28,21 @@ async def create_webhook(
     settings: WebhookSettings = Provide["webhook_settings"],
 ) -> Reply:
     new = await webhooks.create(ctx, req.caller, req.path_uuid("orgId"), req.body, settings)
-    return Reply(201, views.NEW_WEBHOOK.dump(conv, new.record, secret=new.secret))
+    return Reply(201, responses.NEW_WEBHOOK.dump(conv, new.record, secret=new.secret))
 
 
 async def list_webhooks(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     result = await webhooks.list_webhooks(ctx, req.caller, req.path_uuid("orgId"), req.listing())
-    return Reply(200, page(conv, views.WEBHOOK, result))
+    return Reply(200, page(conv, responses.WEBHOOK, result))
 
 
 async def get_webhook(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     hook = await webhooks.get(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("id"))
-    return Reply(200, views.WEBHOOK.dump(conv, hook))
+    return Reply(200, responses.WEBHOOK.dump(conv, hook))
 
 
 async def update_webhook(
@@ -46,7 +54,7 @@ async def update_webhook(
     hook = await webhooks.update(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("id"), req.body, settings
     )
-    return Reply(200, views.WEBHOOK.dump(conv, hook))
+    return Reply(200, responses.WEBHOOK.dump(conv, hook))
 
 
 async def delete_webhooks(req: Req, ctx: Context = Provide["context"]) -> Reply:
@@ -63,21 +71,21 @@ async def trigger_test_event(
     event = await webhooks.trigger_test(ctx, req.caller, req.path_uuid("orgId"), req.body)
     if callable(wake):
         wake()
-    return Reply(200, views.EVENT.dump(conv, event))
+    return Reply(200, responses.EVENT.dump(conv, event))
 
 
 async def list_events(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     result = await webhooks.list_events(ctx, req.caller, req.path_uuid("orgId"), req.listing())
-    return Reply(200, page(conv, views.EVENT, result))
+    return Reply(200, page(conv, responses.EVENT, result))
 
 
 async def get_event(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
     event = await webhooks.get_event(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("id"))
-    return Reply(200, views.EVENT.dump(conv, event))
+    return Reply(200, responses.EVENT.dump(conv, event))
 
 
 async def redeliver_event(
@@ -90,4 +98,111 @@ async def redeliver_event(
     event = await webhooks.redeliver(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid(name))
     if callable(wake):
         wake()
-    return Reply(202, views.EVENT.dump(conv, event))
+    return Reply(202, responses.EVENT.dump(conv, event))
+
+
+# --- routes ---------------------------------------------------------------------------------
+
+A = Role.ORGADMIN
+
+ROUTES = (
+    Route(
+        "GET",
+        "/orgs/{orgId}/webhooks",
+        list_webhooks,
+        "List webhooks.",
+        A,
+        "webhooks",
+        response=ListReply(responses.WEBHOOK),
+        query=sorted_list(WEBHOOKS),
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/webhooks",
+        create_webhook,
+        "Register a webhook; the answer carries its signing secret, this once only.",
+        A,
+        "webhooks",
+        body=CreateWebhook,
+        response=responses.NEW_WEBHOOK,
+        status=201,
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/webhooks/batch-delete",
+        delete_webhooks,
+        "Delete webhooks.",
+        A,
+        "webhooks",
+        body=Ids,
+        response=responses.IDS,
+    ),
+    Route(
+        "POST",
+        "/orgs/{orgId}/webhooks/trigger-test-event",
+        trigger_test_event,
+        "Raise a webhook.test event to the webhooks subscribed to it.",
+        A,
+        "webhooks",
+        body=TriggerEvent,
+        response=responses.EVENT,
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/webhooks/events",
+        list_events,
+        "Stored events (14 days) with their delivery status.",
+        A,
+        "webhooks",
+        response=ListReply(responses.EVENT),
+        query=sorted_list(EVENTS),
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/webhooks/events/{id}",
+        get_event,
+        "One stored event with its delivery attempts.",
+        A,
+        "webhooks",
+        response=responses.EVENT,
+    ),
+    *(
+        Route(
+            "POST",
+            path,
+            redeliver_event,
+            "Queue a new delivery of a stored event to the webhooks it was delivered to "
+            "before that still exist and are enabled (not to webhooks subscribed since); "
+            "each gets three attempts of its own, recorded on the event beside the earlier "
+            "ones (status code or error, the first KiB of the answer, duration).",
+            A,
+            "webhooks",
+            response=responses.EVENT,
+            status=202,
+            errors=("AT-1102",),
+        )
+        for path in (
+            "/orgs/{orgId}/events/{eventId}/redeliver",
+            "/orgs/{orgId}/webhooks/events/{id}/redeliver",
+        )
+    ),
+    Route(
+        "GET",
+        "/orgs/{orgId}/webhooks/{id}",
+        get_webhook,
+        "Get a webhook.",
+        A,
+        "webhooks",
+        response=responses.WEBHOOK,
+    ),
+    Route(
+        "PUT",
+        "/orgs/{orgId}/webhooks/{id}",
+        update_webhook,
+        "Update a webhook.",
+        A,
+        "webhooks",
+        body=UpdateWebhook,
+        response=responses.WEBHOOK,
+    ),
+)

@@ -110,3 +110,21 @@ async def test_a_resource_of_another_org_is_not_found(api, world):
             continue
         status, body = await api.call(route.method, fill(route.path, b_org, p["id"]), as_=BOB)
         assert status == 404, (route.path, body)
+
+
+async def test_each_route_declares_the_least_role_its_use_case_takes(api, world):
+    """The route table's role is the one the use case checks: an orgmember is refused where
+    the route says orgadmin (above), and let through where it says orgmember."""
+    a, p, _ = world
+    for route in ORG_ROUTES:
+        if route.role is not Role.ORGMEMBER:
+            continue
+        status, body = await api.call(
+            route.method,
+            fill(route.path, a["id"], p["id"]),
+            as_=MEMBER,
+            headers={"Content-Type": "application/json"},
+            data=b"{}" if route.method in ("POST", "PUT") else None,
+        )
+        refused = status == 403 and body.get("code") in ("AT-1019", "AT-1020")
+        assert not refused, (route.method, route.path, status, body)

@@ -1,7 +1,9 @@
 """The OpenAPI document lists exactly the routes that are served."""
 
 import pytest
+from openapi_spec_validator import OpenAPIV31SpecValidator
 
+from fourcorner.entrypoints.http import errors, openapi
 from fourcorner.entrypoints.http.routes import routes
 
 
@@ -19,6 +21,56 @@ async def test_every_served_route_is_documented_and_every_documented_route_is_se
                 served.add((route.method, path))
     assert documented == served
     assert documented == {(r.method, r.path) for r in routes()}
+
+
+async def test_the_document_is_valid_openapi_3_1(api):
+    _, doc = await api.call("GET", "/openapi.json")
+    problems = [e.message for e in OpenAPIV31SpecValidator(doc).iter_errors()]
+    assert problems == []
+
+
+async def test_every_operation_has_a_summary_a_description_and_its_error_codes(api):
+    _, doc = await api.call("GET", "/openapi.json")
+    known = {c.code: c for c in errors.catalogue()}
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            assert op["summary"] and len(op["summary"]) < len(op["description"]), (method, path)
+            codes = op["x-error-codes"]
+            assert set(codes) <= known.keys(), (method, path)
+            for code in codes:  # each code is in the description and under its status
+                assert f"`{code}`" in op["description"], (method, path, code)
+                assert any(code in answer["description"] for answer in op["responses"].values())
+            statuses = {s for s in op["responses"] if not s.startswith("2")}
+            assert statuses == {str(openapi.status_of(known[c].kind)) for c in codes}
+
+
+async def test_document_uploads_have_their_bodies(api):
+    _, doc = await api.call("GET", "/openapi.json")
+    for path, method in (
+        ("/orgs/{orgId}/transactions", "post"),
+        ("/uploads/{token}", "put"),
+        ("/validation", "post"),
+    ):
+        content = doc["paths"][path][method]["requestBody"]["content"]
+        assert {"application/xml", "text/xml", "multipart/form-data"} == content.keys()
+        assert content["multipart/form-data"]["schema"]["required"] == ["file"]
+
+
+async def test_enums_are_the_values_the_server_takes(api):
+    _, doc = await api.call("GET", "/openapi.json")
+    schemas = doc["components"]["schemas"]
+    org_roles = {"orgadmin", "orgmember"}
+    for name in ("CreateMember", "UpdateMember", "CreateApiKey", "Member", "ApiKey"):
+        role = schemas[name]["properties"]["role"]
+        assert set(role.get("enum") or role["anyOf"][0]["enum"]) == org_roles, name
+    mode = schemas["UpdateOrganisation"]["properties"]["modeChangeRequest"]["anyOf"][0]
+    assert set(mode["enum"]) == {"WHITELABEL", "SHARED"}
+    statuses = schemas["Transaction"]["properties"]["transactionStatus"]["enum"]
+    assert set(statuses) == {"UNPROCESSED", "PROCESSING", "COMPLETED", "FAILED", "REJECTED"}
+    _, constants = await api.call("GET", "/constants?key=WEBHOOK_EVENTS", as_="a@example.com")
+    for name in ("CreateWebhook", "Webhook"):
+        events = schemas[name]["properties"]["events"]["items"]["enum"]
+        assert events == constants["values"], name
 
 
 async def test_error_codes_are_documented(api):

@@ -1,0 +1,178 @@
+"""The errors of requests that conflict with the stored state (409): duplicates, resources in
+use, changes that would leave an organisation without an orgadmin. Part of the error catalogue
+(``domain.errors``, which exports them too)."""
+
+from __future__ import annotations
+
+import attrs
+
+from fourcorner.domain.errors import Detail, DomainError, ErrorKind
+
+# --- 409: conflicts with the stored state ---------------------------------------------------
+
+
+@attrs.define(eq=False, slots=False)
+class Conflict(DomainError):
+    code = "AT-1090"
+    kind = ErrorKind.CONFLICT
+    title = "Conflict"
+    reason: str = "the resource already exists"
+
+    def message(self) -> str:
+        return f"Conflict: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class DuplicateOrganisation(DomainError):
+    code = "AT-1091"
+    kind = ErrorKind.CONFLICT
+    title = "Organisation exists"
+    legal_identifier_code: str = ""
+    legal_identifier: str = ""
+
+    def message(self) -> str:
+        return (
+            "An organisation with legal identifier "
+            f"{self.legal_identifier_code} {self.legal_identifier} already exists."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class AlreadyMember(DomainError):
+    code = "AT-1092"
+    kind = ErrorKind.CONFLICT
+    title = "Already a member"
+    user_id: str = ""
+
+    def message(self) -> str:
+        return f"User {self.user_id} is already a member of, or waiting to join, the organisation."
+
+
+@attrs.define(eq=False, slots=False)
+class LastOrgAdmin(DomainError):
+    code = "AT-1093"
+    kind = ErrorKind.CONFLICT
+    title = "Last orgadmin"
+
+    def message(self) -> str:
+        return "An organisation keeps at least one orgadmin; this change would remove the last."
+
+
+@attrs.define(eq=False, slots=False)
+class NoModeChangePending(DomainError):
+    code = "AT-1094"
+    kind = ErrorKind.CONFLICT
+    title = "No mode change request pending"
+
+    def message(self) -> str:
+        return "The organisation mode changes only while a mode change request is pending."
+
+
+@attrs.define(eq=False, slots=False)
+class InUse(DomainError):
+    code = "AT-1095"
+    kind = ErrorKind.CONFLICT
+    title = "Resource in use"
+    resource: str = ""
+    ident: str = ""
+    used_by: str = ""
+
+    def message(self) -> str:
+        return f"The {self.resource} {self.ident} is in use by {self.used_by}."
+
+
+@attrs.define(eq=False, slots=False)
+class NotPending(DomainError):
+    code = "AT-1096"
+    kind = ErrorKind.CONFLICT
+    title = "Not pending"
+    member_id: str = ""
+
+    def message(self) -> str:
+        return f"Member {self.member_id} has no pending request to join."
+
+
+@attrs.define(eq=False, slots=False)
+class CertificateKeyInUse(DomainError):
+    """A certificate whose public key is registered already: by the service operator (its own
+    access point and SMP certificates), by another organisation, or by this one."""
+
+    code = "AT-1097"
+    kind = ErrorKind.CONFLICT
+    title = "Certificate key already registered"
+    holder: str = "another certificate"
+
+    def message(self) -> str:
+        return (
+            f"A certificate with this public key is registered already, by {self.holder}; "
+            "a key is registered once."
+        )
+
+    def details(self) -> list[Detail]:
+        return [Detail("$.certPem", f"its public key is registered already, by {self.holder}")]
+
+
+@attrs.define(eq=False, slots=False)
+class DuplicateTransaction(DomainError):
+    """A document whose instance identifier this organisation has sent already; the body
+    names that transaction (``transactionId``)."""
+
+    code = "AT-1100"
+    kind = ErrorKind.CONFLICT
+    title = "Document sent already"
+    transaction_id: str = ""
+    doc_instance_id: str = ""
+
+    def message(self) -> str:
+        return (
+            f"A document with instance identifier {self.doc_instance_id} was sent already, "
+            f"as transaction {self.transaction_id}."
+        )
+
+    def members(self) -> dict[str, str]:
+        return {"transactionId": self.transaction_id}
+
+
+@attrs.define(eq=False, slots=False)
+class IdempotencyKeyReused(DomainError):
+    code = "AT-1101"
+    kind = ErrorKind.CONFLICT
+    title = "Idempotency key used for another request"
+
+    def message(self) -> str:
+        return (
+            "This Idempotency-Key was used in the last 24 hours for a different request "
+            "(another body or access point); use a new key for a new request."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class NothingToRedeliver(DomainError):
+    code = "AT-1102"
+    kind = ErrorKind.CONFLICT
+    title = "No webhook to redeliver to"
+    event_id: str = ""
+
+    def message(self) -> str:
+        return (
+            f"Event {self.event_id} was delivered to no webhook that still exists and is "
+            "enabled; there is nothing to redeliver it to."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class IllegalTransition(DomainError):
+    """A record asked to move to a state its life cycle does not allow from the one it is in
+    (a transaction completed twice, a status confirmed after it was sent)."""
+
+    code = "AT-1103"
+    kind = ErrorKind.CONFLICT
+    title = "Not allowed in the record's current state"
+    record: str = "record"
+    state: str = ""
+    move: str = ""
+    reason: str = ""
+
+    def message(self) -> str:
+        because = f": {self.reason}" if self.reason else ""
+        return f"The {self.record} ({self.state}) cannot be {self.move}{because}."

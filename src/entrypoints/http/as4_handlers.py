@@ -1,0 +1,78 @@
+"""The AS4 endpoint of every access point of the service (corner 3 of the four corners)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+from dependency_injector.wiring import Provide
+
+from fourcorner.application import receiving
+from fourcorner.application.context import Context
+from fourcorner.application.receiving import receive
+from fourcorner.application.sending import Exchange
+from fourcorner.application.transactions import Documents
+from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.entrypoints.http.errors import BodyTooLarge
+from fourcorner.entrypoints.http.rendering import XML
+from fourcorner.entrypoints.http.routing import CLOSE_UNREAD, Reply, Req, Route
+from fourcorner.entrypoints.http.spooling import copy
+
+
+async def as4_inbound(
+    req: Req,
+    ctx: Context = Provide["context"],
+    docs: Documents = Provide["documents"],
+    exchange: Exchange = Provide["exchange"],
+    gate: asyncio.Semaphore = Provide["as4_gate"],
+    wake: object = Provide["sending_wake"],
+) -> Reply:
+    """The AS4 endpoint of an access point. The access point is looked up first: a message to
+    none is refused unread, its connection closed. A known one's message is streamed to a file
+    (at most ``gate``'s number at once, each under the size limit), and read from there."""
+    raw = req.raw
+    raw[CLOSE_UNREAD] = True
+    try:
+        org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
+    except InvalidInput:
+        raise NotFound(resource="access point", ident=raw.path) from None
+    to = await receiving.receiver(ctx, org_id, ap_id)
+    if to is None:
+        raise NotFound(resource="access point", ident=str(ap_id))
+    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
+    if raw.content_length is not None and raw.content_length > limit:
+        raise BodyTooLarge(limit=limit)
+    async with gate:
+        body = docs.blobs.incoming()
+        try:
+            await copy(raw.content, body, limit)
+            answer = await receive(
+                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), body
+            )
+        finally:
+            body.unlink(missing_ok=True)
+    if callable(wake):
+        wake()
+    return Reply(
+        answer.status,
+        web.Response(
+            status=answer.status, body=answer.body, headers={"Content-Type": answer.content_type}
+        ),
+    )
+
+
+def routes(as4_prefix: str = "/as4") -> tuple[Route, ...]:
+    return (
+        Route(
+            "POST",
+            as4_prefix + "/{orgId}/{apId}",
+            as4_inbound,
+            "The access point's AS4 endpoint (multipart/related ebMS 3 user messages); answers "
+            "a signed receipt or a signed ebMS error.",
+            None,
+            "as4",
+            response=XML,
+            content_type="application/soap+xml",
+            errors=("AT-1002", "AT-1501"),
+        ),
+    )

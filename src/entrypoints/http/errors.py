@@ -1,0 +1,62 @@
+"""Errors of the HTTP protocol itself: no route, a method the route does not serve, a body too
+large or of a type the route does not read. They are part of the error catalogue (codes and
+kinds like the domain's, ``domain.errors.catalogue``) but no use case raises them."""
+
+from __future__ import annotations
+
+import attrs
+
+from fourcorner.domain import errors
+from fourcorner.domain.errors import DomainError, ErrorKind
+
+
+@attrs.define(eq=False, slots=False)
+class RouteNotFound(DomainError):
+    code = "AT-1041"
+    kind = ErrorKind.NOT_FOUND
+    title = "No such route"
+    path: str = ""
+
+    def message(self) -> str:
+        return f"No route matches {self.path!r}."
+
+
+@attrs.define(eq=False, slots=False)
+class MethodNotAllowed(DomainError):
+    code = "AT-1042"
+    kind = ErrorKind.METHOD_NOT_ALLOWED
+    title = "Method not allowed"
+    method: str = ""
+    allowed: tuple[str, ...] = ()  # the methods the route serves
+
+    def message(self) -> str:
+        return f"Method {self.method} is not allowed on this route."
+
+
+@attrs.define(eq=False, slots=False)
+class BodyTooLarge(DomainError):
+    code = "AT-1002"
+    kind = ErrorKind.TOO_LARGE
+    title = "Body too large"
+    limit: int = 0
+
+    def message(self) -> str:
+        return f"The request body is larger than the limit of {self.limit} bytes."
+
+
+@attrs.define(eq=False, slots=False)
+class UnsupportedMediaType(DomainError):
+    code = "AT-1003"
+    kind = ErrorKind.UNSUPPORTED_MEDIA
+    title = "Unsupported media type"
+    got: str = ""
+    expected: str = "application/json"
+
+    def message(self) -> str:
+        return f"Content type {self.got or '(none)'} is not accepted here; send {self.expected}."
+
+
+def catalogue() -> list[type[DomainError]]:
+    """Every error the interface answers with, by code: the domain's and the protocol's above
+    (``domain.errors.catalogue`` finds every subclass loaded; this module loads these)."""
+    return errors.catalogue()

@@ -1,0 +1,383 @@
+"""What each answer shows: a response class per record (``rendering``), listing its fields.
+
+Secrets and the service's own bookkeeping (key hashes, sealed keys and secrets, the identity
+binding, lookup keys, leases and attempts) are absent because no class here names them; the
+unit test ``test_responses`` checks that a field added to a record stays out of its answer.
+The values of nested objects (contacts, addresses, deliveries) are the records' own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from fourcorner.application.ports import PublishedEndpoint
+from fourcorner.domain.certificates import CertificateEnvironment, Service
+from fourcorner.domain.clock import iso_ns
+from fourcorner.domain.errors import Detail
+from fourcorner.domain.events import EVENT_NAMES
+from fourcorner.domain.member import MemberStatus
+from fourcorner.domain.network_services import Environment
+from fourcorner.domain.organisation import REQUESTABLE_MODES, Address, Contact, Mode, UserRef
+from fourcorner.domain.participant import (
+    BusinessCard,
+    DirectoryPublication,
+    ParticipantStatus,
+    SupportedDocumentType,
+)
+from fourcorner.domain.roles import Role
+from fourcorner.domain.transaction import ArtefactType, Direction, ServiceError, Status
+from fourcorner.domain.webhook import DeliveryStatus, DeliverySummary
+from fourcorner.entrypoints.http.rendering import Answer, given, shown, tag
+
+_ORG_ROLES = {"type": "string", "enum": [Role.ORGADMIN.value, Role.ORGMEMBER.value]}
+_USER_ROLES = {"type": "string", "enum": [Role.USER.value, Role.SUPERADMIN.value]}
+_EVENT_NAME = {"type": "string", "enum": list(EVENT_NAMES)}
+_REQUESTED_MODE = {
+    "anyOf": [{"type": "string", "enum": [m.value for m in REQUESTABLE_MODES]}, {"type": "null"}]
+}
+
+# --- organisations, users, members, API keys --------------------------------------------------
+
+
+@attrs.frozen
+class OrganisationCertificate:
+    """A certificate of the organisation, as its record lists them."""
+
+    name: str
+    type: str = shown(schema={"type": "string", "enum": ["TEST", "PRODUCTION"]})
+    id: uuid.UUID
+
+
+@attrs.frozen
+class OrganisationResponse:
+    id: uuid.UUID
+    legal_name: str
+    country_code: str
+    legal_identifier: str
+    legal_identifier_code: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    short_name: str
+    organisation_mode: Mode
+    mode_change_request: Mode | None = shown(schema=_REQUESTED_MODE)
+    contacts: tuple[Contact, ...]
+    business_address: Address | None
+    website: str
+    shared_mode_enabled: bool
+    type: str = tag("ORGANISATION")
+    certificates: tuple[OrganisationCertificate, ...] = given()
+
+
+@attrs.frozen
+class UserResponse:
+    id: str
+    email: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    name: str
+    phone: str
+    country_code: str
+    opted_in_to_receive_info: bool
+    role: Role = shown(schema=_USER_ROLES)
+    terms_accepted_at: datetime | None
+    type: str = tag("USER")
+
+
+@attrs.frozen
+class Membership:
+    """One organisation the user is a member of."""
+
+    org_id: uuid.UUID
+    role: Role = shown(schema=_ORG_ROLES)
+    legal_name: str
+    legal_identifier: str
+    member_since: datetime | None
+    member_ref: uuid.UUID
+
+
+@attrs.frozen
+class MeResponse(UserResponse):
+    memberships: tuple[Membership, ...] = given()
+
+
+@attrs.frozen
+class MemberResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    user_ref: str
+    role: Role = shown(schema=_ORG_ROLES)
+    status: MemberStatus
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    first_name: str
+    last_name: str
+    member_since: datetime | None
+    email: str
+    type: str = tag("MEMBER")
+
+
+@attrs.frozen
+class ApiKeyResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    description: str
+    expires: datetime
+    is_active: bool
+    role: Role = shown(schema=_ORG_ROLES)
+    prefix: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    type: str = tag("API_KEY")
+
+
+@attrs.frozen
+class NewApiKeyResponse(ApiKeyResponse):
+    key: str = given(description="The key itself, shown this once only.")
+
+
+# --- participants and the network's infrastructure ------------------------------------------
+
+
+@attrs.frozen
+class ParticipantResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    participant_identifier: str
+    smp_ref: uuid.UUID
+    ap_ref: uuid.UUID
+    environment: Environment
+    transport_profile: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    business_card: BusinessCard | None
+    supported_document_types: tuple[SupportedDocumentType, ...]
+    status: ParticipantStatus
+    directory: DirectoryPublication
+    warning: str | None
+    type: str = tag("PARTICIPANT")
+
+
+@attrs.frozen
+class SupportedDocumentTypeResponse:
+    document_id: str
+    process_id: str
+    exact_match_only: bool
+
+
+@attrs.frozen
+class AccessPointResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    ap_url: str
+    certificate_ref: uuid.UUID
+    transport_profile: str
+    environment: Environment
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str
+    type: str = tag("AP")
+
+
+@attrs.frozen
+class CertificateResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    service: Service
+    environment: CertificateEnvironment
+    transport_profile: str
+    cert_pem: str
+    ca_chain_pem: str
+    valid_from: datetime
+    valid_until: datetime
+    subject: str
+    fingerprint: str
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str
+    type: str = tag("CERTIFICATE")
+
+
+@attrs.frozen
+class SmpResponse:
+    id: uuid.UUID
+    name: str
+    environment: Environment
+    url: str
+    created_at: datetime
+    type: str = tag("SMP")
+
+
+@attrs.frozen
+class ReceiverLookupResponse:
+    registered: bool
+    smp_url: str | None
+    document_types: tuple[str, ...]
+    endpoints: tuple[PublishedEndpoint, ...]
+    can_receive: bool
+    reason: str | None
+
+
+# --- webhooks -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class WebhookResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    url: str
+    events: tuple[str, ...] = shown(schema={"type": "array", "items": _EVENT_NAME})
+    is_enabled: bool
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str
+    type: str = tag("WEBHOOK")
+
+
+@attrs.frozen
+class NewWebhookResponse(WebhookResponse):
+    secret: str = given(description="whsec_... signing secret, shown once")
+
+
+@attrs.frozen
+class EventResponse:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    event_type: str = shown(schema=_EVENT_NAME)
+    payload: Mapping[str, Any]
+    created_at: datetime
+    status: DeliveryStatus
+    deliveries: tuple[DeliverySummary, ...]
+    next_attempt_at: datetime | None
+    type: str = tag("WEBHOOK_EVENT")
+
+
+# --- transactions ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class TransactionResponse:
+    """A transaction; ``serviceError`` and ``mlsResponseCode`` only when there is one."""
+
+    id: uuid.UUID
+    transport_profile: str
+    sender_id: str
+    receiver_id: str
+    doc_type_id: str
+    process_id: str
+    sender_country: str
+    receiver_country: str
+    sender_sp: str = shown(json="senderSP")
+    receiver_sp: str = shown(json="receiverSP")
+    doc_instance_id: str
+    transaction_status: Status
+    created_at: datetime = shown(source="created_ns", render=iso_ns)
+    ap_id: uuid.UUID
+    direction: Direction
+    service_error: ServiceError | None = shown(omit_none=True)
+    mls_response_code: str | None = shown(omit_none=True)
+
+
+@attrs.frozen
+class ArtefactResponse:
+    id: uuid.UUID
+    type: ArtefactType
+    content_type: str
+    size: int
+    created_at: datetime
+
+
+# --- answers that are not records ------------------------------------------------------------
+
+
+@attrs.frozen
+class IdsResponse:
+    """The ids of the resources an operation changed."""
+
+    ids: tuple[str, ...]
+
+
+@attrs.frozen
+class StatusResponse:
+    status: str
+
+
+@attrs.frozen
+class AcceptedResponse:
+    """A document taken for sending (or the answer of an earlier, identical request)."""
+
+    transaction_id: uuid.UUID
+    transaction_status: Status
+
+
+@attrs.frozen
+class UploadUrlResponse:
+    upload_url: str
+    expires_at: datetime
+    method: str = shown(schema={"type": "string", "const": "PUT"})
+
+
+@attrs.frozen
+class ConfirmationResponse:
+    transaction_id: uuid.UUID
+    mls_response_code: str
+
+
+@attrs.frozen
+class ErrorResponse:
+    """The body of every refusal (``app.error_response``)."""
+
+    code: str = shown(schema={"type": "string", "pattern": "^AT-[0-9]{4}$"})
+    error: str
+    details: tuple[Detail, ...] | None = shown(omit_none=True)
+    transaction_id: uuid.UUID | None = shown(
+        omit_none=True,
+        description="AT-1100 (document sent already): the transaction that sent it",
+    )
+
+
+ORGANISATION = Answer(OrganisationResponse, "Organisation")
+USER = Answer(UserResponse, "User")
+ME = Answer(MeResponse, "UserWithMemberships")
+MEMBER = Answer(MemberResponse, "Member")
+API_KEY = Answer(ApiKeyResponse, "ApiKey")
+NEW_API_KEY = Answer(NewApiKeyResponse, "NewApiKey")
+PARTICIPANT = Answer(ParticipantResponse, "Participant")
+SUPPORTED = Answer(SupportedDocumentTypeResponse, "SupportedDocumentTypeEntry")
+ACCESS_POINT = Answer(AccessPointResponse, "AccessPoint")
+CERTIFICATE = Answer(CertificateResponse, "Certificate")
+SMP = Answer(SmpResponse, "Smp")
+RECEIVER_LOOKUP = Answer(ReceiverLookupResponse, "ReceiverLookup")
+WEBHOOK = Answer(WebhookResponse, "Webhook")
+NEW_WEBHOOK = Answer(NewWebhookResponse, "NewWebhook")
+EVENT = Answer(EventResponse, "WebhookEvent")
+TRANSACTION = Answer(TransactionResponse, "Transaction")
+ARTEFACT = Answer(ArtefactResponse, "Artefact")
+IDS = Answer(IdsResponse, "Ids", record=False)
+STATUS = Answer(StatusResponse, "Status", record=False)
+ACCEPTED = Answer(AcceptedResponse, "Accepted", record=False)
+UPLOAD_URL = Answer(UploadUrlResponse, "UploadUrl", record=False)
+CONFIRMATION = Answer(ConfirmationResponse, "Confirmation", record=False)
+ERROR = Answer(ErrorResponse, "Error", record=False)
