@@ -64,7 +64,10 @@ _RAW_BODIES: dict[str, dict[str, Any]] = {
     "text/xml": _DOCUMENT,
     "multipart/form-data": {
         "type": "object",
-        "properties": {"file": {**_DOCUMENT, "contentMediaType": "application/xml"}},
+        # a file part: ``format: binary`` is what client generators read as a file upload
+        "properties": {
+            "file": {**_DOCUMENT, "format": "binary", "contentMediaType": "application/xml"}
+        },
         "required": ["file"],
     },
 }
