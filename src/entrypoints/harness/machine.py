@@ -1,0 +1,319 @@
+"""The stateful test: a ``RuleBasedStateMachine`` that makes the same calls on the service under
+test and on the reference model (the in-memory core) and compares every answer.
+
+Each call goes to both sides; the answers must agree in status, error code and the fields the
+error points at, and in their bodies once what legitimately differs between two deployments is
+put aside: ids are compared as the order in which each side first showed them (so isolation
+and list contents and order are checked through them), times, keys, secrets and cursors by
+their presence. Every example works in a namespace of its own (its users' emails, its
+organisations' names and legal identifiers), so a long-lived service under test can be used
+again and again, and a superadmin's lists are scoped to the example by a filter on the name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
+
+from fourcorner.entrypoints.harness.servers import Answer, Call, Target
+from fourcorner.entrypoints.harness.strategies import complete
+
+SIDES = ("sut", "model")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+# values that differ between two deployments by design: compared by presence only
+_OPAQUE = frozenset({"key", "secret", "prefix", "nextCursor", "uploadUrl"})
+NAMES = ("Alpha", "Beta", "Gamma")
+KEY_EXPIRY = "2999-01-01T00:00:00Z"
+PAGE_LIMIT = 20
+
+
+@attrs.frozen
+class Ref:
+    """A record both sides created: its id on each."""
+
+    sut: str
+    model: str
+
+    def on(self, side: str) -> str:
+        return self.sut if side == "sut" else self.model
+
+
+@attrs.define
+class Step:
+    """A call made on both sides, with the service's answer and the model's."""
+
+    sut: Call
+    model: Call
+    sut_answer: Answer | None = None
+    model_answer: Answer | None = None
+
+
+class Divergence(AssertionError):
+    """The service answered otherwise than the model; ``steps`` are the calls of the
+    example up to and including the one whose answers differ."""
+
+    def __init__(self, what: str, steps: list[Step]) -> None:
+        super().__init__(what)
+        self.what = what
+        self.steps = list(steps)
+
+
+@attrs.define
+class Run:
+    """What one harness run shares between examples: the two sides and the namespace."""
+
+    sut: Target
+    model: Target
+    namespace: str
+    examples: int = 0
+
+    def digits(self) -> str:
+        """Five digits of the namespace, for identifiers unique to the run."""
+        return f"{int.from_bytes(self.namespace.encode(), 'big') % 100000:05d}"
+
+
+def _symbols() -> dict[str, str]:
+    return {}
+
+
+class Normal:
+    """One side's view of answers: each id it shows becomes ``#n`` (n: the order of first
+    appearance in the example)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+
+    def __call__(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: self(value[k], k) for k in sorted(value)}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, str):
+            if key in _OPAQUE:
+                return "<opaque>"
+            if _UUID.match(value):
+                return self.ids.setdefault(value, f"#{len(self.ids)}")
+            if _TIME.match(value):
+                return "<time>"
+        return value
+
+    def answer(self, answer: Answer) -> Any:
+        body = answer.body
+        if answer.status >= 400 and isinstance(body, dict):
+            fields = sorted(d.get("field", "") for d in body.get("details") or [])
+            return {"code": body.get("code"), "fields": fields}
+        return self(body)
+
+
+def machine(run: Run) -> type[RuleBasedStateMachine]:
+    """The state machine class over ``run``'s two sides."""
+
+    class ServiceMachine(RuleBasedStateMachine):
+        orgs = Bundle("orgs")
+
+        def __init__(self) -> None:
+            super().__init__()
+            run.examples += 1
+            self.tag = f"{run.namespace}{run.examples}"
+            self.steps: list[Step] = []
+            self.normal = {side: Normal() for side in SIDES}
+            self.users = [f"u{n}.{self.tag}@harness.test" for n in range(3)]
+            self.root = f"root.{run.namespace}@harness.test"
+            payload = f"{run.digits()}{run.examples % 1000:03d}"
+            self.legal = [complete("0007", f"{payload}{k}") for k in range(10)]
+            self.legal = [x for x in self.legal if x][:3]
+
+        # --- the calls --------------------------------------------------------------
+
+        def call(
+            self,
+            method: str,
+            path: Callable[[str], str],
+            email: str,
+            *,
+            superadmin: bool = False,
+            body: Callable[[str], Any] | None = None,
+            query: Callable[[str], tuple[tuple[str, str], ...]] | None = None,
+        ) -> tuple[Answer, Answer]:
+            calls = {
+                side: Call(
+                    method,
+                    path(side),
+                    email,
+                    superadmin,
+                    None if body is None else body(side),
+                    () if query is None else query(side),
+                )
+                for side in SIDES
+            }
+            step = Step(calls["sut"], calls["model"])
+            self.steps.append(step)
+            step.sut_answer = run.sut.send(step.sut)
+            step.model_answer = run.model.send(step.model)
+            got = self.normal["sut"].answer(step.sut_answer)
+            want = self.normal["model"].answer(step.model_answer)
+            if step.sut_answer.status != step.model_answer.status or got != want:
+                raise Divergence(
+                    f"{method} {step.model.path}: the service answered "
+                    f"{step.sut_answer.status} {_short(got)}, the model "
+                    f"{step.model_answer.status} {_short(want)}",
+                    self.steps,
+                )
+            return step.sut_answer, step.model_answer
+
+        def created(self, answers: tuple[Answer, Answer]) -> Ref | None:
+            sut, model = answers
+            if sut.status in (200, 201) and isinstance(sut.body, dict) and "id" in sut.body:
+                return Ref(str(sut.body["id"]), str(model.body["id"]))
+            return None
+
+        def user_id(self, email: str) -> Ref:
+            answers = self.call("GET", lambda side: "/users/me", email)
+            ref = self.created(answers)
+            assert ref is not None
+            return ref
+
+        # --- the rules ---------------------------------------------------------------
+
+        @initialize(target=orgs, user=st.integers(0, 2), name=st.sampled_from(NAMES))
+        def first_org(self, user: int, name: str) -> Any:
+            return self._create_org(user, name, 0)
+
+        @rule(
+            target=orgs,
+            user=st.integers(0, 2),
+            name=st.sampled_from(NAMES),
+            legal=st.integers(0, 2),
+        )
+        def create_org(self, user: int, name: str, legal: int) -> Any:
+            return self._create_org(user, name, legal)
+
+        def _create_org(self, user: int, name: str, legal: int) -> Any:
+            body = {
+                "legalName": f"{name} {self.tag}",
+                "countryCode": "SE",
+                "legalIdentifier": self.legal[legal],
+                "legalIdentifierCode": "SE:ORGNR",
+            }
+            answers = self.call("POST", lambda side: "/orgs", self.users[user], body=lambda s: body)
+            ref = self.created(answers)
+            return ref if ref is not None else multiple_none()
+
+        @rule(org=orgs, user=st.integers(0, 2))
+        def get_org(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}", self.users[user])
+
+        @rule(
+            extra=st.sampled_from(["none", "eq", "ne", "mode"]),
+            name=st.sampled_from(NAMES),
+            limit=st.integers(1, 3),
+        )
+        def list_orgs(self, extra: str, name: str, limit: int) -> None:
+            filters = [("filter", f"legalName:contains:{self.tag}")]
+            if extra in ("eq", "ne"):
+                filters.append(("filter", f"legalName:{extra}:{name} {self.tag}"))
+            elif extra == "mode":
+                filters.append(("filter", "organisationMode:eq:DEMO"))
+            cursors: dict[str, str | None] = {"sut": None, "model": None}
+            for _ in range(PAGE_LIMIT):
+
+                def query(side: str) -> tuple[tuple[str, str], ...]:
+                    cursor = cursors[side]
+                    more = [("cursor", cursor)] if cursor else []
+                    return (*filters, ("limit", str(limit)), *more)
+
+                sut, model = self.call(
+                    "GET", lambda side: "/orgs", self.root, superadmin=True, query=query
+                )
+                if sut.status != 200 or not model.body.get("nextCursor"):
+                    return
+                cursors = {"sut": sut.body["nextCursor"], "model": model.body["nextCursor"]}
+
+        @rule(org=orgs, admin=st.integers(0, 2), user=st.integers(0, 2), role=st.sampled_from(["orgmember", "orgadmin"]))
+        def add_member(self, org: Ref, admin: int, user: int, role: str) -> None:
+            who = self.user_id(self.users[user])
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/members",
+                self.users[admin],
+                body=lambda side: {"userId": who.on(side), "role": role},
+            )
+
+        @rule(org=orgs, user=st.integers(0, 2))
+        def list_members(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/members", self.users[user])
+
+        @rule(org=orgs, user=st.integers(0, 2), role=st.sampled_from(["orgmember", "orgadmin"]))
+        def create_api_key(self, org: Ref, user: int, role: str) -> None:
+            body = {"name": "harness", "role": role, "expires": KEY_EXPIRY}
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/api_keys",
+                self.users[user],
+                body=lambda side: body,
+            )
+
+        @rule(org=orgs, user=st.integers(0, 2))
+        def list_api_keys(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/api_keys", self.users[user])
+
+        @rule(org=orgs, user=st.integers(0, 2), business=st.booleans())
+        def set_contacts(self, org: Ref, user: int, business: bool) -> None:
+            kind = "BUSINESS" if business else "TECHNICAL"
+            body = {"contacts": [{"name": "Bea", "email": "bea@example.com", "contactType": kind}]}
+            self.call(
+                "PUT", lambda side: f"/orgs/{org.on(side)}", self.users[user], body=lambda s: body
+            )
+
+        @rule(org=orgs, user=st.integers(0, 2), mode=st.sampled_from(["SHARED", "WHITELABEL"]))
+        def request_mode(self, org: Ref, user: int, mode: str) -> None:
+            self.call(
+                "PUT",
+                lambda side: f"/orgs/{org.on(side)}",
+                self.users[user],
+                body=lambda side: {"modeChangeRequest": mode},
+            )
+
+        @rule(org=orgs, mode=st.sampled_from(["SHARED", "WHITELABEL"]))
+        def grant_mode(self, org: Ref, mode: str) -> None:
+            self.call(
+                "PUT",
+                lambda side: f"/orgs/{org.on(side)}",
+                self.root,
+                superadmin=True,
+                body=lambda side: {"organisationMode": mode},
+            )
+
+        @rule(org=orgs, user=st.integers(0, 2))
+        def create_webhook(self, org: Ref, user: int) -> None:
+            body = {"url": "https://hooks.example.com/in", "events": ["webhook.test"]}
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/webhooks",
+                self.users[user],
+                body=lambda side: body,
+            )
+
+        @rule(org=orgs, user=st.integers(0, 2))
+        def list_webhooks(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/webhooks", self.users[user])
+
+    return ServiceMachine
+
+
+def multiple_none() -> Any:
+    """No record for the bundle (the call was refused on both sides alike)."""
+    from hypothesis.stateful import multiple
+
+    return multiple()
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 600 else text[:600] + "..."
