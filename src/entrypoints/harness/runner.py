@@ -3,6 +3,7 @@ sequence of calls that shows it, written as curl commands; and a JUnit report fo
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 import xml.etree.ElementTree as ET
@@ -16,8 +17,9 @@ from hypothesis.stateful import get_state_machine_test
 from fourcorner.entrypoints.harness.machine import Divergence, Run, Step, machine
 from fourcorner.entrypoints.harness.servers import ModelServer, Target, curl, exports
 
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DEFAULT_EXAMPLES = 25
-DEFAULT_STEPS = 12
+DEFAULT_STEPS = 20
 
 
 @attrs.frozen
@@ -36,10 +38,15 @@ class Finding:
         return lines
 
     def symbolic(self) -> list[str]:
-        """The calls with the model's ids: the same for every run with the same seed and
-        namespace, whatever ids the service gave."""
+        """The calls with each id written as the order it first appeared in: the same for
+        every run with the same seed and namespace, whatever ids the service gave."""
+        ids: dict[str, str] = {}
+
+        def name(match: re.Match[str]) -> str:
+            return ids.setdefault(match.group(0), f"#{len(ids)}")
+
         return [
-            f"{s.model.method} {s.model.path} {s.model.query} {s.model.body}"
+            _ID.sub(name, f"{s.sut.method} {s.sut.path} {s.sut.query} {s.sut.body}")
             for s in self.steps
         ]
 

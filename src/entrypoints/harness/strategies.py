@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
@@ -567,8 +568,12 @@ def message_level_statuses(
     """An MLS about the document whose SBDH instance identifier is ``about``."""
     code = response_code or draw(st.sampled_from(["AP", "AB", "RE"]))
     reasons: tuple[tuple[str, str, str], ...] = ()
+    description = ""
     if code == "RE":
         reasons = (("NA", draw(st.sampled_from(["SV", "BV", "FD"])), "refused"),)
+        description = "Rejected"
+    elif draw(st.booleans()):
+        reasons = (("NA", "BW", "a warning"),)
     return MessageLevelStatus(
         response_code=code,
         original_instance_id=about or str(draw(st.uuids())),
@@ -578,6 +583,7 @@ def message_level_statuses(
         ).replace(microsecond=0),
         sender_spid=draw(_SPID),
         receiver_spid=draw(_SPID),
+        description=description,
         reasons=reasons,
     )
 
@@ -618,10 +624,16 @@ def webhook_secrets() -> st.SearchStrategy[str]:
 
 @st.composite
 def webhook_deliveries(
-    draw: st.DrawFn, *, secret: str | None = None, hex_header: str = "x-fourcorner-signature"
+    draw: st.DrawFn,
+    *,
+    secret: str | None = None,
+    sent_at: int | None = None,
+    hex_header: str = "x-webhook-sign",
 ) -> WebhookDelivery:
     """A signed delivery of an event (``webhook.test`` or a transaction's), signed with
-    ``secret`` as the service signs: verify it with any Standard Webhooks library."""
+    ``secret`` as the service signs at ``sent_at`` (seconds since the epoch; default now):
+    verify it with any Standard Webhooks library. ``hex_header`` is
+    ``FOURCORNER_WEBHOOK_HEX_SIGNATURE_HEADER``."""
     key = secret or draw(webhook_secrets())
     event_id = draw(st.uuids())
     event_type = draw(st.sampled_from(["webhook.test", "transaction.sent", "transaction.received"]))
@@ -639,7 +651,7 @@ def webhook_deliveries(
         separators=(",", ":"),
     ).encode()
     message_id = f"msg_{event_id.hex}"
-    timestamp = int(created.timestamp())
+    timestamp = int(time.time()) if sent_at is None else sent_at
     headers = {
         "content-type": "application/json",
         "webhook-id": message_id,
