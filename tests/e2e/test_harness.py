@@ -6,10 +6,10 @@ requests; the same seed makes the same reproduction; the command prints it and e
 from __future__ import annotations
 
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from faults import FAULTS, UniquenessUnchecked
 from fourcorner.entrypoints.cli import main
@@ -114,7 +114,7 @@ def test_the_command_prints_the_curl_reproduction_and_exits_1(tmp_path, capsys):
     assert "divergence 1: POST /orgs" in out
     assert f"curl -s -X POST {server.base_url}/orgs" in out
     assert f"TOKEN_0=$({sys.executable} {mint} {data} u0." in out
-    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    suite = etree.parse(tmp_path / "junit.xml").getroot()
     assert suite.get("failures") == "1"
     assert "curl" in suite.find("testcase/failure").text
 
@@ -143,4 +143,4 @@ def test_the_command_against_a_correct_server_exits_0(fourcorner_server, tmp_pat
     out = capsys.readouterr().out
     assert status == 0, out
     assert "no divergence from the model" in out
-    assert ET.parse(tmp_path / "junit.xml").getroot().get("failures") == "0"
+    assert etree.parse(tmp_path / "junit.xml").getroot().get("failures") == "0"

@@ -39,7 +39,11 @@ def test_almost_valid_organisations_break_only_the_legal_identifier(body):
     assert body["legalName"].strip()
 
 
-@given(st.sampled_from(["wire", "neutral"]).flatmap(lambda s: st.tuples(st.just(s), hs.document_type_ids(spelling=s))))
+@given(
+    st.sampled_from(["wire", "neutral"]).flatmap(
+        lambda s: st.tuples(st.just(s), hs.document_type_ids(spelling=s))
+    )
+)
 def test_document_type_ids_are_in_the_catalogue_in_either_spelling(spelled):
     spelling, text = spelled
     scheme, _, value = text.partition("::")
@@ -52,7 +56,7 @@ def test_document_type_ids_are_in_the_catalogue_in_either_spelling(spelled):
 
 @given(hs.process_ids())
 def test_process_ids_are_in_the_catalogue(text):
-    scheme, _, value = text.partition("::")
+    _, _, value = text.partition("::")
     assert value in {p.value for p in hs.catalogue().processes}
 
 

@@ -229,7 +229,9 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             cursors: dict[str, str | None] = {"sut": None, "model": None}
             for _ in range(PAGE_LIMIT):
 
-                def query(side: str) -> tuple[tuple[str, str], ...]:
+                def query(
+                    side: str, cursors: dict[str, str | None] = cursors
+                ) -> tuple[tuple[str, str], ...]:
                     cursor = cursors[side]
                     more = [("cursor", cursor)] if cursor else []
                     return (*filters, ("limit", str(limit)), *more)

@@ -31,7 +31,9 @@ from fourcorner.entrypoints.harness.servers import Target, free_port
 class ServedProcess:
     """``fourcorner serve`` as a child process, ready once ``/readyz`` answers 200."""
 
-    def __init__(self, data_dir: Path, database_url: str = "", env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, database_url: str = "", env: Mapping[str, str] | None = None
+    ) -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -51,7 +53,11 @@ class ServedProcess:
 
     def start(self, timeout: float = 60.0) -> ServedProcess:
         program = Path(sys.executable).parent / "fourcorner"
-        command = [str(program)] if program.exists() else [sys.executable, "-m", "fourcorner.entrypoints.cli"]
+        command = (
+            [str(program)]
+            if program.exists()
+            else [sys.executable, "-m", "fourcorner.entrypoints.cli"]
+        )
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 [*command, "serve"], env=self.env, stdout=subprocess.DEVNULL, stderr=log

@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import attrs
-from hypothesis import HealthCheck, Phase, seed as seeded
+from hypothesis import HealthCheck, Phase
+from hypothesis import seed as seeded
 from hypothesis import settings as hsettings
 from hypothesis.stateful import get_state_machine_test
 
