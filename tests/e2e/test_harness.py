@@ -18,7 +18,7 @@ from fourcorner.entrypoints.harness.servers import Target, in_process
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
-BUDGET = 12  # examples against a real server: a bounded budget for `make test`
+BUDGET = 20  # examples against a real server: a bounded budget for `make test`
 FAULT_BUDGET = 60  # examples to find a fault (the search stops at the first)
 MAX_REPRODUCTION = 6
 

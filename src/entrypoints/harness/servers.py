@@ -34,7 +34,7 @@ class Call:
     path: str
     email: str
     superadmin: bool = False
-    body: Any = None
+    body: Any = None  # JSON, or bytes sent as application/xml (an SBD)
     query: tuple[tuple[str, str], ...] = ()
 
     def url(self, base: str) -> str:
@@ -92,12 +92,13 @@ class Target:
         return self._kept[key]
 
     def send(self, call: Call) -> Answer:
-        data = None if call.body is None else json.dumps(call.body).encode()
+        xml = isinstance(call.body, bytes)
+        data = call.body if xml else None if call.body is None else json.dumps(call.body).encode()
         url = call.url(self.base_url)
         request = urllib.request.Request(url, data=data, method=call.method)  # noqa: S310 - http(s) only
         request.add_header("Authorization", f"Bearer {self.token(call.email, call.superadmin)}")
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            request.add_header("Content-Type", "application/xml" if xml else "application/json")
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as r:  # noqa: S310
                 return Answer(r.status, _json(r.read()))
@@ -119,7 +120,10 @@ def curl(call: Call, base_url: str, token_variable: str) -> str:
         parts.append(f"-X {call.method}")
     parts.append(shlex.quote(call.url(base_url)))
     parts.append(f'-H "Authorization: Bearer ${token_variable}"')
-    if call.body is not None:
+    if isinstance(call.body, bytes):
+        parts.append("-H 'Content-Type: application/xml'")
+        parts.append(f"--data-binary {shlex.quote(call.body.decode())}")
+    elif call.body is not None:
         parts.append("-H 'Content-Type: application/json'")
         parts.append(f"-d {shlex.quote(json.dumps(call.body, separators=(',', ':')))}")
     return " ".join(parts)
