@@ -393,8 +393,13 @@ def _explain(error: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "harness":
-        from fourcorner.entrypoints.harness.cli import run_harness
-
+        try:
+            from fourcorner.entrypoints.harness.cli import run_harness
+        except ImportError as e:
+            say(
+                f"error: the harness needs the 'harness' extra ({e}): pip install 'fourcorner[harness]'"
+            )
+            return 2
         return run_harness(args)
     if args.command == "check":
         from fourcorner.entrypoints.check import run_check
