@@ -102,7 +102,7 @@ def test_the_command_prints_the_curl_reproduction_and_exits_1(tmp_path, capsys):
                 "--token-command",
                 token_command,
                 "--max-examples",
-                "20",
+                "5",
                 "--seed",
                 "3",
                 "--report",

@@ -68,9 +68,9 @@ def command_tokens(command: str) -> Tokens:
 
 
 def render_command(command: str, email: str, superadmin: bool) -> str:
-    return command.replace("{email}", shlex.quote(email)).replace(
-        "{superadmin}", "--superadmin" if superadmin else ""
-    )
+    flag = "--superadmin" if superadmin else ""
+    text = command.replace("{email}", shlex.quote(email))
+    return (text.replace(" {superadmin}", f" {flag}" if flag else "")).replace("{superadmin}", flag)
 
 
 class Target:
