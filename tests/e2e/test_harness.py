@@ -144,3 +144,20 @@ def test_the_command_against_a_correct_server_exits_0(fourcorner_server, tmp_pat
     assert status == 0, out
     assert "no divergence from the model" in out
     assert etree.parse(tmp_path / "junit.xml").getroot().get("failures") == "0"
+
+
+def test_a_service_that_does_not_answer_is_an_error_not_a_divergence(capsys):
+    status = main(
+        [
+            "harness",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--token-command",
+            "echo token",
+            "--max-examples",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 2, out
+    assert "error: the service cannot be used: URLError" in out

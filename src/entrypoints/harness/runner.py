@@ -16,7 +16,7 @@ from hypothesis import settings as hsettings
 from hypothesis.stateful import get_state_machine_test
 
 from fourcorner.entrypoints.harness.machine import Divergence, Run, Step, machine
-from fourcorner.entrypoints.harness.servers import ModelServer, Target, curl, exports
+from fourcorner.entrypoints.harness.servers import Call, ModelServer, Target, curl, exports
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DEFAULT_EXAMPLES = 25
@@ -135,6 +135,11 @@ def run(
     started = time.monotonic()
     findings: list[Finding] = []
     error: str | None = None
+    try:  # the service answers and a token can be had, before any example is run
+        sut.send(Call("GET", "/users/me", f"root.{namespace}@harness.test", superadmin=True))
+    except Exception as e:
+        error = f"the service cannot be used: {type(e).__name__}: {e}"
+        return Report(sut.base_url, token_command, seed, namespace, 0, 0.0, (), error)
     with ModelServer() as model:
         shared = Run(sut, model, namespace)
         test = get_state_machine_test(
