@@ -38,6 +38,7 @@ NAMES = ("Alpha", "Beta", "Gamma")
 USERS = st.sampled_from([0, 0, 0, 1, 2])
 KEY_EXPIRY = "2999-01-01T00:00:00Z"
 PAGE_LIMIT = 20
+MAX_UNAUTHORISED = 2
 
 
 @attrs.frozen
@@ -49,6 +50,15 @@ class Ref:
 
     def on(self, side: str) -> str:
         return self.sut if side == "sut" else self.model
+
+
+@attrs.frozen
+class ApiKey:
+    """An API key both sides created: its id, organisation and secret on each."""
+
+    ref: Ref
+    org: Ref
+    secret: Ref
 
 
 @attrs.frozen
@@ -147,6 +157,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
 
     class ServiceMachine(RuleBasedStateMachine):
         orgs = Bundle("orgs")
+        api_keys = Bundle("api_keys")
         participants = Bundle("participants")
         transactions = Bundle("transactions")
 
@@ -155,6 +166,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             run.examples += 1
             self.tag = f"{run.namespace}{run.examples}"
             self.steps: list[Step] = []
+            self.revoked: set[Ref] = set()
+            self.unauthorised = 0
             self.normal = {side: Normal() for side in SIDES}
             # the run's users (a token each for the whole run); what they see of other
             # examples (their memberships) is left out: only /users/me shows it
@@ -180,6 +193,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             body: Callable[[str], Any] | None = None,
             query: Callable[[str], tuple[tuple[str, str], ...]] | None = None,
             keep: tuple[str, ...] = (),
+            api_key: Callable[[str], str] | None = None,
         ) -> tuple[Answer, Answer]:
             calls = {
                 side: Call(
@@ -189,6 +203,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                     superadmin,
                     None if body is None else body(side),
                     () if query is None else query(side),
+                    None if api_key is None else api_key(side),
                 )
                 for side in SIDES
             }
@@ -300,15 +315,55 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
         def list_members(self, org: Ref, user: int) -> None:
             self.call("GET", lambda side: f"/orgs/{org.on(side)}/members", self.users[user])
 
-        @rule(org=orgs, user=USERS, role=st.sampled_from(["orgmember", "orgadmin"]))
-        def create_api_key(self, org: Ref, user: int, role: str) -> None:
+        @rule(
+            target=api_keys,
+            org=orgs,
+            user=USERS,
+            role=st.sampled_from(["orgmember", "orgadmin"]),
+        )
+        def create_api_key(self, org: Ref, user: int, role: str) -> Any:
             body = {"name": "harness", "role": role, "expires": KEY_EXPIRY}
-            self.call(
+            sut, model = self.call(
                 "POST",
                 lambda side: f"/orgs/{org.on(side)}/api_keys",
                 self.users[user],
                 body=lambda side: body,
             )
+            if sut.status != 201:
+                return multiple_none()
+            return ApiKey(
+                Ref(str(sut.body["id"]), str(model.body["id"])),
+                org,
+                Ref(str(sut.body["key"]), str(model.body["key"])),
+            )
+
+        @rule(key=api_keys, what=st.sampled_from(["api_keys", "members", "participants", "org"]))
+        def call_with_api_key(self, key: ApiKey, what: str) -> None:
+            """A key acts in its organisation with its role (orgadmin lists are refused to an
+            orgmember key), and not at all once revoked."""
+            if key.ref in self.revoked:
+                # a revoked key is refused (401), and failed authentications are throttled
+                # per address over a minute: a few per example, so that none reaches the limit
+                if self.unauthorised >= MAX_UNAUTHORISED:
+                    return
+                self.unauthorised += 1
+            path = "" if what == "org" else f"/{what}"
+            self.call(
+                "GET",
+                lambda side: f"/orgs/{key.org.on(side)}{path}",
+                "api-key",
+                api_key=key.secret.on,
+            )
+
+        @rule(key=api_keys, user=USERS)
+        def revoke_api_key(self, key: ApiKey, user: int) -> None:
+            sut, _ = self.call(
+                "DELETE",
+                lambda side: f"/orgs/{key.org.on(side)}/api_keys/{key.ref.on(side)}",
+                self.users[user],
+            )
+            if sut.status < 300:
+                self.revoked.add(key.ref)
 
         @rule(org=orgs, user=USERS)
         def list_api_keys(self, org: Ref, user: int) -> None:

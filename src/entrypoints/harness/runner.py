@@ -31,10 +31,13 @@ class Finding:
     steps: tuple[Step, ...]
 
     def reproduction(self, base_url: str, token_command: str | None) -> list[str]:
-        callers = list(dict.fromkeys((s.sut.email, s.sut.superadmin) for s in self.steps))
+        callers = list(
+            dict.fromkeys((s.sut.email, s.sut.superadmin) for s in self.steps if not s.sut.api_key)
+        )
         lines = exports(callers, token_command)
         for step in self.steps:
-            n = callers.index((step.sut.email, step.sut.superadmin))
+            caller = (step.sut.email, step.sut.superadmin)
+            n = callers.index(caller) if caller in callers else 0
             lines.append(curl(step.sut, base_url, f"TOKEN_{n}"))
         return lines
 

@@ -36,6 +36,7 @@ class Call:
     superadmin: bool = False
     body: Any = None  # JSON, or bytes sent as application/xml (an SBD)
     query: tuple[tuple[str, str], ...] = ()
+    api_key: str | None = None  # sent as X-Api-Key instead of the caller's token
 
     def url(self, base: str) -> str:
         query = f"?{urllib.parse.urlencode(self.query)}" if self.query else ""
@@ -96,7 +97,11 @@ class Target:
         data = call.body if xml else None if call.body is None else json.dumps(call.body).encode()
         url = call.url(self.base_url)
         request = urllib.request.Request(url, data=data, method=call.method)  # noqa: S310 - http(s) only
-        request.add_header("Authorization", f"Bearer {self.token(call.email, call.superadmin)}")
+        if call.api_key is not None:
+            request.add_header("X-Api-Key", call.api_key)
+        else:
+            token = self.token(call.email, call.superadmin)
+            request.add_header("Authorization", f"Bearer {token}")
         if data is not None:
             request.add_header("Content-Type", "application/xml" if xml else "application/json")
         try:
@@ -119,7 +124,10 @@ def curl(call: Call, base_url: str, token_variable: str) -> str:
     if call.method != "GET":
         parts.append(f"-X {call.method}")
     parts.append(shlex.quote(call.url(base_url)))
-    parts.append(f'-H "Authorization: Bearer ${token_variable}"')
+    if call.api_key is not None:
+        parts.append(f"-H {shlex.quote('X-Api-Key: ' + call.api_key)}")
+    else:
+        parts.append(f'-H "Authorization: Bearer ${token_variable}"')
     if isinstance(call.body, bytes):
         parts.append("-H 'Content-Type: application/xml'")
         parts.append(f"--data-binary {shlex.quote(call.body.decode())}")
