@@ -115,10 +115,6 @@ class Run:
         return f"{int.from_bytes(self.namespace.encode(), 'big') % 100000:05d}"
 
 
-def _symbols() -> dict[str, str]:
-    return {}
-
-
 class Normal:
     """One side's view of answers: each id it shows becomes ``#n`` (n: the order of first
     appearance in the example)."""
@@ -164,7 +160,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
         def __init__(self) -> None:
             super().__init__()
             run.examples += 1
-            self.tag = f"{run.namespace}{run.examples}"
+            # no example's tag is a part of another's (the lists are filtered on it)
+            self.tag = f"{run.namespace}.{run.examples}."
             self.steps: list[Step] = []
             self.revoked: set[Ref] = set()
             self.unauthorised = 0
