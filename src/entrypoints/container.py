@@ -26,6 +26,7 @@ from fourcorner.adapters.memory.smp import InMemoryDirectory
 from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
 from fourcorner.adapters.smp.client import SmpLookupClient
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
@@ -35,7 +36,7 @@ from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
-from fourcorner.application import certificate_keys, infrastructure, sealed
+from fourcorner.application import certificate_keys, operator_setup, sealed
 from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
 from fourcorner.application.context import Context, Network, system_clock
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
@@ -46,8 +47,8 @@ from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
-from fourcorner.domain.infrastructure import Environment
-from fourcorner.entrypoints import operator
+from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints import markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.app import build_app
@@ -83,8 +84,28 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
 BLOBS_DIR = "blobs"
 
 
-def _blob_dir(data_dir: str) -> Path:
+def _blob_dir(data_dir: Path) -> Path:
     return Path(data_dir) / BLOBS_DIR
+
+
+def _or_none(value: str) -> str | None:
+    return value or None
+
+
+def _spool_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / BLOBS_DIR / "incoming"
+
+
+async def _opened_blobs(store: Any) -> AsyncIterator[Any]:
+    """A blob store in the database opens its connections first and closes them last."""
+    if not hasattr(store, "open"):
+        yield store
+        return
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
 
 
 def _lookup_url(settings: Settings) -> str:
@@ -126,10 +147,18 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
 
 
 class Container(containers.DeclarativeContainer):
-    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` resolves
-    those once and binds them (``entrypoints.http.routing.bind``)."""
+    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` checks
+    that each names a provider (``markers.check_markers``), resolves them once and binds them
+    (``entrypoints.http.routing.bind``).
 
-    config = providers.Configuration(strict=True)
+    Settings reach the providers one way, from the ``Settings`` object: a provider that needs
+    several takes ``settings``, one that needs a value takes ``config.<name>``, which is
+    ``settings.<name>`` read when the provider is built (``config`` is ``settings.provided``;
+    ``entrypoints.markers.SETTINGS_PROVIDER``).
+    """
+
+    settings = providers.Dependency(instance_of=Settings)
+    config = settings.provided
 
     storage_adapter = providers.Selector(
         config.storage_kind,
@@ -138,7 +167,8 @@ class Container(containers.DeclarativeContainer):
         postgres=providers.Singleton(
             PostgresStorage,
             config.database,
-            schema=config.database_schema,
+            # unset: the tables go where the server's search_path puts them
+            schema=providers.Callable(_or_none, config.database_schema),
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
             announce=(DELIVERIES.name, TRANSACTIONS.name),
@@ -170,7 +200,6 @@ class Container(containers.DeclarativeContainer):
         _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
     )
 
-    settings = providers.Dependency(instance_of=Settings)
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
     sealer = providers.Singleton(
         KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
@@ -217,15 +246,25 @@ class Container(containers.DeclarativeContainer):
     delivery_worker = providers.Singleton(
         DeliveryWorker, context, webhook_sender, delivery_settings
     )
-    # In a process that runs workers, raising an event wakes them at once.
-    delivery_wake = providers.Object(None)
+    # Raising an event wakes the delivery worker of this process at once (when it runs one;
+    # other processes' workers are woken by the storage's announcements).
+    delivery_wake = delivery_worker.provided.wake
 
-    blobs = providers.Selector(
-        config.storage_kind,
+    blob_files = providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir))
+    blob_adapter = providers.Selector(
+        config.blob_kind,  # FOURCORNER_BLOB_STORE
         memory=providers.Singleton(InMemoryBlobStore),
-        sqlite=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
-        postgres=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
+        filesystem=blob_files,
+        postgres=providers.Singleton(
+            PostgresBlobStore,
+            config.database,
+            spool=providers.Callable(_spool_dir, config.data_dir),
+            schema=providers.Callable(_or_none, config.database_schema),
+            max_size=config.db_pool_size,
+            files=blob_files,  # blobs stored before the switch are still read from there
+        ),
     )
+    blobs = providers.Resource(_opened_blobs, blob_adapter)
     documents = providers.Singleton(
         Documents,
         blobs=blobs,
@@ -274,7 +313,8 @@ class Container(containers.DeclarativeContainer):
         grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
         interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
     )
-    sending_wake = providers.Object(None)
+    # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
+    sending_wake = sending_worker.provided.wake
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
@@ -307,9 +347,7 @@ async def resolve(provider: Any) -> Any:
 def build_container(settings: Settings | None = None, **overrides: Any) -> Container:
     """A wired container for ``settings`` (default: the environment)."""
     container = Container()
-    settings = settings or Settings.load()
-    container.config.from_dict(settings.as_config())
-    container.settings.override(providers.Object(settings))
+    container.settings.override(providers.Object(settings or Settings.load()))
     for name, value in overrides.items():
         getattr(container, name).override(providers.Object(value))
     return container
@@ -327,14 +365,6 @@ async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker,
     return deliverer, sender, await resolve(container.blob_sweeper)
 
 
-def _provider(container: Container, name: str) -> Any:
-    """The provider a ``Provide["name"]`` marker names (``config.x.y`` included)."""
-    provider: Any = container
-    for part in name.split("."):
-        provider = getattr(provider, part)
-    return provider
-
-
 async def migrate_data(container: Container) -> None:
     """The data migrations that need the application's ports (the schema's ran when the
     storage opened): certificates stored before their public keys were kept get them, and
@@ -348,21 +378,21 @@ async def migrate_data(container: Container) -> None:
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
     """The aiohttp app, its resources opened now and closed when the app shuts down; with
-    ``workers``, the delivery workers run inside the same process."""
+    ``workers``, the delivery workers run inside the same process. ``UnknownProvider``
+    before anything is opened when a handler names a provider the container does not have."""
+    table = container.route_table()
+    markers.check_markers(container, table)
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
-    await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
+    await operator_setup.ensure_operator(ctx, container.operator_environments(), spid)
     await migrate_data(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
         deliverer, sender, sweeper = await _workers(container)
-        container.delivery_wake.override(providers.Object(deliverer.wake))
-        container.sending_wake.override(providers.Object(sender.wake))
     provided = {
-        name: await resolve(_provider(container, name))
-        for name in dependencies(container.route_table())
+        name: await resolve(markers.provider(container, name)) for name in dependencies(table)
     }
     app = container.app(provided=provided)
     if inspect.isawaitable(app):

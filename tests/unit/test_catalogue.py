@@ -100,7 +100,7 @@ def test_importing_reads_no_file():
         "import sys\n"
         "opened = []\n"
         "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
-        "import fourcorner.adapters.codelists, domain.catalogue\n"
+        "import fourcorner.adapters.codelists, fourcorner.domain.catalogue\n"
         "assert not [p for p in opened if p.endswith('.json')], opened\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

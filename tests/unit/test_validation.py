@@ -300,7 +300,7 @@ def test_importing_starts_nothing_and_reads_no_rules():
         "opened = []\n"
         "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
         "import fourcorner.adapters.validation\n"
-        "v = adapters.validation.SaxonValidator()\n"
+        "v = fourcorner.adapters.validation.SaxonValidator()\n"
         "assert not [p for p in opened if p.endswith(('.sch', '.xsl'))], opened\n"
         "assert v.pool.pids() == [] and 'saxonche' not in sys.modules\n"
     )
