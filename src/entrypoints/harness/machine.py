@@ -508,11 +508,11 @@ def _sbd(sender: str, receiver: str, document: Any, tag: str, instance: int) -> 
     from datetime import UTC, datetime
 
     from fourcorner.adapters.sbdh.writer import write_sbd
-    from fourcorner.domain.envelope import Envelope, Identifier
+    from fourcorner.domain.envelope import Identifier, Sbdh
 
     doc_type = document.document_type
     standard, _, rest = doc_type.value.partition("::")
-    envelope = Envelope(
+    envelope = Sbdh(
         sender=Identifier(hs.PARTICIPANT_SCHEME, sender),
         receiver=Identifier(hs.PARTICIPANT_SCHEME, receiver),
         instance_identifier=str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{tag}:{instance}")),

@@ -35,10 +35,10 @@ from fourcorner.domain.checkdigits import LA_POSTE_PREFIX, LEITWEG_REGIONS, RULE
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
-    Envelope,
     Identifier,
     MessageLevelStatus,
     MlsType,
+    Sbdh,
     spid_participant,
 )
 from fourcorner.domain.webhook import hex_signature, standard_signature
@@ -537,7 +537,7 @@ def sbds(
     doc = draw(documents or billing_documents())
     created = draw(st.datetimes(datetime(2024, 1, 1), datetime(2030, 1, 1), timezones=st.just(UTC)))
     standard, _, rest = doc.document_type.value.partition("::")
-    envelope = Envelope(
+    envelope = Sbdh(
         sender=Identifier(
             PARTICIPANT_SCHEME, draw(senders or participant_identifiers(("0088", "0007")))
         ),
@@ -592,7 +592,7 @@ def message_level_statuses(
 def mls_documents(draw: st.DrawFn, *, about: str | None = None) -> bytes:
     """An MLS as an SBD, from the receiver's service provider to the sender's ``0242:``."""
     status = draw(message_level_statuses(about=about))
-    envelope = Envelope(
+    envelope = Sbdh(
         sender=spid_participant(status.sender_spid),
         receiver=spid_participant(status.receiver_spid),
         instance_identifier=str(draw(st.uuids())),
