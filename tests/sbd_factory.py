@@ -14,25 +14,22 @@ from pathlib import Path
 from fourcorner.adapters.sbdh.writer import write_sbd
 from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 
+# the network's identifiers, public in the harness's strategies (re-exported for the suites)
+from fourcorner.entrypoints.harness.strategies import (
+    BILLING_CUSTOMIZATION as BILLING_CUSTOMIZATION,
+)
+from fourcorner.entrypoints.harness.strategies import BILLING_PROCESS as BILLING_PROCESS
+from fourcorner.entrypoints.harness.strategies import CREDIT_NOTE as CREDIT_NOTE
+from fourcorner.entrypoints.harness.strategies import DOCUMENT_SCHEME as DOCUMENT_SCHEME
+from fourcorner.entrypoints.harness.strategies import INVOICE as INVOICE
+from fourcorner.entrypoints.harness.strategies import PARTICIPANT_SCHEME as PARTICIPANT_SCHEME
+from fourcorner.entrypoints.harness.strategies import PROCESS_SCHEME as PROCESS_SCHEME
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bis-billing-3"
 BASE_EXAMPLE = EXAMPLES / "base-example.xml"
 
-PARTICIPANT_SCHEME = "iso6523-actorid-upis"
-DOCUMENT_SCHEME = "busdox-docid-qns"
-PROCESS_SCHEME = "cenbii-procid-ubl"
 SENDER = "0088:7300010000001"
 RECEIVER = "0088:5790000435975"
-BILLING_CUSTOMIZATION = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
-INVOICE = Identifier(
-    DOCUMENT_SCHEME,
-    f"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##{BILLING_CUSTOMIZATION}::2.1",
-)
-CREDIT_NOTE = Identifier(
-    DOCUMENT_SCHEME,
-    "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2::CreditNote"
-    f"##{BILLING_CUSTOMIZATION}::2.1",
-)
-BILLING_PROCESS = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
 
 _PADDING = b"<!-- " + b"padding " * 8190 + b"-->\n"  # 65,529 bytes
 

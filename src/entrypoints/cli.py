@@ -1,4 +1,4 @@
-"""``fourcorner``: serve, worker, migrate, token, check.
+"""``fourcorner``: serve, worker, migrate, token, check, harness.
 
 A problem that stops a command (a setting that cannot be used, a port in use, a database that
 does not answer, a data dir that cannot be written) is printed as one line,
@@ -359,6 +359,25 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to wait for the database and the public URL (default 5)",
     )
+    har = command(
+        "harness",
+        "test a running service against the model (the property-based harness)",
+        "Drive the HTTP API of a running service with the property-based state machine, "
+        "checking every answer against the in-memory core; print each divergence as the "
+        "shortest sequence of curl commands that shows it, and exit 1 if there is one "
+        "(docs/harness.md). Needs the 'harness' extra (hypothesis).",
+    )
+    har.add_argument("--base-url", required=True, help="the service's URL")
+    har.add_argument(
+        "--token-command",
+        required=True,
+        help="prints a bearer token; {email} is replaced by the caller's email address and "
+        "{superadmin} by --superadmin for a superadmin",
+    )
+    har.add_argument("--max-examples", type=int, default=25, metavar="N", help="(default 25)")
+    har.add_argument("--seed", type=int, default=None, help="the same seed makes the same calls")
+    har.add_argument("--namespace", default=None, help="tags the run's records (default random)")
+    har.add_argument("--report", type=Path, default=None, metavar="FILE", help="a JUnit XML report")
     return top
 
 
@@ -373,6 +392,15 @@ def _explain(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "harness":
+        try:
+            from fourcorner.entrypoints.harness.cli import run_harness
+        except ImportError as e:
+            say(
+                f"error: the harness needs the 'harness' extra ({e}): pip install 'fourcorner[harness]'"
+            )
+            return 2
+        return run_harness(args)
     if args.command == "check":
         from fourcorner.entrypoints.check import run_check
 

@@ -60,6 +60,15 @@ def test_the_wheel_has_one_top_level_package_and_embeds(tmp_path: Path) -> None:
     assert any(
         n.startswith("fourcorner/adapters/sql/migrations/") and n.endswith(".sql") for n in names
     )
+    # the harness: its modules, the `harness` extra and the pytest plugin (docs/harness.md)
+    assert "fourcorner/entrypoints/harness/strategies.py" in names
+    with zipfile.ZipFile(wheel) as archive:
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(info).decode()
+        entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode()
+    assert "Provides-Extra: harness" in metadata
+    assert 'Requires-Dist: hypothesis>=6.100; extra == "harness"' in metadata
+    assert "[pytest11]\nfourcorner = fourcorner.entrypoints.harness.plugin" in entry_points
 
     fresh = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(fresh)
@@ -100,3 +109,18 @@ def test_the_wheel_has_one_top_level_package_and_embeds(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("created ACME "), done.stdout
+
+    drawn = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from fourcorner.entrypoints.harness import strategies as hs;"
+            "print(hs.participant_identifiers(('0088',)).example()[:5])",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout.strip() == "0088:"

@@ -1,0 +1,539 @@
+"""The stateful test: a ``RuleBasedStateMachine`` that makes the same calls on the service under
+test and on the reference model (the in-memory core) and compares every answer.
+
+Each call goes to both sides; the answers must agree in status, error code and the fields the
+error points at, and in their bodies once what legitimately differs between two deployments is
+put aside: ids are compared as the order in which each side first showed them (so isolation
+and list contents and order are checked through them), times, keys, secrets and cursors by
+their presence. Every example works in a namespace of its own (its users' emails, its
+organisations' names and legal identifiers), so a long-lived service under test can be used
+again and again, and a superadmin's lists are scoped to the example by a filter on the name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
+
+from fourcorner.entrypoints.harness import strategies as hs
+from fourcorner.entrypoints.harness.servers import Answer, Call, Target
+from fourcorner.entrypoints.harness.strategies import complete
+
+SIDES = ("sut", "model")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+# values that differ between two deployments by design: compared by presence only
+_OPAQUE = frozenset({"key", "secret", "prefix", "nextCursor", "uploadUrl", "url", "apUrl"})
+# what a service's workers change after the answer (sending): left out of the comparison
+_ASYNC = frozenset(
+    {"transactionStatus", "serviceError", "receiverSP", "receiverCountry", "mlsResponseCode"}
+)
+NAMES = ("Alpha", "Beta", "Gamma")
+# the callers: mostly the example's first user, so that most calls get past the role checks
+USERS = st.sampled_from([0, 0, 0, 1, 2])
+KEY_EXPIRY = "2999-01-01T00:00:00Z"
+PAGE_LIMIT = 20
+MAX_UNAUTHORISED = 2
+
+
+@attrs.frozen
+class Ref:
+    """A record both sides created: its id on each."""
+
+    sut: str
+    model: str
+
+    def on(self, side: str) -> str:
+        return self.sut if side == "sut" else self.model
+
+
+@attrs.frozen
+class ApiKey:
+    """An API key both sides created: its id, organisation and secret on each."""
+
+    ref: Ref
+    org: Ref
+    secret: Ref
+
+
+@attrs.frozen
+class Participant:
+    """A participant both sides created, its organisation and access point."""
+
+    ref: Ref
+    org: Ref
+    ap: Ref
+    identifier: str
+
+
+@attrs.frozen
+class Sent:
+    """A document both sides accepted: the transaction and the SBD as it was sent."""
+
+    ref: Ref
+    org: Ref
+    ap: Ref
+    sbd: bytes
+
+
+@attrs.define
+class Step:
+    """A call made on both sides, with the service's answer and the model's."""
+
+    sut: Call
+    model: Call
+    sut_answer: Answer | None = None
+    model_answer: Answer | None = None
+
+
+class Divergence(AssertionError):
+    """The service answered otherwise than the model; ``steps`` are the calls of the
+    example up to and including the one whose answers differ."""
+
+    def __init__(self, what: str, steps: list[Step]) -> None:
+        super().__init__(what)
+        self.what = what
+        self.steps = list(steps)
+
+
+@attrs.define
+class Run:
+    """What one harness run shares between examples: the two sides and the namespace."""
+
+    sut: Target
+    model: Target
+    namespace: str
+    examples: int = 0
+
+    def digits(self) -> str:
+        """Five digits of the namespace, for identifiers unique to the run."""
+        return f"{int.from_bytes(self.namespace.encode(), 'big') % 100000:05d}"
+
+
+class Normal:
+    """One side's view of answers: each id it shows becomes ``#n`` (n: the order of first
+    appearance in the example)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+
+    def __call__(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: self(value[k], k) for k in sorted(value) if k not in _ASYNC}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, str):
+            if key in _OPAQUE:
+                return "<opaque>"
+            if _UUID.match(value):
+                return self.ids.setdefault(value, f"#{len(self.ids)}")
+            if _TIME.match(value):
+                return "<time>"
+        return value
+
+    def answer(self, answer: Answer, keep: tuple[str, ...] = ()) -> Any:
+        """The answer as compared: an error by its code and the fields it names; a body
+        whole, or only its ``keep`` fields."""
+        body = answer.body
+        if answer.status >= 400 and isinstance(body, dict):
+            fields = sorted(d.get("field", "") for d in body.get("details") or [])
+            return {"code": body.get("code"), "fields": fields}
+        if keep and isinstance(body, dict):
+            body = {k: body.get(k) for k in keep}
+        return self(body)
+
+
+def machine(run: Run) -> type[RuleBasedStateMachine]:
+    """The state machine class over ``run``'s two sides."""
+
+    class ServiceMachine(RuleBasedStateMachine):
+        orgs = Bundle("orgs")
+        api_keys = Bundle("api_keys")
+        participants = Bundle("participants")
+        transactions = Bundle("transactions")
+
+        def __init__(self) -> None:
+            super().__init__()
+            run.examples += 1
+            # no example's tag is a part of another's (the lists are filtered on it)
+            self.tag = f"{run.namespace}.{run.examples}."
+            self.steps: list[Step] = []
+            self.revoked: set[Ref] = set()
+            self.unauthorised = 0
+            self.normal = {side: Normal() for side in SIDES}
+            # the run's users (a token each for the whole run); what they see of other
+            # examples (their memberships) is left out: only /users/me shows it
+            self.users = [f"u{n}.{run.namespace}@harness.test" for n in range(3)]
+            self.root = f"root.{run.namespace}@harness.test"
+            payload = f"{run.digits()}{run.examples % 1000:03d}"
+            self.legal = [complete("0007", f"{payload}{k}") for k in range(10)]
+            self.legal = [x for x in self.legal if x][:3]
+            # GLNs of the example's participants (unique across the service, as they must be);
+            # the last is never a participant: documents go to it, and are not delivered, so
+            # that a service's workers add no record (an inbound document, an MLS) to compare
+            self.glns = [complete("0088", f"{payload}{k}{run.digits()[:3]}") for k in range(4)]
+
+        # --- the calls --------------------------------------------------------------
+
+        def call(
+            self,
+            method: str,
+            path: Callable[[str], str],
+            email: str,
+            *,
+            superadmin: bool = False,
+            body: Callable[[str], Any] | None = None,
+            query: Callable[[str], tuple[tuple[str, str], ...]] | None = None,
+            keep: tuple[str, ...] = (),
+            api_key: Callable[[str], str] | None = None,
+        ) -> tuple[Answer, Answer]:
+            calls = {
+                side: Call(
+                    method,
+                    path(side),
+                    email,
+                    superadmin,
+                    None if body is None else body(side),
+                    () if query is None else query(side),
+                    None if api_key is None else api_key(side),
+                )
+                for side in SIDES
+            }
+            step = Step(calls["sut"], calls["model"])
+            self.steps.append(step)
+            step.sut_answer = run.sut.send(step.sut)
+            step.model_answer = run.model.send(step.model)
+            got = self.normal["sut"].answer(step.sut_answer, keep)
+            want = self.normal["model"].answer(step.model_answer, keep)
+            if step.sut_answer.status != step.model_answer.status or got != want:
+                raise Divergence(
+                    f"{method} {step.model.path}: the service answered "
+                    f"{step.sut_answer.status} {_short(got)}, the model "
+                    f"{step.model_answer.status} {_short(want)}",
+                    self.steps,
+                )
+            return step.sut_answer, step.model_answer
+
+        def created(self, answers: tuple[Answer, Answer]) -> Ref | None:
+            sut, model = answers
+            if sut.status in (200, 201) and isinstance(sut.body, dict) and "id" in sut.body:
+                return Ref(str(sut.body["id"]), str(model.body["id"]))
+            return None
+
+        def user_id(self, email: str) -> Ref:
+            answers = self.call("GET", lambda side: "/users/me", email, keep=("id", "email"))
+            ref = self.created(answers)
+            assert ref is not None
+            return ref
+
+        # --- the rules ---------------------------------------------------------------
+
+        @initialize(target=orgs, user=USERS, name=st.sampled_from(NAMES))
+        def first_org(self, user: int, name: str) -> Any:
+            return self._create_org(user, name, 0)
+
+        @initialize(target=orgs, user=USERS, name=st.sampled_from(NAMES), legal=st.integers(0, 1))
+        def second_org(self, user: int, name: str, legal: int) -> Any:
+            return self._create_org(user, name, legal)
+
+        @rule(
+            target=orgs,
+            user=USERS,
+            name=st.sampled_from(NAMES),
+            legal=st.sampled_from([0, 1, 2]),
+        )
+        def create_org(self, user: int, name: str, legal: int) -> Any:
+            return self._create_org(user, name, legal)
+
+        def _create_org(self, user: int, name: str, legal: int) -> Any:
+            body = {
+                "legalName": f"{name} {self.tag}",
+                "countryCode": "SE",
+                "legalIdentifier": self.legal[legal],
+                "legalIdentifierCode": "SE:ORGNR",
+            }
+            answers = self.call("POST", lambda side: "/orgs", self.users[user], body=lambda s: body)
+            ref = self.created(answers)
+            return ref if ref is not None else multiple_none()
+
+        @rule(org=orgs, user=USERS)
+        def get_org(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}", self.users[user])
+
+        @rule(
+            extra=st.sampled_from(["none", "eq", "ne", "mode"]),
+            name=st.sampled_from(NAMES),
+            limit=st.integers(1, 3),
+        )
+        def list_orgs(self, extra: str, name: str, limit: int) -> None:
+            filters = [("filter", f"legalName:contains:{self.tag}")]
+            if extra in ("eq", "ne"):
+                filters.append(("filter", f"legalName:{extra}:{name} {self.tag}"))
+            elif extra == "mode":
+                filters.append(("filter", "organisationMode:eq:DEMO"))
+            cursors: dict[str, str | None] = {"sut": None, "model": None}
+            for _ in range(PAGE_LIMIT):
+
+                def query(
+                    side: str, cursors: dict[str, str | None] = cursors
+                ) -> tuple[tuple[str, str], ...]:
+                    cursor = cursors[side]
+                    more = [("cursor", cursor)] if cursor else []
+                    return (*filters, ("limit", str(limit)), *more)
+
+                sut, model = self.call(
+                    "GET", lambda side: "/orgs", self.root, superadmin=True, query=query
+                )
+                if sut.status != 200 or not model.body.get("nextCursor"):
+                    return
+                cursors = {"sut": sut.body["nextCursor"], "model": model.body["nextCursor"]}
+
+        @rule(
+            org=orgs,
+            admin=USERS,
+            user=st.sampled_from([1, 2]),
+            role=st.sampled_from(["orgmember", "orgmember", "orgadmin"]),
+        )
+        def add_member(self, org: Ref, admin: int, user: int, role: str) -> None:
+            who = self.user_id(self.users[user])
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/members",
+                self.users[admin],
+                body=lambda side: {"userId": who.on(side), "role": role},
+            )
+
+        @rule(org=orgs, user=USERS)
+        def list_members(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/members", self.users[user])
+
+        @rule(
+            target=api_keys,
+            org=orgs,
+            user=USERS,
+            role=st.sampled_from(["orgmember", "orgadmin"]),
+        )
+        def create_api_key(self, org: Ref, user: int, role: str) -> Any:
+            body = {"name": "harness", "role": role, "expires": KEY_EXPIRY}
+            sut, model = self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/api_keys",
+                self.users[user],
+                body=lambda side: body,
+            )
+            if sut.status != 201:
+                return multiple_none()
+            return ApiKey(
+                Ref(str(sut.body["id"]), str(model.body["id"])),
+                org,
+                Ref(str(sut.body["key"]), str(model.body["key"])),
+            )
+
+        @rule(key=api_keys, what=st.sampled_from(["api_keys", "members", "participants", "org"]))
+        def call_with_api_key(self, key: ApiKey, what: str) -> None:
+            """A key acts in its organisation with its role (orgadmin lists are refused to an
+            orgmember key), and not at all once revoked."""
+            if key.ref in self.revoked:
+                # a revoked key is refused (401), and failed authentications are throttled
+                # per address over a minute: a few per example, so that none reaches the limit
+                if self.unauthorised >= MAX_UNAUTHORISED:
+                    return
+                self.unauthorised += 1
+            path = "" if what == "org" else f"/{what}"
+            self.call(
+                "GET",
+                lambda side: f"/orgs/{key.org.on(side)}{path}",
+                "api-key",
+                api_key=key.secret.on,
+            )
+
+        @rule(key=api_keys, user=USERS)
+        def revoke_api_key(self, key: ApiKey, user: int) -> None:
+            sut, _ = self.call(
+                "DELETE",
+                lambda side: f"/orgs/{key.org.on(side)}/api_keys/{key.ref.on(side)}",
+                self.users[user],
+            )
+            if sut.status < 300:
+                self.revoked.add(key.ref)
+
+        @rule(org=orgs, user=USERS)
+        def list_api_keys(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/api_keys", self.users[user])
+
+        @rule(org=orgs, user=USERS, business=st.booleans())
+        def set_contacts(self, org: Ref, user: int, business: bool) -> None:
+            kind = "BUSINESS" if business else "TECHNICAL"
+            body = {"contacts": [{"name": "Bea", "email": "bea@example.com", "contactType": kind}]}
+            self.call(
+                "PUT", lambda side: f"/orgs/{org.on(side)}", self.users[user], body=lambda s: body
+            )
+
+        @rule(org=orgs, user=USERS, mode=st.sampled_from(["SHARED", "WHITELABEL"]))
+        def request_mode(self, org: Ref, user: int, mode: str) -> None:
+            self.call(
+                "PUT",
+                lambda side: f"/orgs/{org.on(side)}",
+                self.users[user],
+                body=lambda side: {"modeChangeRequest": mode},
+            )
+
+        @rule(org=orgs, mode=st.sampled_from(["SHARED", "WHITELABEL"]))
+        def grant_mode(self, org: Ref, mode: str) -> None:
+            self.call(
+                "PUT",
+                lambda side: f"/orgs/{org.on(side)}",
+                self.root,
+                superadmin=True,
+                body=lambda side: {"organisationMode": mode},
+            )
+
+        @rule(org=orgs, user=USERS)
+        def create_webhook(self, org: Ref, user: int) -> None:
+            body = {"url": "https://hooks.example.com/in", "events": ["webhook.test"]}
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/webhooks",
+                self.users[user],
+                body=lambda side: body,
+            )
+
+        @rule(org=orgs, user=USERS)
+        def list_webhooks(self, org: Ref, user: int) -> None:
+            self.call("GET", lambda side: f"/orgs/{org.on(side)}/webhooks", self.users[user])
+
+        # --- participants and transactions ---------------------------------------------
+
+        def operator_test(self, org: Ref, user: int, kind: str) -> Ref | None:
+            """The TEST entry of ``/orgs/{id}/<kind>/alltouse`` on each side."""
+            sut, model = self.call(
+                "GET", lambda side: f"/orgs/{org.on(side)}/{kind}/alltouse", self.users[user]
+            )
+            if sut.status != 200:
+                return None
+            ids = [
+                next(x["id"] for x in answer.body["items"] if x["environment"] == "TEST")
+                for answer in (sut, model)
+            ]
+            return Ref(*ids)
+
+        @rule(target=participants, org=orgs, user=USERS, k=st.sampled_from([0, 0, 1, 2]))
+        def create_participant(self, org: Ref, user: int, k: int) -> Any:
+            smp = self.operator_test(org, user, "smps")
+            ap = self.operator_test(org, user, "aps")
+            if smp is None or ap is None:
+                return multiple_none()
+            identifier = f"0088:{self.glns[k]}"
+            answers = self.call(
+                "POST",
+                lambda side: f"/orgs/{org.on(side)}/participants",
+                self.users[user],
+                body=lambda side: {
+                    "name": f"Participant {k}",
+                    "participantIdentifier": identifier,
+                    "smpRef": smp.on(side),
+                    "apRef": ap.on(side),
+                },
+            )
+            ref = self.created(answers)
+            return multiple_none() if ref is None else Participant(ref, org, ap, identifier)
+
+        @rule(participant=participants, user=USERS)
+        def list_participants(self, participant: Participant, user: int) -> None:
+            self.call(
+                "GET",
+                lambda side: f"/orgs/{participant.org.on(side)}/participants",
+                self.users[user],
+            )
+
+        @rule(
+            target=transactions,
+            sender=participants,
+            user=USERS,
+            document=hs.billing_documents(credit_note=False),
+            instance=st.integers(0, 2),
+        )
+        def send(self, sender: Participant, user: int, document: Any, instance: int) -> Any:
+            sbd = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, instance)
+            sut, model = self.call(
+                "POST",
+                lambda side: f"/orgs/{sender.org.on(side)}/transactions",
+                self.users[user],
+                body=lambda side: sbd,
+                query=lambda side: (("ap", sender.ap.on(side)),),
+            )
+            if sut.status != 202:
+                return multiple_none()
+            ids = Ref(str(sut.body["transactionId"]), str(model.body["transactionId"]))
+            return Sent(ids, sender.org, sender.ap, sbd)
+
+        @rule(sent=transactions, user=USERS)
+        def send_again(self, sent: Sent, user: int) -> None:
+            self.call(
+                "POST",
+                lambda side: f"/orgs/{sent.org.on(side)}/transactions",
+                self.users[user],
+                body=lambda side: sent.sbd,
+                query=lambda side: (("ap", sent.ap.on(side)),),
+            )
+
+        @rule(sent=transactions, user=USERS)
+        def get_transaction(self, sent: Sent, user: int) -> None:
+            self.call(
+                "GET",
+                lambda side: f"/orgs/{sent.org.on(side)}/transactions/{sent.ref.on(side)}",
+                self.users[user],
+            )
+
+        @rule(sent=transactions, user=USERS)
+        def list_sent(self, sent: Sent, user: int) -> None:
+            self.call(
+                "GET",
+                lambda side: f"/orgs/{sent.org.on(side)}/transactions/to_network",
+                self.users[user],
+            )
+
+    return ServiceMachine
+
+
+def _sbd(sender: str, receiver: str, document: Any, tag: str, instance: int) -> bytes:
+    """An SBD of ``document`` from ``sender`` to ``receiver`` with an instance identifier of
+    the example (the same ``instance`` twice: the same document sent again)."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from fourcorner.adapters.sbdh.writer import write_sbd
+    from fourcorner.domain.envelope import Identifier, Sbdh
+
+    doc_type = document.document_type
+    standard, _, rest = doc_type.value.partition("::")
+    envelope = Sbdh(
+        sender=Identifier(hs.PARTICIPANT_SCHEME, sender),
+        receiver=Identifier(hs.PARTICIPANT_SCHEME, receiver),
+        instance_identifier=str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{tag}:{instance}")),
+        standard=standard,
+        type_version="2.1",
+        type=rest.partition("##")[0],
+        created_at=datetime(2026, 1, 15, 9, 30, tzinfo=UTC),
+        document_type=doc_type,
+        process=Identifier(hs.PROCESS_SCHEME, hs.BILLING_PROCESS),
+        country_c1=document.seller[1],
+    )
+    return write_sbd(envelope, document.xml().split(b"?>", 1)[1].strip())
+
+
+def multiple_none() -> Any:
+    """No record for the bundle (the call was refused on both sides alike)."""
+    from hypothesis.stateful import multiple
+
+    return multiple()
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 600 else text[:600] + "..."
