@@ -12,6 +12,7 @@ from fourcorner.domain import (
     member,
     organisation,
     participant,
+    sml,
     transaction,
     user,
     webhook,
@@ -23,6 +24,7 @@ from fourcorner.domain.infrastructure import AccessPoint, Certificate, Smp
 from fourcorner.domain.member import Member
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant
+from fourcorner.domain.sml import LocatorTask
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.transaction import Artefact, Transaction, UsedUpload
 from fourcorner.domain.user import DeletedIdentity, User
@@ -157,6 +159,14 @@ SMP_REGISTRATIONS: Collection[SmpRegistration] = Collection(
     unique=(("smpId", "participant"),),
 )
 
+# The outbox of registrations in the network's SML (application.sml)
+LOCATOR_TASKS: Collection[LocatorTask] = Collection(
+    name="locator_tasks",
+    type=LocatorTask,
+    columns=sml.COLUMNS,
+    filterable=frozenset(),
+)
+
 WEBHOOKS: Collection[Webhook] = Collection(
     name="webhooks",
     type=Webhook,
@@ -233,4 +243,5 @@ ALL: tuple[Collection[Any], ...] = (
     UPLOADS,
     DELETED_IDENTITIES,
     IDEMPOTENCY_KEYS,
+    LOCATOR_TASKS,
 )

@@ -538,6 +538,53 @@ class LookupUnavailable(DomainError):
         return f"The network lookup failed: {self.reason}. Try again shortly."
 
 
+@attrs.define(eq=False, slots=False)
+class RegisteredElsewhere(DomainError):
+    """The network's SML has the participant registered by another SMP."""
+
+    code = "AT-1103"
+    kind = ErrorKind.CONFLICT
+    title = "Participant registered by another SMP"
+    participant: str = ""
+    environment: str = ""
+    detail: str = ""
+
+    def message(self) -> str:
+        said = f" (the SML said: {self.detail})" if self.detail else ""
+        return (
+            f"The participant {self.participant} is registered in the {self.environment} SML "
+            f"by another SMP{said}. To move it here, ask its current provider for a migration "
+            "key (they prepare the move in the SML) and create the participant again with "
+            "that key as migrationKey."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class LocatorRefused(DomainError):
+    """The network's SML refused a registration, a migration or a migration key."""
+
+    code = "AT-1104"
+    kind = ErrorKind.CONFLICT
+    title = "Refused by the SML"
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"The network's SML refused this: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class LocatorUnavailable(DomainError):
+    """The network's SML could not be reached for a change that cannot wait for a retry."""
+
+    code = "AT-1503"
+    kind = ErrorKind.UNAVAILABLE
+    title = "The SML cannot be reached"
+    reason: str = "the SML did not answer"
+
+    def message(self) -> str:
+        return f"The network's SML cannot be reached: {self.reason}. Try again shortly."
+
+
 def catalogue() -> list[type[DomainError]]:
     """Every error class with its code, for the OpenAPI document and the docs."""
     seen: list[type[DomainError]] = []

@@ -15,7 +15,13 @@ from fourcorner.domain.organisation import Address, Contact, UserRef
 
 
 class ParticipantStatus(enum.Enum):
+    """``ACTIVE`` once registered in its SMP and, where the environment has an SML configured,
+    in the SML; ``PENDING`` while the SML registration is still to be confirmed (it is retried);
+    ``FAILED`` when the SML refused it for good (``statusReason`` says why)."""
+
     ACTIVE = "ACTIVE"
+    PENDING = "PENDING"
+    FAILED = "FAILED"
 
 
 class PublicationState(enum.Enum):
@@ -70,6 +76,7 @@ class Participant:
     status: ParticipantStatus = ParticipantStatus.ACTIVE
     directory: DirectoryPublication = DirectoryPublication()
     warning: str | None = None
+    status_reason: str | None = None
 
 
 FILTERS = fields(
@@ -82,7 +89,12 @@ FILTERS = fields(
     FieldSpec(
         "transportProfile", FieldType.STRING, lambda p: p.transport_profile, normalise=neutral
     ),
-    FieldSpec("status", FieldType.ENUM, lambda p: p.status, choices=("ACTIVE",)),
+    FieldSpec(
+        "status",
+        FieldType.ENUM,
+        lambda p: p.status,
+        choices=tuple(s.value for s in ParticipantStatus),
+    ),
     FieldSpec("createdAt", FieldType.DATETIME, lambda p: p.created_at),
 )
 SEARCH = ("name", "participantIdentifier")
