@@ -86,3 +86,6 @@ class NoLocator:
 
     async def registered(self, environment: Environment, participant: str) -> bool:
         raise LocatorError("no SML is configured", LocatorFault.UNREACHABLE)
+
+    async def aclose(self) -> None:
+        return None

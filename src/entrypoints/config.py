@@ -37,6 +37,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 SEE = "see docs/operations.md"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
+_SMP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 class ConfigError(ValueError):
@@ -222,6 +223,14 @@ class Settings:
     sml_zone_prod: str = SML_ZONE_PROD
     dns_nameservers: str = ""  # empty: the system's resolvers
     allow_http_peers: bool = False
+    # the SML management endpoint per environment (registration of our SMP and participants);
+    # unset: no SML registration in that environment
+    sml_url_test: str = ""
+    sml_url_prod: str = ""
+    smp_id_test: str = ""  # our SMP's id in the SML, required with the SML URL
+    smp_id_prod: str = ""
+    sml_ca_file: str = ""  # CAs of the SML's TLS certificate; empty: the system's
+    sml_timeout: float = 30.0
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
     as4_inbound_concurrency: int = 8
@@ -404,6 +413,34 @@ class Settings:
             self.nameservers  # noqa: B018 - raises when malformed
         except ValueError as e:
             out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
+        for env in ("test", "prod"):
+            url, smp_id = getattr(self, f"sml_url_{env}"), getattr(self, f"smp_id_{env}")
+            name = f"{PREFIX}SML_URL_{env.upper()}"
+            if url:
+                problem = _url_problem(url)
+                if problem is None and not url.lower().startswith("https://"):
+                    problem = "is not https: the SML is reached over TLS with the SMP certificate"
+                need(problem is None, f"{name}={url!r} {problem}")
+                need(
+                    bool(smp_id),
+                    f"{name} needs {PREFIX}SMP_ID_{env.upper()}: the id our SMP has (or is to "
+                    "have) in that SML",
+                )
+            need(
+                not smp_id or bool(_SMP_ID.fullmatch(smp_id)),
+                f"{PREFIX}SMP_ID_{env.upper()}={smp_id!r} is not an SMP id; use letters, "
+                "digits, '-', '_' and '.' (at most 63), e.g. FOURCORNER-SMP-01",
+            )
+        need(
+            not self.sml_ca_file or Path(self.sml_ca_file).is_file(),
+            f"{PREFIX}SML_CA_FILE={self.sml_ca_file!r} is not a file; name a PEM bundle of the "
+            "CAs of the SML's TLS certificate, or unset it to use the system's",
+        )
+        need(
+            0 < self.sml_timeout <= 600,
+            f"{PREFIX}SML_TIMEOUT={self.sml_timeout:g} is out of range; use more than 0 and at "
+            "most 600 seconds",
+        )
         need(
             self.blob_sweep_grace_seconds >= 1,
             f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={self.blob_sweep_grace_seconds:g} must be at "

@@ -27,6 +27,7 @@ from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
+from fourcorner.adapters.sml import SmlEndpoint, SoapLocator
 from fourcorner.adapters.smp.client import SmpLookupClient
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.adapters.smp.lookup import SmpParticipantLookup
@@ -35,11 +36,12 @@ from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
-from fourcorner.application import certificate_keys, infrastructure, sealed
-from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
+from fourcorner.application import certificate_keys, infrastructure, sealed, sml
+from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network, system_clock
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
 from fourcorner.application.exchange import Exchange, SendingWorker
+from fourcorner.application.locator import NoLocator, ServiceLocator
 from fourcorner.application.ports import DirectoryPublisher
 from fourcorner.application.storage import Storage
 from fourcorner.application.sweep import BlobSweeper
@@ -111,6 +113,27 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
     )
 
 
+def _locator(settings: Settings) -> ServiceLocator:
+    """The SML of each environment whose management URL is set, reached with that
+    environment's SMP certificate; no SML registration at all when none is."""
+    urls = {Environment.TEST: settings.sml_url_test, Environment.PROD: settings.sml_url_prod}
+    ids = {Environment.TEST: settings.smp_id_test, Environment.PROD: settings.smp_id_prod}
+    if not any(urls.values()):
+        return NoLocator()
+    endpoints = {
+        env.environment: SmlEndpoint(
+            url=urls[env.environment],
+            smp_id=ids[env.environment],
+            cert_pem=env.smp_cert_pem,
+            key_pem=env.smp_key_pem,
+            chain_pem=env.smp_chain_pem,
+        )
+        for env in operator.environments(settings)
+        if urls[env.environment]
+    }
+    return SoapLocator(endpoints, timeout=settings.sml_timeout, cafile=settings.sml_ca_file)
+
+
 def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
@@ -141,7 +164,7 @@ class Container(containers.DeclarativeContainer):
             schema=config.database_schema,
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
-            announce=(DELIVERIES.name, TRANSACTIONS.name),
+            announce=(DELIVERIES.name, TRANSACTIONS.name, LOCATOR_TASKS.name),
         ),
     )
     # Opened (and migrated) by init_resources(), closed by shutdown_resources().
@@ -177,6 +200,8 @@ class Container(containers.DeclarativeContainer):
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
     directory = providers.Singleton(_directory, config.directory_url)
+    # the network's SML, where the built-in SMP registers itself and its participants
+    locator = providers.Resource(_closing, providers.Singleton(_locator, settings))
     network = providers.Singleton(
         Network,
         smp=smp_registrar,
@@ -184,6 +209,7 @@ class Container(containers.DeclarativeContainer):
         sealer=sealer,
         directory=directory,
         ap_host=config.access_point_host,
+        locator=locator,
     )
     context = providers.Singleton(
         Context,
@@ -265,6 +291,7 @@ class Container(containers.DeclarativeContainer):
         _exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
+    locator_worker = providers.Singleton(sml.LocatorWorker, context)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
     blob_sweeper = providers.Singleton(
@@ -315,16 +342,29 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper]:
-    """The two outbox workers, each woken by commits to its outbox (of any process that
-    announces them: PostgreSQL), so they need not wait for their next poll; and the blob sweep,
-    which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
+async def _workers(
+    container: Container,
+) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper, sml.LocatorWorker]:
+    """The three outbox workers (webhooks, sending, SML registrations), each woken by commits
+    to its outbox (of any process that announces them: PostgreSQL), so they need not wait for
+    their next poll; and the blob sweep, which runs every
+    ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
     deliverer = await resolve(container.delivery_worker)
     sender = await resolve(container.sending_worker)
+    registrar = await resolve(container.locator_worker)
     storage = await resolve(container.storage)
     storage.watch({DELIVERIES.name}, deliverer.wake)
     storage.watch({TRANSACTIONS.name}, sender.wake)
-    return deliverer, sender, await resolve(container.blob_sweeper)
+    storage.watch({LOCATOR_TASKS.name}, registrar.wake)
+    return deliverer, sender, await resolve(container.blob_sweeper), registrar
+
+
+async def _ensure_smp(container: Container) -> None:
+    """The SMP's own registration in the SML of each environment that has one, queued at
+    start (``application.sml.ensure_smp``); the participants' follow once it is done."""
+    ctx = await resolve(container.context)
+    urls = {e.environment: e.smp_url for e in container.operator_environments()}
+    await sml.ensure_smp(ctx, urls)
 
 
 def _provider(container: Container, name: str) -> Any:
@@ -354,10 +394,11 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     spid = seat_spid(container.settings().seat_id)
     await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
     await migrate_data(container)
+    await _ensure_smp(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        deliverer, sender, sweeper = await _workers(container)
+        deliverer, sender, sweeper, registrar = await _workers(container)
         container.delivery_wake.override(providers.Object(deliverer.wake))
         container.sending_wake.override(providers.Object(sender.wake))
     provided = {
@@ -373,6 +414,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
             running.append(asyncio.create_task(deliverer.run(stop)))
             running.append(asyncio.create_task(sender.run(stop)))
             running.append(asyncio.create_task(sweeper.run(stop)))
+            running.append(asyncio.create_task(registrar.run(stop)))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -389,7 +431,10 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        deliverer, sender, sweeper = await _workers(container)
-        await asyncio.gather(deliverer.run(stop), sender.run(stop), sweeper.run(stop))
+        await _ensure_smp(container)
+        deliverer, sender, sweeper, registrar = await _workers(container)
+        await asyncio.gather(
+            deliverer.run(stop), sender.run(stop), sweeper.run(stop), registrar.run(stop)
+        )
     finally:
         await container.shutdown_resources()

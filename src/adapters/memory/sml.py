@@ -106,3 +106,6 @@ class InMemoryLocator:
     async def registered(self, environment: Environment, participant: str) -> bool:
         smp = self._call("registered", environment, participant)
         return self.sml.smp_of(environment, participant) == smp
+
+    async def aclose(self) -> None:
+        return None

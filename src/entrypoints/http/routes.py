@@ -39,6 +39,7 @@ from fourcorner.entrypoints.http import docs as d
 from fourcorner.entrypoints.http import handlers as h
 from fourcorner.entrypoints.http import metrics, views
 from fourcorner.entrypoints.http import network_handlers as n
+from fourcorner.entrypoints.http import sml_handlers as sml
 from fourcorner.entrypoints.http import smp_handlers as s
 from fourcorner.entrypoints.http import transaction_handlers as t
 from fourcorner.entrypoints.http import validation_handlers as v
@@ -647,7 +648,19 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             body=CreateParticipant,
             response=views.PARTICIPANT,
             status=201,
-            errors=("AT-1001", "AT-1006", "AT-1090"),
+            errors=("AT-1001", "AT-1006", "AT-1090", "AT-1103", "AT-1104"),
+        ),
+        Route(
+            "POST",
+            "/orgs/{orgId}/participants/{participantId}/migration_key",
+            sml.prepare_migration,
+            "Prepare the participant's move to another SMP in the network's SML; the "
+            "migration key is in the answer, this once only.",
+            A,
+            "participants",
+            response=sml.MIGRATION_KEY,
+            status=201,
+            errors=("AT-1090", "AT-1104", "AT-1503"),
         ),
         Route(
             "POST",
