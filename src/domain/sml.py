@@ -77,7 +77,8 @@ class LocatorTask:
 
     def retried(self, now: datetime, error: str) -> LocatorTask:
         """After a transient failure: due again after a delay growing with the attempts."""
-        delay = min(FIRST_DELAY * 2 ** max(self.attempts - 1, 0), MAX_DELAY)
+        doublings = min(max(self.attempts - 1, 0), 20)  # beyond that the cap holds anyway
+        delay = min(FIRST_DELAY * 2**doublings, MAX_DELAY)
         return attrs.evolve(
             self,
             next_attempt_at=now + delay,
