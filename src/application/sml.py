@@ -155,9 +155,10 @@ async def wish_removed(ctx: Context, uow: UnitOfWork, participant: Participant) 
 
 async def ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
     """At start: for each environment with an SML, queue the registration (or update) of the
-    SMP with its URL when the SML does not have it as it is; and queue the registration of the
+    SMP with its URL when the SML does not have it as it is; queue the registration of the
     participants that have no SML task (made before the SML was configured, or the operator's
-    own)."""
+    own); and give every other participant the status its task says (a change of the
+    participant that raced the worker's outcome may have written an older one)."""
     locator = ctx.net.locator
     now = ctx.clock()
     async with ctx.uow() as uow:
@@ -187,13 +188,24 @@ async def ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
                 )
             participants = uow.repository(PARTICIPANTS)
             for p in await participants.all(environment=env):
-                if await tasks.get(LocatorTask.id_for(env, p.identifier_key)) is not None:
+                task = await tasks.get(LocatorTask.id_for(env, p.identifier_key))
+                if task is None:
+                    await wish_registered(ctx, uow, p, None)
+                    status, reason = ParticipantStatus.PENDING, None
+                elif task.operation is LocatorOperation.DELETE:
                     continue
-                await wish_registered(ctx, uow, p, None)
-                await participants.update(
-                    attrs.evolve(p, status=ParticipantStatus.PENDING, status_reason=None)
-                )
+                else:  # the status as the task has it (an update may have raced the worker)
+                    status, reason = _STATUS_OF[task.state], task.last_error or None
+                if (p.status, p.status_reason) != (status, reason):
+                    await participants.update(attrs.evolve(p, status=status, status_reason=reason))
         await uow.commit()
+
+
+_STATUS_OF = {
+    LocatorState.PENDING: ParticipantStatus.PENDING,
+    LocatorState.DONE: ParticipantStatus.ACTIVE,
+    LocatorState.FAILED: ParticipantStatus.FAILED,
+}
 
 
 # --- carrying a task out -------------------------------------------------------------------
@@ -349,6 +361,7 @@ async def attempt(ctx: Context, task_id: uuid.UUID, lease: timedelta) -> Outcome
 
 
 FIRST_LEASE = timedelta(seconds=60)
+FIRST_WAIT = 15.0  # seconds a request waits for the SML before it answers PENDING
 
 
 async def register_now(ctx: Context, participant: Participant) -> Participant:
@@ -359,7 +372,10 @@ async def register_now(ctx: Context, participant: Participant) -> Participant:
     if participant.status is not ParticipantStatus.PENDING:
         return participant
     task_id = LocatorTask.id_for(participant.environment, participant.identifier_key)
-    outcome = await attempt(ctx, task_id, FIRST_LEASE)
+    try:
+        outcome = await asyncio.wait_for(attempt(ctx, task_id, FIRST_LEASE), FIRST_WAIT)
+    except TimeoutError:
+        outcome = None  # the SML is slow: the workers carry on once the lease has run out
     if outcome is not None and outcome.permanent and outcome.refusal is not None:
         async with ctx.uow() as uow:
             current = await uow.repository(PARTICIPANTS).lock(participant.id)

@@ -4,11 +4,12 @@
 migrations), shared by the ``InMemoryLocator`` of each SMP that uses it, so two operators can
 move a participant between them. It answers as the SML does: a participant registered by
 another SMP cannot be created, only migrated with the key its SMP prepared. ``down`` makes
-every call fail as an unreachable SML would.
+every call fail as an unreachable SML would; ``delay`` makes each call take that long.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
 import attrs
@@ -23,6 +24,7 @@ class InMemorySml:
     participants: dict[tuple[Environment, str], str] = attrs.Factory(dict)  # -> SMP id
     migrations: dict[tuple[Environment, str], str] = attrs.Factory(dict)  # -> prepared key
     down: bool = False
+    delay: float = 0.0  # seconds each call takes
     calls: list[tuple[str, Environment, str]] = attrs.Factory(list)
 
     def smp_of(self, environment: Environment, participant: str) -> str | None:
@@ -43,8 +45,10 @@ class InMemoryLocator:
     def smp_id(self, environment: Environment) -> str:
         return self._ids.get(environment, "")
 
-    def _call(self, operation: str, environment: Environment, subject: str) -> str:
+    async def _call(self, operation: str, environment: Environment, subject: str) -> str:
         self.sml.calls.append((operation, environment, subject))
+        if self.sml.delay:
+            await asyncio.sleep(self.sml.delay)
         if self.sml.down:
             raise LocatorError("the SML cannot be reached", LocatorFault.UNREACHABLE)
         smp = self._ids.get(environment)
@@ -55,11 +59,11 @@ class InMemoryLocator:
         return smp
 
     async def register_smp(self, environment: Environment, url: str) -> None:
-        smp = self._call("register_smp", environment, url)
+        smp = await self._call("register_smp", environment, url)
         self.sml.smps[(environment, smp)] = url
 
     async def create(self, environment: Environment, participant: str) -> None:
-        smp = self._call("create", environment, participant)
+        smp = await self._call("create", environment, participant)
         key = (environment, participant.lower())
         if key in self.sml.participants:
             owner = self.sml.participants[key]
@@ -81,17 +85,17 @@ class InMemoryLocator:
         return key
 
     async def delete(self, environment: Environment, participant: str) -> None:
-        smp = self._call("delete", environment, participant)
+        smp = await self._call("delete", environment, participant)
         key = self._own(smp, environment, participant)
         del self.sml.participants[key]
         self.sml.migrations.pop(key, None)
 
     async def prepare_migration(self, environment: Environment, participant: str, key: str) -> None:
-        smp = self._call("prepare_migration", environment, participant)
+        smp = await self._call("prepare_migration", environment, participant)
         self.sml.migrations[self._own(smp, environment, participant)] = key
 
     async def migrate(self, environment: Environment, participant: str, key: str) -> None:
-        smp = self._call("migrate", environment, participant)
+        smp = await self._call("migrate", environment, participant)
         wanted = (environment, participant.lower())
         if wanted not in self.sml.participants:
             raise LocatorError(f"no participant {participant}", LocatorFault.NOT_FOUND)
@@ -104,7 +108,7 @@ class InMemoryLocator:
         del self.sml.migrations[wanted]
 
     async def registered(self, environment: Environment, participant: str) -> bool:
-        smp = self._call("registered", environment, participant)
+        smp = await self._call("registered", environment, participant)
         return self.sml.smp_of(environment, participant) == smp
 
     async def aclose(self) -> None:

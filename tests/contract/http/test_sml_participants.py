@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -17,10 +18,12 @@ import pytest
 from fourcorner.adapters.memory.sml import InMemoryLocator, InMemorySml
 from fourcorner.adapters.pki.testpki import cert_pem, load_test_pki
 from fourcorner.adapters.smp.discovery import SmlDiscovery
-from fourcorner.application.collections import LOCATOR_TASKS
+from fourcorner.application import sml as sml_cases
+from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
 from fourcorner.application.sml import LocatorWorker
 from fourcorner.domain.checkdigits import gs1_check_digit
 from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.participant import ParticipantStatus
 from fourcorner.domain.sml import LocatorState, LocatorTask, migration_key_problem
 from fourcorner.entrypoints.container import resolve
 from sml_service import TestSml
@@ -148,6 +151,36 @@ async def _run_at(api: Any, moment: Any) -> None:
     worker = LocatorWorker(attrs.evolve(ctx, clock=lambda: moment))
     while await worker.run_once():
         pass
+
+
+async def test_a_slow_sml_leaves_the_participant_pending_for_the_workers(
+    ours, shared_sml, monkeypatch
+) -> None:
+    await drain(ours)
+    monkeypatch.setattr(sml_cases, "FIRST_WAIT", 0.05)
+    shared_sml.delay = 1.0
+    ident = f"0088:{gln(13)}"
+    status, p = await create(ours, ident)
+    assert status == 201 and p["status"] == "PENDING", p
+    task = (await tasks(ours))[ident]
+    assert task.attempts == 1 and task.state is LocatorState.PENDING  # claimed, not finished
+    shared_sml.delay = 0.0
+    await _run_at(ours, ours.container.clock()() + timedelta(minutes=2))  # the lease is over
+    assert (await get(ours, p["id"]))["status"] == "ACTIVE"
+
+
+async def test_at_start_a_participant_gets_the_status_its_task_has(ours, shared_sml) -> None:
+    await drain(ours)
+    _, p = await create(ours, f"0088:{gln(14)}")
+    ctx = await resolve(ours.container.context)
+    async with ctx.uow() as uow:  # as if an update had raced the worker's outcome
+        stored = await uow.repository(PARTICIPANTS).get(uuid.UUID(p["id"]))
+        stale = attrs.evolve(stored, status=ParticipantStatus.PENDING)
+        await uow.repository(PARTICIPANTS).update(stale)
+        await uow.commit()
+    assert (await get(ours, p["id"]))["status"] == "PENDING"
+    await sml_cases.ensure_smp(ctx, {TEST: ours.container.settings().base_url + "/smp"})
+    assert (await get(ours, p["id"]))["status"] == "ACTIVE"
 
 
 async def test_a_participant_of_another_smp_answers_409_explaining_migration(
