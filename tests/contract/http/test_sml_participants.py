@@ -6,15 +6,18 @@ local SOAP SML with its DNS in the last tests."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
 import attrs
 import pytest
 
+import pg
 from fourcorner.adapters.memory.sml import InMemoryLocator, InMemorySml
 from fourcorner.adapters.pki.testpki import cert_pem, load_test_pki
 from fourcorner.adapters.smp.discovery import SmlDiscovery
@@ -53,16 +56,21 @@ async def theirs(shared_sml: InMemorySml) -> InMemoryLocator:
     return other
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def ours(
     request: Any, tmp_path: Any, aiohttp_client: Any, shared_sml: InMemorySml, shared_pki
-):
+) -> AsyncIterator[Any]:
     shutil.copytree(shared_pki, tmp_path / "pki")
     locator = InMemoryLocator({TEST: OURS}, shared_sml)
-    api = await _start(settings_for(request.param, tmp_path), aiohttp_client, locator=locator)
-    org = await api.org(ALICE)
-    api.org_id = org["id"]
-    return api
+    with contextlib.ExitStack() as stack:
+        schema = (
+            stack.enter_context(pg.fresh_schema("fc_sml")) if request.param == "postgres" else ""
+        )
+        settings = settings_for(request.param, tmp_path, schema)
+        api = await _start(settings, aiohttp_client, locator=locator)
+        api.org_id = (await api.org(ALICE))["id"]
+        yield api
+        await api.client.close()  # its pool closes before the schema goes
 
 
 async def drain(api: Any) -> None:
