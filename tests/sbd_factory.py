@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fourcorner.adapters.sbdh.writer import write_sbd
-from fourcorner.domain.envelope import Envelope, Identifier, MlsType
+from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bis-billing-3"
 BASE_EXAMPLE = EXAMPLES / "base-example.xml"
@@ -61,11 +61,11 @@ def make_envelope(
     country_c1: str = "SE",
     mls_to: Identifier | str | None = None,
     mls_type: MlsType | str | None = None,
-) -> Envelope:
+) -> Sbdh:
     """The header ``make_sbd`` writes; Standard, Type and TypeVersion follow the document type."""
     document_type = INVOICE if document is None else _identifier(document, DOCUMENT_SCHEME)
     standard, root, version = parts(document_type.value)
-    return Envelope(
+    return Sbdh(
         sender=Identifier(PARTICIPANT_SCHEME, sender),
         receiver=Identifier(PARTICIPANT_SCHEME, receiver),
         instance_identifier=instance_id or str(uuid.uuid4()),

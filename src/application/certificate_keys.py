@@ -27,8 +27,9 @@ import attrs
 from fourcorner.application.collections import CERTIFICATES
 from fourcorner.application.context import Context
 from fourcorner.application.storage import Cursor, Query, Repository, UnitOfWork
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import CertificateKeyInUse, Conflict, InvalidInput
-from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, Certificate
+from fourcorner.domain.network_services import OPERATOR_ORG_ID
 
 log = logging.getLogger("fourcorner.certificates")
 

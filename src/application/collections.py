@@ -7,9 +7,10 @@ from typing import Any
 from fourcorner.application.storage import Collection
 from fourcorner.domain import (
     api_key,
+    certificates,
     idempotency,
-    infrastructure,
     member,
+    network_services,
     organisation,
     participant,
     sml,
@@ -18,10 +19,11 @@ from fourcorner.domain import (
     webhook,
 )
 from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.filtering import FieldSpec, FieldType
 from fourcorner.domain.idempotency import IdempotencyKey
-from fourcorner.domain.infrastructure import AccessPoint, Certificate, Smp
 from fourcorner.domain.member import Member
+from fourcorner.domain.network_services import AccessPoint, Smp
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.sml import LocatorTask
@@ -120,12 +122,12 @@ CERTIFICATES: Collection[Certificate] = Collection(
     name="certificates",
     type=Certificate,
     columns={
-        **infrastructure.CERTIFICATE_FILTERS,
+        **certificates.CERTIFICATE_FILTERS,
         "orgId": _org_id(),
         # a public key is registered once (application.certificate_keys)
         "heldKey": FieldSpec("heldKey", FieldType.STRING, lambda c: c.held_key),
     },
-    filterable=frozenset(infrastructure.CERTIFICATE_FILTERS),
+    filterable=frozenset(certificates.CERTIFICATE_FILTERS),
     search=("name",),
     unique=(("heldKey",),),
 )
@@ -133,16 +135,16 @@ CERTIFICATES: Collection[Certificate] = Collection(
 ACCESS_POINTS: Collection[AccessPoint] = Collection(
     name="access_points",
     type=AccessPoint,
-    columns={**infrastructure.AP_FILTERS, "orgId": _org_id()},
-    filterable=frozenset(infrastructure.AP_FILTERS),
+    columns={**network_services.AP_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(network_services.AP_FILTERS),
     search=("name",),
 )
 
 SMPS: Collection[Smp] = Collection(
     name="smps",
     type=Smp,
-    columns={**infrastructure.SMP_FILTERS, "orgId": _org_id()},
-    filterable=frozenset(infrastructure.SMP_FILTERS),
+    columns={**network_services.SMP_FILTERS, "orgId": _org_id()},
+    filterable=frozenset(network_services.SMP_FILTERS),
     search=("name",),
 )
 

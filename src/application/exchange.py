@@ -55,17 +55,17 @@ from fourcorner.domain.clock import from_ns, iso_ns
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
-    Envelope,
     Identifier,
     MessageLevelStatus,
     MlsType,
+    Sbdh,
     mls_envelope,
     seat_spid,
     spid_participant,
 )
 from fourcorner.domain.errors import Conflict, DomainError, NotFound, SecretUnusable
 from fourcorner.domain.filtering import Op
-from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
     Artefact,
@@ -466,7 +466,7 @@ async def _receive(
     ap, creds = to.ap, to.credentials
     reader = exchange.reader
     inbound: InboundDocument | None = None
-    envelope: Envelope | None = None
+    envelope: Sbdh | None = None
     try:
         inbound = await asyncio.to_thread(reader.read, content_type, body, creds, sbd)
         envelope = await _envelope(docs, inbound)
@@ -492,7 +492,7 @@ async def _refused(
     exchange: Exchange,
     ap: AccessPoint,
     inbound: InboundDocument,
-    envelope: Envelope,
+    envelope: Sbdh,
     refusal: As4Refusal,
 ) -> None:
     """A verified document this access point refuses: an MLS RE goes back to its sender
@@ -544,7 +544,7 @@ def _mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
     return spid_participant(c2).value
 
 
-async def _envelope(docs: Documents, inbound: InboundDocument) -> Envelope:
+async def _envelope(docs: Documents, inbound: InboundDocument) -> Sbdh:
     try:
         return await asyncio.to_thread(docs.envelopes.read_file, inbound.sbd)
     except DomainError as e:
@@ -553,7 +553,7 @@ async def _envelope(docs: Documents, inbound: InboundDocument) -> Envelope:
         ) from None
 
 
-def _consistent(inbound: InboundDocument, envelope: Envelope) -> None:
+def _consistent(inbound: InboundDocument, envelope: Sbdh) -> None:
     """The ebMS header and the SBDH agree (NETWORK.md), else EBMS:0003."""
     problems = []
     if inbound.original_sender.value.lower() != envelope.sender.value.lower():
@@ -575,7 +575,7 @@ async def _take_document(
     ap: AccessPoint,
     creds: Credentials,
     inbound: InboundDocument,
-    envelope: Envelope,
+    envelope: Sbdh,
 ) -> Answer:
     reader = exchange.reader
     async with ctx.uow() as uow:
@@ -667,7 +667,7 @@ async def _take_document(
     return Answer(200, SIGNAL, receipt)
 
 
-def _serves(ctx: Context, receiver: Any, envelope: Envelope) -> bool:
+def _serves(ctx: Context, receiver: Any, envelope: Sbdh) -> bool:
     """Whether the receiver announced this document type (exactly, or by wildcard) and
     process."""
     for entry in receiver.supported_document_types:

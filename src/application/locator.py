@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Protocol
 
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 
 class LocatorFault(enum.Enum):

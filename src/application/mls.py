@@ -33,9 +33,9 @@ from fourcorner.application.ports import As4Refusal, InboundDocument
 from fourcorner.application.transactions import Documents
 from fourcorner.domain import events
 from fourcorner.domain import transaction as txe
-from fourcorner.domain.envelope import Envelope, MessageLevelStatus, MlsType, seat_spid
+from fourcorner.domain.envelope import MessageLevelStatus, MlsType, Sbdh, seat_spid
 from fourcorner.domain.errors import DomainError
-from fourcorner.domain.infrastructure import AccessPoint
+from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.transaction import (
     Artefact,
     ArtefactType,
@@ -66,7 +66,7 @@ async def take(
     docs: Documents,
     ap: AccessPoint,
     inbound: InboundDocument,
-    envelope: Envelope,
+    envelope: Sbdh,
 ) -> None:
     """Record the status on the one sent document it is about; ``As4Refusal`` otherwise."""
     try:

@@ -13,6 +13,7 @@ from fourcorner.application.collections import CERTIFICATES, MEMBERS, ORGANISATI
 from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest, build_query
 from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import (
     Conflict,
     Detail,
@@ -20,7 +21,6 @@ from fourcorner.domain.errors import (
     InvalidInput,
     RoleNotPermitted,
 )
-from fourcorner.domain.infrastructure import Certificate
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Address, Contact, Mode, Organisation, UserRef
 from fourcorner.domain.roles import Role

@@ -9,7 +9,6 @@ import attrs
 
 from fourcorner.application import sml
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.alltouse import usable
 from fourcorner.application.collections import (
     ACCESS_POINTS,
     CERTIFICATES,
@@ -21,10 +20,11 @@ from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest
 from fourcorner.application.publishing import check_supported, registration
 from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
-from fourcorner.domain.infrastructure import AccessPoint, Smp
+from fourcorner.domain.network_services import AccessPoint, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 import attrs
 
 from fourcorner.application.storage import UnitOfWork
-from fourcorner.domain.envelope import Envelope, Identifier, MessageLevelStatus
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.envelope import Identifier, MessageLevelStatus, Sbdh
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.validation import ValidationResult
 
@@ -149,11 +149,11 @@ class Envelopes(Protocol):
     """Reads and writes standard business documents (the SBDH) and message level statuses;
     reading is hardened and raises ``InvalidInput`` naming the part that is wrong."""
 
-    def read_file(self, path: Path) -> Envelope: ...
+    def read_file(self, path: Path) -> Sbdh: ...
 
-    def read(self, data: bytes) -> Envelope: ...
+    def read(self, data: bytes) -> Sbdh: ...
 
-    def write(self, envelope: Envelope, payload: bytes) -> bytes: ...
+    def write(self, envelope: Sbdh, payload: bytes) -> bytes: ...
 
     def write_mls(self, status: MessageLevelStatus) -> bytes: ...
 
@@ -290,7 +290,7 @@ class ApTransport(Protocol):
         self,
         *,
         sbd: bytes,
-        envelope: Envelope,
+        envelope: Sbdh,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,

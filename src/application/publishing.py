@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from fourcorner.domain.catalogue import Catalogue
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import Detail, InvalidInput
-from fourcorner.domain.infrastructure import AccessPoint, Certificate
+from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ContactType, Organisation
 from fourcorner.domain.participant import Participant, SupportedDocumentType
 from fourcorner.domain.smp import (

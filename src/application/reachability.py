@@ -12,7 +12,7 @@ from fourcorner.application.ports import LookupFailed, ParticipantLookup, Receiv
 from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.errors import InvalidInput, LookupUnavailable
 from fourcorner.domain.identifier import PARTICIPANT_SCHEME
-from fourcorner.domain.infrastructure import Environment, usable_environments
+from fourcorner.domain.network_services import Environment, usable_environments
 from fourcorner.domain.roles import Role
 
 MAX_DOCUMENT_TYPE = 600  # scheme, "::" and a value of at most 500 characters

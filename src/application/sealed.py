@@ -21,8 +21,8 @@ from fourcorner.application.collections import CERTIFICATES, WEBHOOKS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import KeySealer
 from fourcorner.application.storage import Collection, Cursor, Query
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import SecretUnusable
-from fourcorner.domain.infrastructure import Certificate
 from fourcorner.domain.webhook import Webhook
 
 log = logging.getLogger("fourcorner.sealed")

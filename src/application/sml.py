@@ -37,7 +37,7 @@ from fourcorner.domain.errors import (
     RegisteredElsewhere,
 )
 from fourcorner.domain.filtering import Op
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import Participant, ParticipantStatus
 from fourcorner.domain.roles import Role
 from fourcorner.domain.sml import (

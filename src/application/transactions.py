@@ -13,7 +13,6 @@ import attrs
 
 from fourcorner.application import idempotency, telemetry
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.alltouse import usable
 from fourcorner.application.collections import (
     API_KEYS,
     ARTEFACTS,
@@ -28,9 +27,10 @@ from fourcorner.application.idempotency import Answer, Keyed
 from fourcorner.application.listing import ListRequest, equals, one_of
 from fourcorner.application.ports import BlobStore, Envelopes
 from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
 from fourcorner.domain.clock import from_ns
-from fourcorner.domain.envelope import Envelope
+from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
     Detail,
@@ -117,7 +117,7 @@ async def _every(uow: UnitOfWork, collection: Collection[T], where: Condition) -
         query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
 
 
-def _check_catalogue(ctx: Context, envelope: Envelope) -> None:
+def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
     problems = []
     doc = ctx.catalogue.document_type_by_value(
         envelope.document_type.scheme, envelope.document_type.value

@@ -25,7 +25,10 @@ class Identifier:
 
 
 @attrs.frozen
-class Envelope:
+class Sbdh:
+    """What a document's Standard Business Document Header says: who sends it to whom, which
+    document and process it is, and where message level statuses about it go."""
+
     sender: Identifier
     receiver: Identifier
     instance_identifier: str
@@ -85,10 +88,10 @@ def mls_envelope(
     instance_id: str,
     created_at: datetime,
     country_c1: str,
-) -> Envelope:
+) -> Sbdh:
     """The SBDH of an MLS: from ``0242:<sender SPID>`` to ``receiver`` (the original
     document's MLS_TO, or ``0242:<C2 SPID>``), with no MLS_TO or MLS_TYPE of its own."""
-    return Envelope(
+    return Sbdh(
         sender=spid_participant(status.sender_spid),
         receiver=receiver,
         instance_identifier=instance_id,

@@ -10,7 +10,7 @@ import attrs
 
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.filtering import FieldSpec, FieldType, fields
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.organisation import Address, Contact, UserRef
 
 

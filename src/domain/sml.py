@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 import attrs
 
 from fourcorner.domain.filtering import FieldSpec, FieldType, fields
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 NO_LEASE = datetime(2000, 1, 1, tzinfo=UTC)
 TASK_NAMESPACE = uuid.UUID("6d1f3a2e-5b7c-4c0d-9e8f-a1b2c3d4e5f6")

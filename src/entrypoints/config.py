@@ -15,7 +15,6 @@ what to do. Unknown keys in the file are refused with the closest known name;
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import os
 import re
 import tomllib
@@ -27,6 +26,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.entrypoints import setting_values, sml_setup
 
 PREFIX = "FOURCORNER_"
 CONFIG_FILE = PREFIX + "CONFIG_FILE"
@@ -37,7 +37,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 SEE = "see docs/operations.md"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
-_SMP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 class ConfigError(ValueError):
@@ -101,40 +100,6 @@ SML_ZONE_PROD = "participant.sml.prod.tech.peppol.org."
 SML_ZONE_TEST = "participant.sml.test.tech.peppol.org."
 
 
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError("is not true or false")
-
-
-def _nameservers(text: str) -> tuple[tuple[str, int], ...]:
-    """``host[:port]`` items, comma-separated: IPv4 (``1.2.3.4:53``), IPv6 (``[::1]:53`` or
-    ``::1``). DNS servers are named by address, as in resolv.conf."""
-    out: list[tuple[str, int]] = []
-    for item in (x.strip() for x in text.split(",")):
-        if not item:
-            continue
-        host, port = item, "53"
-        if item.startswith("["):
-            host, bracket, rest = item[1:].partition("]")
-            if not bracket or (rest and not rest.startswith(":")):
-                raise ValueError(f"{item!r} is not host[:port]")
-            port = rest[1:] or "53"
-        elif item.count(":") == 1:
-            host, port = item.split(":")
-        try:
-            address = str(ipaddress.ip_address(host))
-        except ValueError:
-            raise ValueError(f"{item!r}: a DNS server is an IP address, not {host!r}") from None
-        if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
-            raise ValueError(f"{item!r}: {port!r} is not a port number")
-        out.append((address, int(port)))
-    return tuple(out)
-
-
 def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ...]:
     try:
         delays = tuple(float(x) for x in text.split(",") if x.strip())
@@ -146,42 +111,6 @@ def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ..
             f"{name}={text!r} is not a comma-separated list of {count}seconds; write e.g. 30,300"
         )
     return delays
-
-
-def _convert(kind: Any, raw: Any) -> Any:
-    """``raw`` (text from the environment, or a TOML value) as a value of the field type."""
-    if isinstance(raw, dict | list):
-        raise ValueError("is not a single value")
-    if kind in (bool, "bool"):
-        if isinstance(raw, bool):
-            return raw
-        return _bool(str(raw))
-    if kind in (int, "int"):
-        if isinstance(raw, bool | float) or not re.fullmatch(r"\s*[+-]?[0-9_]+\s*", str(raw)):
-            raise ValueError("is not a whole number")
-        return int(raw)
-    if kind in (float, "float"):
-        try:
-            if isinstance(raw, bool):
-                raise ValueError
-            value = float(raw)
-        except (TypeError, ValueError):
-            raise ValueError("is not a number") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("is not a finite number")
-        return value
-    if kind in (Path, "Path"):
-        return Path(str(raw))
-    return str(raw)
-
-
-def _url_problem(url: str) -> str | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "is not an absolute http:// or https:// URL"
-    if parts.query or parts.fragment:
-        return "has a query or fragment; give the base URL only"
-    return None
 
 
 @attrs.frozen
@@ -290,7 +219,7 @@ class Settings:
     @property
     def nameservers(self) -> tuple[tuple[str, int], ...]:
         try:
-            return _nameservers(self.dns_nameservers)
+            return setting_values.nameservers(self.dns_nameservers)
         except ValueError as e:
             raise ValueError(f"FOURCORNER_DNS_NAMESERVERS: {e}") from None
 
@@ -374,7 +303,7 @@ class Settings:
                 )
         for name in ("public_url", "ap_host", "smp_lookup_url", "directory_url", "oidc_jwks_url"):
             value = getattr(self, name)
-            problem = _url_problem(value) if value else None
+            problem = setting_values.url_problem(value) if value else None
             need(problem is None, f"{PREFIX}{name.upper()}={value!r} {problem}")
         for name in (
             "db_pool_size",
@@ -413,34 +342,7 @@ class Settings:
             self.nameservers  # noqa: B018 - raises when malformed
         except ValueError as e:
             out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
-        for env in ("test", "prod"):
-            url, smp_id = getattr(self, f"sml_url_{env}"), getattr(self, f"smp_id_{env}")
-            name = f"{PREFIX}SML_URL_{env.upper()}"
-            if url:
-                problem = _url_problem(url)
-                if problem is None and not url.lower().startswith("https://"):
-                    problem = "is not https: the SML is reached over TLS with the SMP certificate"
-                need(problem is None, f"{name}={url!r} {problem}")
-                need(
-                    bool(smp_id),
-                    f"{name} needs {PREFIX}SMP_ID_{env.upper()}: the id our SMP has (or is to "
-                    "have) in that SML",
-                )
-            need(
-                not smp_id or bool(_SMP_ID.fullmatch(smp_id)),
-                f"{PREFIX}SMP_ID_{env.upper()}={smp_id!r} is not an SMP id; use letters, "
-                "digits, '-', '_' and '.' (at most 63), e.g. FOURCORNER-SMP-01",
-            )
-        need(
-            not self.sml_ca_file or Path(self.sml_ca_file).is_file(),
-            f"{PREFIX}SML_CA_FILE={self.sml_ca_file!r} is not a file; name a PEM bundle of the "
-            "CAs of the SML's TLS certificate, or unset it to use the system's",
-        )
-        need(
-            0 < self.sml_timeout <= 600,
-            f"{PREFIX}SML_TIMEOUT={self.sml_timeout:g} is out of range; use more than 0 and at "
-            "most 600 seconds",
-        )
+        out += sml_setup.problems(self)
         need(
             self.blob_sweep_grace_seconds >= 1,
             f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={self.blob_sweep_grace_seconds:g} must be at "
@@ -463,24 +365,6 @@ class Settings:
         for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
             value = getattr(self, name)
             need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
-        return out
-
-    def as_config(self) -> dict[str, Any]:
-        """The values the container's ``Configuration`` provider holds."""
-        out = {a.name: getattr(self, a.name) for a in attrs.fields(Settings)}
-        out |= {
-            "data_dir": str(self.data_dir),
-            # unset: the tables go where the server's search_path puts them
-            "database_schema": self.database_schema or None,
-            "database": self.database,
-            "storage_kind": self.storage_kind,
-            "sqlite_path": self.sqlite_path,
-            "base_url": self.base_url,
-            "https": self.https,
-            "access_point_host": self.access_point_host,
-            "as4_prefix": self.as4_prefix,
-            "discovery_mode": self.discovery_mode,
-        }
         return out
 
     @classmethod
@@ -513,7 +397,7 @@ class Settings:
                 continue
             raw = values[a.name]
             try:
-                typed[a.name] = _convert(a.type, raw)
+                typed[a.name] = setting_values.convert(a.type, raw)
             except ValueError as e:
                 raise ConfigError(f"{source[a.name]}={raw!r} {e}; correct it ({SEE})") from None
         return cls(**typed)

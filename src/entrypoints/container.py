@@ -27,7 +27,6 @@ from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
-from fourcorner.adapters.sml import SmlEndpoint, SoapLocator
 from fourcorner.adapters.smp.client import SmpLookupClient
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.adapters.smp.lookup import SmpParticipantLookup
@@ -36,20 +35,20 @@ from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
-from fourcorner.application import certificate_keys, infrastructure, sealed, sml
+from fourcorner.application import certificate_keys, operator_setup, sealed, sml
 from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network, system_clock
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
 from fourcorner.application.exchange import Exchange, SendingWorker
-from fourcorner.application.locator import NoLocator, ServiceLocator
+from fourcorner.application.locator import ServiceLocator
 from fourcorner.application.ports import DirectoryPublisher
 from fourcorner.application.storage import Storage
 from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
-from fourcorner.domain.infrastructure import Environment
-from fourcorner.entrypoints import operator
+from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints import markers, operator, sml_setup
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.app import build_app
@@ -85,8 +84,12 @@ async def _closing(resource: Any) -> AsyncIterator[Any]:
 BLOBS_DIR = "blobs"
 
 
-def _blob_dir(data_dir: str) -> Path:
+def _blob_dir(data_dir: Path) -> Path:
     return Path(data_dir) / BLOBS_DIR
+
+
+def _or_none(value: str) -> str | None:
+    return value or None
 
 
 def _lookup_url(settings: Settings) -> str:
@@ -114,24 +117,8 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
 
 
 def _locator(settings: Settings) -> ServiceLocator:
-    """The SML of each environment whose management URL is set, reached with that
-    environment's SMP certificate; no SML registration at all when none is."""
-    urls = {Environment.TEST: settings.sml_url_test, Environment.PROD: settings.sml_url_prod}
-    ids = {Environment.TEST: settings.smp_id_test, Environment.PROD: settings.smp_id_prod}
-    if not any(urls.values()):
-        return NoLocator()
-    endpoints = {
-        env.environment: SmlEndpoint(
-            url=urls[env.environment],
-            smp_id=ids[env.environment],
-            cert_pem=env.smp_cert_pem,
-            key_pem=env.smp_key_pem,
-            chain_pem=env.smp_chain_pem,
-        )
-        for env in operator.environments(settings)
-        if urls[env.environment]
-    }
-    return SoapLocator(endpoints, timeout=settings.sml_timeout, cafile=settings.sml_ca_file)
+    """The network's SML per environment (``entrypoints.sml_setup``), or none."""
+    return sml_setup.locator(settings, operator.environments(settings))
 
 
 def _seconds(value: float) -> timedelta:
@@ -149,10 +136,18 @@ def _delivery_settings(settings: Settings) -> DeliverySettings:
 
 
 class Container(containers.DeclarativeContainer):
-    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` resolves
-    those once and binds them (``entrypoints.http.routing.bind``)."""
+    """Handlers name what they need as ``Provide["provider"]`` defaults; ``web_app`` checks
+    that each names a provider (``markers.check_markers``), resolves them once and binds them
+    (``entrypoints.http.routing.bind``).
 
-    config = providers.Configuration(strict=True)
+    Settings reach the providers one way, from the ``Settings`` object: a provider that needs
+    several takes ``settings``, one that needs a value takes ``config.<name>``, which is
+    ``settings.<name>`` read when the provider is built (``config`` is ``settings.provided``;
+    ``entrypoints.markers.SETTINGS_PROVIDER``).
+    """
+
+    settings = providers.Dependency(instance_of=Settings)
+    config = settings.provided
 
     storage_adapter = providers.Selector(
         config.storage_kind,
@@ -161,7 +156,8 @@ class Container(containers.DeclarativeContainer):
         postgres=providers.Singleton(
             PostgresStorage,
             config.database,
-            schema=config.database_schema,
+            # unset: the tables go where the server's search_path puts them
+            schema=providers.Callable(_or_none, config.database_schema),
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
             announce=(DELIVERIES.name, TRANSACTIONS.name, LOCATOR_TASKS.name),
@@ -193,7 +189,6 @@ class Container(containers.DeclarativeContainer):
         _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
     )
 
-    settings = providers.Dependency(instance_of=Settings)
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
     sealer = providers.Singleton(
         KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
@@ -243,8 +238,9 @@ class Container(containers.DeclarativeContainer):
     delivery_worker = providers.Singleton(
         DeliveryWorker, context, webhook_sender, delivery_settings
     )
-    # In a process that runs workers, raising an event wakes them at once.
-    delivery_wake = providers.Object(None)
+    # Raising an event wakes the delivery worker of this process at once (when it runs one;
+    # other processes' workers are woken by the storage's announcements).
+    delivery_wake = delivery_worker.provided.wake
 
     blobs = providers.Selector(
         config.storage_kind,
@@ -301,7 +297,8 @@ class Container(containers.DeclarativeContainer):
         grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
         interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
     )
-    sending_wake = providers.Object(None)
+    # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
+    sending_wake = sending_worker.provided.wake
     converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
@@ -334,9 +331,7 @@ async def resolve(provider: Any) -> Any:
 def build_container(settings: Settings | None = None, **overrides: Any) -> Container:
     """A wired container for ``settings`` (default: the environment)."""
     container = Container()
-    settings = settings or Settings.load()
-    container.config.from_dict(settings.as_config())
-    container.settings.override(providers.Object(settings))
+    container.settings.override(providers.Object(settings or Settings.load()))
     for name, value in overrides.items():
         getattr(container, name).override(providers.Object(value))
     return container
@@ -367,14 +362,6 @@ async def _ensure_smp(container: Container) -> None:
     await sml.ensure_smp(ctx, urls)
 
 
-def _provider(container: Container, name: str) -> Any:
-    """The provider a ``Provide["name"]`` marker names (``config.x.y`` included)."""
-    provider: Any = container
-    for part in name.split("."):
-        provider = getattr(provider, part)
-    return provider
-
-
 async def migrate_data(container: Container) -> None:
     """The data migrations that need the application's ports (the schema's ran when the
     storage opened): certificates stored before their public keys were kept get them, and
@@ -388,22 +375,22 @@ async def migrate_data(container: Container) -> None:
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
     """The aiohttp app, its resources opened now and closed when the app shuts down; with
-    ``workers``, the delivery workers run inside the same process."""
+    ``workers``, the delivery workers run inside the same process. ``UnknownProvider``
+    before anything is opened when a handler names a provider the container does not have."""
+    table = container.route_table()
+    markers.check_markers(container, table)
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
-    await infrastructure.ensure_operator(ctx, container.operator_environments(), spid)
+    await operator_setup.ensure_operator(ctx, container.operator_environments(), spid)
     await migrate_data(container)
     await _ensure_smp(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
         deliverer, sender, sweeper, registrar = await _workers(container)
-        container.delivery_wake.override(providers.Object(deliverer.wake))
-        container.sending_wake.override(providers.Object(sender.wake))
     provided = {
-        name: await resolve(_provider(container, name))
-        for name in dependencies(container.route_table())
+        name: await resolve(markers.provider(container, name)) for name in dependencies(table)
     }
     app = container.app(provided=provided)
     if inspect.isawaitable(app):

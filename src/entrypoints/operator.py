@@ -23,8 +23,8 @@ from cryptography import x509
 from fourcorner.adapters.pki import TestPki, ensure_test_pki
 from fourcorner.adapters.pki.certificates import ChainError, verify_chain
 from fourcorner.adapters.smp.trust import CertificateCheck, Trust
-from fourcorner.application.infrastructure import OperatorEnvironment
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.application.operator_setup import OperatorEnvironment
+from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.config import PREFIX, SEE, ConfigError, Settings
 
 OPERATOR_FILES = ("ap.pem", "ap.key", "ap-chain.pem", "smp.pem", "smp.key", "smp-chain.pem")

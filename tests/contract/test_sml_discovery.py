@@ -12,7 +12,7 @@ import pytest
 from dnsmasq import Dnsmasq, Naptr
 from fourcorner.adapters.smp.discovery import SmlDiscovery, sml_name
 from fourcorner.adapters.smp.errors import Problem, SmpLookupError
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 TEST, PROD = Environment.TEST, Environment.PROD
 ZONES = {TEST: "test.sml.test.", PROD: "prod.sml.test."}

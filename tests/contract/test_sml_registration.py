@@ -13,7 +13,7 @@ from fourcorner.adapters.sml import SmlEndpoint, SoapLocator
 from fourcorner.adapters.smp.discovery import SmlDiscovery
 from fourcorner.adapters.smp.errors import Problem, SmpLookupError
 from fourcorner.application.locator import LocatorError, LocatorFault
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from sml_service import TestSml
 
 TEST = Environment.TEST

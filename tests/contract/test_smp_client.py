@@ -38,7 +38,7 @@ from fourcorner.adapters.smp import (
     signed_service_metadata,
 )
 from fourcorner.adapters.smp.client import MAX_DOCUMENT_BYTES
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 from fourcorner.entrypoints.operator import issued_under
 

@@ -17,6 +17,7 @@ from fourcorner.entrypoints.config import (
     setting_names,
     unknown_environment,
 )
+from fourcorner.entrypoints.container import build_container
 
 
 def load(tmp_path: Path, toml: str | None = None, **env: str) -> Settings:
@@ -150,10 +151,11 @@ def test_the_environment_wins_over_the_file(tmp_path):
 
 
 def test_an_unset_schema_means_the_servers_default():
-    settings = Settings.load({"FOURCORNER_DATABASE_URL": "postgresql://db.example/fc"})
-    assert settings.as_config()["database_schema"] is None
-    named = Settings.load({"FOURCORNER_DATABASE_SCHEMA": "fc"})
-    assert named.as_config()["database_schema"] == "fc"
+    url = {"FOURCORNER_DATABASE_URL": "postgresql://db.example/fc"}
+    unset = build_container(Settings.load(url)).storage_adapter()
+    assert unset.schema is None
+    named = Settings.load({**url, "FOURCORNER_DATABASE_SCHEMA": "fc"})
+    assert build_container(named).storage_adapter().schema == "fc"
 
 
 def test_a_good_at_rest_key_passes_and_every_problem_is_listed():

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fourcorner.adapters.pki.testpki import TestPki, cert_pem, ensure_test_pki, issue_leaf, new_ca
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.operator import network_trust
 

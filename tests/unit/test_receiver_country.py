@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.adapters.sbdh.reader import read_envelope
-from fourcorner.domain.infrastructure import subject_common_name
+from fourcorner.domain.certificates import subject_common_name
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 BODY = BASE_EXAMPLE.read_bytes()

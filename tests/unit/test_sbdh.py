@@ -25,7 +25,7 @@ from fourcorner.adapters.sbdh.header import HEADER, SH, scope_field
 from fourcorner.adapters.sbdh.parser import Parser
 from fourcorner.adapters.sbdh.reader import CAC, CBC
 from fourcorner.adapters.sbdh.writer import format_date_time
-from fourcorner.domain.envelope import Envelope, Identifier, MlsType
+from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 from fourcorner.domain.errors import InvalidInput
 from sbd_factory import (
     BASE_EXAMPLE,
@@ -78,11 +78,11 @@ moments = st.datetimes(datetime(1900, 1, 1), datetime(2200, 1, 1), timezones=zon
 
 
 @st.composite
-def envelopes(draw: st.DrawFn) -> Envelope:
+def envelopes(draw: st.DrawFn) -> Sbdh:
     standard, root, version = draw(namespaces), draw(local_names), draw(versions)
     customization = draw(customizations)
     scheme = draw(st.sampled_from(["busdox-docid-qns", "peppol-doctype-wildcard"]))
-    return Envelope(
+    return Sbdh(
         sender=Identifier("iso6523-actorid-upis", draw(participants)),
         receiver=Identifier("iso6523-actorid-upis", draw(participants)),
         instance_identifier=draw(instance_ids),
@@ -103,13 +103,13 @@ def envelopes(draw: st.DrawFn) -> Envelope:
     )
 
 
-def payload_for(envelope: Envelope) -> bytes:
+def payload_for(envelope: Sbdh) -> bytes:
     return f'<{envelope.type} xmlns="{envelope.standard}"><Line>1</Line></{envelope.type}>'.encode()
 
 
 @settings(max_examples=150, deadline=None)
 @given(envelopes())
-def test_what_is_written_reads_back(envelope: Envelope) -> None:
+def test_what_is_written_reads_back(envelope: Sbdh) -> None:
     assert read_envelope(write_sbd(envelope, payload_for(envelope))) == envelope
 
 

@@ -15,7 +15,7 @@ from lxml import etree
 
 from fourcorner.adapters.sml import soap
 from fourcorner.application.locator import LocatorFault
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.sml import (
     KEY_LENGTH,
     MAX_DELAY,

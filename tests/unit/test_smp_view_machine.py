@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from fourcorner.adapters.pki import ensure_test_pki
-from fourcorner.application import organisations, participants, users
+from fourcorner.application import (
+    operator_setup,
+    organisations,
+    participants,
+    services_to_use,
+    users,
+)
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.application.identity import Identity
@@ -47,10 +53,8 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
 
     async def _start(self) -> None:
         await self.container.init_resources()
-        from fourcorner.application import infrastructure
-
         self.ctx = await resolve(self.container.context)
-        await infrastructure.ensure_operator(self.ctx, self.container.operator_environments())
+        await operator_setup.ensure_operator(self.ctx, self.container.operator_environments())
         user = await users.sign_in(self.ctx, Identity("u1", "u@example.com", "U"))
         self.me = Principal(user=user)
         org = await organisations.create(
@@ -65,11 +69,9 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         self.entries = [SupportedDocumentType(d.id, d.process_ids[0].process_id) for d in docs]
 
     async def _to_use(self):
-        from fourcorner.application import infrastructure
-
         return (
-            await infrastructure.smps_to_use(self.ctx, self.me, self.org),
-            await infrastructure.aps_to_use(self.ctx, self.me, self.org),
+            await services_to_use.smps_to_use(self.ctx, self.me, self.org),
+            await services_to_use.aps_to_use(self.ctx, self.me, self.org),
         )
 
     def teardown(self) -> None:

@@ -23,7 +23,9 @@ MAX_ENVELOPE_BYTES = 1024 * 1024
 
 
 @attrs.frozen
-class Envelope:
+class SoapEnvelope:
+    """A SOAP envelope's root and the parts of it the profile fills or reads."""
+
     root: Element
     header: Element
     security: Element
@@ -31,7 +33,7 @@ class Envelope:
     body: Element
 
 
-def new_envelope(nsmap: Mapping[str, str]) -> Envelope:
+def new_envelope(nsmap: Mapping[str, str]) -> SoapEnvelope:
     """An envelope with an empty Security header, an empty Messaging header and the Body."""
     root = etree.Element(q(S12, "Envelope"), nsmap=dict(nsmap))
     header = sub(root, q(S12, "Header"))
@@ -40,10 +42,10 @@ def new_envelope(nsmap: Mapping[str, str]) -> Envelope:
         header, q(EB, "Messaging"), None, {WSU_ID: MESSAGING_ID, MUST_UNDERSTAND: "true"}
     )
     body = sub(root, q(S12, "Body"), None, {WSU_ID: BODY_ID})
-    return Envelope(root, header, security, messaging, body)
+    return SoapEnvelope(root, header, security, messaging, body)
 
 
-def parse_envelope(soap: bytes | memoryview) -> Envelope:
+def parse_envelope(soap: bytes | memoryview) -> SoapEnvelope:
     """The parts of a received envelope: ``EBMS:0009`` unless it is SOAP 1.2 with one Header,
     one Body and one ``eb:Messaging``; ``EBMS:0103`` without exactly one ``wsse:Security``.
     An envelope larger than ``MAX_ENVELOPE_BYTES`` is ``EBMS:0009`` unparsed."""
@@ -61,4 +63,4 @@ def parse_envelope(soap: bytes | memoryview) -> Envelope:
         problem = "no" if not securities else "more than one"
         raise As4Error.of(POLICY_NONCOMPLIANCE, f"the message has {problem} Security header")
     messaging = one(header, q(EB, "Messaging"))
-    return Envelope(root, header, securities[0], messaging, body)
+    return SoapEnvelope(root, header, securities[0], messaging, body)

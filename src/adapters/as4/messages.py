@@ -29,7 +29,7 @@ from fourcorner.adapters.as4.constants import PARTY_TYPE, USER_NSMAP
 from fourcorner.adapters.as4.envelope import (
     RECEIVER_TOKEN_ID,
     SIGNER_TOKEN_ID,
-    Envelope,
+    SoapEnvelope,
     new_envelope,
     parse_envelope,
 )
@@ -172,7 +172,7 @@ def read_user_message(
 
 
 def _read(
-    envelope: Envelope,
+    envelope: SoapEnvelope,
     attachments: dict[str, memoryview],
     *,
     receiver_key: rsa.RSAPrivateKey,

@@ -41,7 +41,7 @@ from fourcorner.application.ports import (
     Prepared,
     Refused,
 )
-from fourcorner.domain.envelope import Envelope, Identifier
+from fourcorner.domain.envelope import Identifier, Sbdh
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 # A receipt or an error signal is a few kilobytes; a larger answer is refused unread.
@@ -151,7 +151,7 @@ class As4Transport:
         self,
         *,
         sbd: bytes,
-        envelope: Envelope,
+        envelope: Sbdh,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,

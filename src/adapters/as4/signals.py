@@ -17,7 +17,12 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from fourcorner.adapters.as4 import ebms, signature
 from fourcorner.adapters.as4.constants import DS, EB, EBBP, SIGNAL_NSMAP, XML, q
-from fourcorner.adapters.as4.envelope import SIGNER_TOKEN_ID, Envelope, new_envelope, parse_envelope
+from fourcorner.adapters.as4.envelope import (
+    SIGNER_TOKEN_ID,
+    SoapEnvelope,
+    new_envelope,
+    parse_envelope,
+)
 from fourcorner.adapters.as4.errors import (
     FAILED_AUTHENTICATION,
     INVALID_HEADER,
@@ -100,7 +105,7 @@ def build_error(
     return _sign(envelope, key)
 
 
-def _sign(envelope: Envelope, key: rsa.RSAPrivateKey) -> bytes:
+def _sign(envelope: SoapEnvelope, key: rsa.RSAPrivateKey) -> bytes:
     references = (
         signature.element_reference(envelope.messaging),
         signature.element_reference(envelope.body),

@@ -1,5 +1,27 @@
-"""In-memory adapters: production code for embedders and the test harness."""
+"""In-memory adapters: production code for embedders and the test harness.
 
+One for every port the core calls: storage, the SMP and the directory, the participant
+lookup, the AP transport and its message reader (a loopback between access points of one
+process) and the webhook sender. Each keeps what it was given for its caller to read back.
+``build_container(settings, participant_lookup=..., ap_transport=..., message_reader=...,
+webhook_sender=...)`` puts them in place of the network's.
+"""
+
+from fourcorner.adapters.memory.lookup import InMemoryParticipantLookup
+from fourcorner.adapters.memory.loopback import (
+    InMemoryApTransport,
+    InMemoryMessageReader,
+    LoopbackNetwork,
+)
 from fourcorner.adapters.memory.storage import InMemoryStorage, InMemoryUnitOfWork
+from fourcorner.adapters.memory.webhooks import InMemoryWebhookSender
 
-__all__ = ["InMemoryStorage", "InMemoryUnitOfWork"]
+__all__ = [
+    "InMemoryApTransport",
+    "InMemoryMessageReader",
+    "InMemoryParticipantLookup",
+    "InMemoryStorage",
+    "InMemoryUnitOfWork",
+    "InMemoryWebhookSender",
+    "LoopbackNetwork",
+]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import attrs
 
 from fourcorner.application.locator import LocatorError, LocatorFault
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 
 @attrs.define

@@ -7,17 +7,17 @@ from pathlib import Path
 from fourcorner.adapters.sbdh.mls import read_mls, read_mls_file, write_mls
 from fourcorner.adapters.sbdh.reader import read_envelope, read_envelope_file
 from fourcorner.adapters.sbdh.writer import write_sbd
-from fourcorner.domain.envelope import Envelope, MessageLevelStatus
+from fourcorner.domain.envelope import MessageLevelStatus, Sbdh
 
 
 class SbdhEnvelopes:
-    def read_file(self, path: Path) -> Envelope:
+    def read_file(self, path: Path) -> Sbdh:
         return read_envelope_file(path)
 
-    def read(self, data: bytes) -> Envelope:
+    def read(self, data: bytes) -> Sbdh:
         return read_envelope(data)
 
-    def write(self, envelope: Envelope, payload: bytes) -> bytes:
+    def write(self, envelope: Sbdh, payload: bytes) -> bytes:
         return write_sbd(envelope, payload)
 
     def write_mls(self, status: MessageLevelStatus) -> bytes:

@@ -11,7 +11,7 @@ is reported in one ``InvalidInput``; each ``Detail.field`` names the part of the
 ``StandardBusinessDocumentHeader/BusinessScope/Scope[Type=PROCESSID]``.
 
 One thing is read from the business document itself as it streams past: the receiver's country,
-from the postal address of a UBL document's ``AccountingCustomerParty`` (``Envelope.
+from the postal address of a UBL document's ``AccountingCustomerParty`` (``Sbdh.
 receiver_country``; empty when the document has none, or not a two-letter code).
 """
 
@@ -25,7 +25,7 @@ from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH, Header, read_header
 from fourcorner.adapters.sbdh.parser import Parser, drop
-from fourcorner.domain.envelope import Envelope
+from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
 
 ROOT = "StandardBusinessDocument"
@@ -100,7 +100,7 @@ def _consistency(header: Header, root: etree.QName, element: etree._Element) -> 
         )
 
 
-def _envelope(header: Header) -> Envelope:
+def _envelope(header: Header) -> Sbdh:
     if header.problems:
         raise InvalidInput(header.problems)
     if (
@@ -116,7 +116,7 @@ def _envelope(header: Header) -> Envelope:
         or header.country_c1 is None
     ):
         raise InvalidInput.one(HEADER, "is incomplete")
-    return Envelope(
+    return Sbdh(
         sender=header.sender,
         receiver=header.receiver,
         instance_identifier=header.instance_identifier,
@@ -141,7 +141,7 @@ class _SbdHandler:
     frees every element of the payload once it has ended."""
 
     def __init__(self) -> None:
-        self.envelope: Envelope | None = None
+        self.envelope: Sbdh | None = None
         self._children = 0
         self._header_path: list[str] = []
         self._header_elements = 0
@@ -240,13 +240,13 @@ class _SbdHandler:
             raise InvalidInput.one(ROOT, "holds text after the business document")
 
 
-def _finish(handler: _SbdHandler) -> Envelope:
+def _finish(handler: _SbdHandler) -> Sbdh:
     if handler.envelope is None:  # the parser raised for every way of getting here
         raise InvalidInput.one(ROOT, "holds no business document after the header")
     return attrs.evolve(handler.envelope, receiver_country=handler.receiver_country)
 
 
-def read_envelope(data: bytes, *, max_depth: int = 64) -> Envelope:
+def read_envelope(data: bytes, *, max_depth: int = 64) -> Sbdh:
     """The envelope of the SBD ``data``, once the whole document has been checked; raises
     ``InvalidInput`` naming every missing, malformed or inconsistent part."""
     handler = _SbdHandler()
@@ -256,7 +256,7 @@ def read_envelope(data: bytes, *, max_depth: int = 64) -> Envelope:
     return _finish(handler)
 
 
-def read_envelope_file(path: str | os.PathLike[str], *, max_depth: int = 64) -> Envelope:
+def read_envelope_file(path: str | os.PathLike[str], *, max_depth: int = 64) -> Sbdh:
     """``read_envelope`` over a file, read a megabyte at a time."""
     handler = _SbdHandler()
     parser = Parser(handler, field=ROOT, max_depth=max_depth)

@@ -17,7 +17,7 @@ from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, HEADER_VERSION, SH, scope_field
 from fourcorner.adapters.sbdh.parser import check_document
-from fourcorner.domain.envelope import Envelope, Identifier
+from fourcorner.domain.envelope import Identifier, Sbdh
 from fourcorner.domain.errors import InvalidInput
 
 DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -71,7 +71,7 @@ def _scope(scope: etree._Element, kind: str, value: str, scheme: str | None = No
         _element(element, "Identifier", scheme, field=f"{scope_field(kind)}/Identifier")
 
 
-def _header(envelope: Envelope) -> etree._Element:
+def _header(envelope: Sbdh) -> etree._Element:
     root = etree.Element(f"{{{SH}}}StandardBusinessDocument", nsmap={"sh": SH})
     header = _element(root, HEADER)
     _element(header, "HeaderVersion", HEADER_VERSION)
@@ -100,7 +100,7 @@ def _header(envelope: Envelope) -> etree._Element:
     return root
 
 
-def write_sbd(envelope: Envelope, payload: bytes) -> bytes:
+def write_sbd(envelope: Sbdh, payload: bytes) -> bytes:
     """The SBD of ``payload`` (an XML document) under the header ``envelope`` describes.
     Raises ``InvalidInput`` (field ``payload``) if the payload is not a document the network
     can carry, or naming the header part whose value XML cannot hold."""

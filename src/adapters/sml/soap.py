@@ -30,7 +30,7 @@ from lxml import etree
 
 from fourcorner.adapters.answer import AnswerTooLarge, read_capped
 from fourcorner.application.locator import LocatorError, LocatorFault
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 LRS = "http://busdox.org/serviceMetadata/locator/1.0/"

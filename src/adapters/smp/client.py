@@ -47,7 +47,7 @@ from fourcorner.adapters.smp.xml import (
     split_identifier,
 )
 from fourcorner.domain.clock import utc
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import PARTICIPANT_SCHEME
 
 DEFAULT_TRANSPORT_PROFILE = "peppol-transport-as4-v2_0"

@@ -26,7 +26,7 @@ import dns.resolver
 from yarl import URL
 
 from fourcorner.adapters.smp.errors import Problem, SmpLookupError
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 SMP_SERVICE = "meta:smp"  # compared case-insensitively
 CACHE_SIZE = 4096

@@ -25,7 +25,7 @@ from fourcorner.application.ports import (
     ReceiverLookup,
 )
 from fourcorner.domain.envelope import Identifier
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 _PROBLEMS = {problem: LookupProblem[problem.name] for problem in Problem}
 

@@ -19,8 +19,8 @@ from fourcorner.application.collections import CERTIFICATES, SMPS
 from fourcorner.application.ports import KeySealer, SmpRegistrar
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWorkFactory
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import InvalidInput, NotFound
-from fourcorner.domain.infrastructure import Certificate
 from fourcorner.domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
 Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]

@@ -16,7 +16,7 @@ from dependency_injector.wiring import Provide
 from fourcorner.application import api_keys, members, organisations, users
 from fourcorner.application.context import Context
 from fourcorner.application.storage import Page, Storage
-from fourcorner.domain.infrastructure import CertificateEnvironment
+from fourcorner.domain.certificates import CertificateEnvironment
 from fourcorner.domain.member import MemberStatus
 from fourcorner.entrypoints.http import views
 from fourcorner.entrypoints.http.routing import Reply, Req

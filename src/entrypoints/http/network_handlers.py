@@ -5,7 +5,13 @@ from __future__ import annotations
 import cattrs
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import infrastructure, participants, reachability
+from fourcorner.application import (
+    access_points,
+    certificates,
+    participants,
+    reachability,
+    services_to_use,
+)
 from fourcorner.application.context import Context
 from fourcorner.application.ports import ParticipantLookup
 from fourcorner.entrypoints.http import views
@@ -20,14 +26,14 @@ def _items(conv: cattrs.Converter, view: views.View, items: list[object]) -> dic
 async def smps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    smps = await infrastructure.smps_to_use(ctx, req.caller, req.path_uuid("orgId"))
+    smps = await services_to_use.smps_to_use(ctx, req.caller, req.path_uuid("orgId"))
     return Reply(200, _items(conv, views.SMP, list(smps)))
 
 
 async def aps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    aps = await infrastructure.aps_to_use(ctx, req.caller, req.path_uuid("orgId"))
+    aps = await services_to_use.aps_to_use(ctx, req.caller, req.path_uuid("orgId"))
     return Reply(200, _items(conv, views.ACCESS_POINT, list(aps)))
 
 
@@ -37,16 +43,14 @@ async def aps_to_use(
 async def create_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    cert = await infrastructure.create_certificate(
-        ctx, req.caller, req.path_uuid("orgId"), req.body
-    )
+    cert = await certificates.create_certificate(ctx, req.caller, req.path_uuid("orgId"), req.body)
     return Reply(201, views.CERTIFICATE.dump(conv, cert))
 
 
 async def list_certificates(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    result = await infrastructure.list_certificates(
+    result = await certificates.list_certificates(
         ctx, req.caller, req.path_uuid("orgId"), req.listing()
     )
     return Reply(200, page(conv, views.CERTIFICATE, result))
@@ -55,7 +59,7 @@ async def list_certificates(
 async def get_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    cert = await infrastructure.get_certificate(
+    cert = await certificates.get_certificate(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId")
     )
     return Reply(200, views.CERTIFICATE.dump(conv, cert))
@@ -64,14 +68,14 @@ async def get_certificate(
 async def update_certificate(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    cert = await infrastructure.update_certificate(
+    cert = await certificates.update_certificate(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("certId"), req.body
     )
     return Reply(200, views.CERTIFICATE.dump(conv, cert))
 
 
 async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    done = await infrastructure.delete_certificates(
+    done = await certificates.delete_certificates(
         ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
@@ -83,35 +87,35 @@ async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Re
 async def create_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    ap = await infrastructure.create_ap(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    ap = await access_points.create_ap(ctx, req.caller, req.path_uuid("orgId"), req.body)
     return Reply(201, views.ACCESS_POINT.dump(conv, ap))
 
 
 async def list_aps(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    result = await infrastructure.list_aps(ctx, req.caller, req.path_uuid("orgId"), req.listing())
+    result = await access_points.list_aps(ctx, req.caller, req.path_uuid("orgId"), req.listing())
     return Reply(200, page(conv, views.ACCESS_POINT, result))
 
 
 async def get_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    ap = await infrastructure.get_ap(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"))
+    ap = await access_points.get_ap(ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"))
     return Reply(200, views.ACCESS_POINT.dump(conv, ap))
 
 
 async def update_ap(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    ap = await infrastructure.update_ap(
+    ap = await access_points.update_ap(
         ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"), req.body
     )
     return Reply(200, views.ACCESS_POINT.dump(conv, ap))
 
 
 async def delete_aps(req: Req, ctx: Context = Provide["context"]) -> Reply:
-    done = await infrastructure.delete_aps(
+    done = await access_points.delete_aps(
         ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})

@@ -8,7 +8,7 @@ from typing import Any
 
 from fourcorner.domain import errors
 from fourcorner.entrypoints.http.converter import declare_lengths, read_classes, schema_of
-from fourcorner.entrypoints.http.routing import Envelope, Route
+from fourcorner.entrypoints.http.routing import ListReply, Route
 from fourcorner.entrypoints.http.views import View
 
 _ERROR = {
@@ -77,7 +77,7 @@ def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]
     resp = route.response
     if isinstance(resp, View):
         return resp.schema(components)
-    if isinstance(resp, Envelope):
+    if isinstance(resp, ListReply):
         return {
             "type": "object",
             "properties": {

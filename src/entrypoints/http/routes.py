@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from fourcorner.application.access_points import CreateAccessPoint, UpdateAccessPoint
 from fourcorner.application.api_keys import CreateApiKey
 from fourcorner.application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
+from fourcorner.application.certificates import CreateCertificate, UpdateCertificate
 from fourcorner.application.collections import (
     ACCESS_POINTS,
     API_KEYS,
@@ -17,12 +19,6 @@ from fourcorner.application.collections import (
     PARTICIPANTS,
     TRANSACTIONS,
     WEBHOOKS,
-)
-from fourcorner.application.infrastructure import (
-    CreateAccessPoint,
-    CreateCertificate,
-    UpdateAccessPoint,
-    UpdateCertificate,
 )
 from fourcorner.application.members import CreateMember, UpdateMember
 from fourcorner.application.organisations import CreateOrganisation, UpdateOrganisation
@@ -46,7 +42,7 @@ from fourcorner.entrypoints.http import validation_handlers as v
 from fourcorner.entrypoints.http import webhook_handlers as w
 from fourcorner.entrypoints.http.routing import (
     LIST_PARAMS,
-    Envelope,
+    ListReply,
     QueryParam,
     Route,
     sorted_list,
@@ -287,7 +283,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List every organisation (superadmin).",
             S,
             "organisations",
-            response=Envelope(views.ORGANISATION),
+            response=ListReply(views.ORGANISATION),
             query=sorted_list(ORGANISATIONS),
             errors=("AT-1004", "AT-1005"),
         ),
@@ -374,7 +370,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Users asking to join (PENDING), and invited addresses (INVITED, with their email).",
             A,
             "members",
-            response=Envelope(views.MEMBER),
+            response=ListReply(views.MEMBER),
             query=sorted_list(MEMBERS),
         ),
         Route(
@@ -384,7 +380,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "All members.",
             A,
             "members",
-            response=Envelope(views.MEMBER),
+            response=ListReply(views.MEMBER),
             query=sorted_list(MEMBERS),
         ),
         Route(
@@ -474,7 +470,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List API keys (never the key).",
             A,
             "api keys",
-            response=Envelope(views.API_KEY),
+            response=ListReply(views.API_KEY),
             query=sorted_list(API_KEYS),
         ),
         Route(
@@ -495,7 +491,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "production; WHITELABEL also its own).",
             M,
             "participants",
-            response=Envelope(views.SMP),
+            response=ListReply(views.SMP),
         ),
         Route(
             "GET",
@@ -504,7 +500,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Access points the organisation may use.",
             M,
             "access points",
-            response=Envelope(views.ACCESS_POINT),
+            response=ListReply(views.ACCESS_POINT),
         ),
         Route(
             "GET",
@@ -527,7 +523,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List certificates.",
             A,
             "certificates",
-            response=Envelope(views.CERTIFICATE),
+            response=ListReply(views.CERTIFICATE),
             query=sorted_list(CERTIFICATES),
         ),
         Route(
@@ -581,7 +577,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List own access points.",
             A,
             "access points",
-            response=Envelope(views.ACCESS_POINT),
+            response=ListReply(views.ACCESS_POINT),
             query=sorted_list(ACCESS_POINTS),
         ),
         Route(
@@ -635,7 +631,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List the organisation's participants.",
             A,
             "participants",
-            response=Envelope(views.PARTICIPANT),
+            response=ListReply(views.PARTICIPANT),
             query=sorted_list(PARTICIPANTS),
         ),
         Route(
@@ -910,7 +906,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "List webhooks.",
             A,
             "webhooks",
-            response=Envelope(views.WEBHOOK),
+            response=ListReply(views.WEBHOOK),
             query=sorted_list(WEBHOOKS),
         ),
         Route(
@@ -951,7 +947,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
             "Stored events (14 days) with their delivery status.",
             A,
             "webhooks",
-            response=Envelope(views.EVENT),
+            response=ListReply(views.EVENT),
             query=sorted_list(EVENTS),
         ),
         Route(

@@ -45,7 +45,7 @@ PRIVATE = web.RequestKey("private", bool)
 
 
 @attrs.frozen
-class Envelope:
+class ListReply:
     """A list answer: ``{"items": [...], "nextCursor": ...}`` of a view."""
 
     view: View
@@ -142,7 +142,7 @@ class Route:
     role: Role | None  # None: public
     tag: str
     body: type | None = None
-    response: View | Envelope | Mapping[str, Any] | None = None
+    response: View | ListReply | Mapping[str, Any] | None = None
     status: int = 200
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
@@ -167,9 +167,19 @@ def _markers(handler: Handler) -> dict[str, str]:
     }
 
 
+def markers(routes: Iterable[Route]) -> list[tuple[Handler, str, str]]:
+    """Each ``(handler, parameter, provider name)`` of the ``Provide`` markers of the handlers
+    of ``routes``."""
+    return [
+        (route.handler, parameter, name)
+        for route in routes
+        for parameter, name in _markers(route.handler).items()
+    ]
+
+
 def dependencies(routes: Iterable[Route]) -> set[str]:
     """The container providers that the handlers of ``routes`` name."""
-    return {name for route in routes for name in _markers(route.handler).values()}
+    return {name for _, _, name in markers(routes)}
 
 
 def bind(handler: Handler, provided: Mapping[str, Any]) -> Handler:

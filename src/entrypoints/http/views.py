@@ -10,8 +10,9 @@ import cattrs
 
 from fourcorner.application.ports import ReceiverLookup
 from fourcorner.domain.api_key import ApiKey
-from fourcorner.domain.infrastructure import AccessPoint, Certificate, Smp
+from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.member import Member
+from fourcorner.domain.network_services import AccessPoint, Smp
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant, SupportedDocumentType
 from fourcorner.domain.user import User

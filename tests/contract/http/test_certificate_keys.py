@@ -19,12 +19,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem
 from fourcorner.application import certificate_keys
 from fourcorner.application.collections import CERTIFICATES
-from fourcorner.domain.infrastructure import (
-    OPERATOR_ORG_ID,
-    Certificate,
-    CertificateEnvironment,
-    Service,
-)
+from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
+from fourcorner.domain.network_services import OPERATOR_ORG_ID
 from fourcorner.domain.organisation import UserRef
 from fourcorner.entrypoints.container import migrate_data, resolve
 

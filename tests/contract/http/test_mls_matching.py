@@ -24,7 +24,7 @@ from fourcorner.adapters.sbdh import (
 )
 from fourcorner.application.collections import ACCESS_POINTS, PARTICIPANTS
 from fourcorner.domain.envelope import MessageLevelStatus, seat_spid, spid_participant
-from fourcorner.domain.infrastructure import OPERATOR_ORG_ID
+from fourcorner.domain.network_services import OPERATOR_ORG_ID
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 

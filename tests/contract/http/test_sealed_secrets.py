@@ -22,8 +22,9 @@ from standardwebhooks import Webhook as StandardWebhook
 
 from fourcorner.application.collections import CERTIFICATES, TRANSACTIONS, WEBHOOKS
 from fourcorner.application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
+from fourcorner.domain.certificates import Service
 from fourcorner.domain.errors import SecretUnusable
-from fourcorner.domain.infrastructure import OPERATOR_ORG_ID, Environment, Service
+from fourcorner.domain.network_services import OPERATOR_ORG_ID, Environment
 from fourcorner.entrypoints import cli
 from fourcorner.entrypoints.container import build_container, migrate_data, resolve
 from sbd_factory import make_sbd

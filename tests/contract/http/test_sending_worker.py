@@ -18,7 +18,7 @@ from fourcorner.application.exchange import Exchange, SendingWorker
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.transactions import message_key
 from fourcorner.domain.envelope import Identifier
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd

@@ -25,7 +25,7 @@ from fourcorner.application import sml as sml_cases
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
 from fourcorner.application.sml import LocatorWorker
 from fourcorner.domain.checkdigits import gs1_check_digit
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import ParticipantStatus
 from fourcorner.domain.sml import LocatorState, LocatorTask, migration_key_problem
 from fourcorner.entrypoints.container import resolve

@@ -11,7 +11,7 @@ from fourcorner.adapters.memory.smp import InMemorySmpRegistrar
 from fourcorner.adapters.smp import Problem, Trust
 from fourcorner.adapters.smp.client import SmpLookupClient, SmpLookupError
 from fourcorner.domain.errors import ServiceUnavailable
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.container import build_container, web_app
 from fourcorner.entrypoints.operator import issued_under
 

@@ -1,0 +1,202 @@
+"""The operator's set-up, made at every start from its configuration: the operator
+organisation, and per environment its certificates, its SMP and its access point (which every
+organisation may use, by its mode), and the operator's own participant ``0242:<spid>`` where
+message level statuses reach it. Running it again changes only what the configuration
+changed."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import attrs
+
+from fourcorner.application import participants as participant_cases
+from fourcorner.application.collections import (
+    ACCESS_POINTS,
+    CERTIFICATES,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    SMPS,
+)
+from fourcorner.application.context import Context
+from fourcorner.application.ports import InspectedCertificate
+from fourcorner.application.sealed import CERTIFICATE_KEY
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
+from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
+from fourcorner.domain.network_services import (
+    OPERATOR_ORG_ID,
+    AccessPoint,
+    Environment,
+    Smp,
+    ap_url,
+)
+from fourcorner.domain.organisation import Mode, Organisation, UserRef
+from fourcorner.domain.participant import Participant, SupportedDocumentType
+
+OPERATOR = UserRef("operator")
+
+
+@attrs.frozen
+class OperatorEnvironment:
+    """One environment of the operator: its SMP and its access point, with their certificates."""
+
+    environment: Environment
+    smp_url: str
+    ap_cert_pem: str
+    ap_chain_pem: str
+    ap_key_pem: str
+    smp_cert_pem: str
+    smp_chain_pem: str
+    smp_key_pem: str
+
+
+def _operator_id(kind: str, env: Environment) -> uuid.UUID:
+    return uuid.uuid5(OPERATOR_ORG_ID, f"{kind}:{env.value}")
+
+
+async def ensure_operator(
+    ctx: Context, environments: list[OperatorEnvironment], spid: str | None = None
+) -> None:
+    """At start: the operator organisation, its certificates, SMPs and access points, and its
+    own participant ``0242:<spid>`` where message level statuses reach it."""
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        orgs = uow.repository(ORGANISATIONS)
+        if await orgs.get(OPERATOR_ORG_ID) is None:
+            await orgs.add(
+                Organisation(
+                    id=OPERATOR_ORG_ID,
+                    legal_name="fourcorner operator",
+                    short_name="operator",
+                    country_code="",
+                    legal_identifier="",
+                    legal_identifier_code="",
+                    legal_key="operator",
+                    organisation_mode=Mode.WHITELABEL,
+                    created_at=now,
+                    created_by=OPERATOR,
+                    last_modified_at=now,
+                    last_modified_by=OPERATOR,
+                )
+            )
+        inspected: dict[str, InspectedCertificate] = {}
+        for env in environments:
+            await _ensure_environment(ctx, uow, env, now, inspected)
+        if spid is not None and environments:
+            await _ensure_spid_participant(ctx, uow, spid, environments[0].environment, now)
+        await uow.commit()
+
+
+async def _ensure_spid_participant(
+    ctx: Context, uow: UnitOfWork, spid: str, env: Environment, now: Any
+) -> None:
+    ident = spid_participant(spid).value
+    mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
+    participants = uow.repository(PARTICIPANTS)
+    if mls is None or await participants.first(identifierKey=ident.lower()) is not None:
+        return
+    p = Participant(
+        id=_operator_id("participant:spid", env),
+        org_id=OPERATOR_ORG_ID,
+        name="operator (message level status)",
+        participant_identifier=ident,
+        identifier_key=ident.lower(),
+        smp_ref=_operator_id("smp", env),
+        ap_ref=_operator_id("ap", env),
+        environment=env,
+        transport_profile="net-transport-as4-v2_0",
+        supported_document_types=(SupportedDocumentType(mls.id, str(MLS_PROCESS)),),
+        created_at=now,
+        created_by=OPERATOR,
+        last_modified_at=now,
+        last_modified_by=OPERATOR,
+    )
+    await participants.add(p)
+    await participant_cases.republish(ctx, uow, p)
+
+
+async def _ensure_environment(
+    ctx: Context,
+    uow: UnitOfWork,
+    env: OperatorEnvironment,
+    now: Any,
+    inspected: dict[str, InspectedCertificate],
+) -> None:
+    certs = uow.repository(CERTIFICATES)
+    ids = {}
+    cert_env = (
+        CertificateEnvironment.TEST
+        if env.environment is Environment.TEST
+        else CertificateEnvironment.PRODUCTION
+    )
+    for service, pem, chain, key in (
+        (Service.AP, env.ap_cert_pem, env.ap_chain_pem, env.ap_key_pem),
+        (Service.SMP, env.smp_cert_pem, env.smp_chain_pem, env.smp_key_pem),
+    ):
+        cid = _operator_id(f"certificate:{service.value}", env.environment)
+        ids[service] = cid
+        existing = await certs.get(cid)
+        if existing is not None and existing.cert_pem == pem:
+            continue
+        info = inspected.get(pem) or ctx.net.certificates.inspect(pem, chain, key, now)
+        inspected[pem] = info
+        cert = Certificate(
+            id=cid,
+            org_id=OPERATOR_ORG_ID,
+            name=f"operator {service.value} {env.environment.value}",
+            service=service,
+            environment=cert_env,
+            transport_profile="net-transport-as4-v2_0",
+            cert_pem=pem,
+            ca_chain_pem=chain,
+            valid_from=info.valid_from,
+            valid_until=info.valid_until,
+            subject=info.subject,
+            fingerprint=info.fingerprint_sha256,
+            public_key_sha256=info.public_key_sha256,
+            sealed_key=CERTIFICATE_KEY.seal(ctx.net.sealer, cid, key),
+            created_at=now,
+            created_by=OPERATOR,
+            last_modified_at=now,
+            last_modified_by=OPERATOR,
+        )
+        await (certs.add(cert) if existing is None else certs.update(cert))
+    smp = Smp(
+        id=_operator_id("smp", env.environment),
+        org_id=OPERATOR_ORG_ID,
+        name=f"operator SMP ({env.environment.value})",
+        environment=env.environment,
+        url=env.smp_url,
+        certificate_ref=ids[Service.SMP],
+        created_at=now,
+    )
+    smps = uow.repository(SMPS)
+    old_smp = await smps.get(smp.id)
+    if old_smp is None:
+        await smps.add(smp)
+    elif (old_smp.url, old_smp.certificate_ref) != (smp.url, smp.certificate_ref):
+        await smps.update(attrs.evolve(smp, created_at=old_smp.created_at))
+    ap_id = _operator_id("ap", env.environment)
+    aps = uow.repository(ACCESS_POINTS)
+    old_ap = await aps.get(ap_id)
+    ap = AccessPoint(
+        id=ap_id,
+        org_id=OPERATOR_ORG_ID,
+        name=f"operator access point ({env.environment.value})",
+        ap_url=ap_url(ctx.net.ap_host, OPERATOR_ORG_ID, ap_id),
+        certificate_ref=ids[Service.AP],
+        transport_profile="net-transport-as4-v2_0",
+        environment=env.environment,
+        created_at=old_ap.created_at if old_ap else now,
+        created_by=OPERATOR,
+        last_modified_at=now,
+        last_modified_by=OPERATOR,
+    )
+    if old_ap is None:
+        await aps.add(ap)
+    elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
+        await aps.update(ap)
+        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+            await participant_cases.republish(ctx, uow, p)

@@ -1,0 +1,39 @@
+"""Which SMPs and access points an organisation may use (spec section 1): the operator's of
+the environments its mode allows, and in whitelabel mode also its own."""
+
+from __future__ import annotations
+
+import uuid
+
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import ACCESS_POINTS, SMPS
+from fourcorner.application.context import Context
+from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.network_services import OPERATOR_ORG_ID, AccessPoint, Smp, all_to_use
+from fourcorner.domain.organisation import Mode, Organisation
+from fourcorner.domain.roles import Role
+
+
+async def usable(uow: UnitOfWork, org: Organisation) -> tuple[list[Smp], list[AccessPoint]]:
+    smps = uow.repository(SMPS)
+    aps = uow.repository(ACCESS_POINTS)
+    operator_smps = await smps.all(orgId=OPERATOR_ORG_ID)
+    operator_aps = await aps.all(orgId=OPERATOR_ORG_ID)
+    own_smps = await smps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    own_aps = await aps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    return (
+        all_to_use(org, operator_smps, own_smps),
+        all_to_use(org, operator_aps, own_aps),
+    )
+
+
+async def smps_to_use(ctx: Context, principal: Principal, org_id: uuid.UUID) -> list[Smp]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return (await usable(uow, access.org))[0]
+
+
+async def aps_to_use(ctx: Context, principal: Principal, org_id: uuid.UUID) -> list[AccessPoint]:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        return (await usable(uow, access.org))[1]

@@ -1,0 +1,101 @@
+"""The network services an organisation sends and receives through: SMPs and access points,
+the environment (test or production) each serves, and which of them an organisation may use
+by its mode (spec section 1). The operator's own organisation owns the shared ones."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TypeVar
+
+import attrs
+
+from fourcorner.domain.catalogue import neutral
+from fourcorner.domain.errors import ModeNotPermitted
+from fourcorner.domain.filtering import FieldSpec, FieldType, fields
+from fourcorner.domain.organisation import Mode, Organisation, UserRef
+
+# The operator's own organisation owns the shared SMPs and access points.
+OPERATOR_ORG_ID = uuid.UUID("00000000-0000-4000-8000-000000000001")
+
+
+class Environment(enum.Enum):
+    TEST = "TEST"
+    PROD = "PROD"
+
+
+@attrs.frozen
+class Smp:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    environment: Environment
+    url: str
+    created_at: datetime
+    certificate_ref: uuid.UUID | None = None
+
+
+@attrs.frozen
+class AccessPoint:
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    ap_url: str
+    certificate_ref: uuid.UUID
+    transport_profile: str
+    environment: Environment
+    created_at: datetime
+    created_by: UserRef
+    last_modified_at: datetime
+    last_modified_by: UserRef
+    description: str = ""
+
+
+def require_whitelabel(org: Organisation, action: str) -> None:
+    """Own certificates and access points are for organisations in whitelabel mode only."""
+    if org.organisation_mode is not Mode.WHITELABEL:
+        raise ModeNotPermitted(mode=org.organisation_mode.value, action=action)
+
+
+def usable_environments(mode: Mode) -> frozenset[Environment]:
+    """DEMO: the operator's test services only; SHARED and WHITELABEL: test and production."""
+    if mode is Mode.DEMO:
+        return frozenset({Environment.TEST})
+    return frozenset(Environment)
+
+
+T = TypeVar("T", Smp, AccessPoint)
+
+
+def all_to_use(org: Organisation, operator: Iterable[T], own: Iterable[T]) -> list[T]:
+    """What ``org`` may use: the operator's items of its environments, and in whitelabel mode
+    also its own."""
+    allowed = usable_environments(org.organisation_mode)
+    items = [i for i in operator if i.environment in allowed]
+    if org.organisation_mode is Mode.WHITELABEL and org.id != OPERATOR_ORG_ID:
+        items += list(own)
+    return items
+
+
+def ap_url(ap_host: str, org_id: uuid.UUID, ap_id: uuid.UUID) -> str:
+    return f"{ap_host.rstrip('/')}/{org_id}/{ap_id}"
+
+
+AP_FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda a: a.id),
+    FieldSpec("name", FieldType.STRING, lambda a: a.name),
+    FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
+    FieldSpec(
+        "transportProfile", FieldType.STRING, lambda a: a.transport_profile, normalise=neutral
+    ),
+    FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
+)
+SMP_FILTERS = fields(
+    FieldSpec("id", FieldType.UUID, lambda s: s.id),
+    FieldSpec("name", FieldType.STRING, lambda s: s.name),
+    FieldSpec("environment", FieldType.ENUM, lambda s: s.environment, choices=("TEST", "PROD")),
+    FieldSpec("createdAt", FieldType.DATETIME, lambda s: s.created_at),
+)

@@ -1,0 +1,82 @@
+"""How a setting's text (from the environment, or a TOML value) becomes its value: whole
+and decimal numbers, true or false, paths, DNS servers; and what is wrong with a base URL.
+A refusal is a ``ValueError`` (``url_problem``: the text) that completes the sentence
+"<setting>=<value> ..."; ``entrypoints.config`` names the setting."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+
+def to_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("is not true or false")
+
+
+def nameservers(text: str) -> tuple[tuple[str, int], ...]:
+    """``host[:port]`` items, comma-separated: IPv4 (``1.2.3.4:53``), IPv6 (``[::1]:53`` or
+    ``::1``). DNS servers are named by address, as in resolv.conf."""
+    out: list[tuple[str, int]] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, bracket, rest = item[1:].partition("]")
+            if not bracket or (rest and not rest.startswith(":")):
+                raise ValueError(f"{item!r} is not host[:port]")
+            port = rest[1:] or "53"
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ValueError(f"{item!r}: a DNS server is an IP address, not {host!r}") from None
+        if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"{item!r}: {port!r} is not a port number")
+        out.append((address, int(port)))
+    return tuple(out)
+
+
+def convert(kind: Any, raw: Any) -> Any:
+    """``raw`` (text from the environment, or a TOML value) as a value of the field type."""
+    if isinstance(raw, dict | list):
+        raise ValueError("is not a single value")
+    if kind in (bool, "bool"):
+        if isinstance(raw, bool):
+            return raw
+        return to_bool(str(raw))
+    if kind in (int, "int"):
+        if isinstance(raw, bool | float) or not re.fullmatch(r"\s*[+-]?[0-9_]+\s*", str(raw)):
+            raise ValueError("is not a whole number")
+        return int(raw)
+    if kind in (float, "float"):
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise ValueError("is not a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("is not a finite number")
+        return value
+    if kind in (Path, "Path"):
+        return Path(str(raw))
+    return str(raw)
+
+
+def url_problem(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an absolute http:// or https:// URL"
+    if parts.query or parts.fragment:
+        return "has a query or fragment; give the base URL only"
+    return None
