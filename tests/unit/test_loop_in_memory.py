@@ -34,9 +34,10 @@ from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
 from fourcorner.application import (
     exchange,
-    infrastructure,
+    operator_setup,
     organisations,
     participants,
+    services_to_use,
     transactions,
     users,
     webhooks,
@@ -60,7 +61,7 @@ from fourcorner.domain.envelope import (
     seat_spid,
     spid_participant,
 )
-from fourcorner.domain.infrastructure import AccessPoint, Environment
+from fourcorner.domain.network_services import AccessPoint, Environment
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import SupportedDocumentType
 from fourcorner.domain.transaction import ArtefactType, Direction, Kind, Status, Transaction
@@ -191,7 +192,7 @@ async def start(
     )
     await container.init_resources()
     ctx = await resolve(container.context)
-    await infrastructure.ensure_operator(ctx, container.operator_environments(), seat_spid(seat))
+    await operator_setup.ensure_operator(ctx, container.operator_environments(), seat_spid(seat))
     user = await users.sign_in(ctx, Identity(subject=f"admin-{seat}", email=f"{seat}@example.com"))
     principal = Principal(user=user)
     org = await organisations.create(
@@ -199,7 +200,7 @@ async def start(
         principal,
         organisations.CreateOrganisation("2120000787", f"Org {seat}", "SE", "SE:ORGNR"),
     )
-    (ap,) = await infrastructure.aps_to_use(ctx, principal, org.id)
+    (ap,) = await services_to_use.aps_to_use(ctx, principal, org.id)
     service = Service(
         seat=seat,
         container=container,
@@ -221,7 +222,7 @@ async def start(
 
 
 async def add_participant(s: Service, identifier: str, *, receives: bool) -> None:
-    (smp,) = await infrastructure.smps_to_use(s.ctx, s.principal, s.org.id)
+    (smp,) = await services_to_use.smps_to_use(s.ctx, s.principal, s.org.id)
     p = await participants.create(
         s.ctx,
         s.principal,

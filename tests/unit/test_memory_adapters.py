@@ -23,7 +23,7 @@ from fourcorner.application.ports import (
     LookupProblem,
 )
 from fourcorner.domain.envelope import Identifier
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 from sbd_factory import BILLING_PROCESS, INVOICE, PARTICIPANT_SCHEME, PROCESS_SCHEME, RECEIVER
 
 SEAT = "POP000202"

@@ -22,7 +22,7 @@ from fourcorner.application.ports import (
     ReceiverLookup,
 )
 from fourcorner.domain.envelope import Identifier
-from fourcorner.domain.infrastructure import Environment
+from fourcorner.domain.network_services import Environment
 
 
 @attrs.frozen

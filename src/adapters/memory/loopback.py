@@ -42,7 +42,7 @@ from fourcorner.application.ports import (
     Prepared,
     Refused,
 )
-from fourcorner.domain.envelope import Envelope, Identifier
+from fourcorner.domain.envelope import Identifier, Sbdh
 
 CONTENT_TYPE = "application/x-fourcorner-loopback"
 SIGNAL_TYPE = "application/json"
@@ -177,7 +177,7 @@ class InMemoryApTransport:
         self,
         *,
         sbd: bytes,
-        envelope: Envelope,
+        envelope: Sbdh,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
