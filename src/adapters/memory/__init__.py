@@ -20,8 +20,8 @@ from fourcorner.adapters.memory.webhooks import InMemoryWebhookSender
 
 __all__ = [
     "InMemoryApTransport",
-    "InMemoryMessageReader",
     "InMemoryLocator",
+    "InMemoryMessageReader",
     "InMemoryParticipantLookup",
     "InMemorySml",
     "InMemoryStorage",
