@@ -387,8 +387,27 @@ async def register_now(ctx: Context, participant: Participant) -> Participant:
                     await uow.repository(LOCATOR_TASKS).remove(task.id)
                 await uow.commit()
                 raise outcome.refusal
+    if outcome is None:
+        await _say_why_waiting(ctx, participant)
     async with ctx.uow() as uow:
         return await uow.repository(PARTICIPANTS).get(participant.id) or participant
+
+
+async def _say_why_waiting(ctx: Context, participant: Participant) -> None:
+    """A participant that waits for its SMP's own registration says so (with what the SML
+    answered the SMP, when it did)."""
+    env = participant.environment
+    async with ctx.uow() as uow:
+        smp = await uow.repository(LOCATOR_TASKS).get(LocatorTask.id_for(env, None))
+        if smp is not None and smp.state is LocatorState.DONE:
+            return
+        current = await uow.repository(PARTICIPANTS).lock(participant.id)
+        if current is None or current.status is not ParticipantStatus.PENDING:
+            return
+        said = f": {smp.last_error}" if smp is not None and smp.last_error else ""
+        reason = f"waiting for our SMP's own registration in the {env.value} SML{said}"
+        await uow.repository(PARTICIPANTS).update(attrs.evolve(current, status_reason=reason))
+        await uow.commit()
 
 
 # --- migration away ------------------------------------------------------------------------

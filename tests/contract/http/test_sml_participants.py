@@ -118,6 +118,7 @@ async def test_the_smp_registers_first_then_its_participants(ours, shared_sml) -
     # before the SMP itself is registered, a participant waits
     status, p = await create(ours, ident)
     assert status == 201 and p["status"] == "PENDING", p
+    assert "waiting for our SMP's own registration in the TEST SML" in p["statusReason"]
     assert (TEST, ident) not in shared_sml.participants
     await drain(ours)
     smp_url = ours.container.settings().base_url + "/smp"
