@@ -194,3 +194,27 @@ async def test_the_local_sml_refuses_a_request_its_schema_does_not_allow(
     await refused(call, LocatorFault.BAD_REQUEST)
     assert len(sml_service.invalid) == 2 and sml_service.participants == {}
     sml_service.invalid.clear()  # seen: the fixture's own check would fail the test
+
+
+async def test_an_empty_answer_is_a_success_and_an_html_one_is_not(
+    aiohttp_server, sml_service: TestSml
+) -> None:
+    from aiohttp import web
+
+    answers = iter([web.Response(status=200), web.Response(status=200, text="<html>hi</html>")])
+
+    async def handler(request: web.Request) -> web.Response:
+        return next(answers)
+
+    app = web.Application()
+    app.router.add_post("/edelivery-sml/manageparticipantidentifier", handler)
+    server = await aiohttp_server(app)
+    cert = sml_service.smp_certificate("smp")
+    endpoint = SmlEndpoint(f"http://127.0.0.1:{server.port}/edelivery-sml", "S", *cert)
+    plain = SoapLocator({TEST: endpoint}, timeout=5)
+    try:
+        await plain.create(TEST, "0088:5798000000001")
+        error = await refused(plain.create(TEST, "0088:5798000000001"), LocatorFault.UNREACHABLE)
+    finally:
+        await plain.aclose()
+    assert "no SOAP envelope" in error.reason

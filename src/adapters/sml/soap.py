@@ -273,6 +273,8 @@ class SoapLocator:
             raise LocatorError(
                 f"the SML at {url} cannot be reached: {e!r}"[:500], LocatorFault.UNREACHABLE
             ) from None
+        if status == 200 and not data.strip():  # an empty answer (the WSDL's output is empty)
+            return etree.Element(_q(SOAP_NS, "Body"))
         try:
             body = body_of(data)
         except (ValueError, etree.XMLSyntaxError) as e:
