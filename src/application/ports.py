@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -111,10 +112,27 @@ class BlobStore(Protocol):
 
     async def put(self, key: str, data: bytes) -> int: ...
 
-    async def get(self, key: str) -> bytes: ...
+    async def get(self, key: str) -> bytes:
+        """The whole blob, in memory; ``FileNotFoundError`` or ``KeyError`` when missing."""
+        ...
+
+    def chunks(self, key: str) -> AsyncIterator[bytes]:
+        """The blob in pieces of at most 1 MiB, read as they are asked for, so that
+        a blob of any size is streamed out in bounded memory; the first piece is read (and
+        ``FileNotFoundError`` or ``KeyError`` raised) when it is asked for."""
+        ...
+
+    def local(self, key: str) -> AbstractAsyncContextManager[Path]:
+        """``async with blobs.local(key) as path``: a local file holding the blob, for readers
+        that need one (to map it into memory, or hand it to a library that reads files),
+        valid until the block ends; ``FileNotFoundError`` or ``KeyError`` when missing. A
+        store of files gives the blob's own file (not to be written); others copy the blob
+        to a temporary file, streamed, and remove it after the block."""
+        ...
 
     def path(self, key: str) -> Path | None:
-        """Where the blob lies, for streaming it out; None when it is not a file."""
+        """Where the blob lies, for sending it out as a file; None when it is not a file
+        (then ``chunks`` streams it)."""
         ...
 
     async def delete(self, key: str) -> None: ...

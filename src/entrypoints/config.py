@@ -14,6 +14,7 @@ what to do. Unknown keys in the file are refused with the closest known name;
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
@@ -168,6 +169,7 @@ class Settings:
     auth_failure_tracked: int = 100_000
     blob_sweep_grace_seconds: float = 3600.0
     blob_sweep_interval_seconds: float = 600.0
+    blob_store: str = ""  # filesystem or postgres; empty: postgres on PostgreSQL, else files
     validation_workers: int = 0
     validation_timeout: float = 300.0
 
@@ -185,6 +187,15 @@ class Settings:
         if url.startswith(("postgresql://", "postgres://")):
             return "postgres"
         raise ValueError(f"FOURCORNER_DATABASE_URL: unknown scheme in {url!r}")
+
+    @property
+    def blob_kind(self) -> str:
+        """Where documents and artefacts are kept: ``postgres`` (the database), ``filesystem``
+        (``<data dir>/blobs``) or ``memory`` (the default on a ``memory://`` database)."""
+        if self.blob_store:
+            return self.blob_store.strip().lower()
+        kind = self.storage_kind
+        return kind if kind in ("postgres", "memory") else "filesystem"
 
     @property
     def sqlite_path(self) -> str:
@@ -353,6 +364,18 @@ class Settings:
             f"{PREFIX}BLOB_SWEEP_INTERVAL_SECONDS={self.blob_sweep_interval_seconds:g} must be "
             "more than 0 seconds",
         )
+        blobs = self.blob_store.strip().lower()
+        need(
+            blobs in ("", "filesystem", "postgres"),
+            f"{PREFIX}BLOB_STORE={self.blob_store!r} is not a blob store; use filesystem or "
+            "postgres",
+        )
+        with contextlib.suppress(ValueError):  # an unknown database scheme is named above
+            need(
+                blobs != "postgres" or self.storage_kind == "postgres",
+                f"{PREFIX}BLOB_STORE=postgres needs a PostgreSQL database; set "
+                f"{PREFIX}DATABASE_URL=postgresql://..., or use {PREFIX}BLOB_STORE=filesystem",
+            )
         need(
             self.validation_workers >= 0,
             f"{PREFIX}VALIDATION_WORKERS={self.validation_workers} must be 0 (one per core) "

@@ -26,6 +26,7 @@ from fourcorner.adapters.memory.smp import InMemoryDirectory
 from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
 from fourcorner.adapters.smp.client import SmpLookupClient
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
@@ -90,6 +91,22 @@ def _blob_dir(data_dir: Path) -> Path:
 
 def _or_none(value: str) -> str | None:
     return value or None
+
+
+def _spool_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / BLOBS_DIR / "incoming"
+
+
+async def _opened_blobs(store: Any) -> AsyncIterator[Any]:
+    """A blob store in the database opens its connections first and closes them last."""
+    if not hasattr(store, "open"):
+        yield store
+        return
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
 
 
 def _lookup_url(settings: Settings) -> str:
@@ -242,12 +259,21 @@ class Container(containers.DeclarativeContainer):
     # other processes' workers are woken by the storage's announcements).
     delivery_wake = delivery_worker.provided.wake
 
-    blobs = providers.Selector(
-        config.storage_kind,
+    blob_files = providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir))
+    blob_adapter = providers.Selector(
+        config.blob_kind,  # FOURCORNER_BLOB_STORE
         memory=providers.Singleton(InMemoryBlobStore),
-        sqlite=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
-        postgres=providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir)),
+        filesystem=blob_files,
+        postgres=providers.Singleton(
+            PostgresBlobStore,
+            config.database,
+            spool=providers.Callable(_spool_dir, config.data_dir),
+            schema=providers.Callable(_or_none, config.database_schema),
+            max_size=config.db_pool_size,
+            files=blob_files,  # blobs stored before the switch are still read from there
+        ),
     )
+    blobs = providers.Resource(_opened_blobs, blob_adapter)
     documents = providers.Singleton(
         Documents,
         blobs=blobs,

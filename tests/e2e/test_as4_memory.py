@@ -1,8 +1,9 @@
 """The AS4 endpoint's memory, measured on ``fourcorner serve`` as a subprocess (its peak RSS,
 ``VmHWM``, reset through ``/proc/<pid>/clear_refs`` before each measurement): bodies sent to
 access points that do not exist are refused unread, their connections closed, and cost the
-server next to nothing; a valid 50 MiB document is taken in for less than 3 times its size;
-a sender hanging up midway leaves no file behind. None of it logs an unhandled error."""
+server next to nothing; a valid 50 MiB document is taken in for less than 3 times its size,
+with blobs kept as files (SQLite) and in the database (PostgreSQL); a sender hanging up midway
+leaves no file behind. None of it logs an unhandled error."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -19,6 +22,7 @@ import pytest
 from cryptography import x509
 from lxml import etree
 
+import pg
 from fourcorner.adapters.as4 import build_user_message
 from fourcorner.adapters.pki.testpki import load_test_pki
 from sbd_factory import INVOICE, make_sbd
@@ -115,11 +119,23 @@ def test_bodies_to_unknown_access_points_are_refused_unread(tmp_path: Path) -> N
     assert "unhandled error" not in server.log.read_text()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: Any) -> Iterator[dict[str, str]]:
+    """The server's database settings: SQLite (blobs as files), or PostgreSQL in a schema of
+    the test's own (blobs in the database, streamed in from the spooled upload)."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    with pg.fresh_schema("fc_memory") as schema:
+        yield {"FOURCORNER_DATABASE_URL": pg.URL, "FOURCORNER_DATABASE_SCHEMA": schema}
+
+
 def test_a_50_mib_document_is_taken_in_for_less_than_three_times_its_size(
-    tmp_path: Path,
+    tmp_path: Path, database: dict[str, str]
 ) -> None:
     server = Server(tmp_path, free_port())
     server.env["FOURCORNER_WORKERS"] = "false"
+    server.env.update(database)
     server.start()
     try:
         assert server.proc is not None

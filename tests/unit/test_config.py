@@ -128,6 +128,8 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"seat_id": "X1"}, "FOURCORNER_SEAT_ID='X1' is not a seat id"),
         ({"webhook_retry_delays": "5"}, "FOURCORNER_WEBHOOK_RETRY_DELAYS='5' is not a comma"),
         ({"auth_mode": "oidc"}, "FOURCORNER_AUTH_MODE=oidc needs FOURCORNER_OIDC_ISSUER"),
+        ({"blob_store": "s3"}, "FOURCORNER_BLOB_STORE='s3' is not a blob store; use filesystem"),
+        ({"blob_store": "postgres"}, "FOURCORNER_BLOB_STORE=postgres needs a PostgreSQL"),
     ],
 )
 def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, says):
@@ -156,6 +158,23 @@ def test_an_unset_schema_means_the_servers_default():
     assert unset.schema is None
     named = Settings.load({**url, "FOURCORNER_DATABASE_SCHEMA": "fc"})
     assert build_container(named).storage_adapter().schema == "fc"
+
+
+@pytest.mark.parametrize(
+    ("database", "chosen", "kind"),
+    [
+        ("postgresql://db.example/fc", "", "postgres"),  # shared through the database
+        ("postgresql://db.example/fc", "filesystem", "filesystem"),
+        ("postgresql://db.example/fc", "Postgres", "postgres"),
+        ("", "", "filesystem"),  # SQLite: one machine, files beside the database
+        ("sqlite:///var/x.db", "filesystem", "filesystem"),
+        ("memory://", "", "memory"),
+        ("memory://", "filesystem", "filesystem"),
+    ],
+)
+def test_blobs_go_to_the_database_on_postgresql_unless_files_are_chosen(database, chosen, kind):
+    env = {"FOURCORNER_DATABASE_URL": database, "FOURCORNER_BLOB_STORE": chosen}
+    assert Settings.load(env).blob_kind == kind
 
 
 def test_a_good_at_rest_key_passes_and_every_problem_is_listed():

@@ -4,23 +4,24 @@ renamed into place, so a blob either exists whole or not at all. Folders are 070
 
 A blob's modification time is when it was stored (``adopt`` sets it, from the store's clock):
 ``stored`` lists blobs by it, for the sweep that removes those no record names. Uploads are
-streamed to ``incoming/`` first; ``discard_incoming`` removes the ones a crash left there.
+streamed to ``incoming/`` first (``adapters.blobs.spool``); ``discard_incoming`` removes the
+ones a crash left there. ``local`` and ``path`` give the blob's own file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fourcorner.adapters.private import create_file, make_dirs
+from fourcorner.adapters.blobs.spool import Spool, file_chunks, older
+from fourcorner.adapters.private import make_dirs
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
-_INCOMING = re.compile(r"[0-9a-f]{32}\.part")
 
 
 def _now() -> datetime:
@@ -31,6 +32,7 @@ class FileBlobStore:
     def __init__(self, root: Path, *, clock: Callable[[], datetime] = _now) -> None:
         self._root = Path(root)
         self._clock = clock
+        self._spool = Spool(self._root / "incoming")
 
     def _file(self, key: str) -> Path:
         if not _KEY.fullmatch(key):
@@ -38,8 +40,7 @@ class FileBlobStore:
         return self._root / key[:2] / key
 
     def incoming(self) -> Path:
-        folder = make_dirs(self._root / "incoming")
-        return create_file(folder / f"{uuid.uuid4().hex}.part")
+        return self._spool.incoming()
 
     async def adopt(self, key: str, incoming: Path) -> int:
         return await asyncio.to_thread(self._adopt, key, incoming)
@@ -66,6 +67,16 @@ class FileBlobStore:
     async def get(self, key: str) -> bytes:
         return await asyncio.to_thread(self._file(key).read_bytes)
 
+    def chunks(self, key: str) -> AsyncIterator[bytes]:
+        return file_chunks(self._file(key))
+
+    @contextlib.asynccontextmanager
+    async def local(self, key: str) -> AsyncIterator[Path]:
+        path = self._file(key)
+        if not await asyncio.to_thread(path.is_file):
+            raise FileNotFoundError(f"no blob {key!r}")
+        yield path
+
     def path(self, key: str) -> Path | None:
         return self._file(key)
 
@@ -76,7 +87,7 @@ class FileBlobStore:
         cutoff = written_before.timestamp()
         folders = await asyncio.to_thread(self._folders)
         for folder in folders:
-            for key in await asyncio.to_thread(_older, folder, cutoff, _KEY):
+            for key in await asyncio.to_thread(older, folder, cutoff, _KEY):
                 yield key
 
     def _folders(self) -> list[Path]:
@@ -90,31 +101,7 @@ class FileBlobStore:
         )
 
     async def discard_incoming(self, written_before: datetime) -> int:
-        folder = self._root / "incoming"
-        stale = await asyncio.to_thread(_older, folder, written_before.timestamp(), _INCOMING)
-        for name in stale:
-            (folder / name).unlink(missing_ok=True)
-        return len(stale)
-
-
-def _older(folder: Path, cutoff: float, names: re.Pattern[str]) -> list[str]:
-    """The names of the regular files in ``folder`` matching ``names`` and last modified
-    before ``cutoff`` (seconds since the epoch)."""
-    found = []
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return []
-    for entry in entries:
-        if not names.fullmatch(entry.name):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except FileNotFoundError:
-            continue  # removed meanwhile
-        if entry.is_file(follow_symlinks=False) and info.st_mtime < cutoff:
-            found.append(entry.name)
-    return found
+        return await self._spool.discard(written_before)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,19 +1,17 @@
 """Blobs in memory, for embedders and tests on the in-memory storage. Uploads are still
-streamed to files (``incoming``), in a spool folder of the process's own."""
+streamed to files (``incoming``), in a spool folder of the process's own, and ``local``
+copies a blob to a file there for as long as it is needed."""
 
 from __future__ import annotations
 
 import asyncio
-import re
+import contextlib
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fourcorner.adapters.private import create_file
-
-_INCOMING = re.compile(r"[0-9a-f]{32}\.part")
+from fourcorner.adapters.blobs.spool import CHUNK, Spool
 
 
 def _now() -> datetime:
@@ -25,10 +23,10 @@ class InMemoryBlobStore:
         self.blobs: dict[str, bytes] = {}
         self._stored_at: dict[str, datetime] = {}
         self._clock = clock
-        self._spool = Path(tempfile.mkdtemp(prefix="fourcorner-blobs-"))
+        self._spool = Spool(Path(tempfile.mkdtemp(prefix="fourcorner-blobs-")))
 
     def incoming(self) -> Path:
-        return create_file(self._spool / f"{uuid.uuid4().hex}.part")
+        return self._spool.incoming()
 
     async def adopt(self, key: str, incoming: Path) -> int:
         data = await asyncio.to_thread(incoming.read_bytes)
@@ -43,6 +41,21 @@ class InMemoryBlobStore:
     async def get(self, key: str) -> bytes:
         return self.blobs[key]
 
+    async def chunks(self, key: str) -> AsyncIterator[bytes]:
+        data = self.blobs[key]
+        for start in range(0, len(data), CHUNK):
+            yield data[start : start + CHUNK]
+
+    @contextlib.asynccontextmanager
+    async def local(self, key: str) -> AsyncIterator[Path]:
+        data = self.blobs[key]
+        path = self._spool.incoming()
+        try:
+            await asyncio.to_thread(path.write_bytes, data)
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
+
     def path(self, key: str) -> Path | None:
         return None
 
@@ -56,14 +69,4 @@ class InMemoryBlobStore:
                 yield key
 
     async def discard_incoming(self, written_before: datetime) -> int:
-        cutoff = written_before.timestamp()
-        removed = 0
-        for path in await asyncio.to_thread(lambda: list(self._spool.iterdir())):
-            try:
-                stale = _INCOMING.fullmatch(path.name) and path.stat().st_mtime < cutoff
-            except FileNotFoundError:
-                continue
-            if stale:
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return await self._spool.discard(written_before)

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -245,13 +246,27 @@ async def list_artefacts(req: Req, ctx: Context = Provide["context"]) -> Reply:
 
 
 async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
+    """The artefact's blob: sent as a file when it is one, else streamed a piece at a time
+    (from the database), never whole in memory."""
     path = docs.blobs.path(a.blob)
     if path is not None:
         if not path.exists():
             raise NotFound(resource="artefact content", ident=str(a.id))
         return web.FileResponse(path, headers={"Content-Type": a.content_type})
+    pieces = docs.blobs.chunks(a.blob)
+    try:
+        first = await anext(pieces, b"")
+    except (FileNotFoundError, KeyError):
+        raise NotFound(resource="artefact content", ident=str(a.id)) from None
+
+    async def body() -> AsyncIterator[bytes]:
+        yield first
+        async for piece in pieces:
+            yield piece
+
     return web.Response(
-        body=await docs.blobs.get(a.blob), content_type=a.content_type.split(";")[0]
+        body=body(),
+        headers={"Content-Type": a.content_type, "Content-Length": str(a.size)},
     )
 
 

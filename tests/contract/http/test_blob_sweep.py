@@ -1,7 +1,8 @@
-"""The blob sweep after a simulated crash, on every storage backend: files written with no
-record (the process died before the commit) are removed once older than the grace period;
-files a record names, young files (an intake in flight) and a transaction's working files
-while it is still to be sent are kept."""
+"""The blob sweep after a simulated crash, on every storage backend with its default blob
+store (memory, files, the database): blobs written with no record (the process died before
+the commit) are removed once older than the grace period; blobs a record names, young ones
+(an intake in flight) and a transaction's working blobs while it is still to be sent are
+kept, and so are uploads in the incoming area until they are as old."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 import pg
 from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
+from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.application.sweep import Sweep, sweep
 from fourcorner.application.transactions import blob_key, message_key
@@ -44,23 +46,33 @@ class Clock:
 async def served(
     request: Any, tmp_path: Path, aiohttp_client: Any, shared_pki: Path
 ) -> AsyncIterator[tuple[Api, Any, Clock]]:
-    """A server whose blob store stamps blobs with a clock the test sets."""
+    """A server whose blob store (the backend's default: memory, files, the database)
+    stamps blobs with a clock the test sets."""
     shutil.copytree(shared_pki, tmp_path / "pki")
     clock = Clock()
-    blobs: Any = (
-        InMemoryBlobStore(clock=clock)
-        if request.param == "memory"
-        else FileBlobStore(tmp_path / "blobs", clock=clock)
-    )
 
     async def start(schema: str = "") -> tuple[Api, Any, Clock]:
+        blobs: Any = (
+            InMemoryBlobStore(clock=clock)
+            if request.param == "memory"
+            else FileBlobStore(tmp_path / "blobs", clock=clock)
+            if request.param == "sqlite"
+            else PostgresBlobStore(
+                pg.URL, schema=schema, spool=tmp_path / "blobs" / "incoming", clock=clock
+            )
+        )
         container = build_container(settings_for(request.param, tmp_path, schema), blobs=blobs)
         client = await aiohttp_client(await web_app(container))
+        if isinstance(blobs, PostgresBlobStore):
+            await blobs.open()  # after the storage's migrations made its tables
         return Api(client, container), blobs, clock
 
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
-            yield await start(schema)
+            started = await start(schema)
+            yield started
+            await started[0].client.close()  # its pools end before the schema goes
+            await started[1].close()
     else:
         yield await start()
 

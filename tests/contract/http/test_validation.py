@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from fourcorner.entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import make_sbd
 from validation_cases import EXAMPLES, unit_cases
 
@@ -153,7 +153,7 @@ async def test_rules_that_cannot_run_answer_422(api):
 async def test_the_body_is_bounded_as_intake_bounds_sbds(api):
     status, body = await check(api, BASE, headers=XML)
     assert (status, body["code"]) == (413, "AT-1002")
-    blobs = api.container.blobs()
+    blobs = await resolve(api.container.blobs)  # a resource: opened with the others
     probe = blobs.incoming()  # the store makes the (empty) file it names
     probe.unlink()
     assert not list(probe.parent.glob("*.part"))  # the spooled file is removed

@@ -1,0 +1,4 @@
+-- 0011 blobs: on PostgreSQL, blobs may be kept in the database (FOURCORNER_BLOB_STORE,
+-- adapters.postgres.blobs). On SQLite they stay files under <data dir>/blobs: one machine
+-- holds both, so this migration has nothing to do; it keeps the numbers of both dialects equal.
+-- Released: never edit, add a migration.

@@ -1,0 +1,348 @@
+"""The blob store port over every adapter (file system, PostgreSQL, memory): blobs read back
+as written, whole (``get``), in pieces of at most 1 MiB (``chunks``) and as a local file
+(``local``); storing a key again replaces it whole, and a reader never gets a mix of two
+versions; ``stored`` lists exactly the blobs stored before a moment (by the store's clock, at
+``put`` or ``adopt``), and ``discard_incoming`` removes only uploads left in the incoming area
+for as long. The stores that keep blobs outside memory take in and give out a 64 MiB blob with
+the process's peak memory growing by a fraction of it. (The sweep over every store, through
+the service: ``tests/contract/http/test_blob_sweep.py``.)"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
+from fourcorner.adapters.blobs.spool import CHUNK
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.blobs import PostgresBlobStore
+
+T0 = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+MiB = 1024 * 1024
+KINDS = ["filesystem", pytest.param("postgres", marks=pytest.mark.postgres), "memory"]
+MISSING = (FileNotFoundError, KeyError)
+
+
+class Clock:
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture(scope="session")
+def blob_schema(postgres_url_and_schema: tuple[str, str]) -> tuple[str, str]:
+    """The run's PostgreSQL schema, migrated (the blob tables are the storage's migration's)."""
+    url, schema = postgres_url_and_schema
+    # in a thread of its own: the fixture may be asked for from inside a running event loop
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, PostgresStorage(url, schema=schema).migrate()).result()
+    return url, schema
+
+
+@contextlib.asynccontextmanager
+async def opened(
+    kind: str, folder: Path, clock: Clock, postgres: tuple[str, str] | None
+) -> AsyncIterator[Any]:
+    """An empty store of ``kind`` keeping its files (if any) in ``folder``."""
+    if kind == "filesystem":
+        yield FileBlobStore(folder / "blobs", clock=clock)
+    elif kind == "memory":
+        yield InMemoryBlobStore(clock=clock)
+    else:
+        assert postgres is not None
+        url, schema = postgres
+        async with await psycopg.AsyncConnection.connect(
+            url, autocommit=True, options=f"-c search_path={schema}"
+        ) as conn:
+            await conn.execute("DELETE FROM blobs")
+        store = PostgresBlobStore(url, schema=schema, spool=folder / "spool", clock=clock)
+        await store.open()
+        try:
+            yield store
+        finally:
+            await store.close()
+
+
+def postgres_of(kind: str, request: pytest.FixtureRequest) -> tuple[str, str] | None:
+    return request.getfixturevalue("blob_schema") if kind == "postgres" else None
+
+
+@pytest.fixture(params=KINDS)
+def kind(request: Any) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def store(
+    kind: str, tmp_path: Path, clock: Clock, request: pytest.FixtureRequest
+) -> AsyncIterator[Any]:
+    async with opened(kind, tmp_path, clock, postgres_of(kind, request)) as subject:
+        yield subject
+
+
+async def listed(store: Any, before: datetime) -> set[str]:
+    return {key async for key in store.stored(before)}
+
+
+async def pieces(store: Any, key: str) -> list[bytes]:
+    return [bytes(piece) async for piece in store.chunks(key)]
+
+
+def age(path: Path, moment: datetime) -> None:
+    os.utime(path, (moment.timestamp(), moment.timestamp()))
+
+
+async def test_put_get_delete(store: Any) -> None:
+    assert await store.put("ab12-x", b"one") == 3
+    assert await store.get("ab12-x") == b"one"
+    assert await pieces(store, "ab12-x") == [b"one"]
+    await store.delete("ab12-x")
+    await store.delete("ab12-x")  # deleting what is gone is fine
+    with pytest.raises(MISSING):
+        await store.get("ab12-x")
+
+
+async def test_a_missing_blob_is_missing_however_it_is_read(store: Any) -> None:
+    with pytest.raises(MISSING):
+        await store.get("ff-none")
+    with pytest.raises(MISSING):
+        await pieces(store, "ff-none")
+    with pytest.raises(MISSING):
+        async with store.local("ff-none"):
+            pass
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 17], ids=lambda n: f"{n}B"
+)
+async def test_pieces_are_at_most_a_chunk_and_make_the_blob(store: Any, size: int) -> None:
+    data = os.urandom(size)
+    assert await store.put("ab-sized", data) == size
+    got = await pieces(store, "ab-sized")
+    assert b"".join(got) == data and all(0 < len(p) <= CHUNK for p in got)
+    assert len(got) == -(-size // CHUNK)  # no empty or short piece but the last
+    assert await store.get("ab-sized") == data
+    async with store.local("ab-sized") as path:
+        assert path.read_bytes() == data
+    if store.path("ab-sized") is None:  # a copy made for the block: gone after it
+        assert not path.exists()
+    incoming = store.incoming()
+    incoming.write_bytes(data)
+    assert await store.adopt("cd-adopted", incoming) == size
+    assert await store.get("cd-adopted") == data
+    assert not incoming.exists()
+
+
+async def test_storing_a_key_again_replaces_it_whole(store: Any, kind: str) -> None:
+    await store.put("ab-again", os.urandom(2 * CHUNK + 5))
+    await store.put("ab-again", b"short")
+    assert await pieces(store, "ab-again") == [b"short"]
+    if kind == "postgres":  # the first version's pieces are gone
+        url, schema = store._url, store._schema
+        async with await psycopg.AsyncConnection.connect(
+            url, options=f"-c search_path={schema}"
+        ) as conn:
+            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-again'")
+            assert await cursor.fetchone() == (1,)
+
+
+async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
+    store: Any, kind: str
+) -> None:
+    versions = [os.urandom(2 * CHUNK + n) for n in range(4)]
+    await asyncio.gather(*(store.put("ab-raced", data) for data in versions))
+    assert await store.get("ab-raced") in versions
+    if kind == "postgres":  # and only that one's pieces
+        async with await psycopg.AsyncConnection.connect(
+            store._url, options=f"-c search_path={store._schema}"
+        ) as conn:
+            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-raced'")
+            assert await cursor.fetchone() == (3,)
+
+
+async def test_a_reader_never_gets_a_mix_of_two_versions(store: Any) -> None:
+    old, new = os.urandom(3 * CHUNK), os.urandom(3 * CHUNK)
+    await store.put("ab-read", old)
+    reading = store.chunks("ab-read")
+    got = [await anext(reading)]
+    await store.put("ab-read", new)
+    try:
+        got += [piece async for piece in reading]
+    except MISSING:
+        return  # told the blob changed under it
+    assert b"".join(got) == old
+
+
+async def test_stored_lists_blobs_by_when_they_were_stored(store: Any, clock: Clock) -> None:
+    clock.now = T0 - 2 * HOUR
+    await store.put("aa-old", b"1")
+    incoming = store.incoming()
+    incoming.write_bytes(b"adopted")
+    age(incoming, T0 - 3 * HOUR)  # an upload streamed long ago is stored when adopted
+    clock.now = T0 - 10 * timedelta(minutes=1)
+    await store.adopt("bb-adopted", incoming)
+    await store.put("cc-young", b"2")
+    assert await listed(store, T0 - HOUR) == {"aa-old"}
+    assert await listed(store, T0) == {"aa-old", "bb-adopted", "cc-young"}
+    assert await listed(store, T0 - 3 * HOUR) == set()
+    clock.now = T0
+    await store.put("aa-old", b"stored again")  # storing a key again makes it young
+    await store.delete("cc-young")
+    assert await listed(store, T0) == {"bb-adopted"}
+
+
+async def test_only_old_uploads_left_in_the_incoming_area_are_discarded(store: Any) -> None:
+    old, young = store.incoming(), store.incoming()
+    old.write_bytes(b"left by a crash")
+    young.write_bytes(b"still being written")
+    age(old, T0 - 2 * HOUR)
+    age(young, T0 - 10 * timedelta(minutes=1))
+    assert await store.discard_incoming(T0 - HOUR) == 1
+    assert not old.exists() and young.exists()
+    assert await store.adopt("dd-upload", young) == len(b"still being written")
+    assert await store.discard_incoming(T0) == 0
+    assert await listed(store, T0 + HOUR) == {"dd-upload"}
+
+
+def test_the_file_store_lists_only_its_blobs(tmp_path: Path) -> None:
+    store = FileBlobStore(tmp_path, clock=Clock())
+
+    async def run() -> set[str]:
+        await store.put("ee-blob", b"x")
+        (tmp_path / "ee" / "not a key").write_bytes(b"y")
+        (tmp_path / "stray.txt").write_bytes(b"z")
+        (tmp_path / "ee" / "nested").mkdir()
+        store.incoming().write_bytes(b"an upload")
+        return await listed(store, T0 + HOUR)
+
+    assert asyncio.run(run()) == {"ee-blob"}
+
+
+@pytest.mark.postgres
+async def test_the_database_store_reads_and_sweeps_the_files_kept_before_it(
+    tmp_path: Path, blob_schema: tuple[str, str]
+) -> None:
+    """Switched from files to the database: the blobs kept as files are still read, listed
+    and removed; new blobs go to the database only."""
+    clock = Clock(T0 - 2 * HOUR)
+    files = FileBlobStore(tmp_path / "blobs", clock=clock)
+    await files.put("aa-before", b"kept as a file")
+    async with opened("postgres", tmp_path, clock, blob_schema) as plain:
+        store = PostgresBlobStore(
+            plain._url, schema=plain._schema, spool=tmp_path / "spool", files=files, clock=clock
+        )
+        await store.open()
+        try:
+            clock.now = T0
+            await store.put("bb-after", b"in the database")
+            assert await store.get("aa-before") == b"kept as a file"
+            async with store.local("aa-before") as path:
+                assert path.read_bytes() == b"kept as a file"
+            assert await listed(store, T0 - HOUR) == {"aa-before"}
+            assert await listed(store, T0 + HOUR) == {"aa-before", "bb-after"}
+            assert await listed(files, T0 + HOUR) == {"aa-before"}  # nothing new as a file
+            await store.delete("aa-before")
+            with pytest.raises(MISSING):
+                await store.get("aa-before")
+        finally:
+            await store.close()
+
+
+ages = st.dictionaries(
+    st.from_regex(r"[0-9a-f]{2}[0-9a-z-]{1,20}", fullmatch=True),
+    st.integers(-300, 300),  # minutes before T0 (negative: after)
+    max_size=12,
+)
+
+
+@pytest.mark.parametrize("backend", KINDS)
+@settings(max_examples=40, deadline=None)
+@given(ages=ages, grace=st.integers(0, 240))
+def test_stored_is_exactly_the_blobs_older_than_the_moment(
+    backend: str, request: pytest.FixtureRequest, ages: dict[str, int], grace: int
+) -> None:
+    postgres = postgres_of(backend, request)
+    with tempfile.TemporaryDirectory(prefix="fourcorner-blobs-test-") as folder:
+        clock = Clock()
+
+        async def run() -> set[str]:
+            async with opened(backend, Path(folder), clock, postgres) as store:
+                for key, minutes in ages.items():
+                    clock.now = T0 - timedelta(minutes=minutes)
+                    await store.put(key, key.encode())
+                return await listed(store, T0 - timedelta(minutes=grace))
+
+        assert asyncio.run(run()) == {k for k, m in ages.items() if m > grace}
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+def status_bytes(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+class Peak:
+    """How much this process's peak resident memory grows over a stretch of work."""
+
+    def __enter__(self) -> Peak:
+        Path("/proc/self/clear_refs").write_text("5")  # the peak restarts from now
+        self.base = status_bytes("VmRSS")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.grew = status_bytes("VmHWM") - self.base
+
+
+@pytest.mark.parametrize(
+    "kind", ["filesystem", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_a_large_blob_goes_in_and_out_in_bounded_memory(store: Any) -> None:
+    size = 64 * MiB
+    incoming = store.incoming()
+    written = hashlib.sha256()
+    with incoming.open("wb") as file:
+        for n in range(size // MiB):
+            piece = hashlib.sha512(n.to_bytes(4, "big")).digest() * (MiB // 64)
+            written.update(piece)
+            file.write(piece)
+    del piece
+    with Peak() as taking_in:
+        assert await store.adopt("ab-large", incoming) == size
+    read = hashlib.sha256()
+    with Peak() as streaming:
+        async for chunk in store.chunks("ab-large"):
+            read.update(chunk)
+    copied = hashlib.sha256()
+    with Peak() as copying:
+        async with store.local("ab-large") as path:
+            with path.open("rb") as file:
+                while chunk := file.read(MiB):
+                    copied.update(chunk)
+    assert read.digest() == copied.digest() == written.digest()
+    for what, peak in (("adopt", taking_in), ("chunks", streaming), ("local", copying)):
+        assert peak.grew <= 16 * MiB, f"{what}: peak RSS grew {peak.grew / MiB:.1f} MiB"
