@@ -158,7 +158,18 @@ async def ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
     SMP with its URL when the SML does not have it as it is; queue the registration of the
     participants that have no SML task (made before the SML was configured, or the operator's
     own); and give every other participant the status its task says (a change of the
-    participant that raced the worker's outcome may have written an older one)."""
+    participant that raced the worker's outcome may have written an older one). Processes
+    starting together may race to add the same task: the loser looks again."""
+    for last in (False, False, True):
+        try:
+            await _ensure_smp(ctx, smp_urls)
+            return
+        except Conflict:
+            if last:
+                raise
+
+
+async def _ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
     locator = ctx.net.locator
     now = ctx.clock()
     async with ctx.uow() as uow:

@@ -6,6 +6,7 @@ local SOAP SML with its DNS in the last tests."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import shutil
@@ -345,3 +346,14 @@ async def test_over_soap_a_registered_participant_is_found_by_dns(
         "POST", f"/orgs/{api.org_id}/participants/{p['id']}/migration_key", as_=ALICE
     )
     assert status == 503 and body["code"] == "AT-1503", body
+
+
+async def test_processes_starting_together_queue_the_smp_once(ours, shared_sml) -> None:
+    ctx = await resolve(ours.container.context)
+    async with ctx.uow() as uow:  # as on a first start: nothing queued yet
+        for task in await uow.repository(LOCATOR_TASKS).all():
+            await uow.repository(LOCATOR_TASKS).remove(task.id)
+        await uow.commit()
+    url = {TEST: "https://smp.example.org/smp"}
+    await asyncio.gather(*(sml_cases.ensure_smp(ctx, url) for _ in range(4)))
+    assert (await tasks(ours))[OURS].smp_url == "https://smp.example.org/smp"
