@@ -6,12 +6,13 @@ import uuid
 
 import attrs
 
-from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.collections import ORGANISATIONS, USERS
+from fourcorner.application.repositories import Members
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import api_key, roles
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.errors import Forbidden, NotAMember, NotFound
-from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.member import Member
 from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import User
@@ -60,9 +61,7 @@ async def key_role(uow: UnitOfWork, key: ApiKey) -> Role | None:
         return None
     member = None
     if creator.role is not Role.SUPERADMIN:
-        member = await uow.repository(MEMBERS).first(
-            orgId=key.org_id, userRef=creator.id, status=MemberStatus.ACTIVE
-        )
+        member = await Members(uow).active_of_user_in(key.org_id, creator.id)
     return api_key.effective_role(key.role, creator.role, member.role if member else None)
 
 
@@ -105,9 +104,7 @@ async def authorise(
         role, member = Role.SUPERADMIN, None
     else:
         user = principal.require_user()
-        member = await uow.repository(MEMBERS).first(
-            orgId=org_id, userRef=user.id, status=MemberStatus.ACTIVE
-        )
+        member = await Members(uow).active_of_user_in(org_id, user.id)
         if member is None:
             raise NotAMember(org_id=str(org_id))
         role = member.role

@@ -14,16 +14,20 @@ import attrs
 from fourcorner.application import participants as participant_cases
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.certificates import check_transport_profile
-from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES, PARTICIPANTS
+from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
-from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.application.repositories import Participants
+from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, Service
 from fourcorner.domain.errors import Detail, InUse, InvalidInput
 from fourcorner.domain.network_services import AccessPoint, Environment, ap_url, require_whitelabel
 from fourcorner.domain.roles import Role
+
+# the readers of an organisation's access points
+_ACCESS_POINTS = InOrg(ACCESS_POINTS, "access point")
+list_aps, get_ap = _ACCESS_POINTS.list, _ACCESS_POINTS.get
 
 
 @attrs.frozen
@@ -92,21 +96,6 @@ async def create_ap(
     return ap
 
 
-async def list_aps(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[AccessPoint]:
-    return await list_in_org(ctx, principal, org_id, ACCESS_POINTS, request)
-
-
-async def get_ap(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
-) -> AccessPoint:
-    found: AccessPoint = await get_in_org(
-        ctx, principal, org_id, ACCESS_POINTS, ap_id, "access point"
-    )
-    return found
-
-
 async def update_ap(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID, cmd: UpdateAccessPoint
 ) -> AccessPoint:
@@ -122,7 +111,7 @@ async def update_ap(
         )
         await uow.repository(ACCESS_POINTS).update(ap)
         # the participants it serves publish the new certificate or name
-        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+        for p in await Participants(uow).served_by(ap.id):
             await participant_cases.republish(ctx, uow, p)
         await uow.commit()
     return ap
@@ -137,7 +126,7 @@ async def delete_aps(
         done = []
         for aid in dict.fromkeys(ids):
             await owned(uow, ACCESS_POINTS, org_id, aid, "access point")
-            user = await uow.repository(PARTICIPANTS).first(apRef=aid)
+            user = await Participants(uow).first_served_by(aid)
             if user is not None:
                 raise InUse(
                     resource="access point", ident=str(aid), used_by=f"participant {user.id}"

@@ -11,9 +11,8 @@ import attrs
 from fourcorner.application.access import Principal, authorise, key_role
 from fourcorner.application.collections import API_KEYS
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
-from fourcorner.application.scoped import list_in_org, owned
-from fourcorner.application.storage import Page
+from fourcorner.application.repositories import ApiKeys
+from fourcorner.application.scoped import InOrg, owned
 from fourcorner.domain import api_key
 from fourcorner.domain.api_key import KEY_PREFIX, ApiKey
 from fourcorner.domain.errors import Unauthorised
@@ -62,10 +61,7 @@ async def create(
     return NewKey(record, key)
 
 
-async def list_keys(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[ApiKey]:
-    return await list_in_org(ctx, principal, org_id, API_KEYS, request)
+list_keys = InOrg(API_KEYS, "API key").list
 
 
 async def revoke(
@@ -86,7 +82,7 @@ async def authenticate(ctx: Context, presented: str) -> Principal:
     if not presented.startswith(KEY_PREFIX) or len(presented) > 200 or not presented.isascii():
         raise Unauthorised(reason="the API key is not valid")
     async with ctx.reads() as uow:
-        record = await uow.repository(API_KEYS).first(keyHash=api_key.hash_key(presented))
+        record = await ApiKeys(uow).by_hash(api_key.hash_key(presented))
         if record is None or not record.usable_at(ctx.clock()):
             raise Unauthorised(reason="the API key is not valid, inactive or expired")
         if await key_role(uow, record) is None:

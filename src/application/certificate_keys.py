@@ -24,9 +24,9 @@ import uuid
 
 import attrs
 
-from fourcorner.application.collections import CERTIFICATES
 from fourcorner.application.context import Context
-from fourcorner.application.storage import Cursor, Query, Repository, UnitOfWork
+from fourcorner.application.repositories import Certificates
+from fourcorner.application.storage import Cursor, Query, UnitOfWork
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import CertificateKeyInUse, Conflict, InvalidInput
 from fourcorner.domain.network_services import OPERATOR_ORG_ID
@@ -36,13 +36,13 @@ log = logging.getLogger("fourcorner.certificates")
 PAGE = 200
 
 
-async def _holder(repo: Repository[Certificate], org_id: uuid.UUID, key: str) -> str | None:
+async def _holder(repo: Certificates, org_id: uuid.UUID, key: str) -> str | None:
     """Who registered the public key ``key`` already, as the refusal names them; None if no
     one did."""
-    for own in await repo.all(orgId=OPERATOR_ORG_ID):
+    for own in await repo.of_org(OPERATOR_ORG_ID):
         if own.public_key_sha256 == key:
             return "the service operator"
-    held = await repo.first(heldKey=key)
+    held = await repo.holding(key)
     if held is None:
         return None
     if held.org_id == org_id:
@@ -53,7 +53,7 @@ async def _holder(repo: Repository[Certificate], org_id: uuid.UUID, key: str) ->
 async def add(uow: UnitOfWork, cert: Certificate) -> None:
     """Store an uploaded certificate (it holds its key: ``holds_key``); ``CertificateKeyInUse``
     when the key is registered already (also when another upload of it commits first)."""
-    repo = uow.repository(CERTIFICATES)
+    repo = Certificates(uow)
     holder = await _holder(repo, cert.org_id, cert.public_key_sha256)
     if holder is not None:
         raise CertificateKeyInUse(holder=holder)
@@ -70,14 +70,14 @@ async def record_all(ctx: Context) -> int:
     many. Safe to run again, and beside other processes."""
     done = 0
     async with ctx.uow() as uow:
-        operators = await uow.repository(CERTIFICATES).all(orgId=OPERATOR_ORG_ID)
+        operators = await Certificates(uow).of_org(OPERATOR_ORG_ID)
     for cert in operators:
         if not cert.public_key_sha256:
             done += await _record_one(ctx, cert.id)
     query = Query(limit=PAGE)
     while True:
         async with ctx.uow() as uow:
-            page = await uow.repository(CERTIFICATES).list(query)
+            page = await Certificates(uow).list(query)
         for cert in page.items:
             if not cert.public_key_sha256:
                 done += await _record_one(ctx, cert.id)
@@ -91,7 +91,7 @@ async def record_all(ctx: Context) -> int:
 
 async def _record_one(ctx: Context, ident: uuid.UUID) -> int:
     async with ctx.uow() as uow:
-        repo = uow.repository(CERTIFICATES)
+        repo = Certificates(uow)
         cert = await repo.lock(ident)
         if cert is None or cert.public_key_sha256:
             return 0

@@ -14,17 +14,20 @@ import attrs
 
 from fourcorner.application import certificate_keys
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
+from fourcorner.application.collections import CERTIFICATES
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.repositories import AccessPoints
+from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
-from fourcorner.application.storage import Page
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
 from fourcorner.domain.errors import InUse, InvalidInput
 from fourcorner.domain.network_services import require_whitelabel
 from fourcorner.domain.roles import Role
+
+# the readers of an organisation's certificates
+_CERTIFICATES = InOrg(CERTIFICATES, "certificate")
+list_certificates, get_certificate = _CERTIFICATES.list, _CERTIFICATES.get
 
 
 @attrs.frozen
@@ -96,21 +99,6 @@ def check_transport_profile(ctx: Context, profile: str) -> None:
         raise InvalidInput.one("$.transportProfile", f"{profile} is no longer in use")
 
 
-async def list_certificates(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[Certificate]:
-    return await list_in_org(ctx, principal, org_id, CERTIFICATES, request)
-
-
-async def get_certificate(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cert_id: uuid.UUID
-) -> Certificate:
-    found: Certificate = await get_in_org(
-        ctx, principal, org_id, CERTIFICATES, cert_id, "certificate"
-    )
-    return found
-
-
 async def update_certificate(
     ctx: Context,
     principal: Principal,
@@ -137,11 +125,11 @@ async def delete_certificates(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         require_whitelabel(access.org, "delete certificates")
-        certs, aps = uow.repository(CERTIFICATES), uow.repository(ACCESS_POINTS)
+        certs, aps = uow.repository(CERTIFICATES), AccessPoints(uow)
         done = []
         for cid in dict.fromkeys(ids):
             await owned(uow, CERTIFICATES, org_id, cid, "certificate")
-            user = await aps.first(certificateRef=cid)
+            user = await aps.first_using(cid)
             if user is not None:
                 raise InUse(
                     resource="certificate", ident=str(cid), used_by=f"access point {user.id}"

@@ -29,14 +29,12 @@ import attrs
 from fourcorner.application import idempotency, telemetry
 from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
-from fourcorner.application.listing import condition, equals, one_of
 from fourcorner.application.ports import SendResult, WebhookSender
+from fourcorner.application.repositories import Deliveries, Events
 from fourcorner.application.sealed import WEBHOOK_SECRET
-from fourcorner.application.storage import Query
 from fourcorner.application.webhooks import body_of, purge
 from fourcorner.domain import webhook as rules
 from fourcorner.domain.errors import SecretUnusable
-from fourcorner.domain.filtering import Op
 from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook
 
 log = logging.getLogger("fourcorner.webhooks")
@@ -105,19 +103,10 @@ class DeliveryWorker:
             if self._load(endpoint) >= room
             for hook_id in hook_ids
         )
-        due = Query(
-            where=(
-                equals(DELIVERIES, "status", DeliveryStatus.PENDING),
-                condition(DELIVERIES, "nextAttemptAt", Op.LTE, now),
-                condition(DELIVERIES, "leaseUntil", Op.LT, now),
-                *(condition(DELIVERIES, "webhookId", Op.NE, hook_id) for hook_id in full),
-            ),
-            limit=limit,
-        )
         self.blocked = False
         async with self._ctx.uow() as uow:
-            deliveries = uow.repository(DELIVERIES)
-            claimed = await deliveries.claim(due)
+            deliveries = Deliveries(uow)
+            claimed = await deliveries.claim_due(now, limit, skip_webhooks=full)
             if not claimed:
                 return []
             hooks: dict[uuid.UUID, Webhook | None] = {}
@@ -139,10 +128,7 @@ class DeliveryWorker:
             if not leased:
                 return []
             wanted = sorted(map(str, {d.event_id for d in leased}))
-            found = await uow.repository(EVENTS).list(
-                Query(where=(one_of(EVENTS, "id", wanted),), limit=len(wanted))
-            )
-            events = {e.id: e for e in found.items}
+            events = {e.id: e for e in await Events(uow).with_ids(wanted)}
             await deliveries.update_many(leased)
             await uow.commit()
         for endpoint, count in taken.items():

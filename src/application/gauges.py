@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import attrs
 
-from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
 from fourcorner.application.context import Context
-from fourcorner.domain.transaction import Direction, Status
-from fourcorner.domain.webhook import DeliveryStatus
+from fourcorner.application.repositories import Deliveries, Transactions
+from fourcorner.domain.transaction import Status
 
 
 @attrs.frozen
@@ -19,12 +18,9 @@ class Gauges:
 
 async def read(ctx: Context) -> Gauges:
     async with ctx.uow() as uow:
-        tx = uow.repository(TRANSACTIONS)
+        tx = Transactions(uow)
         transactions = sum(
-            [
-                await tx.count(direction=Direction.TO_NETWORK, transactionStatus=s)
-                for s in (Status.UNPROCESSED, Status.PROCESSING)
-            ]
+            [await tx.count_outbound(s) for s in (Status.UNPROCESSED, Status.PROCESSING)]
         )
-        deliveries = await uow.repository(DELIVERIES).count(status=DeliveryStatus.PENDING)
+        deliveries = await Deliveries(uow).count_pending()
     return Gauges(transactions, deliveries)

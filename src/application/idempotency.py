@@ -18,12 +18,10 @@ from typing import Any
 import attrs
 
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import IDEMPOTENCY_KEYS
 from fourcorner.application.context import Context
-from fourcorner.application.listing import condition
-from fourcorner.application.storage import Query, UnitOfWork
+from fourcorner.application.repositories import IdempotencyKeys
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.errors import IdempotencyKeyReused
-from fourcorner.domain.filtering import Op
 from fourcorner.domain.idempotency import KEY_LIFETIME, IdempotencyKey
 from fourcorner.domain.roles import Role
 
@@ -58,7 +56,7 @@ async def replay(
     for another request."""
     async with ctx.reads() as uow:
         await authorise(uow, principal, org_id, role)
-        found = await uow.repository(IDEMPOTENCY_KEYS).first(orgId=org_id, key=request.key)
+        found = await IdempotencyKeys(uow).find(org_id, request.key)
     if found is None or not found.live_at(ctx.clock()):
         return None
     if found.request_digest != request.digest:
@@ -71,9 +69,9 @@ async def remember(
 ) -> None:
     """Store ``answer`` under ``request``'s key, in the caller's unit of work (an expired
     record of the key gives way); ``Conflict`` when a live one exists."""
-    keys = uow.repository(IDEMPOTENCY_KEYS)
+    keys = IdempotencyKeys(uow)
     now = ctx.clock()
-    old = await keys.first(orgId=org_id, key=request.key)
+    old = await keys.find(org_id, request.key)
     if old is not None and not old.live_at(now):
         await keys.remove(old.id)
     await keys.add(
@@ -92,12 +90,11 @@ async def remember(
 async def purge(ctx: Context, *, now: datetime | None = None, batch: int = 500) -> int:
     """Delete keys older than their lifetime (24 hours)."""
     cutoff = (now or ctx.clock()) - KEY_LIFETIME
-    old = condition(IDEMPOTENCY_KEYS, "createdAt", Op.LTE, cutoff)
     removed = 0
     while True:
         async with ctx.uow() as uow:
-            keys = uow.repository(IDEMPOTENCY_KEYS)
-            found = await keys.claim(Query(where=(old,), limit=batch))
+            keys = IdempotencyKeys(uow)
+            found = await keys.claim_created_by(cutoff, batch)
             for k in found:
                 await keys.remove(k.id)
             await uow.commit()

@@ -19,9 +19,10 @@ import uuid
 import attrs
 
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import MEMBERS, ORGANISATIONS
+from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
 from fourcorner.application.identity import Identity
+from fourcorner.application.repositories import Members
 from fourcorner.domain import member as membership
 from fourcorner.domain.errors import AlreadyMember
 from fourcorner.domain.member import Member, MemberStatus
@@ -38,8 +39,8 @@ async def invite(
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        members = uow.repository(MEMBERS)
-        if await members.first(orgId=org_id, invitedEmail=address) is not None:
+        members = Members(uow)
+        if await members.invitation(org_id, address) is not None:
             raise AlreadyMember(user_id=address)
         invitation = Member(
             id=ctx.new_id(),
@@ -63,20 +64,20 @@ async def redeem(ctx: Context, user: User, identity: Identity) -> None:
         return
     address = membership.normalise_email(identity.email)
     async with ctx.reads() as reading:
-        found = await reading.repository(MEMBERS).all(invitedEmail=address)
+        found = await Members(reading).invitations_to(address)
     if not found:
         return
     now = ctx.clock()
     async with ctx.uow() as uow:
-        members = uow.repository(MEMBERS)
+        members = Members(uow)
         for org_id in sorted({i.org_id for i in found}, key=str):  # one lock order for all
             if await uow.repository(ORGANISATIONS).lock(org_id) is None:
                 continue
             # read again under the lock: another sign-in may have redeemed it meanwhile
-            invitation = await members.first(orgId=org_id, invitedEmail=address)
+            invitation = await members.invitation(org_id, address)
             if invitation is None:
                 continue
-            existing = await members.first(orgId=org_id, userRef=user.id)
+            existing = await members.of_user_in(org_id, user.id)
             result = membership.redeem(invitation, existing, user.id, now)
             if existing is None:
                 result = _named(result, user)

@@ -16,8 +16,9 @@ from fourcorner.application import invitations
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import MEMBERS, USERS
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest, one_of
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.listing import ListRequest
+from fourcorner.application.repositories import Members
+from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain import member as membership
 from fourcorner.domain.errors import InvalidInput, NotFound
@@ -54,7 +55,7 @@ async def list_members(
     status: MemberStatus | tuple[MemberStatus, ...],
 ) -> Page[Member]:
     statuses = status if isinstance(status, tuple) else (status,)
-    scope = (one_of(MEMBERS, "status", statuses),)
+    scope = Members.with_status(statuses)
     return await list_in_org(ctx, principal, org_id, MEMBERS, request, scope=scope)
 
 
@@ -62,10 +63,7 @@ async def _member(uow: UnitOfWork, org_id: uuid.UUID, member_id: uuid.UUID) -> M
     return await owned(uow, MEMBERS, org_id, member_id, "member")
 
 
-async def get(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID
-) -> Member:
-    return await get_in_org(ctx, principal, org_id, MEMBERS, member_id, "member")
+get = InOrg(MEMBERS, "member").get
 
 
 async def create(
@@ -85,8 +83,8 @@ async def create(
         user = await uow.repository(USERS).get(cmd.user_id)
         if user is None:
             raise NotFound(resource="user", ident=cmd.user_id)
-        members = uow.repository(MEMBERS)
-        existing = await members.first(orgId=org_id, userRef=user.id)
+        members = Members(uow)
+        existing = await members.of_user_in(org_id, user.id)
         fresh = Member(
             id=ctx.new_id(),
             org_id=org_id,
@@ -114,7 +112,7 @@ async def decide(
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        members = uow.repository(MEMBERS)
+        members = Members(uow)
         done = []
         for mid in dict.fromkeys(ids):
             m = await _member(uow, org_id, mid)
@@ -131,9 +129,9 @@ async def update(
     role = _org_role(cmd.role)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        members = uow.repository(MEMBERS)
+        members = Members(uow)
         m = await _member(uow, org_id, member_id)
-        membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, role)
+        membership.ensure_an_admin_remains(await members.of_org(org_id), m, role)
         m = m.with_role(role, ctx.clock())
         await members.update(m)
         await uow.commit()
@@ -145,9 +143,9 @@ async def delete(
 ) -> Member:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        members = uow.repository(MEMBERS)
+        members = Members(uow)
         m = await _member(uow, org_id, member_id)
-        membership.ensure_an_admin_remains(await members.all(orgId=org_id), m, None)
+        membership.ensure_an_admin_remains(await members.of_org(org_id), m, None)
         await members.remove(m.id)
         await uow.commit()
     return m

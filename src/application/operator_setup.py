@@ -16,11 +16,11 @@ from fourcorner.application.collections import (
     ACCESS_POINTS,
     CERTIFICATES,
     ORGANISATIONS,
-    PARTICIPANTS,
     SMPS,
 )
 from fourcorner.application.context import Context
 from fourcorner.application.ports import InspectedCertificate
+from fourcorner.application.repositories import Participants
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
@@ -94,8 +94,8 @@ async def _ensure_spid_participant(
 ) -> None:
     ident = spid_participant(spid).value
     mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
-    participants = uow.repository(PARTICIPANTS)
-    if mls is None or await participants.first(identifierKey=ident.lower()) is not None:
+    participants = Participants(uow)
+    if mls is None or await participants.by_identifier(ident) is not None:
         return
     p = Participant(
         id=_operator_id("participant:spid", env),
@@ -198,5 +198,5 @@ async def _ensure_environment(
         await aps.add(ap)
     elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
         await aps.update(ap)
-        for p in await uow.repository(PARTICIPANTS).all(apRef=ap.id):
+        for p in await Participants(uow).served_by(ap.id):
             await participant_cases.republish(ctx, uow, p)

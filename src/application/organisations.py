@@ -9,9 +9,10 @@ from typing import Any
 import attrs
 
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import CERTIFICATES, MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
 from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest, build_query
+from fourcorner.application.repositories import Certificates, Organisations
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import (
@@ -97,13 +98,13 @@ async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) ->
         # The user's record is locked so their creations run one at a time: of two at once,
         # only one is their first (sharedModeEnabled).
         await uow.repository(USERS).lock(user.id)
-        orgs = uow.repository(ORGANISATIONS)
-        if await orgs.first(legalKey=legal_key) is not None:
+        orgs = Organisations(uow)
+        if await orgs.by_legal_key(legal_key) is not None:
             raise DuplicateOrganisation(
                 legal_identifier_code=cmd.legal_identifier_code,
                 legal_identifier=cmd.legal_identifier,
             )
-        first_of_user = await orgs.count(createdBy=user.id) == 0
+        first_of_user = await orgs.count_created_by(user.id) == 0
         org = Organisation(
             id=ctx.new_id(),
             legal_name=cmd.legal_name.strip(),
@@ -153,7 +154,7 @@ class OrganisationView:
 
 
 async def _view(uow: UnitOfWork, org: Organisation) -> OrganisationView:
-    return OrganisationView(org, await uow.repository(CERTIFICATES).all(orgId=org.id))
+    return OrganisationView(org, await Certificates(uow).of_org(org.id))
 
 
 async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> OrganisationView:
@@ -185,7 +186,7 @@ async def update(
             code = cmd.legal_identifier_code or org.legal_identifier_code
             ident = cmd.legal_identifier or org.legal_identifier
             key = _legal_key(ctx, code, ident)
-            clash = await uow.repository(ORGANISATIONS).first(legalKey=key)
+            clash = await Organisations(uow).by_legal_key(key)
             if clash is not None and clash.id != org.id:
                 raise DuplicateOrganisation(legal_identifier_code=code, legal_identifier=ident)
             changes |= {"legal_identifier": ident, "legal_identifier_code": code, "legal_key": key}

@@ -17,11 +17,11 @@ from fourcorner.application.collections import (
     SMP_REGISTRATIONS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
 from fourcorner.application.publishing import check_supported, registration
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.repositories import Participants
+from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.services_to_use import usable
-from fourcorner.application.storage import Page, UnitOfWork
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
 from fourcorner.domain.network_services import AccessPoint, Smp
@@ -136,8 +136,8 @@ async def create(
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         smp, ap = await _usable(uow, org_id, cmd.smp_ref, cmd.ap_ref)
         _check_transport(ap, cmd.transport_profile)
-        participants = uow.repository(PARTICIPANTS)
-        if await participants.first(identifierKey=checked.canonical) is not None:
+        participants = Participants(uow)
+        if await participants.by_identifier(checked.canonical) is not None:
             raise Conflict(
                 reason=f"the participant {cmd.participant_identifier} is registered already"
             )
@@ -170,18 +170,13 @@ async def create(
     return await sml.register_now(ctx, participant)
 
 
+_PARTICIPANTS = InOrg(PARTICIPANTS, "participant")
+get = _PARTICIPANTS.get
+list_participants = _PARTICIPANTS.list
+
+
 async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
     return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
-
-
-async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
-    return await get_in_org(ctx, principal, org_id, PARTICIPANTS, pid, "participant")
-
-
-async def list_participants(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[Participant]:
-    return await list_in_org(ctx, principal, org_id, PARTICIPANTS, request)
 
 
 async def update(

@@ -1,12 +1,15 @@
 """Records that belong to one organisation: fetch one (404 outside it) and list them.
 
 ``get_in_org`` and ``list_in_org`` change nothing, so they read through ``Context.reads()``:
-the caller's membership comes from the record cache."""
+the caller's membership comes from the record cache. ``InOrg`` binds them to one collection,
+for the use-case modules whose readers are no more than that."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+
+import attrs
 
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.context import Context
@@ -61,3 +64,28 @@ async def list_in_org(
     async with ctx.reads() as uow:
         await authorise(uow, principal, org_id, role)
         return await uow.repository(collection).list(query)
+
+
+@attrs.frozen
+class InOrg(Generic[T]):
+    """The readers of one collection's records of an organisation, for a caller holding
+    ``role`` there; ``resource`` is what a record not found is called. A use-case module
+    names them: ``get = InOrg(WEBHOOKS, "webhook").get``."""
+
+    collection: Collection[T]
+    resource: str
+    role: Role = Role.ORGADMIN
+
+    async def get(
+        self, ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
+    ) -> T:
+        """The record ``ident`` of ``org_id``."""
+        return await get_in_org(
+            ctx, principal, org_id, self.collection, ident, self.resource, self.role
+        )
+
+    async def list(
+        self, ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
+    ) -> Page[T]:
+        """A page of ``org_id``'s records."""
+        return await list_in_org(ctx, principal, org_id, self.collection, request, self.role)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import ACCESS_POINTS, SMPS
 from fourcorner.application.context import Context
+from fourcorner.application.repositories import AccessPoints, Smps
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.network_services import OPERATOR_ORG_ID, AccessPoint, Smp, all_to_use
 from fourcorner.domain.organisation import Mode, Organisation
@@ -15,12 +15,11 @@ from fourcorner.domain.roles import Role
 
 
 async def usable(uow: UnitOfWork, org: Organisation) -> tuple[list[Smp], list[AccessPoint]]:
-    smps = uow.repository(SMPS)
-    aps = uow.repository(ACCESS_POINTS)
-    operator_smps = await smps.all(orgId=OPERATOR_ORG_ID)
-    operator_aps = await aps.all(orgId=OPERATOR_ORG_ID)
-    own_smps = await smps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
-    own_aps = await aps.all(orgId=org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    smps, aps = Smps(uow), AccessPoints(uow)
+    operator_smps = await smps.of_org(OPERATOR_ORG_ID)
+    operator_aps = await aps.of_org(OPERATOR_ORG_ID)
+    own_smps = await smps.of_org(org.id) if org.organisation_mode is Mode.WHITELABEL else []
+    own_aps = await aps.of_org(org.id) if org.organisation_mode is Mode.WHITELABEL else []
     return (
         all_to_use(org, operator_smps, own_smps),
         all_to_use(org, operator_aps, own_aps),

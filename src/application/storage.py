@@ -287,6 +287,31 @@ class UnitOfWork(Protocol):
     ) -> None: ...
 
 
+class UnitOfWorkEnd:
+    """How every adapter's unit of work ends: leaving ``async with`` first ``discard``s what
+    was not committed, then ``release``s what ``__aenter__`` took (a lock, a connection), even
+    when discarding failed. A unit of work that holds nothing keeps both defaults."""
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.discard()
+        finally:
+            await self.release()
+
+    async def discard(self) -> None:
+        """Undo what this unit of work did and did not commit."""
+        return None
+
+    async def release(self) -> None:
+        """Give back what ``__aenter__`` took."""
+        return None
+
+
 class UnitOfWorkFactory(Protocol):
     def __call__(self) -> UnitOfWork: ...
 

@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
 
 import attrs
 
@@ -17,18 +16,18 @@ from fourcorner.application.collections import (
     API_KEYS,
     ARTEFACTS,
     CERTIFICATES,
-    PARTICIPANTS,
     TRANSACTIONS,
     UPLOADS,
     USERS,
 )
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
-from fourcorner.application.listing import ListRequest, equals, one_of
+from fourcorner.application.listing import ListRequest
 from fourcorner.application.ports import BlobStore, Envelopes
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.repositories import Artefacts, Participants, Transactions
+from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.services_to_use import usable
-from fourcorner.application.storage import MAX_LIMIT, Collection, Cursor, Page, Query, UnitOfWork
+from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.clock import from_ns
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
@@ -39,7 +38,6 @@ from fourcorner.domain.errors import (
     InvalidInput,
     NotFound,
 )
-from fourcorner.domain.filtering import Condition
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
     Artefact,
@@ -52,7 +50,6 @@ from fourcorner.domain.transaction import (
 )
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
-T = TypeVar("T")
 
 
 @attrs.frozen
@@ -98,23 +95,12 @@ async def blobs_in_use(uow: UnitOfWork, ids: Sequence[uuid.UUID]) -> set[str]:
     used: set[str] = set()
     if not ids:
         return used
-    for tx in await _every(uow, TRANSACTIONS, one_of(TRANSACTIONS, "id", ids)):
+    for tx in await Transactions(uow).with_ids(ids):
         if tx.transaction_status in (Status.UNPROCESSED, Status.PROCESSING):
             used.update(working_keys(tx))
-    for artefact in await _every(uow, ARTEFACTS, one_of(ARTEFACTS, "transactionId", ids)):
+    for artefact in await Artefacts(uow).of_transactions(ids):
         used.add(artefact.blob)
     return used
-
-
-async def _every(uow: UnitOfWork, collection: Collection[T], where: Condition) -> list[T]:
-    found: list[T] = []
-    query = Query(where=(where,), limit=MAX_LIMIT)
-    while True:
-        page = await uow.repository(collection).list(query)
-        found.extend(page.items)
-        if page.next_cursor is None:
-            return found
-        query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
 
 
 def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
@@ -214,9 +200,7 @@ async def _accept(
     envelope = docs.envelopes.read_file(incoming)
     _check_catalogue(ctx, envelope)
     async with ctx.uow() as uow:
-        sender = await uow.repository(PARTICIPANTS).first(
-            identifierKey=envelope.sender.value.lower()
-        )
+        sender = await Participants(uow).by_identifier(envelope.sender.value)
     if sender is None or sender.org_id != org_id:
         raise InvalidInput.one(
             "StandardBusinessDocumentHeader/Sender/Identifier",
@@ -271,7 +255,7 @@ async def _accept(
     except Conflict:
         await docs.blobs.delete(key)
         async with ctx.uow() as uow:
-            sent = await uow.repository(TRANSACTIONS).first(dedupKey=tx.dedup_key)
+            sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
         if sent is None:  # not the document: the idempotency key clashed
             raise
         raise DuplicateTransaction(
@@ -337,21 +321,13 @@ async def list_transactions(
     direction: Direction,
     request: ListRequest,
 ) -> Page[Transaction]:
-    scope = (
-        equals(TRANSACTIONS, "direction", direction),
-        equals(TRANSACTIONS, "kind", Kind.DOCUMENT),
-    )
+    scope = Transactions.documents(direction)
     return await list_in_org(
         ctx, principal, org_id, TRANSACTIONS, request, Role.ORGMEMBER, scope=scope
     )
 
 
-async def get(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
-) -> Transaction:
-    return await get_in_org(
-        ctx, principal, org_id, TRANSACTIONS, ident, "transaction", Role.ORGMEMBER
-    )
+get = InOrg(TRANSACTIONS, "transaction", Role.ORGMEMBER).get
 
 
 async def artefacts(
@@ -360,7 +336,7 @@ async def artefacts(
     async with ctx.reads() as uow:
         await authorise(uow, principal, org_id, Role.ORGMEMBER)
         await owned(uow, TRANSACTIONS, org_id, ident, "transaction")
-        return await uow.repository(ARTEFACTS).all(transactionId=ident)
+        return await Artefacts(uow).of_transaction(ident)
 
 
 async def artefact(

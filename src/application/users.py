@@ -9,9 +9,10 @@ import attrs
 
 from fourcorner.application import invitations
 from fourcorner.application.access import Principal
-from fourcorner.application.collections import DELETED_IDENTITIES, MEMBERS, ORGANISATIONS, USERS
+from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
 from fourcorner.application.identity import Identity
+from fourcorner.application.repositories import DeletedIdentities, Members, Users
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import member as membership
 from fourcorner.domain.errors import (
@@ -66,7 +67,7 @@ async def _signed_in(ctx: Context, identity: Identity) -> User:
     role = Role.SUPERADMIN if identity.superadmin else Role.USER
     key = identity_key(identity.issuer, identity.subject)
     async with ctx.reads() as reading:
-        user = await reading.repository(USERS).first(identityKey=key)
+        user = await Users(reading).by_identity(key)
     if user is not None and _up_to_date(user, identity, role):
         return user
     try:
@@ -89,8 +90,8 @@ _PREDATES_DELETION = "the token was issued before its user was deleted; sign in 
 
 async def _sign_in(ctx: Context, identity: Identity, key: str, role: Role) -> User:
     async with ctx.uow() as uow:
-        users = uow.repository(USERS)
-        user = await users.first(identityKey=key)
+        users = Users(uow)
+        user = await users.by_identity(key)
         if user is None:
             legacy = await users.get(identity.subject)
             user = legacy if legacy is not None and legacy.identity_key is None else None
@@ -140,20 +141,20 @@ async def _deleted_until(uow: UnitOfWork, identity: Identity) -> datetime | None
     """Tokens of ``identity`` issued up to this time are refused: a user of it was deleted
     (recorded under its issuer and subject, or under its subject alone for a user deleted
     before being bound)."""
-    deletions = uow.repository(DELETED_IDENTITIES)
+    deletions = DeletedIdentities(uow)
     keys = {
         identity_key(identity.issuer, identity.subject),
         identity_key("", identity.subject),
     }
-    found = [await deletions.first(identityKey=k) for k in sorted(keys)]
+    found = [await deletions.by_identity(k) for k in sorted(keys)]
     return max((d.tokens_not_before for d in found if d is not None), default=None)
 
 
 async def me(ctx: Context, principal: Principal) -> Me:
     user = principal.require_user()
     async with ctx.reads() as uow:
-        user = await uow.repository(USERS).get(user.id) or user
-        members = await uow.repository(MEMBERS).all(userRef=user.id, status=MemberStatus.ACTIVE)
+        user = await Users(uow).get(user.id) or user
+        members = await Members(uow).active_of_user(user.id)
         orgs = uow.repository(ORGANISATIONS)
         found = []
         for m in members:
@@ -179,7 +180,7 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
         raise InvalidInput([Detail("$.countryCode", "a two-letter country code in capitals")])
     changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
     async with ctx.uow() as uow:
-        users = uow.repository(USERS)
+        users = Users(uow)
         current = await users.get(user.id)
         if current is None:
             raise NotFound(resource="user", ident=uid)
@@ -202,16 +203,16 @@ async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> lis
     done: list[str] = []
     now = ctx.clock()
     async with ctx.uow() as uow:
-        users, members = uow.repository(USERS), uow.repository(MEMBERS)
-        deletions = uow.repository(DELETED_IDENTITIES)
+        users, members = Users(uow), Members(uow)
+        deletions = DeletedIdentities(uow)
         for uid in dict.fromkeys(ids):
             user = await users.lock(uid)
             if user is None or not await users.remove(uid):
                 continue
-            for m in await members.all(userRef=uid):
+            for m in await members.of_user(uid):
                 await members.remove(m.id)
             key = user.identity_key or identity_key("", user.id)
-            earlier = await deletions.first(identityKey=key)
+            earlier = await deletions.by_identity(key)
             if earlier is None:
                 await deletions.add(DeletedIdentity(ctx.new_id(), key, uid, now, now))
             else:
@@ -230,8 +231,8 @@ async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) 
         # locked as every change of the organisation's members locks it (application.members)
         if await uow.repository(ORGANISATIONS).lock(org_id) is None:
             raise NotFound(resource="organisation", ident=str(org_id))
-        members = uow.repository(MEMBERS)
-        existing = await members.first(orgId=org_id, userRef=user.id)
+        members = Members(uow)
+        existing = await members.of_user_in(org_id, user.id)
         fresh = Member(
             id=ctx.new_id(),
             org_id=org_id,
@@ -257,11 +258,11 @@ async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID)
     async with ctx.uow() as uow:
         # locked first, so the member set read next is not changing under the last-orgadmin rule
         await uow.repository(ORGANISATIONS).lock(org_id)
-        members = uow.repository(MEMBERS)
-        mine = await members.first(orgId=org_id, userRef=user.id)
+        members = Members(uow)
+        mine = await members.of_user_in(org_id, user.id)
         if mine is None or mine.status is MemberStatus.REJECTED:
             raise NotFound(resource="membership", ident=str(org_id))
-        membership.ensure_an_admin_remains(await members.all(orgId=org_id), mine, None)
+        membership.ensure_an_admin_remains(await members.of_org(org_id), mine, None)
         await members.remove(mine.id)
         await uow.commit()
     return mine

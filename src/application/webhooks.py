@@ -14,15 +14,14 @@ import attrs
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest, condition
-from fourcorner.application.scoped import get_in_org, list_in_org, owned
+from fourcorner.application.repositories import Deliveries, Events, Webhooks
+from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.sealed import WEBHOOK_SECRET
-from fourcorner.application.storage import Page, Query, UnitOfWork
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import webhook as rules
 from fourcorner.domain.clock import iso
 from fourcorner.domain.errors import InvalidInput, NotFound, NothingToRedeliver
 from fourcorner.domain.events import EVENT_NAMES, WEBHOOK_TEST
-from fourcorner.domain.filtering import Op
 from fourcorner.domain.roles import Role
 from fourcorner.domain.webhook import Delivery, Event, Webhook
 
@@ -96,18 +95,13 @@ async def create(
     return NewWebhook(hook, secret)
 
 
+_WEBHOOKS = InOrg(WEBHOOKS, "webhook")
+get = _WEBHOOKS.get
+list_webhooks = _WEBHOOKS.list
+
+
 async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
     return await owned(uow, WEBHOOKS, org_id, ident, "webhook")
-
-
-async def get(ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
-    return await get_in_org(ctx, principal, org_id, WEBHOOKS, ident, "webhook")
-
-
-async def list_webhooks(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[Webhook]:
-    return await list_in_org(ctx, principal, org_id, WEBHOOKS, request)
 
 
 async def update(
@@ -153,7 +147,7 @@ async def raise_event(
     if event_type not in EVENT_NAMES:
         raise ValueError(f"unknown event {event_type}")
     now = ctx.clock()
-    hooks = rules.subscribed(await uow.repository(WEBHOOKS).all(orgId=org_id), event_type)
+    hooks = rules.subscribed(await Webhooks(uow).of_org(org_id), event_type)
     event_id = ctx.new_id()
     deliveries = [
         Delivery(
@@ -215,7 +209,7 @@ async def redeliver(
         event = await events.lock(ident)
         if event is None or event.org_id != org_id:
             raise NotFound(resource="event", ident=str(ident))
-        hooks = {h.id: h for h in await uow.repository(WEBHOOKS).all(orgId=org_id)}
+        hooks = {h.id: h for h in await Webhooks(uow).of_org(org_id)}
         targets = [
             hooks[w]
             for w in dict.fromkeys(d.webhook_id for d in event.deliveries)
@@ -242,16 +236,9 @@ async def redeliver(
     return event
 
 
-async def list_events(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest
-) -> Page[Event]:
-    return await list_in_org(ctx, principal, org_id, EVENTS, request)
-
-
-async def get_event(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID
-) -> Event:
-    return await get_in_org(ctx, principal, org_id, EVENTS, ident, "event")
+_EVENTS = InOrg(EVENTS, "event")
+list_events = _EVENTS.list
+get_event = _EVENTS.get
 
 
 def body_of(event: Event) -> bytes:
@@ -272,15 +259,15 @@ def body_of(event: Event) -> bytes:
 async def purge(ctx: Context, *, now: datetime | None = None, batch: int = 500) -> int:
     """Delete events older than the retention (14 days) and their deliveries."""
     cutoff = (now or ctx.clock()) - rules.RETENTION
-    old = condition(EVENTS, "createdAt", Op.LT, cutoff)
     removed = 0
     while True:
         async with ctx.uow() as uow:
-            events = await uow.repository(EVENTS).claim(Query(where=(old,), limit=batch))
+            stored, deliveries = Events(uow), Deliveries(uow)
+            events = await stored.claim_older_than(cutoff, batch)
             for e in events:
-                for d in await uow.repository(DELIVERIES).all(eventId=e.id):
-                    await uow.repository(DELIVERIES).remove(d.id)
-                await uow.repository(EVENTS).remove(e.id)
+                for d in await deliveries.of_event(e.id):
+                    await deliveries.remove(d.id)
+                await stored.remove(e.id)
             await uow.commit()
         removed += len(events)
         if len(events) < batch:

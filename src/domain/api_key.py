@@ -14,7 +14,6 @@ from datetime import datetime
 import attrs
 
 from fourcorner.domain.errors import ExpiryInPast, InvalidInput, RoleAboveCreator
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import ORG_ROLES, Role, lower
 
@@ -76,14 +75,3 @@ def check_new_key(role: Role, creator_role: Role, expires: datetime, now: dateti
         raise RoleAboveCreator(requested=role.value, held=creator_role.value)
     if expires <= now:
         raise ExpiryInPast()
-
-
-FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda k: k.id),
-    FieldSpec("name", FieldType.STRING, lambda k: k.name),
-    FieldSpec("role", FieldType.ENUM, lambda k: k.role, choices=tuple(r.value for r in ORG_ROLES)),
-    FieldSpec("isActive", FieldType.BOOL, lambda k: k.is_active),
-    FieldSpec("expires", FieldType.DATETIME, lambda k: k.expires),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda k: k.created_at),
-)
-SEARCH = ("name",)

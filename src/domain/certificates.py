@@ -9,7 +9,6 @@ from datetime import datetime
 
 import attrs
 
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.organisation import UserRef
 
@@ -109,15 +108,3 @@ def _rfc4514_attributes(text: str) -> list[tuple[str, str]]:
     if in_value:
         out.append((kind, buf.decode(errors="replace")))
     return out
-
-
-CERTIFICATE_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda c: c.id),
-    FieldSpec("name", FieldType.STRING, lambda c: c.name),
-    FieldSpec("service", FieldType.ENUM, lambda c: c.service, choices=("AP", "SMP")),
-    FieldSpec(
-        "environment", FieldType.ENUM, lambda c: c.environment, choices=("test", "production")
-    ),
-    FieldSpec("validUntil", FieldType.DATETIME, lambda c: c.valid_until),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda c: c.created_at),
-)

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 import attrs
 
 from fourcorner.domain.errors import InvalidInput
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 
 KEY_LIFETIME = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -43,11 +42,3 @@ def check_key(text: str) -> str:
     if not 1 <= len(text) <= MAX_KEY_LENGTH or not all(" " <= c <= "~" for c in text):
         raise InvalidInput.one(HEADER, f"a key is 1 to {MAX_KEY_LENGTH} printable ASCII characters")
     return text
-
-
-COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda k: k.id),
-    FieldSpec("orgId", FieldType.UUID, lambda k: k.org_id),
-    FieldSpec("key", FieldType.STRING, lambda k: k.key),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda k: k.created_at),
-)

@@ -15,7 +15,6 @@ from datetime import datetime
 import attrs
 
 from fourcorner.domain.errors import AlreadyMember, InvalidInput, LastOrgAdmin, NotPending
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import ORG_ROLES, Role
 
@@ -149,17 +148,3 @@ def ensure_an_admin_remains(
         return
     if not any(m.is_admin and m.id != changed.id for m in members):
         raise LastOrgAdmin()
-
-
-FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda m: m.id),
-    FieldSpec("role", FieldType.ENUM, lambda m: m.role, choices=tuple(r.value for r in ORG_ROLES)),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda m: m.status, choices=tuple(s.value for s in MemberStatus)
-    ),
-    FieldSpec("userRef", FieldType.STRING, lambda m: m.user_ref),
-    FieldSpec("firstName", FieldType.STRING, lambda m: m.first_name),
-    FieldSpec("lastName", FieldType.STRING, lambda m: m.last_name),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda m: m.created_at),
-)
-SEARCH = ("firstName", "lastName", "userRef")

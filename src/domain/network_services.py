@@ -12,9 +12,7 @@ from typing import TypeVar
 
 import attrs
 
-from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import ModeNotPermitted
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.organisation import Mode, Organisation, UserRef
 
 # The operator's own organisation owns the shared SMPs and access points.
@@ -81,21 +79,3 @@ def all_to_use(org: Organisation, operator: Iterable[T], own: Iterable[T]) -> li
 
 def ap_url(ap_host: str, org_id: uuid.UUID, ap_id: uuid.UUID) -> str:
     return f"{ap_host.rstrip('/')}/{org_id}/{ap_id}"
-
-
-AP_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda a: a.id),
-    FieldSpec("name", FieldType.STRING, lambda a: a.name),
-    FieldSpec("environment", FieldType.ENUM, lambda a: a.environment, choices=("TEST", "PROD")),
-    FieldSpec(
-        "transportProfile", FieldType.STRING, lambda a: a.transport_profile, normalise=neutral
-    ),
-    FieldSpec("certificateRef", FieldType.UUID, lambda a: a.certificate_ref),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
-)
-SMP_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda s: s.id),
-    FieldSpec("name", FieldType.STRING, lambda s: s.name),
-    FieldSpec("environment", FieldType.ENUM, lambda s: s.environment, choices=("TEST", "PROD")),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda s: s.created_at),
-)

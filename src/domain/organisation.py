@@ -14,7 +14,6 @@ from fourcorner.domain.errors import (
     ModeChangeToCurrentMode,
     NoModeChangePending,
 )
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 
 
 class Mode(enum.Enum):
@@ -111,30 +110,3 @@ class Organisation:
 
     def touched(self, at: datetime, by: UserRef) -> Organisation:
         return attrs.evolve(self, last_modified_at=at, last_modified_by=by)
-
-
-FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda o: o.id),
-    FieldSpec("legalName", FieldType.STRING, lambda o: o.legal_name),
-    FieldSpec("shortName", FieldType.STRING, lambda o: o.short_name),
-    FieldSpec("countryCode", FieldType.STRING, lambda o: o.country_code),
-    FieldSpec("legalIdentifier", FieldType.STRING, lambda o: o.legal_identifier),
-    FieldSpec("legalIdentifierCode", FieldType.STRING, lambda o: o.legal_identifier_code),
-    FieldSpec(
-        "organisationMode",
-        FieldType.ENUM,
-        lambda o: o.organisation_mode,
-        choices=tuple(m.value for m in Mode),
-    ),
-    FieldSpec(
-        "modeChangeRequest",
-        FieldType.ENUM,
-        lambda o: o.mode_change_request,
-        choices=tuple(m.value for m in REQUESTABLE_MODES),
-        nullable=True,
-    ),
-    FieldSpec("sharedModeEnabled", FieldType.BOOL, lambda o: o.shared_mode_enabled),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda o: o.created_at),
-    FieldSpec("lastModifiedAt", FieldType.DATETIME, lambda o: o.last_modified_at),
-)
-SEARCH = ("legalName", "shortName", "legalIdentifier")

@@ -8,8 +8,6 @@ from datetime import datetime
 
 import attrs
 
-from fourcorner.domain.catalogue import neutral
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.organisation import Address, Contact, UserRef
 
@@ -77,24 +75,3 @@ class Participant:
     directory: DirectoryPublication = DirectoryPublication()
     warning: str | None = None
     status_reason: str | None = None
-
-
-FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda p: p.id),
-    FieldSpec("name", FieldType.STRING, lambda p: p.name),
-    FieldSpec("participantIdentifier", FieldType.STRING, lambda p: p.identifier_key),
-    FieldSpec("environment", FieldType.ENUM, lambda p: p.environment, choices=("TEST", "PROD")),
-    FieldSpec("smpRef", FieldType.UUID, lambda p: p.smp_ref),
-    FieldSpec("apRef", FieldType.UUID, lambda p: p.ap_ref),
-    FieldSpec(
-        "transportProfile", FieldType.STRING, lambda p: p.transport_profile, normalise=neutral
-    ),
-    FieldSpec(
-        "status",
-        FieldType.ENUM,
-        lambda p: p.status,
-        choices=tuple(s.value for s in ParticipantStatus),
-    ),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda p: p.created_at),
-)
-SEARCH = ("name", "participantIdentifier")

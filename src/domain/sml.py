@@ -20,7 +20,6 @@ from datetime import UTC, datetime, timedelta
 
 import attrs
 
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.network_services import Environment
 
 NO_LEASE = datetime(2000, 1, 1, tzinfo=UTC)
@@ -124,23 +123,6 @@ class LocatorTask:
             **changes,  # type: ignore[arg-type]
         )
 
-
-COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda t: t.id),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda t: t.created_at),
-    FieldSpec("environment", FieldType.ENUM, lambda t: t.environment, choices=("TEST", "PROD")),
-    FieldSpec(
-        "operation",
-        FieldType.ENUM,
-        lambda t: t.operation,
-        choices=tuple(o.value for o in LocatorOperation),
-    ),
-    FieldSpec(
-        "state", FieldType.ENUM, lambda t: t.state, choices=tuple(s.value for s in LocatorState)
-    ),
-    FieldSpec("nextAttemptAt", FieldType.DATETIME, lambda t: t.next_attempt_at),
-    FieldSpec("leaseUntil", FieldType.DATETIME, lambda t: t.lease_until),
-)
 
 # Migration keys as the SML accepts them: 8 to 24 characters with at least two each of upper
 # case letters, lower case letters, digits and these special characters.

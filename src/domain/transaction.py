@@ -8,7 +8,6 @@ from datetime import datetime
 
 import attrs
 
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.webhook import NO_LEASE
 
 
@@ -202,41 +201,6 @@ class Artefact:
     size: int
     blob: str  # the blob store's key
     created_at: datetime
-
-
-_STATUSES = tuple(s.value for s in Status)
-FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda t: t.id),
-    FieldSpec(
-        "transactionStatus", FieldType.ENUM, lambda t: t.transaction_status, choices=_STATUSES
-    ),
-    FieldSpec("senderId", FieldType.STRING, lambda t: t.sender_id),
-    FieldSpec("receiverId", FieldType.STRING, lambda t: t.receiver_id),
-    FieldSpec("docTypeId", FieldType.STRING, lambda t: t.doc_type_id),
-    FieldSpec("processId", FieldType.STRING, lambda t: t.process_id),
-    FieldSpec("docInstanceId", FieldType.STRING, lambda t: t.doc_instance_id),
-    FieldSpec("apId", FieldType.UUID, lambda t: t.ap_id),
-    # shown with nanoseconds (API.md); compared at the stored precision, microseconds
-    FieldSpec("createdAt", FieldType.DATETIME, lambda t: t.created_at, shown=9),
-)
-WORK_COLUMNS = fields(
-    FieldSpec(
-        "direction", FieldType.ENUM, lambda t: t.direction, choices=("TO_NETWORK", "FROM_NETWORK")
-    ),
-    FieldSpec("kind", FieldType.ENUM, lambda t: t.kind, choices=("DOCUMENT", "MLS")),
-    FieldSpec("nextAttemptAt", FieldType.DATETIME, lambda t: t.next_attempt_at),
-    FieldSpec("leaseUntil", FieldType.DATETIME, lambda t: t.lease_until),
-    FieldSpec("as4MessageId", FieldType.STRING, lambda t: t.as4_message_id),
-    FieldSpec("dedupKey", FieldType.STRING, lambda t: t.dedup_key),
-)
-ARTEFACT_COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda a: a.id),
-    FieldSpec("transactionId", FieldType.UUID, lambda a: a.transaction_id),
-    FieldSpec(
-        "type", FieldType.ENUM, lambda a: a.type, choices=tuple(t.value for t in ArtefactType)
-    ),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda a: a.created_at),
-)
 
 
 @attrs.frozen

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import Role
 
@@ -91,14 +90,3 @@ class DeletedIdentity:
     def tokens_not_before(self) -> datetime:
         """Tokens issued up to this time may predate the deletion."""
         return self.deleted_at + TOKEN_CLOCK_SKEW
-
-
-FILTERS = fields(
-    FieldSpec("id", FieldType.STRING, lambda u: u.id),
-    FieldSpec("email", FieldType.STRING, lambda u: u.email),
-    FieldSpec("name", FieldType.STRING, lambda u: u.name),
-    FieldSpec("role", FieldType.ENUM, lambda u: u.role, choices=("user", "superadmin")),
-    FieldSpec("countryCode", FieldType.STRING, lambda u: u.country_code),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda u: u.created_at),
-)
-SEARCH = ("name", "email")

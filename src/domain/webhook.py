@@ -19,7 +19,6 @@ import attrs
 
 from fourcorner.domain.errors import Detail, InvalidInput
 from fourcorner.domain.events import EVENT_NAMES
-from fourcorner.domain.filtering import FieldSpec, FieldType, fields
 from fourcorner.domain.organisation import UserRef
 
 MAX_ATTEMPTS = 3
@@ -325,30 +324,3 @@ def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes
 def hex_signature(secret: str, body: bytes) -> str:
     """Lower-case hex HMAC-SHA256 of the raw body, keyed by the secret string as given."""
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-WEBHOOK_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda w: w.id),
-    FieldSpec("url", FieldType.STRING, lambda w: w.url),
-    FieldSpec("isEnabled", FieldType.BOOL, lambda w: w.is_enabled),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda w: w.created_at),
-)
-EVENT_FILTERS = fields(
-    FieldSpec("id", FieldType.UUID, lambda e: e.id),
-    FieldSpec("eventType", FieldType.ENUM, lambda e: e.event_type, choices=EVENT_NAMES),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda e: e.status, choices=tuple(s.value for s in DeliveryStatus)
-    ),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda e: e.created_at),
-)
-DELIVERY_COLUMNS = fields(
-    FieldSpec("id", FieldType.UUID, lambda d: d.id),
-    FieldSpec("eventId", FieldType.UUID, lambda d: d.event_id),
-    FieldSpec("webhookId", FieldType.UUID, lambda d: d.webhook_id),
-    FieldSpec(
-        "status", FieldType.ENUM, lambda d: d.status, choices=tuple(s.value for s in DeliveryStatus)
-    ),
-    FieldSpec("nextAttemptAt", FieldType.DATETIME, lambda d: d.next_attempt_at),
-    FieldSpec("leaseUntil", FieldType.DATETIME, lambda d: d.lease_until),
-    FieldSpec("createdAt", FieldType.DATETIME, lambda d: d.created_at),
-)

@@ -17,11 +17,11 @@ from psycopg import sql
 
 from fourcorner.adapters.auth.local import subject_for
 from fourcorner.adapters.postgres import PostgresStorage
-from fourcorner.adapters.postgres.storage import _Migrations as PostgresMigrations
+from fourcorner.adapters.postgres.migration import PostgresMigrations
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sqlite import SqliteStorage
-from fourcorner.adapters.sqlite.storage import _Migrations as SqliteMigrations
+from fourcorner.adapters.sqlite.migration import SqliteMigrations
 from fourcorner.application import users
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import MEMBERS

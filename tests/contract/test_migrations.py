@@ -13,13 +13,13 @@ import pytest
 from psycopg import sql
 
 from fourcorner.adapters.postgres import PostgresStorage
-from fourcorner.adapters.postgres.storage import _Migrations as PostgresMigrations
+from fourcorner.adapters.postgres.migration import PostgresMigrations
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE
 from fourcorner.adapters.sql.migrations import Migration
 from fourcorner.adapters.sql.table import Table
 from fourcorner.adapters.sqlite import SqliteStorage
-from fourcorner.adapters.sqlite.storage import _Migrations as SqliteMigrations
+from fourcorner.adapters.sqlite.migration import SqliteMigrations
 from fourcorner.application.collections import ALL
 
 SQLITE_LABELS = [m.label for m in migrations.load("sqlite")]

@@ -146,7 +146,7 @@ async def test_sqlite_readers_see_a_change_made_outside_fourcorner(
         await save(subject, user("Ann"))
         assert await name_seen(subject) == "Ann"
         conn = subject._conn  # type: ignore[attr-defined]  # a connection of its own
-        data = subject.storage._converter.dumps(user("Zed"))  # type: ignore[attr-defined]
+        data = subject.storage.repositories.converter.dumps(user("Zed"))  # type: ignore[attr-defined]
         conn.execute("UPDATE users SET data = ?, name = 'Zed' WHERE id = 'u-1'", (data,))
         conn.commit()
         assert await name_seen(subject) == "Zed"
@@ -179,7 +179,7 @@ async def test_postgres_cache_is_suspended_while_its_listener_is_down(
                 await asyncio.sleep(0.01)
             assert not storage.listening
             # a change no notification announces: only an uncached read can see it
-            data = storage._converter.dumps(user("Zed"))
+            data = storage.repositories.converter.dumps(user("Zed"))
             await admin.execute(
                 f'UPDATE "{schema}".users SET data = %s WHERE id = %s',  # noqa: S608
                 (data, "u-1"),

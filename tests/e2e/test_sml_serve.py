@@ -34,13 +34,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, within: float = 30) -> None:
+def tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-3000:]
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool]], what: str, log: Path, within: float = 60
+) -> None:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if await check():
             return
         await asyncio.sleep(0.2)
-    raise AssertionError(f"not within {within} s: {what}")
+    raise AssertionError(f"not within {within} s: {what}; the server said: {tail(log)}")
 
 
 async def test_serve_registers_its_smp_and_participants_in_the_sml(
@@ -71,19 +77,19 @@ async def test_serve_registers_its_smp_and_participants_in_the_sml(
         async with aiohttp.ClientSession(base) as http:
 
             async def ready() -> bool:
-                assert proc.returncode is None, log.read_text()[-2000:]
+                assert proc.returncode is None, tail(log)
                 try:
                     async with http.get("/readyz") as r:
                         return r.status == 200
                 except aiohttp.ClientError:
                     return False
 
-            await eventually(ready, "the server is ready")
+            await eventually(ready, "the server is ready", log)
 
             async def smp_registered() -> bool:
                 return "FOURCORNER-E2E" in sml_service.smps
 
-            await eventually(smp_registered, "the SMP registers itself in the SML")
+            await eventually(smp_registered, "the SMP registers itself in the SML", log)
             assert sml_service.smps["FOURCORNER-E2E"].logical == f"{base}/smp"
 
             token_run = await asyncio.create_subprocess_exec(
@@ -127,7 +133,7 @@ async def test_serve_registers_its_smp_and_participants_in_the_sml(
                 _, got = await call("GET", f"/orgs/{org['id']}/participants/{p['id']}")
                 return bool(got["status"] == "ACTIVE")
 
-            await eventually(active, "the participant is ACTIVE")
+            await eventually(active, "the participant is ACTIVE", log)
             dns = SmlDiscovery(
                 {Environment.TEST: sml_service.dns.zone}, [("127.0.0.1", sml_service.dns.port)]
             )
@@ -150,7 +156,7 @@ async def test_serve_registers_its_smp_and_participants_in_the_sml(
                     return True
                 return False
 
-            await eventually(gone, "the participant leaves the SML's DNS")
+            await eventually(gone, "the participant leaves the SML's DNS", log)
         assert sml_service.invalid == []
     finally:
         proc.terminate()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 import attrs
 
 from fourcorner.adapters.changes import Watchers
-from fourcorner.application.storage import Collection, Page, Query, page_of
+from fourcorner.application.storage import Collection, Page, Query, UnitOfWorkEnd, page_of
 from fourcorner.domain.errors import Conflict, NotFound
 from fourcorner.domain.filtering import Condition, Scalar, storable
 
@@ -55,11 +54,25 @@ class InMemoryStorage:
     async def close(self) -> None:
         return None
 
-    def _table(self, name: str) -> _Table:
+    def table(self, name: str) -> _Table:
+        """The committed table ``name`` (a unit of work writes to a copy of it)."""
         return self._tables.setdefault(name, _Table())
 
+    async def hold(self) -> None:
+        """Wait until no other unit of work that writes is open, and keep them out."""
+        await self._lock.acquire()
 
-class InMemoryUnitOfWork:
+    def let_go(self) -> None:
+        self._lock.release()
+
+    def publish(self, tables: dict[str, _Table], added: set[str]) -> None:
+        """Commit: ``tables`` replace the committed ones; the watchers of the collections
+        records were ``added`` to hear of it."""
+        self._tables.update(tables)
+        self._watchers.changed(added)
+
+
+class InMemoryUnitOfWork(UnitOfWorkEnd):
     def __init__(self, storage: InMemoryStorage, *, reading: bool = False) -> None:
         self._storage = storage
         self._working: dict[str, _Table] = {}
@@ -67,26 +80,22 @@ class InMemoryUnitOfWork:
 
     async def __aenter__(self) -> Self:
         if not self.reading:
-            await self._storage._lock.acquire()
+            await self._storage.hold()
         self._working = {}
         self.added: set[str] = set()  # collections this unit of work added records to
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._working = {}
+    async def discard(self) -> None:
+        await self.rollback()
+
+    async def release(self) -> None:
         if not self.reading:
-            self._storage._lock.release()
+            self._storage.let_go()
 
     async def commit(self) -> None:
-        self._storage._tables.update(self._working)
-        self._working = {}
+        working, self._working = self._working, {}
         added, self.added = self.added, set()
-        self._storage._watchers.changed(added)
+        self._storage.publish(working, added)
 
     async def rollback(self) -> None:
         self._working = {}
@@ -95,14 +104,16 @@ class InMemoryUnitOfWork:
     def repository(self, collection: Collection[T]) -> InMemoryRepository[T]:
         return InMemoryRepository(self, collection)
 
-    def _read(self, name: str) -> _Table:
-        return self._working.get(name) or self._storage._table(name)
+    def table(self, name: str) -> _Table:
+        """The table ``name`` as this unit of work sees it."""
+        return self._working.get(name) or self._storage.table(name)
 
-    def _write(self, name: str) -> _Table:
+    def writable(self, name: str) -> _Table:
+        """This unit of work's own copy of the table ``name``, to change."""
         if self.reading:
             raise RuntimeError("a reader() unit of work cannot write")
         if name not in self._working:
-            self._working[name] = self._storage._table(name).copy()
+            self._working[name] = self._storage.table(name).copy()
         return self._working[name]
 
 
@@ -116,11 +127,11 @@ class InMemoryRepository(Generic[T]):
         self._c = collection
 
     async def get(self, ident: object) -> T | None:
-        item: T | None = self._uow._read(self._c.name).items.get(str(ident))
+        item: T | None = self._uow.table(self._c.name).items.get(str(ident))
         return item
 
     def _matching(self, equals: dict[str, object]) -> list[T]:
-        table = self._uow._read(self._c.name)
+        table = self._uow.table(self._c.name)
         wanted = {k: storable(v) for k, v in equals.items()}
         for k in wanted:
             if k not in self._c.columns:
@@ -141,7 +152,7 @@ class InMemoryRepository(Generic[T]):
     async def lock_many(self, idents: Sequence[object]) -> list[T]:
         if self._uow.reading:
             raise RuntimeError("a reader() unit of work cannot lock records")
-        items = self._uow._read(self._c.name).items
+        items = self._uow.table(self._c.name).items
         return [items[i] for i in sorted({str(i) for i in idents}) if i in items]
 
     async def first(self, **equals: object) -> T | None:
@@ -166,7 +177,7 @@ class InMemoryRepository(Generic[T]):
     async def add(self, item: T) -> None:
         row = self._c.row(item)
         ident = str(row["id"])
-        table = self._uow._write(self._c.name)
+        table = self._uow.writable(self._c.name)
         if ident in table.items:
             raise Conflict(reason=f"a {self._c.name} record with id {ident} exists")
         self._check_unique(table, ident, row)
@@ -176,7 +187,7 @@ class InMemoryRepository(Generic[T]):
     async def update(self, item: T) -> None:
         row = self._c.row(item)
         ident = str(row["id"])
-        table = self._uow._write(self._c.name)
+        table = self._uow.writable(self._c.name)
         if ident not in table.items:  # an update never brings a removed record back
             raise NotFound(resource=f"{self._c.name} record", ident=ident)
         self._check_unique(table, ident, row)
@@ -195,9 +206,9 @@ class InMemoryRepository(Generic[T]):
         key = str(ident)
         if self._uow.reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        if key not in self._uow._read(self._c.name).items:
+        if key not in self._uow.table(self._c.name).items:
             return False
-        table = self._uow._write(self._c.name)
+        table = self._uow.writable(self._c.name)
         del table.items[key], table.rows[key], table.search[key]
         return True
 
@@ -209,7 +220,7 @@ class InMemoryRepository(Generic[T]):
 
     async def list(self, query: Query) -> Page[T]:
         query.check_cursor()
-        table = self._uow._read(self._c.name)
+        table = self._uow.table(self._c.name)
         needle = query.search.lower() if query.search else None
         order, after = query.order, query.after
         chosen: list[str] = []

@@ -14,8 +14,10 @@ from typing import Any, Generic, Protocol, TypeVar
 from cattrs.preconf.json import JsonConverter
 
 from fourcorner.adapters.sql.cache import RecordCache
-from fourcorner.adapters.sql.table import Table, sql_value
-from fourcorner.application.storage import Page, Query, page_of
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.dialect import Dialect
+from fourcorner.adapters.sql.table import Table, Tables, sql_value
+from fourcorner.application.storage import Collection, Page, Query, page_of
 from fourcorner.domain.errors import Conflict, NotFound
 
 T = TypeVar("T")
@@ -182,3 +184,21 @@ class SqlRepository(Generic[T]):
                 return f"a {self._c.name} record with this {', '.join(group)} exists"
         # The clashing record belongs to a transaction not yet committed.
         return f"a {self._c.name} record with this id or unique key exists"
+
+
+class Repositories:
+    """What the units of work of one SQL storage build their repositories from: the tables of
+    its ``dialect``, one JSON codec, and the storage's record cache (or none)."""
+
+    def __init__(self, dialect: Dialect, cache: RecordCache | None) -> None:
+        self.tables = Tables(dialect)
+        self.converter = make_converter()
+        self.cache = cache
+
+    def __call__(
+        self, executor: Executor, collection: Collection[T], *, cached: bool = False
+    ) -> SqlRepository[T]:
+        """``collection``'s repository on ``executor``; ``cached``: its reads may be answered
+        from the record cache (a reading unit of work's)."""
+        cache = self.cache if cached else None
+        return SqlRepository(executor, self.tables(collection), self.converter, cache)

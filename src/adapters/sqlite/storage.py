@@ -21,9 +21,10 @@ then clears everything. A reader whose read misses takes the unit-of-work lock f
 only, so opening a reader inside a unit of work of the same task raises ``RuntimeError``
 rather than waiting for itself.
 
-Driver errors are translated here: a unique clash becomes ``domain.errors.Conflict``, every
-other ``sqlite3.Error`` (a locked or unreadable database, a full disk) becomes
-``domain.errors.ServiceUnavailable``; no ``sqlite3`` exception crosses the port.
+Driver errors are translated (``connection.translate``): a unique clash becomes
+``domain.errors.Conflict``, every other ``sqlite3.Error`` (a locked or unreadable database, a
+full disk) becomes ``domain.errors.ServiceUnavailable``; no ``sqlite3`` exception crosses the
+port. ``connection`` opens the connection, ``migration`` is the migration target.
 """
 
 from __future__ import annotations
@@ -31,37 +32,20 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
-from types import TracebackType
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self, TypeVar
 
 from fourcorner.adapters.changes import Watchers
-from fourcorner.adapters.private import make_dirs, touch
-from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.cache import RecordCache
-from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sql.dialect import SQLITE
 from fourcorner.adapters.sql.migrations import Migration
-from fourcorner.adapters.sql.repository import SqlRepository
-from fourcorner.adapters.sql.table import Tables
-from fourcorner.application.storage import Collection
-from fourcorner.domain import clock
-from fourcorner.domain.errors import Conflict, DomainError, ServiceUnavailable
+from fourcorner.adapters.sql.repository import Repositories, SqlRepository
+from fourcorner.adapters.sqlite.connection import connect, translate
+from fourcorner.adapters.sqlite.migration import migrate
+from fourcorner.application.storage import Collection, UnitOfWorkEnd
+from fourcorner.domain.errors import DomainError, ServiceUnavailable
 
 T = TypeVar("T")
-
-BUSY_TIMEOUT_MS = 5000
-_UNIQUE = ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY")
-
-
-def _translate(e: sqlite3.Error) -> DomainError:
-    name = getattr(e, "sqlite_errorname", "") or ""
-    if isinstance(e, sqlite3.IntegrityError) and (name in _UNIQUE or "UNIQUE" in str(e)):
-        return Conflict(reason="a record with this id or unique key exists")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(e):
-        return ServiceUnavailable(reason="the database is busy")
-    return ServiceUnavailable(reason="the database cannot be read or written")
 
 
 class SqliteStorage:
@@ -71,9 +55,8 @@ class SqliteStorage:
         self._path = pathlib.Path(path)
         self._conn: sqlite3.Connection | None = None
         self._lock = asyncio.Lock()
-        self._tables = Tables(SQLITE)
-        self._converter = make_converter()
         self._cache = RecordCache() if cache else None
+        self.repositories = Repositories(SQLITE, self._cache)
         self._data_version: int | None = None
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
         self._watchers = Watchers()
@@ -89,18 +72,59 @@ class SqliteStorage:
     def reader(self) -> SqliteReader:
         return SqliteReader(self)
 
-    def _notice_other_writers(self) -> None:
+    def notice_other_writers(self) -> None:
         """Clear the cache if another connection committed since the last look."""
         cache = self._cache
         if cache is None:
             return
         try:
-            version = self._connection().execute("PRAGMA data_version").fetchone()[0]
+            version = self.connection().execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as e:
-            raise _translate(e) from e
+            raise translate(e) from e
         if version != self._data_version:
             self._data_version = version
             cache.invalidate_all()
+
+    async def hold(self) -> sqlite3.Connection:
+        """Wait for the unit-of-work lock and take it for this task; the connection."""
+        await self._lock.acquire()
+        self._holder = asyncio.current_task()
+        try:
+            return self.connection()
+        except BaseException:
+            self.let_go()
+            raise
+
+    def let_go(self) -> None:
+        self._holder = None
+        self._lock.release()
+
+    def held_here(self) -> bool:
+        """Whether this very task holds the unit-of-work lock (its reads would wait for
+        themselves)."""
+        return self._holder is not None and self._holder is asyncio.current_task()
+
+    async def read_committed(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of a query run under the unit-of-work lock, outside any transaction: what
+        is committed."""
+        if self.held_here():
+            raise RuntimeError(
+                "a reader() inside a unit of work of the same task would wait for it"
+            )
+        async with self._lock:
+            try:
+                return self.connection().execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise translate(e) from e
+
+    def forget(self, written: Iterable[str]) -> None:
+        """A commit (or its attempt) changed these collections: their cached records go."""
+        if self._cache is not None:
+            self._cache.invalidate(written)
+
+    def wake(self, added: Iterable[str]) -> None:
+        """A commit added records to these collections: tell their watchers."""
+        self._watchers.changed(added)
 
     @property
     def path(self) -> pathlib.Path:
@@ -113,9 +137,9 @@ class SqliteStorage:
         """Open the connection and apply the pending migrations."""
         if self._conn is not None:
             return
-        conn = self._connect()
+        conn = connect(self._path)
         try:
-            await _migrate(conn)
+            await migrate(conn)
         except BaseException:
             conn.close()
             raise
@@ -125,10 +149,10 @@ class SqliteStorage:
         """Apply the pending migrations (for ``fourcorner migrate``); return those applied."""
         if self._conn is not None:
             async with self._lock:
-                return await _migrate(self._conn)
-        conn = self._connect()
+                return await migrate(self._conn)
+        conn = connect(self._path)
         try:
-            return await _migrate(conn)
+            return await migrate(conn)
         finally:
             conn.close()
 
@@ -139,7 +163,7 @@ class SqliteStorage:
         try:
             conn.execute("SELECT 1").fetchall()
         except sqlite3.Error as e:
-            raise _translate(e) from e
+            raise translate(e) from e
 
     async def close(self) -> None:
         async with self._lock:
@@ -153,32 +177,13 @@ class SqliteStorage:
             finally:
                 conn.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            # SQLite gives its -wal and -shm files the database file's mode
-            touch(make_dirs(self._path.parent) / self._path.name)
-            conn = sqlite3.connect(self._path, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
-            raise ServiceUnavailable(
-                reason=f"the database file {self._path} cannot be opened"
-            ) from e
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.Error as e:
-            conn.close()
-            raise _translate(e) from e
-        return conn
-
-    def _connection(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise ServiceUnavailable(reason="the database is not open")
         return self._conn
 
 
-class SqliteUnitOfWork:
+class SqliteUnitOfWork(UnitOfWorkEnd):
     def __init__(self, storage: SqliteStorage) -> None:
         self._storage = storage
         self._conn: sqlite3.Connection | None = None
@@ -188,29 +193,17 @@ class SqliteUnitOfWork:
         self._added: set[str] = set()  # ... and added records to
 
     async def __aenter__(self) -> Self:
-        await self._storage._lock.acquire()
-        self._storage._holder = asyncio.current_task()
+        self._conn = await self._storage.hold()
         self._begun_here = self._lost = False
         self._written, self._added = set(), set()
-        try:
-            self._conn = self._storage._connection()
-        except BaseException:
-            self._storage._lock.release()
-            raise
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            await self.rollback()
-        finally:
-            self._conn = None
-            self._storage._holder = None
-            self._storage._lock.release()
+    async def discard(self) -> None:
+        await self.rollback()
+
+    async def release(self) -> None:
+        self._conn = None
+        self._storage.let_go()
 
     async def commit(self) -> None:
         written, self._written = self._written, set()
@@ -221,9 +214,9 @@ class SqliteUnitOfWork:
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
             self._end("COMMIT")
         finally:
-            if written and self._storage._cache is not None:
-                self._storage._cache.invalidate(written)
-        self._storage._watchers.changed(added)
+            if written:
+                self._storage.forget(written)
+        self._storage.wake(added)
 
     async def rollback(self) -> None:
         self._lost = False
@@ -236,7 +229,7 @@ class SqliteUnitOfWork:
             self._added.add(collection)
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
-        return SqlRepository(self, self._storage._tables(collection), self._storage._converter)
+        return self._storage.repositories(self, collection)
 
     def _end(self, statement: str) -> None:
         conn = self._conn
@@ -246,7 +239,7 @@ class SqliteUnitOfWork:
         try:
             conn.execute(statement)
         except sqlite3.Error as e:
-            raise _translate(e) from e
+            raise translate(e) from e
 
     def _begun(self) -> sqlite3.Connection:
         conn = self._conn
@@ -267,7 +260,7 @@ class SqliteUnitOfWork:
         if self._begun_here and conn is not None and not conn.in_transaction:
             self._begun_here = False
             self._lost = True
-        return _translate(e)
+        return translate(e)
 
     async def fetch(
         self, sql: str, params: Sequence[object], *, locking: bool = False
@@ -296,7 +289,7 @@ class SqliteUnitOfWork:
             raise self._failed(e) from e
 
 
-class SqliteReader:
+class SqliteReader(UnitOfWorkEnd):
     """A ``reader()`` unit of work: a cache hit takes no lock; a miss reads under the
     unit-of-work lock, outside any transaction, so only committed records are cached."""
 
@@ -304,20 +297,11 @@ class SqliteReader:
         self._storage = storage
 
     async def __aenter__(self) -> Self:
-        holder = self._storage._holder
-        if holder is not None and holder is asyncio.current_task():
+        if self._storage.held_here():
             # its reads would wait for the lock this very task holds
             raise RuntimeError("a reader() inside a unit of work of the same task")
-        self._storage._notice_other_writers()
+        self._storage.notice_other_writers()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
     async def commit(self) -> None:
         return None
@@ -326,23 +310,14 @@ class SqliteReader:
         return None
 
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
-        storage = self._storage
-        return SqlRepository(self, storage._tables(collection), storage._converter, storage._cache)
+        return self._storage.repositories(self, collection, cached=True)
 
     async def fetch(
         self, sql: str, params: Sequence[object], *, locking: bool = False
     ) -> list[tuple[Any, ...]]:
         if locking:
             raise RuntimeError("a reader() unit of work cannot lock records")
-        if self._storage._holder is not None and self._storage._holder is asyncio.current_task():
-            raise RuntimeError(
-                "a reader() inside a unit of work of the same task would wait for it"
-            )
-        async with self._storage._lock:
-            try:
-                return self._storage._connection().execute(sql, params).fetchall()
-            except sqlite3.Error as e:
-                raise _translate(e) from e
+        return await self._storage.read_committed(sql, params)
 
     async def write(self, sql: str, params: Sequence[object], *, may_clash: bool) -> int:
         raise RuntimeError("a reader() unit of work cannot write")
@@ -352,58 +327,3 @@ class SqliteReader:
 
     def wrote(self, collection: str, *, added: bool = False) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
-
-
-class _Migrations:
-    """``adapters.sql.migrations.MigrationTarget`` on a SQLite connection."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    async def begin(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")  # the write lock serialises migrators
-
-    async def prepare(self) -> None:
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-        )
-
-    async def applied(self) -> set[int]:
-        return {row[0] for row in self._conn.execute("SELECT version FROM schema_migrations")}
-
-    async def apply(self, migration: Migration) -> None:
-        for statement in _statements(migration.sql):
-            self._conn.execute(statement)
-        self._conn.execute(
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-            (migration.version, migration.name, clock.sortable(datetime.now(UTC))),
-        )
-
-    async def commit(self) -> None:
-        self._conn.execute("COMMIT")
-
-    async def rollback(self) -> None:
-        if self._conn.in_transaction:
-            self._conn.execute("ROLLBACK")
-
-
-def _statements(script: str) -> Iterator[str]:
-    """The statements of a script, one at a time (``executescript`` would commit first)."""
-    pending = ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            yield pending.strip()
-            pending = ""
-    if pending.strip() and not all(
-        ln.strip().startswith("--") or not ln.strip() for ln in pending.splitlines()
-    ):
-        yield pending.strip()
-
-
-async def _migrate(conn: sqlite3.Connection) -> list[Migration]:
-    try:
-        return await migrations.apply_pending(_Migrations(conn), migrations.load("sqlite"))
-    except sqlite3.Error as e:
-        raise ServiceUnavailable(reason="migrating the database failed") from e

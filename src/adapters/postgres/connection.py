@@ -1,0 +1,55 @@
+"""The PostgreSQL adapter's connections: how they are opened, and how driver errors become
+domain errors.
+
+Connections are in autocommit mode (a unit of work opens its transaction itself, lazily) and
+keep the tables of the storage's schema, when it has one, on their ``search_path``.
+``psycopg.errors.UniqueViolation`` becomes ``domain.errors.Conflict``, text holding U+0000
+(which PostgreSQL cannot store) becomes ``domain.errors.InvalidInput``, and every other
+``psycopg.Error`` (connection lost, pool exhausted, server shutting down) becomes
+``domain.errors.ServiceUnavailable``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import errors
+from psycopg.pq import TransactionStatus
+from psycopg_pool import PoolTimeout
+
+from fourcorner.domain.errors import Conflict, DomainError, InvalidInput, ServiceUnavailable
+
+Connection = psycopg.AsyncConnection[Any]
+
+
+def translate(e: psycopg.Error) -> DomainError:
+    if isinstance(e, errors.UniqueViolation):
+        return Conflict(reason="a record with this id or unique key exists")
+    if isinstance(e, psycopg.DataError) and "NUL" in str(e):
+        # PostgreSQL text cannot hold U+0000 (SQLite and memory can): refuse the value.
+        return InvalidInput.one("$", "text may not contain the character U+0000")
+    if isinstance(e, PoolTimeout):
+        return ServiceUnavailable(reason="no database connection came free in time")
+    if isinstance(e, psycopg.OperationalError | psycopg.InterfaceError):
+        return ServiceUnavailable(reason="the database cannot be reached")
+    return ServiceUnavailable(reason="the database refused a statement")
+
+
+def connect_kwargs(schema: str | None) -> dict[str, Any]:
+    """The keyword arguments of every connection of a storage in ``schema``."""
+    kwargs: dict[str, Any] = {"autocommit": True}
+    if schema is not None:
+        kwargs["options"] = f"-c search_path={schema}"
+    return kwargs
+
+
+async def roll_back_quietly(conn: Connection) -> None:
+    """End the connection's open transaction, if any; a broken connection is left as it is
+    (the pool discards it, and the error being raised already says the database is
+    unavailable)."""
+    try:
+        if conn.info.transaction_status is not TransactionStatus.IDLE:
+            await conn.execute("ROLLBACK", prepare=False)
+    except psycopg.Error:
+        pass

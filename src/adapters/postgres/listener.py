@@ -1,0 +1,116 @@
+"""The PostgreSQL adapter's notifications: what one process's commits tell the others.
+
+A commit that wrote a cached collection, or added records to an announced one, sends
+``pg_notify`` on the ``fourcorner_records`` channel in its transaction (pipelined with
+``COMMIT``, so no extra round trip). Every process keeps one listener connection (``LISTEN``,
+TCP keepalives on) that clears the named collections from its ``RecordCache`` and wakes the
+watchers of the collections added to. While the listener is down the cache is suspended, and
+it reconnects with a growing pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+import psycopg
+
+from fourcorner.adapters.changes import Watchers
+from fourcorner.adapters.postgres.connection import connect_kwargs
+from fourcorner.adapters.sql.cache import RecordCache
+
+CHANNEL = "fourcorner_records"
+NOTIFY = "SELECT pg_notify(%s, %s)"
+log = logging.getLogger("fourcorner.storage")
+
+
+class Listener:
+    """The listener of one storage: the connection at ``url``, for the storage's ``schema``."""
+
+    def __init__(
+        self,
+        url: str,
+        schema: str | None,
+        *,
+        timeout: float,
+        cache: RecordCache | None,
+        watchers: Watchers,
+    ) -> None:
+        self._url = url
+        self._schema = schema
+        self._timeout = timeout
+        self._cache = cache
+        self._watchers = watchers
+        self._sender = uuid.uuid4().hex[:12]
+        self._listening = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self._listening.is_set()
+
+    async def wait_listening(self) -> None:
+        await self._listening.wait()
+
+    def payload(self, cleared: set[str], woken: set[str]) -> str:
+        """``<schema>:<sender>:<collections to clear>:<collections added to>``: listeners of
+        other schemas ignore it, and so does this storage's own (it acted at commit)."""
+        return (
+            f"{self._schema or ''}:{self._sender}:"
+            f"{','.join(sorted(cleared))}:{','.join(sorted(woken))}"
+        )
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._listen())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _listen(self) -> None:
+        """Clear cached collections as other processes' commits are announced; reconnect with
+        a growing pause when the connection fails, the cache suspended meanwhile."""
+        cache = self._cache
+        pause = 0.1
+        kwargs = connect_kwargs(self._schema) | {
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 2,
+            "keepalives_count": 2,
+            "application_name": f"fourcorner-listener:{self._schema or ''}",
+        }
+        schema = f"{self._schema or ''}:"
+        own = f"{schema}{self._sender}:"
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._url, connect_timeout=max(1, int(self._timeout)), **kwargs
+                )
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    if cache is not None:
+                        cache.resume()
+                    self._listening.set()
+                    pause = 0.1
+                    async for note in conn.notifies():
+                        payload = note.payload
+                        if payload.startswith(schema) and not payload.startswith(own):
+                            _, _, cleared, woken = payload.rsplit(":", 3)
+                            if cache is not None and cleared:
+                                cache.invalidate(cleared.split(","))
+                            if woken:
+                                self._watchers.changed(woken.split(","))
+            except (psycopg.Error, OSError) as e:
+                log.warning("the record cache's listener lost its connection: %s", e)
+            finally:
+                self._listening.clear()
+                if cache is not None:
+                    cache.suspend()
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)

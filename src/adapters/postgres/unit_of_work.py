@@ -1,0 +1,238 @@
+"""The PostgreSQL adapter's unit of work: a pooled connection, a transaction opened lazily.
+
+A unit of work takes a connection from the pool in ``__aenter__`` and returns it in
+``__aexit__``, rolling back whatever was not committed; it commits and rolls back itself
+(psycopg's connection context manager, which commits on exit, is not used). Connections are
+in autocommit mode and a transaction is opened lazily, to spend as few round trips as
+possible:
+
+- a unit of work that sends nothing costs nothing, and reads before the first write run as
+  single statements, one round trip each: at READ COMMITTED every statement takes its own
+  snapshot anyway, so wrapping reads in BEGIN/COMMIT would add two round trips and nothing
+  else. Such reads hold nothing: a decision that must still hold at commit takes its
+  records with ``lock``/``lock_many`` (``FOR UPDATE``, which begins the transaction) first;
+- the first write goes out pipelined with its ``BEGIN`` (one round trip), later statements
+  run in that transaction, and ``commit()`` sends ``COMMIT`` only when one was begun;
+- ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
+  ``update`` (``UPDATE ... WHERE id``: a row removed meanwhile is not found, never inserted
+  again) that may clash with a unique group runs inside a savepoint, pipelined with it, so a
+  ``Conflict`` leaves the unit of work usable, as in the other adapters.
+
+A ``reader()`` unit of work answers reads of the cached collections from the storage's
+``RecordCache`` and takes a pooled connection only when something misses the cache.
+
+The SQL text of every statement depends only on its shape, so psycopg prepares each one on a
+connection after ``prepare_threshold`` uses; transaction control (``BEGIN``, ``COMMIT``,
+savepoints) is never prepared, which would only cost a round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import psycopg
+from psycopg import errors
+from psycopg.pq import TransactionStatus
+from psycopg_pool import AsyncConnectionPool
+
+from fourcorner.adapters.postgres.connection import Connection, roll_back_quietly, translate
+from fourcorner.adapters.postgres.listener import CHANNEL, NOTIFY
+from fourcorner.adapters.sql.repository import SqlRepository
+from fourcorner.application.storage import Collection, UnitOfWorkEnd
+from fourcorner.domain.errors import ServiceUnavailable
+
+if TYPE_CHECKING:
+    from fourcorner.adapters.postgres.storage import PostgresStorage
+
+T = TypeVar("T")
+_SAVEPOINT = "fourcorner_write"
+
+
+class PostgresUnitOfWork(UnitOfWorkEnd):
+    """``reading``: a ``reader()`` unit of work (cached reads, no writes, a connection only
+    when a read misses)."""
+
+    def __init__(self, storage: PostgresStorage, *, reading: bool = False) -> None:
+        self._storage = storage
+        self._reading = reading
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self._conn: Connection | None = None
+        self._in_transaction = False
+        self._written: set[str] = set()
+        self._added: set[str] = set()
+
+    async def __aenter__(self) -> Self:
+        pool = self._storage.pool()
+        self._pool = pool
+        self._in_transaction = False
+        self._written, self._added = set(), set()
+        if not self._reading:
+            await self._acquire(pool)
+        return self
+
+    async def _acquire(self, pool: AsyncConnectionPool[Connection]) -> Connection:
+        try:
+            conn = self._conn = await pool.getconn()
+        except psycopg.Error as e:
+            raise translate(e) from e
+        return conn
+
+    async def discard(self) -> None:
+        self._written, self._added = set(), set()
+        if self._conn is not None:
+            await self._abandon(self._conn)
+        self._in_transaction = False
+
+    async def release(self) -> None:
+        conn, pool = self._conn, self._pool
+        self._conn = self._pool = None
+        if conn is not None and pool is not None:
+            await pool.putconn(conn)
+
+    def repository(self, collection: Collection[T]) -> SqlRepository[T]:
+        return self._storage.repositories(self, collection, cached=self._reading)
+
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            raise RuntimeError("a unit of work is used inside `async with uow:` only")
+        return self._conn
+
+    async def _connected(self) -> Connection:
+        if self._conn is not None:
+            return self._conn
+        if self._pool is None:
+            raise RuntimeError("a unit of work is used inside `async with uow:` only")
+        return await self._acquire(self._pool)
+
+    def wrote(self, collection: str, *, added: bool = False) -> None:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        self._written.add(collection)
+        if added:
+            self._added.add(collection)
+
+    async def commit(self) -> None:
+        if self._reading:
+            return
+        conn = self._connection()
+        if not self._in_transaction:
+            return
+        self._in_transaction = False
+        written, self._written = self._written, set()
+        added, self._added = self._added, set()
+        payload = self._storage.announcement(written, added)
+        try:
+            if conn.info.transaction_status is TransactionStatus.INERROR:
+                # COMMIT would quietly roll back; say so instead.
+                await conn.execute("ROLLBACK", prepare=False)
+                raise ServiceUnavailable(reason="the transaction failed and was rolled back")
+            if payload is not None:
+                # announced in the transaction: delivered to the listeners at commit
+                async with conn.pipeline():
+                    await conn.execute(NOTIFY, (CHANNEL, payload))
+                    await conn.execute("COMMIT", prepare=False)
+            else:
+                await conn.execute("COMMIT", prepare=False)
+        except psycopg.Error as e:
+            raise translate(e) from e
+        finally:
+            if written:  # also when COMMIT's outcome is unknown (connection lost)
+                self._storage.forget(written)
+        self._storage.wake(added)
+
+    async def rollback(self) -> None:
+        self._written, self._added = set(), set()
+        if self._conn is None and self._reading:
+            return
+        conn = self._connection()
+        self._in_transaction = False
+        if conn.info.transaction_status is TransactionStatus.IDLE:
+            return
+        try:
+            await conn.execute("ROLLBACK", prepare=False)
+        except psycopg.Error as e:
+            raise translate(e) from e
+
+    async def fetch(
+        self, query: str, params: Sequence[object], *, locking: bool = False
+    ) -> list[tuple[Any, ...]]:
+        if self._reading:
+            if locking:
+                raise RuntimeError("a reader() unit of work cannot lock records")
+            conn = await self._connected()
+        else:
+            conn = self._connection()
+        if locking and not self._in_transaction:
+            # Row locks last as long as the transaction: without one they would end with
+            # the statement. Begin it with this query, in one round trip.
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN", prepare=False)
+                    cursor = await conn.execute(query, params)
+                rows = await cursor.fetchall()
+            except psycopg.Error as e:
+                await self._abandon(conn)
+                raise translate(e) from e
+            self._in_transaction = True
+            return rows
+        try:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchall()
+        except psycopg.Error as e:
+            raise translate(e) from e
+
+    async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        conn = self._connection()
+        if not self._in_transaction:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN", prepare=False)
+                    cursor = await conn.execute(query, params)
+            except psycopg.Error as e:
+                await self._abandon(conn)  # the transaction held this statement only
+                raise translate(e) from e
+            self._in_transaction = True
+            return cursor.rowcount
+        if not may_clash:
+            try:
+                return (await conn.execute(query, params)).rowcount
+            except psycopg.Error as e:
+                raise translate(e) from e
+        try:
+            async with conn.pipeline():
+                await conn.execute(f"SAVEPOINT {_SAVEPOINT}", prepare=False)
+                cursor = await conn.execute(query, params)
+                await conn.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}", prepare=False)
+        except errors.UniqueViolation as e:
+            try:
+                await conn.execute(
+                    f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}; RELEASE SAVEPOINT {_SAVEPOINT}",
+                    prepare=False,
+                )
+            except psycopg.Error as again:
+                raise translate(again) from again
+            raise translate(e) from e
+        except psycopg.Error as e:
+            raise translate(e) from e
+        return cursor.rowcount
+
+    async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> int:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        conn = self._connection()
+        try:
+            if not self._in_transaction:
+                await conn.execute("BEGIN", prepare=False)
+                self._in_transaction = True
+            async with conn.cursor() as cursor:
+                await cursor.executemany(query, rows)  # pipelined: one round trip, about
+                return cursor.rowcount  # the sum over the rows
+        except psycopg.Error as e:
+            raise translate(e) from e
+
+    async def _abandon(self, conn: Connection) -> None:
+        self._in_transaction = False
+        await roll_back_quietly(conn)

@@ -1,0 +1,349 @@
+"""Typed repositories: each collection's records found by named methods over the generic store.
+
+The storage port's ``Repository`` finds records by column values, the columns named as the
+interface names them (``first(identifierKey=...)``). The classes here are the one place the
+use cases' finders write those names: a use case asks ``Participants(uow).by_identifier(key)``
+and mypy checks the call, its arguments and what it returns. Each class also passes on the
+generic operations (``get``, ``lock``, ``add``, ``update``, ``list``, ...), so a use case
+holds one object per collection.
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar, Generic, TypeVar
+
+import attrs
+
+from fourcorner.application.collections import (
+    ACCESS_POINTS,
+    API_KEYS,
+    ARTEFACTS,
+    CERTIFICATES,
+    DELETED_IDENTITIES,
+    DELIVERIES,
+    EVENTS,
+    IDEMPOTENCY_KEYS,
+    MEMBERS,
+    ORGANISATIONS,
+    PARTICIPANTS,
+    SMP_REGISTRATIONS,
+    SMPS,
+    TRANSACTIONS,
+    USERS,
+    WEBHOOKS,
+)
+from fourcorner.application.listing import condition, equals, one_of
+from fourcorner.application.storage import (
+    MAX_LIMIT,
+    Collection,
+    Cursor,
+    Page,
+    Query,
+    Repository,
+    UnitOfWork,
+)
+from fourcorner.domain.api_key import ApiKey
+from fourcorner.domain.certificates import Certificate
+from fourcorner.domain.filtering import Condition, Op
+from fourcorner.domain.idempotency import IdempotencyKey
+from fourcorner.domain.member import Member, MemberStatus
+from fourcorner.domain.network_services import AccessPoint, Smp
+from fourcorner.domain.organisation import Organisation
+from fourcorner.domain.participant import Participant
+from fourcorner.domain.smp import SmpRegistration
+from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Kind, Transaction
+from fourcorner.domain.transaction import Status as TransactionStatus
+from fourcorner.domain.user import DeletedIdentity, User
+from fourcorner.domain.webhook import Delivery, DeliveryStatus, Event, Webhook
+
+T = TypeVar("T")
+
+
+class Records(Generic[T]):
+    """One collection's repository in a unit of work: the generic operations, to which each
+    subclass adds its collection's named finders."""
+
+    collection: ClassVar[Collection[Any]]
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._store: Repository[T] = uow.repository(self.collection)
+
+    async def get(self, ident: object) -> T | None:
+        return await self._store.get(ident)
+
+    async def lock(self, ident: object) -> T | None:
+        return await self._store.lock(ident)
+
+    async def lock_many(self, idents: Sequence[object]) -> builtins.list[T]:
+        return await self._store.lock_many(idents)
+
+    async def add(self, item: T) -> None:
+        await self._store.add(item)
+
+    async def update(self, item: T) -> None:
+        await self._store.update(item)
+
+    async def update_many(self, items: Sequence[T]) -> None:
+        await self._store.update_many(items)
+
+    async def remove(self, ident: object) -> bool:
+        return await self._store.remove(ident)
+
+    async def list(self, query: Query) -> Page[T]:
+        return await self._store.list(query)
+
+    async def claim(self, query: Query) -> builtins.list[T]:
+        return await self._store.claim(query)
+
+    async def _every(self, *where: Condition) -> builtins.list[T]:
+        """Every record ``where`` holds for, however many pages that takes."""
+        found: builtins.list[T] = []
+        query = Query(where=where, limit=MAX_LIMIT)
+        while True:
+            page = await self._store.list(query)
+            found.extend(page.items)
+            if page.next_cursor is None:
+                return found
+            query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
+
+
+class OrgRecords(Records[T]):
+    """Records that belong to one organisation each (an ``orgId`` column)."""
+
+    async def of_org(self, org_id: uuid.UUID) -> builtins.list[T]:
+        return await self._store.all(orgId=org_id)
+
+
+class Organisations(Records[Organisation]):
+    collection = ORGANISATIONS
+
+    async def by_legal_key(self, legal_key: str) -> Organisation | None:
+        """The organisation registered under this legal identity (``Organisation.legal_key``)."""
+        return await self._store.first(legalKey=legal_key)
+
+    async def count_created_by(self, user_id: str) -> int:
+        return await self._store.count(createdBy=user_id)
+
+
+class Users(Records[User]):
+    collection = USERS
+
+    async def by_identity(self, identity_key: str) -> User | None:
+        """The user the identity (issuer, subject) signs in as."""
+        return await self._store.first(identityKey=identity_key)
+
+
+class DeletedIdentities(Records[DeletedIdentity]):
+    collection = DELETED_IDENTITIES
+
+    async def by_identity(self, identity_key: str) -> DeletedIdentity | None:
+        return await self._store.first(identityKey=identity_key)
+
+
+class Members(OrgRecords[Member]):
+    collection = MEMBERS
+
+    async def of_user(self, user_id: str) -> list[Member]:
+        """Every membership and invitation of the user, in every organisation."""
+        return await self._store.all(userRef=user_id)
+
+    async def active_of_user(self, user_id: str) -> list[Member]:
+        return await self._store.all(userRef=user_id, status=MemberStatus.ACTIVE)
+
+    async def of_user_in(self, org_id: uuid.UUID, user_id: str) -> Member | None:
+        """The user's membership of ``org_id``, whatever its status."""
+        return await self._store.first(orgId=org_id, userRef=user_id)
+
+    async def active_of_user_in(self, org_id: uuid.UUID, user_id: str) -> Member | None:
+        return await self._store.first(orgId=org_id, userRef=user_id, status=MemberStatus.ACTIVE)
+
+    async def invitation(self, org_id: uuid.UUID, address: str) -> Member | None:
+        """The open invitation of ``org_id`` to the e-mail ``address`` (normalised)."""
+        return await self._store.first(orgId=org_id, invitedEmail=address)
+
+    @staticmethod
+    def with_status(statuses: Sequence[MemberStatus]) -> tuple[Condition, ...]:
+        """The scope of a list of the members (or requests, invitations) in ``statuses``."""
+        return (one_of(MEMBERS, "status", statuses),)
+
+    async def invitations_to(self, address: str) -> list[Member]:
+        """The open invitations to the e-mail ``address`` (normalised), of every organisation."""
+        return await self._store.all(invitedEmail=address)
+
+
+class ApiKeys(OrgRecords[ApiKey]):
+    collection = API_KEYS
+
+    async def by_hash(self, key_hash: str) -> ApiKey | None:
+        return await self._store.first(keyHash=key_hash)
+
+
+class Participants(OrgRecords[Participant]):
+    collection = PARTICIPANTS
+
+    async def by_identifier(self, identifier: str) -> Participant | None:
+        """The participant with this identifier (``scheme::value``), in any spelling case."""
+        return await self._store.first(identifierKey=identifier.lower())
+
+    async def served_by(self, ap_id: uuid.UUID) -> list[Participant]:
+        """The participants whose documents the access point ``ap_id`` receives."""
+        return await self._store.all(apRef=ap_id)
+
+    async def first_served_by(self, ap_id: uuid.UUID) -> Participant | None:
+        return await self._store.first(apRef=ap_id)
+
+
+class Certificates(OrgRecords[Certificate]):
+    collection = CERTIFICATES
+
+    async def holding(self, held_key: str) -> Certificate | None:
+        """The certificate registered for this public key (``Certificate.held_key``)."""
+        return await self._store.first(heldKey=held_key)
+
+
+class AccessPoints(OrgRecords[AccessPoint]):
+    collection = ACCESS_POINTS
+
+    async def first_using(self, certificate_id: uuid.UUID) -> AccessPoint | None:
+        """An access point that presents the certificate ``certificate_id``."""
+        return await self._store.first(certificateRef=certificate_id)
+
+
+class Smps(OrgRecords[Smp]):
+    collection = SMPS
+
+
+class SmpRegistrations(Records[SmpRegistration]):
+    collection = SMP_REGISTRATIONS
+
+    async def of_participant(self, identifier: str) -> SmpRegistration | None:
+        """Where the participant (identifier, in any spelling case) is registered."""
+        return await self._store.first(participant=identifier.lower())
+
+
+class IdempotencyKeys(OrgRecords[IdempotencyKey]):
+    collection = IDEMPOTENCY_KEYS
+
+    async def find(self, org_id: uuid.UUID, key: str) -> IdempotencyKey | None:
+        return await self._store.first(orgId=org_id, key=key)
+
+    async def claim_created_by(self, cutoff: datetime, limit: int) -> list[IdempotencyKey]:
+        """Up to ``limit`` keys created at ``cutoff`` or before, claimed (``Repository.claim``)."""
+        old = condition(IDEMPOTENCY_KEYS, "createdAt", Op.LTE, cutoff)
+        return await self._store.claim(Query(where=(old,), limit=limit))
+
+
+class Webhooks(OrgRecords[Webhook]):
+    collection = WEBHOOKS
+
+
+class Events(OrgRecords[Event]):
+    collection = EVENTS
+
+    async def with_ids(self, ids: Sequence[object]) -> list[Event]:
+        """The events of these ids that exist (at most ``len(ids)``)."""
+        query = Query(where=(one_of(EVENTS, "id", ids),), limit=len(ids))
+        return (await self._store.list(query)).items
+
+    async def claim_older_than(self, cutoff: datetime, limit: int) -> list[Event]:
+        """Up to ``limit`` events created before ``cutoff``, claimed (``Repository.claim``)."""
+        old = condition(EVENTS, "createdAt", Op.LT, cutoff)
+        return await self._store.claim(Query(where=(old,), limit=limit))
+
+
+class Deliveries(OrgRecords[Delivery]):
+    collection = DELIVERIES
+
+    async def of_event(self, event_id: uuid.UUID) -> list[Delivery]:
+        return await self._store.all(eventId=event_id)
+
+    async def count_pending(self) -> int:
+        return await self._store.count(status=DeliveryStatus.PENDING)
+
+    async def claim_due(
+        self, now: datetime, limit: int, skip_webhooks: Sequence[object] = ()
+    ) -> list[Delivery]:
+        """Up to ``limit`` pending deliveries due by ``now`` whose lease has run out, none to
+        the webhooks ``skip_webhooks``, claimed (``Repository.claim``)."""
+        due = Query(
+            where=(
+                equals(DELIVERIES, "status", DeliveryStatus.PENDING),
+                condition(DELIVERIES, "nextAttemptAt", Op.LTE, now),
+                condition(DELIVERIES, "leaseUntil", Op.LT, now),
+                *(condition(DELIVERIES, "webhookId", Op.NE, hook) for hook in skip_webhooks),
+            ),
+            limit=limit,
+        )
+        return await self._store.claim(due)
+
+
+class Transactions(OrgRecords[Transaction]):
+    collection = TRANSACTIONS
+
+    async def with_ids(self, ids: Sequence[uuid.UUID]) -> list[Transaction]:
+        """The transactions of these ids that exist."""
+        return await self._every(one_of(TRANSACTIONS, "id", ids))
+
+    async def by_dedup_key(self, dedup_key: str) -> Transaction | None:
+        return await self._store.first(dedupKey=dedup_key)
+
+    async def by_as4_message_id(self, message_id: str) -> Transaction | None:
+        """The transaction an AS4 message (its ``MessageId``) brought in or took out."""
+        return await self._store.first(as4MessageId=message_id)
+
+    async def mls_about(self, org_id: uuid.UUID, doc_instance_id: str) -> Transaction | None:
+        """The message level status ``org_id`` owes the sender of the document it received
+        as ``doc_instance_id`` (an MLS transaction, sent or waiting)."""
+        return await self._store.first(kind=Kind.MLS, docInstanceId=doc_instance_id, orgId=org_id)
+
+    async def sent_documents(self, doc_instance_id: str) -> list[Transaction]:
+        """The documents sent to the network as ``doc_instance_id`` (of any organisation)."""
+        return await self._store.all(
+            docInstanceId=doc_instance_id, direction=Direction.TO_NETWORK, kind=Kind.DOCUMENT
+        )
+
+    @staticmethod
+    def documents(direction: Direction) -> tuple[Condition, ...]:
+        """The scope of a list of the documents sent (or received)."""
+        return (
+            equals(TRANSACTIONS, "direction", direction),
+            equals(TRANSACTIONS, "kind", Kind.DOCUMENT),
+        )
+
+    async def count_outbound(self, status: TransactionStatus) -> int:
+        return await self._store.count(direction=Direction.TO_NETWORK, transactionStatus=status)
+
+    async def claim_due(self, now: datetime, limit: int) -> list[Transaction]:
+        """Up to ``limit`` transactions to send (unprocessed, or processing with their lease
+        run out) due by ``now``, claimed (``Repository.claim``)."""
+        due = Query(
+            where=(
+                equals(TRANSACTIONS, "direction", Direction.TO_NETWORK),
+                one_of(
+                    TRANSACTIONS,
+                    "transactionStatus",
+                    (TransactionStatus.UNPROCESSED, TransactionStatus.PROCESSING),
+                ),
+                condition(TRANSACTIONS, "nextAttemptAt", Op.LTE, now),
+                condition(TRANSACTIONS, "leaseUntil", Op.LT, now),
+            ),
+            limit=limit,
+        )
+        return await self._store.claim(due)
+
+
+class Artefacts(OrgRecords[Artefact]):
+    collection = ARTEFACTS
+
+    async def of_transaction(self, transaction_id: uuid.UUID) -> list[Artefact]:
+        return await self._store.all(transactionId=transaction_id)
+
+    async def of_transactions(self, ids: Sequence[uuid.UUID]) -> list[Artefact]:
+        return await self._every(one_of(ARTEFACTS, "transactionId", ids))
+
+    async def first_of_type(self, transaction_id: uuid.UUID, kind: ArtefactType) -> Artefact | None:
+        return await self._store.first(transactionId=transaction_id, type=kind)
