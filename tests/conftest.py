@@ -13,7 +13,7 @@ import pytest
 import pg
 from fourcorner.adapters.validation import SaxonValidator
 
-pytest_plugins = ["dnsmasq"]  # the ``dnsmasq`` fixture: a real DNS server for discovery tests
+pytest_plugins = ["dnsmasq", "sml_service"]  # a real DNS server; the SML that feeds it
 
 ROOT = Path(__file__).resolve().parents[1]
 _BEFORE = pytest.StashKey[frozenset[str] | None]()

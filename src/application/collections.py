@@ -22,8 +22,9 @@ from fourcorner.domain.idempotency import IdempotencyKey
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.network_services import AccessPoint, Smp
 from fourcorner.domain.organisation import REQUESTABLE_MODES, Mode, Organisation
-from fourcorner.domain.participant import Participant
+from fourcorner.domain.participant import Participant, ParticipantStatus
 from fourcorner.domain.roles import ORG_ROLES
+from fourcorner.domain.sml import LocatorOperation, LocatorState, LocatorTask
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.transaction import Artefact, ArtefactType, Status, Transaction, UsedUpload
 from fourcorner.domain.user import DeletedIdentity, User
@@ -159,7 +160,7 @@ _PARTICIPANT_FILTERS = fields(
     col("smpRef", UUID),
     col("apRef", UUID),
     _TRANSPORT_PROFILE,
-    col("status", ENUM, choices=("ACTIVE",)),
+    col("status", ENUM, choices=tuple(s.value for s in ParticipantStatus)),
     _CREATED_AT,
 )
 PARTICIPANTS: Collection[Participant] = Collection(
@@ -215,6 +216,22 @@ SMP_REGISTRATIONS: Collection[SmpRegistration] = Collection(
     columns=fields(_ID, _CREATED_AT, col("smpId", UUID), col("participant", STRING)),
     filterable=frozenset({"smpId", "participant"}),
     unique=(("smpId", "participant"),),
+)
+
+# The outbox of registrations in the network's SML (application.sml)
+LOCATOR_TASKS: Collection[LocatorTask] = Collection(
+    name="locator_tasks",
+    type=LocatorTask,
+    columns=fields(
+        _ID,
+        _CREATED_AT,
+        _ENVIRONMENT,
+        col("operation", ENUM, choices=tuple(o.value for o in LocatorOperation)),
+        col("state", ENUM, choices=tuple(s.value for s in LocatorState)),
+        col("nextAttemptAt", DATETIME),
+        col("leaseUntil", DATETIME),
+    ),
+    filterable=frozenset(),
 )
 
 _WEBHOOK_FILTERS = fields(_ID, col("url", STRING), col("isEnabled", BOOL), _CREATED_AT)
@@ -334,4 +351,5 @@ ALL: tuple[Collection[Any], ...] = (
     UPLOADS,
     DELETED_IDENTITIES,
     IDEMPOTENCY_KEYS,
+    LOCATOR_TASKS,
 )

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import attrs
 
+from fourcorner.application.locator import NoLocator, ServiceLocator
 from fourcorner.application.ports import (
     CertificateInspector,
     DirectoryPublisher,
@@ -31,6 +32,8 @@ class Network:
     sealer: KeySealer
     directory: DirectoryPublisher
     ap_host: str  # apUrl = <ap_host>/<orgId>/<apId>
+    # the network's SML, where our SMP registers its participants (application.sml)
+    locator: ServiceLocator = attrs.field(factory=NoLocator)
 
 
 @attrs.frozen

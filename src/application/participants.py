@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from fourcorner.application import sml
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import (
     ACCESS_POINTS,
@@ -44,6 +45,8 @@ class CreateParticipant:
     # either spelling is taken; the neutral one is kept (domain.catalogue.neutral)
     transport_profile: str = attrs.field(default="net-transport-as4-v2_0", converter=neutral)
     business_card: BusinessCard | None = None
+    # a key from the participant's current SMP: completes its move here in the SML
+    migration_key: str | None = None
 
 
 @attrs.frozen
@@ -155,6 +158,7 @@ async def create(
             last_modified_at=now,
             last_modified_by=principal.actor,
         )
+        participant = await sml.wish_registered(ctx, uow, participant, cmd.migration_key)
         try:
             await participants.add(participant)
         except Conflict:
@@ -163,7 +167,7 @@ async def create(
             ) from None
         await republish(ctx, uow, participant)
         await uow.commit()
-    return participant
+    return await sml.register_now(ctx, participant)
 
 
 _PARTICIPANTS = InOrg(PARTICIPANTS, "participant")
@@ -213,6 +217,7 @@ async def delete_many(
             p = await _own(uow, org_id, pid)
             await uow.repository(PARTICIPANTS).remove(p.id)
             await ctx.net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
+            await sml.wish_removed(ctx, uow, p)
             done.append(str(p.id))
         await uow.commit()
     return done

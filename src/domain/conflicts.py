@@ -176,3 +176,37 @@ class IllegalTransition(DomainError):
     def message(self) -> str:
         because = f": {self.reason}" if self.reason else ""
         return f"The {self.record} ({self.state}) cannot be {self.move}{because}."
+
+
+@attrs.define(eq=False, slots=False)
+class LocatorRefused(DomainError):
+    """The network's SML refused a registration, a migration or a migration key."""
+
+    code = "AT-1104"
+    kind = ErrorKind.CONFLICT
+    title = "Refused by the SML"
+    reason: str = ""
+
+    def message(self) -> str:
+        return f"The network's SML refused this: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class RegisteredElsewhere(DomainError):
+    """The network's SML has the participant registered by another SMP."""
+
+    code = "AT-1105"
+    kind = ErrorKind.CONFLICT
+    title = "Participant registered by another SMP"
+    participant: str = ""
+    environment: str = ""
+    detail: str = ""
+
+    def message(self) -> str:
+        said = f" (the SML said: {self.detail})" if self.detail else ""
+        return (
+            f"The participant {self.participant} is registered in the {self.environment} SML "
+            f"by another SMP{said}. To move it here, ask its current provider for a migration "
+            "key (they prepare the move in the SML) and create the participant again with "
+            "that key as migrationKey."
+        )

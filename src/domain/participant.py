@@ -13,7 +13,13 @@ from fourcorner.domain.organisation import Address, Contact, UserRef
 
 
 class ParticipantStatus(enum.Enum):
+    """``ACTIVE`` once registered in its SMP and, where the environment has an SML configured,
+    in the SML; ``PENDING`` while the SML registration is still to be confirmed (it is retried);
+    ``FAILED`` when the SML refused it for good (``statusReason`` says why)."""
+
     ACTIVE = "ACTIVE"
+    PENDING = "PENDING"
+    FAILED = "FAILED"
 
 
 class PublicationState(enum.Enum):
@@ -68,3 +74,4 @@ class Participant:
     status: ParticipantStatus = ParticipantStatus.ACTIVE
     directory: DirectoryPublication = DirectoryPublication()
     warning: str | None = None
+    status_reason: str | None = None

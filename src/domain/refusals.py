@@ -132,3 +132,16 @@ class LookupUnavailable(DomainError):
 
     def message(self) -> str:
         return f"The network lookup failed: {self.reason}. Try again shortly."
+
+
+@attrs.define(eq=False, slots=False)
+class LocatorUnavailable(DomainError):
+    """The network's SML could not be reached for a change that cannot wait for a retry."""
+
+    code = "AT-1503"
+    kind = ErrorKind.UNAVAILABLE
+    title = "The SML cannot be reached"
+    reason: str = "the SML did not answer"
+
+    def message(self) -> str:
+        return f"The network's SML cannot be reached: {self.reason}. Try again shortly."

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from fourcorner.adapters.pki.sealing import KeySealer
-from fourcorner.entrypoints import setting_values
+from fourcorner.entrypoints import setting_values, sml_setup
 
 PREFIX = "FOURCORNER_"
 CONFIG_FILE = PREFIX + "CONFIG_FILE"
@@ -153,6 +153,14 @@ class Settings:
     sml_zone_prod: str = SML_ZONE_PROD
     dns_nameservers: str = ""  # empty: the system's resolvers
     allow_http_peers: bool = False
+    # the SML management endpoint per environment (registration of our SMP and participants);
+    # unset: no SML registration in that environment
+    sml_url_test: str = ""
+    sml_url_prod: str = ""
+    smp_id_test: str = ""  # our SMP's id in the SML, required with the SML URL
+    smp_id_prod: str = ""
+    sml_ca_file: str = ""  # CAs of the SML's TLS certificate; empty: the system's
+    sml_timeout: float = 30.0
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
     as4_inbound_concurrency: int = 8
@@ -345,6 +353,7 @@ class Settings:
             self.nameservers  # noqa: B018 - raises when malformed
         except ValueError as e:
             out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
+        out += sml_setup.problems(self)
         need(
             self.blob_sweep_grace_seconds >= 1,
             f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={self.blob_sweep_grace_seconds:g} must be at "

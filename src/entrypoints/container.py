@@ -37,10 +37,11 @@ from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
 from fourcorner.adapters.validation import SaxonValidator
 from fourcorner.adapters.webhooks import AiohttpWebhookSender
-from fourcorner.application import certificate_keys, operator_setup, sealed
-from fourcorner.application.collections import DELIVERIES, TRANSACTIONS
+from fourcorner.application import certificate_keys, operator_setup, sealed, sml
+from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
+from fourcorner.application.locator import ServiceLocator
 from fourcorner.application.ports import DirectoryPublisher
 from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.storage import Storage
@@ -51,7 +52,7 @@ from fourcorner.domain.envelope import seat_spid
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.webhook import MAX_ATTEMPTS
-from fourcorner.entrypoints import markers, operator
+from fourcorner.entrypoints import markers, operator, sml_setup
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.app import build_app
@@ -136,6 +137,11 @@ def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> E
     )
 
 
+def _locator(settings: Settings) -> ServiceLocator:
+    """The network's SML per environment (``entrypoints.sml_setup``), or none."""
+    return sml_setup.locator(settings, operator.environments(settings))
+
+
 def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
@@ -175,7 +181,7 @@ class Container(containers.DeclarativeContainer):
             schema=providers.Callable(_or_none, config.database_schema),
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
-            announce=(DELIVERIES.name, TRANSACTIONS.name),
+            announce=(DELIVERIES.name, TRANSACTIONS.name, LOCATOR_TASKS.name),
         ),
     )
     # Opened (and migrated) by init_resources(), closed by shutdown_resources().
@@ -210,6 +216,8 @@ class Container(containers.DeclarativeContainer):
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
     directory = providers.Singleton(_directory, config.directory_url)
+    # the network's SML, where the built-in SMP registers itself and its participants
+    locator = providers.Resource(_closing, providers.Singleton(_locator, settings))
     network = providers.Singleton(
         Network,
         smp=smp_registrar,
@@ -217,6 +225,7 @@ class Container(containers.DeclarativeContainer):
         sealer=sealer,
         directory=directory,
         ap_host=config.access_point_host,
+        locator=locator,
     )
     context = providers.Singleton(
         Context,
@@ -310,6 +319,7 @@ class Container(containers.DeclarativeContainer):
         _exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
+    locator_worker = providers.Singleton(sml.LocatorWorker, context)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
     blob_sweeper = providers.Singleton(
@@ -359,16 +369,29 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(container: Container) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper]:
-    """The two outbox workers, each woken by commits to its outbox (of any process that
-    announces them: PostgreSQL), so they need not wait for their next poll; and the blob sweep,
-    which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
+async def _workers(
+    container: Container,
+) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper, sml.LocatorWorker]:
+    """The three outbox workers (webhooks, sending, SML registrations), each woken by commits
+    to its outbox (of any process that announces them: PostgreSQL), so they need not wait for
+    their next poll; and the blob sweep, which runs every
+    ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
     deliverer = await resolve(container.delivery_worker)
     sender = await resolve(container.sending_worker)
+    registrar = await resolve(container.locator_worker)
     storage = await resolve(container.storage)
     storage.watch({DELIVERIES.name}, deliverer.wake)
     storage.watch({TRANSACTIONS.name}, sender.wake)
-    return deliverer, sender, await resolve(container.blob_sweeper)
+    storage.watch({LOCATOR_TASKS.name}, registrar.wake)
+    return deliverer, sender, await resolve(container.blob_sweeper), registrar
+
+
+async def _ensure_smp(container: Container) -> None:
+    """The SMP's own registration in the SML of each environment that has one, queued at
+    start (``application.sml.ensure_smp``); the participants' follow once it is done."""
+    ctx = await resolve(container.context)
+    urls = {e.environment: e.smp_url for e in container.operator_environments()}
+    await sml.ensure_smp(ctx, urls)
 
 
 async def migrate_data(container: Container) -> None:
@@ -393,10 +416,11 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     spid = seat_spid(container.settings().seat_id)
     await operator_setup.ensure_operator(ctx, container.operator_environments(), spid)
     await migrate_data(container)
+    await _ensure_smp(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     if workers:
-        deliverer, sender, sweeper = await _workers(container)
+        deliverer, sender, sweeper, registrar = await _workers(container)
     provided = {
         name: await resolve(markers.provider(container, name)) for name in dependencies(table)
     }
@@ -409,6 +433,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
             running.append(asyncio.create_task(deliverer.run(stop)))
             running.append(asyncio.create_task(sender.run(stop)))
             running.append(asyncio.create_task(sweeper.run(stop)))
+            running.append(asyncio.create_task(registrar.run(stop)))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -425,7 +450,10 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
     await container.init_resources()
     try:
-        deliverer, sender, sweeper = await _workers(container)
-        await asyncio.gather(deliverer.run(stop), sender.run(stop), sweeper.run(stop))
+        await _ensure_smp(container)
+        deliverer, sender, sweeper, registrar = await _workers(container)
+        await asyncio.gather(
+            deliverer.run(stop), sender.run(stop), sweeper.run(stop), registrar.run(stop)
+        )
     finally:
         await container.shutdown_resources()

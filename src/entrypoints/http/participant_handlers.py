@@ -187,7 +187,7 @@ ROUTES = (
         body=CreateParticipant,
         response=responses.PARTICIPANT,
         status=201,
-        errors=("AT-1001", "AT-1006", "AT-1090"),
+        errors=("AT-1001", "AT-1006", "AT-1090", "AT-1104", "AT-1105"),
     ),
     Route(
         "POST",

@@ -169,6 +169,7 @@ class ParticipantResponse:
     status: ParticipantStatus
     directory: DirectoryPublication
     warning: str | None
+    status_reason: str | None  # why it is PENDING or FAILED in the network's SML
     type: str = tag("PARTICIPANT")
 
 
@@ -340,6 +341,16 @@ class UploadUrlResponse:
 
 
 @attrs.frozen
+class MigrationKeyResponse:
+    """A participant's move away prepared in the SML: the key, shown this once."""
+
+    participant_id: uuid.UUID
+    participant_identifier: str
+    environment: Environment
+    migration_key: str
+
+
+@attrs.frozen
 class ConfirmationResponse:
     transaction_id: uuid.UUID
     mls_response_code: str
@@ -380,4 +391,5 @@ STATUS = Answer(StatusResponse, "Status", record=False)
 ACCEPTED = Answer(AcceptedResponse, "Accepted", record=False)
 UPLOAD_URL = Answer(UploadUrlResponse, "UploadUrl", record=False)
 CONFIRMATION = Answer(ConfirmationResponse, "Confirmation", record=False)
+MIGRATION_KEY = Answer(MigrationKeyResponse, "MigrationKey", record=False)
 ERROR = Answer(ErrorResponse, "Error", record=False)

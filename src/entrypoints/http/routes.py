@@ -23,6 +23,7 @@ from fourcorner.entrypoints.http import (
     member_handlers,
     network_handlers,
     participant_handlers,
+    sml_handlers,
     smp_handlers,
     transaction_handlers,
     validation_handlers,
@@ -40,6 +41,7 @@ def routes(smp_prefix: str = "/smp", as4_prefix: str = "/as4") -> list[Route]:
         *participant_handlers.ROUTES[1:2],  # can they receive this?
         *network_handlers.ROUTES[1:],
         *participant_handlers.ROUTES[2:],
+        *sml_handlers.ROUTES,
         *catalogue_handlers.ROUTES,
         *transaction_handlers.ROUTES,
         *as4_handlers.routes(as4_prefix),
