@@ -50,7 +50,8 @@ def json_path(path: tuple[str | int, ...]) -> str:
 def request_bodies(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
-            if "requestBody" in op:
+            # JSON bodies; the XML documents (uploads, validation) are bounded as a whole
+            if "application/json" in op.get("requestBody", {}).get("content", {}):
                 yield method.upper(), path, op["requestBody"]["content"]["application/json"]
 
 
