@@ -17,6 +17,7 @@ from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.envelope import Identifier, MessageLevelStatus, Sbdh
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
+from fourcorner.domain.transaction import Transaction
 from fourcorner.domain.validation import ValidationResult
 
 
@@ -234,6 +235,14 @@ class ReceiverLookup:
     endpoints: tuple[PublishedEndpoint, ...]
     can_receive: bool
     reason: str | None = None
+
+
+class EventPayloads(Protocol):
+    """How a record reads in the payload of its events: exactly as the interface shows it
+    (the HTTP entrypoint's response classes render both), so a webhook receiver and an API
+    client read one shape, and a field is shown in neither until a response class names it."""
+
+    def transaction(self, tx: Transaction) -> dict[str, Any]: ...
 
 
 class ParticipantLookup(Protocol):

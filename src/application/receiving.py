@@ -27,7 +27,7 @@ from fourcorner.application.context import Context
 from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
-from fourcorner.application.transactions import Documents, blob_key, record
+from fourcorner.application.transactions import Documents, blob_key
 from fourcorner.domain import events
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
 from fourcorner.domain.errors import Conflict, DomainError
@@ -194,7 +194,8 @@ async def _take_document(
                 await uow.repository(ARTEFACTS).add(
                     Artefact(ctx.new_id(), tx.id, tx.org_id, kind, content_type, size, key, now)
                 )
-            await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, record(tx))
+            payload = exchange.payloads.transaction(tx)
+            await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)
             if job is not None:
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()

@@ -26,6 +26,7 @@ from fourcorner.application.ports import (
     ApTransport,
     Credentials,
     Delivered,
+    EventPayloads,
     LookupFailed,
     LookupProblem,
     MessageReader,
@@ -37,7 +38,6 @@ from fourcorner.application.repositories import Transactions
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.application.transactions import Documents, blob_key, message_key, working_keys
-from fourcorner.application.transactions import record as transaction_record
 from fourcorner.domain import events
 from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
@@ -78,6 +78,7 @@ class Exchange:
     lookup: ParticipantLookup
     transport: ApTransport
     reader: MessageReader
+    payloads: EventPayloads  # how a transaction reads in its events' payloads
     seat_id: str  # this service provider's seat id (its AP certificates' CN)
     retry: RetryPolicy = SEND_RETRY
     lease: timedelta = timedelta(minutes=2)
@@ -322,7 +323,9 @@ class SendingWorker:
                 )
             if over and after.kind is Kind.DOCUMENT:
                 name = events.TRANSACTION_SENT if receipt else events.TRANSACTION_SEND_FAILED
-                await webhooks.raise_event(ctx, uow, tx.org_id, name, transaction_record(after))
+                await webhooks.raise_event(
+                    ctx, uow, tx.org_id, name, self._x.payloads.transaction(after)
+                )
             await uow.commit()
         if over:
             telemetry.transaction_status(after, now)

@@ -6,7 +6,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -28,7 +27,6 @@ from fourcorner.application.repositories import Artefacts, Participants, Transac
 from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import Page, UnitOfWork
-from fourcorner.domain.clock import iso_ns
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
@@ -125,33 +123,6 @@ def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
         )
     if problems:
         raise InvalidInput(problems)
-
-
-def record(tx: Transaction) -> dict[str, Any]:
-    """A transaction as the interface shows it (also the payload of its events); optional
-    fields are left out when absent."""
-    out: dict[str, Any] = {
-        "id": str(tx.id),
-        "transportProfile": tx.transport_profile,
-        "senderId": tx.sender_id,
-        "receiverId": tx.receiver_id,
-        "docTypeId": tx.doc_type_id,
-        "processId": tx.process_id,
-        "senderCountry": tx.sender_country,
-        "receiverCountry": tx.receiver_country,
-        "senderSP": tx.sender_sp,
-        "receiverSP": tx.receiver_sp,
-        "docInstanceId": tx.doc_instance_id,
-        "transactionStatus": tx.transaction_status.value,
-        "createdAt": iso_ns(tx.created_ns),
-        "apId": str(tx.ap_id),
-        "direction": tx.direction.value,
-    }
-    if tx.service_error is not None:
-        out["serviceError"] = attrs.asdict(tx.service_error)
-    if tx.mls_response_code is not None:
-        out["mlsResponseCode"] = tx.mls_response_code
-    return out
 
 
 def accepted(tx: Transaction) -> Answer:

@@ -60,6 +60,7 @@ from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
 from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.metrics import Metrics
+from fourcorner.entrypoints.http.responses import ResponsePayloads
 from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
 
@@ -123,11 +124,14 @@ def _discovery(settings: Settings) -> Discovery:
     return FixedDiscovery(_lookup_url(settings))
 
 
-def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
+def _exchange(
+    settings: Settings, lookup: Any, transport: Any, reader: Any, payloads: Any
+) -> Exchange:
     return Exchange(
         lookup=lookup,
         transport=transport,
         reader=reader,
+        payloads=payloads,
         seat_id=settings.seat_id,
         retry=RetryPolicy(
             tuple(timedelta(seconds=d) for d in settings.sending_delays), settings.send_attempts
@@ -315,8 +319,11 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(operator.certificate_check, settings),
         max_payload=config.max_document_bytes,
     )
+    converter = providers.Singleton(make_converter)
+    # events carry a transaction as the interface shows it
+    event_payloads = providers.Singleton(ResponsePayloads, converter)
     exchange = providers.Singleton(
-        _exchange, settings, participant_lookup, ap_transport, message_reader
+        _exchange, settings, participant_lookup, ap_transport, message_reader, event_payloads
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
     locator_worker = providers.Singleton(sml.LocatorWorker, context)
@@ -331,7 +338,6 @@ class Container(containers.DeclarativeContainer):
     )
     # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
     sending_wake = sending_worker.provided.wake
-    converter = providers.Singleton(make_converter)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics)
     auth_throttle = providers.Singleton(

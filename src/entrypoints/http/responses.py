@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import attrs
+import cattrs
 
 from fourcorner.application.ports import PublishedEndpoint
 from fourcorner.domain.certificates import CertificateEnvironment, Service
@@ -393,3 +394,14 @@ UPLOAD_URL = Answer(UploadUrlResponse, "UploadUrl", record=False)
 CONFIRMATION = Answer(ConfirmationResponse, "Confirmation", record=False)
 MIGRATION_KEY = Answer(MigrationKeyResponse, "MigrationKey", record=False)
 ERROR = Answer(ErrorResponse, "Error", record=False)
+
+
+class ResponsePayloads:
+    """``application.ports.EventPayloads``: an event's record rendered by the response class
+    that answers for it over HTTP, so the two cannot differ."""
+
+    def __init__(self, conv: cattrs.Converter) -> None:
+        self._conv = conv
+
+    def transaction(self, tx: Any) -> dict[str, Any]:
+        return TRANSACTION.dump(self._conv, tx)

@@ -134,6 +134,11 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
     _, got = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
     assert [t["docInstanceId"] for t in got["items"]] == [tx["docInstanceId"]]
     received = got["items"][0]
+    # the received event carries the transaction exactly as the API shows it (one renderer)
+    event = next(e for e in inbox.events if e["eventType"] == "transaction.received")
+    assert event["payload"] == received
+    sent_event = next(e for e in inbox.events if e["eventType"] == "transaction.sent")
+    assert sent_event["payload"] == {k: v for k, v in tx.items() if k != "mlsResponseCode"}
     status, document = await api.call(
         "GET", f"/orgs/{b['id']}/transactions/{received['id']}/business_document", as_=BOB
     )
