@@ -6,13 +6,17 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import cattrs
+
 from fourcorner.domain import errors
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
+from fourcorner.domain.send_failures import TXE_CATALOGUE
+from fourcorner.entrypoints.http import descriptions, examples, responses
 from fourcorner.entrypoints.http import errors as http_errors
-from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
+from fourcorner.entrypoints.http.rendering import Answer, ListOf, ListReply
 from fourcorner.entrypoints.http.routing import Route
 
 _RETRY_AFTER = {
@@ -56,6 +60,12 @@ _BODY_ENUMS: dict[tuple[str, str], list[str]] = {
     ("TriggerEvent", "eventType"): _EVENTS,
     ("TriggerEvent", "event"): _EVENTS,
 }
+# the values the service writes in fields its records type as plain text
+_ANSWER_ENUMS: dict[tuple[str, str], list[str]] = {
+    ("ServiceError", "category"): sorted({f.category for f in TXE_CATALOGUE}),
+    ("ServiceError", "action"): sorted({f.action for f in TXE_CATALOGUE}),
+}
+_ANSWER_PATTERNS: dict[tuple[str, str], str] = {("ServiceError", "code"): "^TXE-[0-9]{4}$"}
 
 
 _DOCUMENT = {"type": "string", "description": "the XML document"}
@@ -144,6 +154,21 @@ def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]
     return route.response.schema(components) if route.response is not None else {}
 
 
+def _answer_example(route: Route, conv: cattrs.Converter) -> Any:
+    """The example of a route's JSON answer (``examples``), or ``None``."""
+    shown = route.response
+    if isinstance(shown, Answer):
+        return examples.answer(conv, shown)
+    if isinstance(shown, ListReply | ListOf):
+        item = examples.answer(conv, shown.answer)
+        if item is None:
+            return None
+        if isinstance(shown, ListOf):
+            return [item]
+        return {"items": [item], "nextCursor": None}
+    return None
+
+
 def _parameters(route: Route) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in re.findall(r"{(\w+)}", route.path):
@@ -162,7 +187,10 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
     return params
 
 
-def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, Any]:
+def document(
+    routes: Iterable[Route], *, title: str, version: str, converter: cattrs.Converter
+) -> dict[str, Any]:
+    """``converter``: the interface's, which renders the answers' examples."""
     components: dict[str, Any] = {}
     error = responses.ERROR.schema(components)
     paths: dict[str, Any] = {}
@@ -186,6 +214,9 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 }
             },
         }
+        example = _answer_example(route, converter)
+        if example is not None:
+            op["responses"][str(route.status)]["content"][route.content_type]["example"] = example
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
         if route.body is not None:
@@ -193,6 +224,9 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 "required": True,
                 "content": {"application/json": {"schema": schema_of(route.body, components)}},
             }
+            body_example = examples.body(route.body)
+            if body_example is not None:
+                op["requestBody"]["content"]["application/json"]["example"] = body_example
         if route.takes:
             op["requestBody"] = {
                 "required": True,
@@ -211,6 +245,13 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
     for (name, field), values in _BODY_ENUMS.items():
         props = components[name]["properties"]
         props[field] = _narrow(props[field], values)
+    for (name, field), values in _ANSWER_ENUMS.items():
+        props = components[name]["properties"]
+        props[field] = _narrow(props[field], values)
+    for (name, field), pattern in _ANSWER_PATTERNS.items():
+        props = components[name]["properties"]
+        props[field] = {**props[field], "pattern": pattern}
+    descriptions.describe(components)
     codes = "\n".join(
         f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in http_errors.catalogue()
     )
