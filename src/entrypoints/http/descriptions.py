@@ -65,8 +65,9 @@ _TRANSACTION_STATUS = (
     "serviceError) or `REJECTED` (refused by the receiver)."
 )
 _MLS_CODE = (
-    "The code of the message level status the receiver answered: `AB` (accepted), `AP` "
-    "(acknowledged) or `RE` (rejected)."
+    "The code of the message level status the receiver answered: `AP` (accepted: delivered, "
+    "and the receiver confirmed it), `AB` (acknowledged: delivered, without confirmation) or "
+    "`RE` (rejected)."
 )
 _DOCUMENT_ID = "The `id` of a document type of `GET /document_types`."
 _PROCESS_ID = "A process of that document type: `<scheme>::<value>` of one of its `process-ids`."

@@ -70,7 +70,7 @@ CHANGED = datetime(2026, 3, 5, 14, 2, 11, 456000, tzinfo=UTC)
 BY = UserRef(USER_ID)
 
 PARTICIPANT_IDENTIFIER = "0007:5567321707"
-RECEIVER_IDENTIFIER = "0088:7300010000001"
+RECEIVER_IDENTIFIER = "0007:5560360793"
 TRANSPORT_PROFILE = "net-transport-as4-v2_0"
 INVOICE = (
     "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017"
@@ -242,7 +242,7 @@ LOOKUP = ReceiverLookup(
         PublishedEndpoint(
             TRANSPORT_PROFILE,
             "https://ap.receiver.example/as4",
-            "CN=PNO000456,OU=NET TEST AP,O=Receiver AS,C=NO",
+            "CN=PSE000456,OU=NET TEST AP,O=Receiver AB,C=SE",
             datetime(2027, 6, 30, tzinfo=UTC),
         ),
     ),
@@ -294,9 +294,9 @@ TRANSACTION = Transaction(
     created_at=clock.from_ns(_CREATED_NS),
     created_ns=_CREATED_NS,
     last_modified_at=CHANGED,
-    receiver_country="NO",
+    receiver_country="SE",
     sender_sp="PSE000123",
-    receiver_sp="PNO000456",
+    receiver_sp="PSE000456",
     mls_response_code="AB",
 )
 ARTEFACT = Artefact(
@@ -523,3 +523,89 @@ BODIES: Mapping[str, Any] = {
 def body(cls: type) -> Any:
     """The example of a request body read as ``cls``; ``None`` if it has none."""
     return BODIES.get(cls.__name__)
+
+
+# --- the document of an upload ------------------------------------------------------------
+
+SBD = f"""<?xml version="1.0" encoding="UTF-8"?>
+<sh:StandardBusinessDocument xmlns:sh="http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader">
+  <sh:StandardBusinessDocumentHeader>
+    <sh:HeaderVersion>1.0</sh:HeaderVersion>
+    <sh:Sender>
+      <sh:Identifier Authority="iso6523-actorid-upis">{PARTICIPANT_IDENTIFIER}</sh:Identifier>
+    </sh:Sender>
+    <sh:Receiver>
+      <sh:Identifier Authority="iso6523-actorid-upis">{RECEIVER_IDENTIFIER}</sh:Identifier>
+    </sh:Receiver>
+    <sh:DocumentIdentification>
+      <sh:Standard>urn:oasis:names:specification:ubl:schema:xsd:Invoice-2</sh:Standard>
+      <sh:TypeVersion>2.1</sh:TypeVersion>
+      <sh:InstanceIdentifier>{TRANSACTION.doc_instance_id}</sh:InstanceIdentifier>
+      <sh:Type>Invoice</sh:Type>
+      <sh:CreationDateAndTime>2026-03-02T09:15:00Z</sh:CreationDateAndTime>
+    </sh:DocumentIdentification>
+    <sh:BusinessScope>
+      <sh:Scope>
+        <sh:Type>DOCUMENTID</sh:Type>
+        <sh:InstanceIdentifier>{INVOICE}</sh:InstanceIdentifier>
+        <sh:Identifier>busdox-docid-qns</sh:Identifier>
+      </sh:Scope>
+      <sh:Scope>
+        <sh:Type>PROCESSID</sh:Type>
+        <sh:InstanceIdentifier>{BILLING}</sh:InstanceIdentifier>
+        <sh:Identifier>cenbii-procid-ubl</sh:Identifier>
+      </sh:Scope>
+      <sh:Scope>
+        <sh:Type>COUNTRY_C1</sh:Type>
+        <sh:InstanceIdentifier>SE</sh:InstanceIdentifier>
+      </sh:Scope>
+    </sh:BusinessScope>
+  </sh:StandardBusinessDocumentHeader>
+  <Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+      xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+      xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2">
+    <cbc:CustomizationID>urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0</cbc:CustomizationID>
+    <cbc:ProfileID>{BILLING}</cbc:ProfileID>
+    <cbc:ID>INV-2026-0042</cbc:ID>
+    <cbc:IssueDate>2026-03-02</cbc:IssueDate>
+    <cbc:InvoiceTypeCode>380</cbc:InvoiceTypeCode>
+    <cbc:DocumentCurrencyCode>SEK</cbc:DocumentCurrencyCode>
+    <cbc:BuyerReference>PO-7781</cbc:BuyerReference>
+    <cac:AccountingSupplierParty><cac:Party>
+      <cbc:EndpointID schemeID="0007">5567321707</cbc:EndpointID>
+      <cac:PostalAddress><cac:Country><cbc:IdentificationCode>SE</cbc:IdentificationCode></cac:Country></cac:PostalAddress>
+      <cac:PartyTaxScheme><cbc:CompanyID>SE556732170701</cbc:CompanyID><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:PartyTaxScheme>
+      <cac:PartyLegalEntity><cbc:RegistrationName>Acme Trading AB</cbc:RegistrationName></cac:PartyLegalEntity>
+    </cac:Party></cac:AccountingSupplierParty>
+    <cac:AccountingCustomerParty><cac:Party>
+      <cbc:EndpointID schemeID="0007">5560360793</cbc:EndpointID>
+      <cac:PostalAddress><cac:Country><cbc:IdentificationCode>SE</cbc:IdentificationCode></cac:Country></cac:PostalAddress>
+      <cac:PartyLegalEntity><cbc:RegistrationName>Receiver AB</cbc:RegistrationName></cac:PartyLegalEntity>
+    </cac:Party></cac:AccountingCustomerParty>
+    <cac:TaxTotal>
+      <cbc:TaxAmount currencyID="SEK">250.00</cbc:TaxAmount>
+      <cac:TaxSubtotal>
+        <cbc:TaxableAmount currencyID="SEK">1000.00</cbc:TaxableAmount>
+        <cbc:TaxAmount currencyID="SEK">250.00</cbc:TaxAmount>
+        <cac:TaxCategory><cbc:ID>S</cbc:ID><cbc:Percent>25</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:TaxCategory>
+      </cac:TaxSubtotal>
+    </cac:TaxTotal>
+    <cac:LegalMonetaryTotal>
+      <cbc:LineExtensionAmount currencyID="SEK">1000.00</cbc:LineExtensionAmount>
+      <cbc:TaxExclusiveAmount currencyID="SEK">1000.00</cbc:TaxExclusiveAmount>
+      <cbc:TaxInclusiveAmount currencyID="SEK">1250.00</cbc:TaxInclusiveAmount>
+      <cbc:PayableAmount currencyID="SEK">1250.00</cbc:PayableAmount>
+    </cac:LegalMonetaryTotal>
+    <cac:InvoiceLine>
+      <cbc:ID>1</cbc:ID>
+      <cbc:InvoicedQuantity unitCode="H87">10</cbc:InvoicedQuantity>
+      <cbc:LineExtensionAmount currencyID="SEK">1000.00</cbc:LineExtensionAmount>
+      <cac:Item>
+        <cbc:Name>Paper, A4, 500 sheets</cbc:Name>
+        <cac:ClassifiedTaxCategory><cbc:ID>S</cbc:ID><cbc:Percent>25</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:ClassifiedTaxCategory>
+      </cac:Item>
+      <cac:Price><cbc:PriceAmount currencyID="SEK">100.00</cbc:PriceAmount></cac:Price>
+    </cac:InvoiceLine>
+  </Invoice>
+</sh:StandardBusinessDocument>
+"""

@@ -9,7 +9,7 @@ from typing import Any
 import cattrs
 
 from fourcorner.domain import errors
-from fourcorner.domain.events import EVENT_NAMES
+from fourcorner.domain.events import EVENT_NAMES, MLS_RESPONSE_CODES
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
 from fourcorner.domain.send_failures import TXE_CATALOGUE
@@ -64,6 +64,9 @@ _BODY_ENUMS: dict[tuple[str, str], list[str]] = {
 _ANSWER_ENUMS: dict[tuple[str, str], list[str]] = {
     ("ServiceError", "category"): sorted({f.category for f in TXE_CATALOGUE}),
     ("ServiceError", "action"): sorted({f.action for f in TXE_CATALOGUE}),
+    ("Transaction", "mlsResponseCode"): list(MLS_RESPONSE_CODES),
+    ("Confirmation", "mlsResponseCode"): list(MLS_RESPONSE_CODES),
+    ("Status", "status"): ["ok", "ready"],  # /healthz, /readyz
 }
 _ANSWER_PATTERNS: dict[tuple[str, str], str] = {("ServiceError", "code"): "^TXE-[0-9]{4}$"}
 
@@ -81,6 +84,17 @@ _RAW_BODIES: dict[str, dict[str, Any]] = {
         "required": ["file"],
     },
 }
+
+
+_SBD_EXAMPLE = "InvoiceSbd"
+
+
+def _raw_body(media_type: str) -> dict[str, Any]:
+    """A body that is not JSON: its schema and, for the XML ones, the example SBD."""
+    out: dict[str, Any] = {"schema": _RAW_BODIES[media_type]}
+    if media_type != "multipart/form-data":
+        out["examples"] = {"invoice": {"$ref": f"#/components/examples/{_SBD_EXAMPLE}"}}
+    return out
 
 
 def error_codes(route: Route) -> list[str]:
@@ -230,7 +244,7 @@ def document(
         if route.takes:
             op["requestBody"] = {
                 "required": True,
-                "content": {t: {"schema": _RAW_BODIES[t]} for t in route.takes},
+                "content": {t: _raw_body(t) for t in route.takes},
             }
         for status, classes in _by_status(codes).items():
             answer: dict[str, Any] = {
@@ -265,6 +279,12 @@ def document(
         "paths": paths,
         "components": {
             "schemas": components,
+            "examples": {
+                _SBD_EXAMPLE: {
+                    "summary": "A BIS Billing 3 invoice in its SBD",
+                    "value": examples.SBD,
+                }
+            },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},

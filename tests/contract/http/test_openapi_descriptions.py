@@ -11,6 +11,8 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
+from fourcorner.adapters.sbdh.reader import read_envelope
+from fourcorner.domain.events import MLS_RESPONSE_CODES
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.domain.transaction import Status
@@ -148,6 +150,23 @@ def test_request_examples_are_read_by_the_server():
         structure(conv, copy.deepcopy(example), route.body)
 
 
+def test_every_xml_upload_has_an_example_sbd_that_intake_reads(doc):
+    named = doc["components"]["examples"]
+    uploads = 0
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            content = op.get("requestBody", {}).get("content", {})
+            for media_type in ("application/xml", "text/xml"):
+                if media_type not in content:
+                    continue
+                (ref,) = (e["$ref"] for e in content[media_type]["examples"].values())
+                sbd = named[ref.rsplit("/", 1)[1]]["value"]
+                envelope = read_envelope(sbd.encode())
+                assert envelope.sender.value == examples.PARTICIPANT_IDENTIFIER
+                uploads += 1
+    assert uploads == 6, "POST …/transactions, PUT /uploads/{token}, POST /validation"
+
+
 def test_the_document_with_its_examples_is_valid_openapi_3_1(doc):
     assert [e.message for e in OpenAPIV31SpecValidator(doc).iter_errors()] == []
 
@@ -164,4 +183,7 @@ def test_answer_enums_are_the_domain_values(doc):
     assert schemas["Accepted"]["properties"]["transactionStatus"]["enum"] == [
         s.value for s in Status
     ]
+    for name in ("Transaction", "Confirmation"):
+        codes = schemas[name]["properties"]["mlsResponseCode"]["enum"]
+        assert codes == list(MLS_RESPONSE_CODES), name
     assert schemas["Member"]["properties"]["status"]["enum"] == [s.value for s in MemberStatus]
