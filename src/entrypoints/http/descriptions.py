@@ -57,7 +57,6 @@ _WEBHOOK_URL = "The http(s) URL that receives the events (a POST of each event).
 _IS_ENABLED = "Whether events are delivered to this webhook."
 _EXPIRES = "When the key stops working (ISO 8601)."
 _IS_ACTIVE = "Whether the key may be used; a key set inactive is refused."
-_IDS = "The ids of the records."
 _TRANSACTION_ID = "The transaction's id."
 _TRANSACTION_STATUS = (
     "The transaction's state: `UNPROCESSED` (taken, not yet sent), `PROCESSING`, then one of "
@@ -554,7 +553,8 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "responseBody": "The first 1 KiB of the answer's body.",
     },
     # --- answers that are not records -----------------------------------------------------
-    "Ids": {"ids": _IDS},
+    "Ids": {"ids": "The ids of the records to act on."},
+    "ChangedIds": {"ids": "The ids of the records the operation changed."},
     "Status": {"status": "`ok` (the process is up) or `ready` (it can serve requests)."},
     "Error": {
         "code": "The error's code, `AT-nnnn` (see the list in the document's description).",

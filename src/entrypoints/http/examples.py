@@ -397,7 +397,7 @@ _RECORDS: Mapping[str, Callable[[], tuple[Any, dict[str, Any]]]] = {
     "IdentifierScheme": lambda: (IDENTIFIER_SCHEME, {}),
     "ValidationResult": lambda: (VALIDATION, {}),
     # answers that are not records: the response class holds the values itself
-    "Ids": lambda: (responses.IdsResponse((str(PARTICIPANT_ID),)), {}),
+    "ChangedIds": lambda: (responses.IdsResponse((str(PARTICIPANT_ID),)), {}),
     "Status": lambda: (responses.StatusResponse("ok"), {}),
     "Accepted": lambda: (responses.AcceptedResponse(TRANSACTION_ID, Status.UNPROCESSED), {}),
     "UploadUrl": lambda: (

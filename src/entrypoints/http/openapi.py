@@ -201,6 +201,21 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
     return params
 
 
+def _check_names(routes: list[Route], read: list[type]) -> None:
+    """A request body's schema is named after its class, an answer's by ``Answer.name``: the
+    two must differ, or one schema would stand for both (the first one made)."""
+    answers = set()
+    for route in routes:
+        shown = route.response
+        if isinstance(shown, ListReply | ListOf):
+            shown = shown.answer
+        if isinstance(shown, Answer):
+            answers.add(shown.name)
+    clash = sorted(answers & {cls.__name__ for cls in read})
+    if clash:
+        raise TypeError(f"schemas named both by an answer and a request body: {clash}")
+
+
 def document(
     routes: Iterable[Route], *, title: str, version: str, converter: cattrs.Converter
 ) -> dict[str, Any]:
@@ -255,7 +270,9 @@ def document(
                 answer["headers"] = {"Retry-After": _RETRY_AFTER}
             op["responses"][str(status)] = answer
         paths.setdefault(route.path, {})[route.method.lower()] = op
-    declare_lengths(components, read_classes(r.body for r in routes if r.body is not None))
+    read = read_classes(r.body for r in routes if r.body is not None)
+    _check_names(routes, read)
+    declare_lengths(components, read)
     for (name, field), values in _BODY_ENUMS.items():
         props = components[name]["properties"]
         props[field] = _narrow(props[field], values)

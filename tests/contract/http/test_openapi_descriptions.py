@@ -187,3 +187,13 @@ def test_answer_enums_are_the_domain_values(doc):
         codes = schemas[name]["properties"]["mlsResponseCode"]["enum"]
         assert codes == list(MLS_RESPONSE_CODES), name
     assert schemas["Member"]["properties"]["status"]["enum"] == [s.value for s in MemberStatus]
+
+
+def test_request_ids_are_uuids_and_answer_ids_any_text(doc):
+    """The request's ``{"ids"}`` (UUIDs of records) and the answer's (ids the operation
+    changed: users' ids are any text) are two schemas, not one standing for both."""
+    schemas = doc["components"]["schemas"]
+    assert schemas["Ids"]["properties"]["ids"]["items"]["format"] == "uuid"
+    assert "format" not in schemas["ChangedIds"]["properties"]["ids"]["items"]
+    body = doc["paths"]["/orgs/{orgId}/members/approve"]["put"]["requestBody"]
+    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Ids"}
