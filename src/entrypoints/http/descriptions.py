@@ -249,7 +249,10 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
     "AccessPoint": {
         "id": "The access point's id: the apRef of a participant, the `ap` of a send.",
         "name": _NAME,
-        "apUrl": "The URL peers send AS4 messages to: `<public URL>/as4/<orgId>/<apId>`.",
+        "apUrl": (
+            "The URL peers send AS4 messages to: `<AP host>/<orgId>/<apId>` (the AP host is "
+            "`<public URL>/as4` unless configured)."
+        ),
         "certificateRef": _CERTIFICATE_REF,
         "transportProfile": _TRANSPORT_PROFILE,
         "environment": _AP_ENVIRONMENT,
@@ -285,10 +288,9 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "name": _NAME,
         "service": _SERVICE,
         "environment": _CERT_ENVIRONMENT,
-        "certPem": f"{_CERT_PEM} It must be issued under the network's trust anchors.",
+        "certPem": _CERT_PEM,
         "privateKeyPem": (
-            "The certificate's private key, PEM encoded (PKCS#8 or traditional). Kept "
-            "encrypted, never shown again."
+            "The certificate's private key, PEM encoded. Kept encrypted, never shown again."
         ),
         "transportProfile": _TRANSPORT_PROFILE,
         "caChainPem": _CA_CHAIN_PEM,
@@ -521,7 +523,7 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "isEnabled": f"{_IS_ENABLED} Absent: unchanged.",
     },
     "TriggerEvent": {
-        "eventType": "The event to raise: `webhook.test`.",
+        "eventType": "The event to raise: only `webhook.test` can be raised by hand.",
         "event": "The same as eventType (either name is taken).",
     },
     "WebhookEvent": {

@@ -9,7 +9,7 @@ from typing import Any
 import cattrs
 
 from fourcorner.domain import errors
-from fourcorner.domain.events import EVENT_NAMES, MLS_RESPONSE_CODES
+from fourcorner.domain.events import EVENT_NAMES, MLS_RESPONSE_CODES, WEBHOOK_TEST
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
 from fourcorner.domain.send_failures import TXE_CATALOGUE
@@ -57,8 +57,8 @@ _BODY_ENUMS: dict[tuple[str, str], list[str]] = {
     ("UpdateOrganisation", "modeChangeRequest"): [m.value for m in REQUESTABLE_MODES],
     ("CreateWebhook", "events"): _EVENTS,
     ("UpdateWebhook", "events"): _EVENTS,
-    ("TriggerEvent", "eventType"): _EVENTS,
-    ("TriggerEvent", "event"): _EVENTS,
+    ("TriggerEvent", "eventType"): [WEBHOOK_TEST],  # the one event raised by hand
+    ("TriggerEvent", "event"): [WEBHOOK_TEST],
 }
 # the values the service writes in fields its records type as plain text
 _ANSWER_ENUMS: dict[tuple[str, str], list[str]] = {

@@ -186,6 +186,8 @@ def test_answer_enums_are_the_domain_values(doc):
     for name in ("Transaction", "Confirmation"):
         codes = schemas[name]["properties"]["mlsResponseCode"]["enum"]
         assert codes == list(MLS_RESPONSE_CODES), name
+    for name in ("eventType", "event"):  # only the test event is raised by hand
+        assert schemas["TriggerEvent"]["properties"][name]["anyOf"][0]["enum"] == ["webhook.test"]
     assert schemas["Member"]["properties"]["status"]["enum"] == [s.value for s in MemberStatus]
 
 
