@@ -179,7 +179,7 @@ def build_app(
     table = list(routes)
     app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
     app.on_response_prepare.append(_prepare(hsts))
-    spec = dumps(openapi.document(table, title=title, version=version))
+    spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
     async def openapi_json(request: web.Request) -> web.Response:
         return web.Response(body=spec, content_type="application/json")

@@ -6,13 +6,17 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import cattrs
+
 from fourcorner.domain import errors
-from fourcorner.domain.events import EVENT_NAMES
+from fourcorner.domain.events import EVENT_NAMES, MLS_RESPONSE_CODES, WEBHOOK_TEST
 from fourcorner.domain.organisation import REQUESTABLE_MODES
 from fourcorner.domain.roles import ORG_ROLES, Role
+from fourcorner.domain.send_failures import TXE_CATALOGUE
+from fourcorner.entrypoints.http import descriptions, examples, responses
 from fourcorner.entrypoints.http import errors as http_errors
-from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
+from fourcorner.entrypoints.http.rendering import Answer, ListOf, ListReply
 from fourcorner.entrypoints.http.routing import Route
 
 _RETRY_AFTER = {
@@ -53,9 +57,18 @@ _BODY_ENUMS: dict[tuple[str, str], list[str]] = {
     ("UpdateOrganisation", "modeChangeRequest"): [m.value for m in REQUESTABLE_MODES],
     ("CreateWebhook", "events"): _EVENTS,
     ("UpdateWebhook", "events"): _EVENTS,
-    ("TriggerEvent", "eventType"): _EVENTS,
-    ("TriggerEvent", "event"): _EVENTS,
+    ("TriggerEvent", "eventType"): [WEBHOOK_TEST],  # the one event raised by hand
+    ("TriggerEvent", "event"): [WEBHOOK_TEST],
 }
+# the values the service writes in fields its records type as plain text
+_ANSWER_ENUMS: dict[tuple[str, str], list[str]] = {
+    ("ServiceError", "category"): sorted({f.category for f in TXE_CATALOGUE}),
+    ("ServiceError", "action"): sorted({f.action for f in TXE_CATALOGUE}),
+    ("Transaction", "mlsResponseCode"): list(MLS_RESPONSE_CODES),
+    ("Confirmation", "mlsResponseCode"): list(MLS_RESPONSE_CODES),
+    ("Status", "status"): ["ok", "ready"],  # /healthz, /readyz
+}
+_ANSWER_PATTERNS: dict[tuple[str, str], str] = {("ServiceError", "code"): "^TXE-[0-9]{4}$"}
 
 
 _DOCUMENT = {"type": "string", "description": "the XML document"}
@@ -71,6 +84,17 @@ _RAW_BODIES: dict[str, dict[str, Any]] = {
         "required": ["file"],
     },
 }
+
+
+_SBD_EXAMPLE = "InvoiceSbd"
+
+
+def _raw_body(media_type: str) -> dict[str, Any]:
+    """A body that is not JSON: its schema and, for the XML ones, the example SBD."""
+    out: dict[str, Any] = {"schema": _RAW_BODIES[media_type]}
+    if media_type != "multipart/form-data":
+        out["examples"] = {"invoice": {"$ref": f"#/components/examples/{_SBD_EXAMPLE}"}}
+    return out
 
 
 def error_codes(route: Route) -> list[str]:
@@ -144,6 +168,21 @@ def _response_schema(route: Route, components: dict[str, Any]) -> dict[str, Any]
     return route.response.schema(components) if route.response is not None else {}
 
 
+def _answer_example(route: Route, conv: cattrs.Converter) -> Any:
+    """The example of a route's JSON answer (``examples``), or ``None``."""
+    shown = route.response
+    if isinstance(shown, Answer):
+        return examples.answer(conv, shown)
+    if isinstance(shown, ListReply | ListOf):
+        item = examples.answer(conv, shown.answer)
+        if item is None:
+            return None
+        if isinstance(shown, ListOf):
+            return [item]
+        return {"items": [item], "nextCursor": None}
+    return None
+
+
 def _parameters(route: Route) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in re.findall(r"{(\w+)}", route.path):
@@ -162,7 +201,25 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
     return params
 
 
-def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, Any]:
+def _check_names(routes: list[Route], read: list[type]) -> None:
+    """A request body's schema is named after its class, an answer's by ``Answer.name``: the
+    two must differ, or one schema would stand for both (the first one made)."""
+    answers = set()
+    for route in routes:
+        shown = route.response
+        if isinstance(shown, ListReply | ListOf):
+            shown = shown.answer
+        if isinstance(shown, Answer):
+            answers.add(shown.name)
+    clash = sorted(answers & {cls.__name__ for cls in read})
+    if clash:
+        raise TypeError(f"schemas named both by an answer and a request body: {clash}")
+
+
+def document(
+    routes: Iterable[Route], *, title: str, version: str, converter: cattrs.Converter
+) -> dict[str, Any]:
+    """``converter``: the interface's, which renders the answers' examples."""
     components: dict[str, Any] = {}
     error = responses.ERROR.schema(components)
     paths: dict[str, Any] = {}
@@ -186,6 +243,9 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 }
             },
         }
+        example = _answer_example(route, converter)
+        if example is not None:
+            op["responses"][str(route.status)]["content"][route.content_type]["example"] = example
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
         if route.body is not None:
@@ -193,10 +253,13 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 "required": True,
                 "content": {"application/json": {"schema": schema_of(route.body, components)}},
             }
+            body_example = examples.body(route.body)
+            if body_example is not None:
+                op["requestBody"]["content"]["application/json"]["example"] = body_example
         if route.takes:
             op["requestBody"] = {
                 "required": True,
-                "content": {t: {"schema": _RAW_BODIES[t]} for t in route.takes},
+                "content": {t: _raw_body(t) for t in route.takes},
             }
         for status, classes in _by_status(codes).items():
             answer: dict[str, Any] = {
@@ -207,10 +270,19 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
                 answer["headers"] = {"Retry-After": _RETRY_AFTER}
             op["responses"][str(status)] = answer
         paths.setdefault(route.path, {})[route.method.lower()] = op
-    declare_lengths(components, read_classes(r.body for r in routes if r.body is not None))
+    read = read_classes(r.body for r in routes if r.body is not None)
+    _check_names(routes, read)
+    declare_lengths(components, read)
     for (name, field), values in _BODY_ENUMS.items():
         props = components[name]["properties"]
         props[field] = _narrow(props[field], values)
+    for (name, field), values in _ANSWER_ENUMS.items():
+        props = components[name]["properties"]
+        props[field] = _narrow(props[field], values)
+    for (name, field), pattern in _ANSWER_PATTERNS.items():
+        props = components[name]["properties"]
+        props[field] = {**props[field], "pattern": pattern}
+    descriptions.describe(components)
     codes = "\n".join(
         f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in http_errors.catalogue()
     )
@@ -224,6 +296,12 @@ def document(routes: Iterable[Route], *, title: str, version: str) -> dict[str, 
         "paths": paths,
         "components": {
             "schemas": components,
+            "examples": {
+                _SBD_EXAMPLE: {
+                    "summary": "A BIS Billing 3 invoice in its SBD",
+                    "value": examples.SBD,
+                }
+            },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},

@@ -247,8 +247,15 @@ class ListReply:
         return {
             "type": "object",
             "properties": {
-                "items": {"type": "array", "items": self.answer.schema(components)},
-                "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "items": {
+                    "type": "array",
+                    "items": self.answer.schema(components),
+                    "description": "The records of this page, in the order of the sort.",
+                },
+                "nextCursor": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "description": "Pass as `cursor` for the next page; null on the last page.",
+                },
             },
             "required": ["items", "nextCursor"],
         }
