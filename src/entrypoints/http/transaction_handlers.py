@@ -25,6 +25,7 @@ from fourcorner.domain import idempotency as idempotency_rules
 from fourcorner.domain.errors import Forbidden, InvalidInput, NotFound
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
+from fourcorner.domain.ubl import MlsRequest
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.rendering import XML, ListReply
 from fourcorner.entrypoints.http.routing import QueryParam, Reply, Req, Route, sorted_list
@@ -59,7 +60,9 @@ async def _intake(
 ) -> Reply:
     """Spool the document to a file, hashing it on the way, and submit it; with an
     idempotency ``key``, the request is the access point and the document's bytes (a
-    multipart form's ``file`` part: the same document in another form is the same request)."""
+    multipart form's ``file`` part: the same document in another form is the same request).
+    ``mlsType`` and ``mlsTo`` in the query are the MLS scopes of a bare UBL document."""
+    mls = MlsRequest.parse(req.raw.query.get("mlsType"), req.raw.query.get("mlsTo"))
     incoming = docs.blobs.incoming()
     digest = hashlib.sha256()
     try:
@@ -68,7 +71,7 @@ async def _intake(
         incoming.unlink(missing_ok=True)
         raise
     keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
-    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed)
+    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
     if callable(wake):
         wake()
     return Reply(answer.status, answer.body)
@@ -243,6 +246,21 @@ _IDEMPOTENCY_KEY = QueryParam(
     "with another request, 409 AT-1101. Keys belong to the organisation.",
     where="header",
 )
+# the MLS scopes of a document sent bare (an SBD's header names its own)
+_MLS = (
+    QueryParam(
+        "mlsType",
+        {"type": "string", "enum": ["FAILURE_ONLY", "ALWAYS_SEND"]},
+        description="for a bare UBL Invoice or CreditNote: the MLS_TYPE scope of the SBDH "
+        "built for it",
+    ),
+    QueryParam(
+        "mlsTo",
+        {"type": "string", "pattern": "^[0-9]{4}:[^\\s]+$"},
+        description="for a bare UBL Invoice or CreditNote: the participant (NNNN:local) its "
+        "MLS_TO scope names",
+    ),
+)
 # what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
 # document that is not an SBD or not sendable, one sent already
 _UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
@@ -254,15 +272,16 @@ ROUTES = (
         "/orgs/{orgId}/transactions",
         post_transaction,
         "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
-        "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+        "network I/O. A bare UBL Invoice or CreditNote is wrapped in an SBDH built from it "
+        "(its sender must be one of the organisation's participants, else 403 AT-1022). A document sent already is 409 AT-1100 with its transactionId. With "
         "an Idempotency-Key, the same request (access point and document bytes) within 24 "
         "hours gets the same answer; another request with the key is 409 AT-1101.",
         M,
         "transactions",
         response=responses.ACCEPTED,
         status=202,
-        query=(_AP, _IDEMPOTENCY_KEY),
-        errors=(*_UPLOAD_ERRORS, "AT-1101"),
+        query=(_AP, _IDEMPOTENCY_KEY, *_MLS),
+        errors=(*_UPLOAD_ERRORS, "AT-1022", "AT-1101"),
         content_type="application/json",
         takes=DOCUMENT_TYPES,
     ),
@@ -355,6 +374,7 @@ ROUTES = (
         "transactions",
         response=responses.ACCEPTED,
         status=202,
+        query=_MLS,
         errors=(*_UPLOAD_ERRORS, "AT-1022"),
         takes=DOCUMENT_TYPES,
     ),
