@@ -4,6 +4,8 @@ streaming read of what it is built from and the SBD written around the document'
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -256,3 +258,43 @@ def test_the_mls_query_parameters_are_checked():
     with pytest.raises(InvalidInput) as refused:
         MlsRequest.parse("always", "0242")
     assert [d.field for d in refused.value.problems] == ["mlsType", "mlsTo"]
+
+
+_MEASURE = """
+import re, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from fourcorner.adapters.sbdh.reader import read_envelope_file
+from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
+from fourcorner.domain.ubl import ubl_envelope
+folder = Path(sys.argv[1])
+def peak():  # KiB; per address space (ru_maxrss would carry the forking process's over)
+    return int(re.search(r"VmHWM:\\s*(\\d+)", Path("/proc/self/status").read_text())[1])
+before = peak()
+facts = read_bare_file(folder / "bare.xml")
+built = ubl_envelope(facts, known_icd=lambda icd: True, instance_identifier="i",
+                     created_at=datetime.now(UTC))
+wrap_file(built, folder / "bare.xml", folder / "sbd.xml")
+read_envelope_file(folder / "sbd.xml")
+print(peak() - before)
+"""
+
+
+def test_a_50_mib_invoice_is_wrapped_in_bounded_memory(tmp_path):
+    """Reading, wrapping and reading back a 50 MiB invoice (a million elements) grows the
+    process by a few MiB, not by the document's size (measured in a process of its own)."""
+    invoice = (EXAMPLE_SBD.parent / "invoice.xml").read_bytes()
+    end = invoice.rindex(b"</Invoice>")
+    note = b"<cbc:Note>" + b"n" * 30 + b"</cbc:Note>\n"
+    count = 50 * 1024 * 1024 // len(note)
+    with (tmp_path / "bare.xml").open("wb") as out:
+        out.write(invoice[:end])
+        for _ in range(count // 1024 + 1):
+            out.write(note * 1024)
+        out.write(invoice[end:])
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    grown_kib = int(done.stdout.strip())
+    assert grown_kib < 16 * 1024, grown_kib
+    assert (tmp_path / "sbd.xml").stat().st_size > 50 * 1024 * 1024

@@ -42,6 +42,11 @@ def _ap(req: Req) -> uuid.UUID:
         raise InvalidInput.one("ap", f"{text!r} is not a UUID") from None
 
 
+def _mls(req: Req) -> MlsRequest:
+    """The query parameters ``mlsType`` and ``mlsTo``: the MLS scopes of a bare UBL document."""
+    return MlsRequest.parse(req.raw.query.get("mlsType"), req.raw.query.get("mlsTo"))
+
+
 def _idempotency_key(req: Req) -> str | None:
     """The request's ``Idempotency-Key`` header, checked; None without one."""
     text = req.raw.headers.get(idempotency_rules.HEADER)
@@ -56,13 +61,13 @@ async def _intake(
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
     wake: Any,
+    mls: MlsRequest,
     key: str | None = None,
 ) -> Reply:
     """Spool the document to a file, hashing it on the way, and submit it; with an
     idempotency ``key``, the request is the access point and the document's bytes (a
     multipart form's ``file`` part: the same document in another form is the same request).
-    ``mlsType`` and ``mlsTo`` in the query are the MLS scopes of a bare UBL document."""
-    mls = MlsRequest.parse(req.raw.query.get("mlsType"), req.raw.query.get("mlsTo"))
+    ``mls``: the MLS scopes asked for a bare UBL document (``_mls``)."""
     incoming = docs.blobs.incoming()
     digest = hashlib.sha256()
     try:
@@ -84,7 +89,7 @@ async def post_transaction(
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     org_id, ap_id, key = req.path_uuid("orgId"), _ap(req), _idempotency_key(req)
-    return await _intake(req, ctx, docs, req.caller, org_id, ap_id, wake, key)
+    return await _intake(req, ctx, docs, req.caller, org_id, ap_id, wake, _mls(req), key)
 
 
 async def upload_url(
@@ -127,9 +132,10 @@ async def put_upload(
         )
     except (ValueError, KeyError, TypeError):
         raise Forbidden(reason="the upload URL is not valid") from None
+    mls = _mls(req)  # before the single-use URL is spent
     await transactions.use_upload(ctx, grant)
     principal = await transactions.principal_of(ctx, grant)
-    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake)
+    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake, mls)
 
 
 async def _list(req: Req, ctx: Context, conv: cattrs.Converter, direction: Direction) -> Reply:

@@ -150,8 +150,15 @@ async def test_the_upload_url_takes_a_bare_invoice(api):
     _, grant = await api.call(
         "GET", f"/orgs/{org['id']}/transactions/upload_url?ap={ap}", as_=ALICE
     )
-    path = urlsplit(grant["uploadUrl"]).path + "?mlsType=FAILURE_ONLY"
-    status, body = await api.call("PUT", path, data=example_invoice(), headers=XML)
+    path = urlsplit(grant["uploadUrl"]).path
+    status, body = await api.call(
+        "PUT", path + "?mlsType=NEVER", data=example_invoice(), headers=XML
+    )
+    assert status == 400 and body["details"][0]["field"] == "mlsType", body
+    # a refused query does not spend the single-use URL
+    status, body = await api.call(
+        "PUT", path + "?mlsType=FAILURE_ONLY", data=example_invoice(), headers=XML
+    )
     assert status == 202, body
     tx = {"id": body["transactionId"]}
     envelope = read_envelope(await _stored(api, org, tx))
