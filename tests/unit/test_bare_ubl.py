@@ -22,6 +22,7 @@ from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
 from fourcorner.domain.envelope import MlsType
 from fourcorner.domain.errors import InvalidInput
 from fourcorner.domain.ubl import Endpoint, MlsRequest, UblFacts, ubl_envelope
+from fourcorner.entrypoints.harness.strategies import BILLING_PROCESS, billing_documents
 
 CATALOGUE = load_catalogue()
 ICDS = sorted(s.iso6523 for s in CATALOGUE.schemes)
@@ -298,3 +299,25 @@ def test_a_50_mib_invoice_is_wrapped_in_bounded_memory(tmp_path):
     grown_kib = int(done.stdout.strip())
     assert grown_kib < 16 * 1024, grown_kib
     assert (tmp_path / "sbd.xml").stat().st_size > 50 * 1024 * 1024
+
+
+@settings(max_examples=40, deadline=None)
+@given(billing_documents())
+def test_a_generated_bis_billing_document_gets_the_header_the_network_expects(doc):
+    """For the harness's BIS Billing 3 invoices and credit notes, the built header is the one
+    written by hand from what the document says: its type, the billing process, the seller's
+    and buyer's endpoints, the seller's country."""
+    with tempfile.TemporaryDirectory() as folder:
+        bare, sbd = Path(folder) / "bare.xml", Path(folder) / "sbd.xml"
+        bare.write_bytes(doc.xml())
+        facts = read_bare_file(bare)
+        assert facts is not None
+        built = ubl_envelope(facts, known_icd=known, instance_identifier="i", created_at=NOW)
+        wrap_file(built, bare, sbd)
+        read = read_envelope_file(sbd)
+    assert read.document_type == doc.document_type
+    assert str(read.process) == f"cenbii-procid-ubl::{BILLING_PROCESS}"
+    assert read.sender.value == f"0088:{doc.seller[2]}"
+    assert read.receiver.value == f"0088:{doc.buyer[2]}"
+    assert (read.country_c1, read.receiver_country) == (doc.seller[1], doc.buyer[1])
+    assert attrs.evolve(read, receiver_country="") == built

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
+
 from fourcorner.adapters.sbdh import read_envelope
 from fourcorner.domain.envelope import MlsType
 from sbd_factory import CREDIT_NOTE, EXAMPLES, make_sbd
@@ -101,6 +103,11 @@ async def test_a_bare_credit_note_makes_the_transaction_its_sbd_makes(api):
     org, ap = await _setup(api)
     credit_note = example_credit_note()
     bare = await _send(api, org, ap, credit_note)
+    form = aiohttp.FormData()
+    form.add_field("file", credit_note, filename="cn.xml", content_type="application/xml")
+    url = f"/orgs/{org['id']}/transactions?ap={ap}"
+    status, body = await api.call("POST", url, as_=ALICE, data=form)  # a form's file part too
+    assert status == 202, body
     sbd = make_sbd(
         sender=SENDER,
         receiver=RECEIVER,
