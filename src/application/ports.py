@@ -18,6 +18,7 @@ from fourcorner.domain.envelope import Identifier, MessageLevelStatus, Sbdh
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.transaction import Transaction
+from fourcorner.domain.ubl import UblFacts
 from fourcorner.domain.validation import ValidationResult
 
 
@@ -179,6 +180,15 @@ class Envelopes(Protocol):
     def read_mls(self, data: bytes) -> MessageLevelStatus: ...
 
     def read_mls_file(self, path: Path) -> MessageLevelStatus: ...
+
+    def read_bare_file(self, path: Path) -> UblFacts | None:
+        """What the envelope of a bare UBL Invoice or CreditNote is built from; None when the
+        root element is anything else (an SBD is read with ``read_file``)."""
+        ...
+
+    def wrap_file(self, envelope: Sbdh, source: Path, target: Path) -> None:
+        """Write to ``target`` the SBD of the bare document in ``source``, byte for byte."""
+        ...
 
 
 @attrs.frozen

@@ -46,6 +46,7 @@ from fourcorner.domain.transaction import (
     Transaction,
     UsedUpload,
 )
+from fourcorner.domain.ubl import MlsRequest, ubl_envelope
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
 
@@ -139,6 +140,7 @@ async def submit(
     ap_id: uuid.UUID,
     incoming: Path,
     keyed: Keyed | None = None,
+    mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
 ) -> Answer:
     """``accept``, answered; with an idempotency key (``keyed``), the answer a request with
     that key got before (``IdempotencyKeyReused`` if it was another request), else the new
@@ -150,7 +152,7 @@ async def submit(
             incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
             return earlier
     try:
-        return accepted(await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed))
+        return accepted(await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls))
     except (Conflict, DuplicateTransaction):
         if keyed is not None:
             earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
@@ -167,14 +169,18 @@ async def accept(
     ap_id: uuid.UUID,
     incoming: Path,
     keyed: Keyed | None = None,
+    mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
 ) -> Transaction:
     """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
     check its header, store it, and record the transaction as UNPROCESSED — all before any
     network I/O. The file is removed whatever happens. A document this organisation sent
     already is refused with ``DuplicateTransaction`` naming that transaction; ``keyed``: its
-    answer is stored under that idempotency key with it (``Conflict`` if the key is taken)."""
+    answer is stored under that idempotency key with it (``Conflict`` if the key is taken).
+    A bare UBL Invoice or CreditNote is first wrapped in an SBD built from it (``_read``),
+    with the MLS scopes ``mls`` asks for; its sender must be one of the organisation's
+    participants (``Forbidden`` otherwise)."""
     try:
-        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed)
+        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
     finally:
         incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
 
@@ -187,6 +193,7 @@ async def _accept(
     ap_id: uuid.UUID,
     incoming: Path,
     keyed: Keyed | None,
+    mls: MlsRequest,
 ) -> Transaction:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
@@ -195,11 +202,16 @@ async def _accept(
         certificate = await uow.repository(CERTIFICATES).get(ap.certificate_ref) if ap else None
     if ap is None:
         raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
-    envelope = docs.envelopes.read_file(incoming)
+    envelope, built = _read(ctx, docs, incoming, mls)
     _check_catalogue(ctx, envelope)
     async with ctx.uow() as uow:
         sender = await Participants(uow).by_identifier(envelope.sender.value)
     if sender is None or sender.org_id != org_id:
+        if built:  # the sender comes from the document: it may not send for this one
+            raise Forbidden(
+                reason=f"the sender {envelope.sender.value} (AccountingSupplierParty/Party/"
+                "EndpointID) is not one of this organisation's participants"
+            )
         raise InvalidInput.one(
             "StandardBusinessDocumentHeader/Sender/Identifier",
             f"{envelope.sender.value} is not a participant of this organisation",
@@ -249,6 +261,34 @@ async def _accept(
         raise
     telemetry.transaction_status(tx)
     return tx
+
+
+def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tuple[Sbdh, bool]:
+    """The envelope of the document in ``incoming``, and whether it was built here: a bare UBL
+    Invoice or CreditNote is replaced, in the file, by the SBD that wraps it. ``mls`` is for
+    bare documents only (an SBD's header names its own MLS scopes)."""
+    facts = docs.envelopes.read_bare_file(incoming)
+    if facts is not None:
+        built = ubl_envelope(
+            facts,
+            known_icd=lambda icd: ctx.catalogue.scheme_by_icd(icd) is not None,
+            instance_identifier=str(ctx.new_id()),
+            created_at=ctx.clock(),
+            mls=mls,
+        )
+        wrapped = docs.blobs.incoming()
+        try:
+            docs.envelopes.wrap_file(built, incoming, wrapped)
+            wrapped.replace(incoming)
+        finally:
+            wrapped.unlink(missing_ok=True)
+    envelope = docs.envelopes.read_file(incoming)
+    if facts is None and not mls.empty:
+        name = "mlsType" if mls.mls_type is not None else "mlsTo"
+        raise InvalidInput.one(
+            name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
+        )
+    return envelope, facts is not None
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

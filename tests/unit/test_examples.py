@@ -50,3 +50,12 @@ def test_its_invoice_is_the_published_base_example_with_the_headers_endpoints():
         assert published.count(old) == 1
         published = published.replace(old, new)
     assert invoice == published
+
+
+def test_the_bare_example_invoice_is_the_one_inside_the_example_sbd():
+    """``examples/invoice.xml`` (sent bare in docs/api.md) is the invoice of the SBD."""
+    sbd = (EXAMPLES / "invoice.sbd.xml").read_bytes()
+    bare = (EXAMPLES / "invoice.xml").read_bytes()
+    declaration = b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    assert bare.startswith(declaration)
+    assert sbd[sbd.index(b"<Invoice ") : sbd.rindex(b"</sh:")] == bare[len(declaration) :]

@@ -6,8 +6,10 @@ from pathlib import Path
 
 from fourcorner.adapters.sbdh.mls import read_mls, read_mls_file, write_mls
 from fourcorner.adapters.sbdh.reader import read_envelope, read_envelope_file
+from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
 from fourcorner.adapters.sbdh.writer import write_sbd
 from fourcorner.domain.envelope import MessageLevelStatus, Sbdh
+from fourcorner.domain.ubl import UblFacts
 
 
 class SbdhEnvelopes:
@@ -28,3 +30,9 @@ class SbdhEnvelopes:
 
     def read_mls_file(self, path: Path) -> MessageLevelStatus:
         return read_mls_file(path)
+
+    def read_bare_file(self, path: Path) -> UblFacts | None:
+        return read_bare_file(path)
+
+    def wrap_file(self, envelope: Sbdh, source: Path, target: Path) -> None:
+        wrap_file(envelope, source, target)

@@ -107,8 +107,15 @@ def write_sbd(envelope: Sbdh, payload: bytes) -> bytes:
     body, root = check_document(payload, field="payload", max_depth=PAYLOAD_MAX_DEPTH)
     if root.namespace == SH:
         raise InvalidInput.one("payload", "is itself in the SBDH namespace; envelopes never nest")
+    head, tail = envelope_parts(envelope)
+    document = memoryview(payload)[body]
+    return b"".join((head, document, tail))
+
+
+def envelope_parts(envelope: Sbdh) -> tuple[bytes, bytes]:
+    """``(head, tail)``: the bytes of the SBD before and after its business document (from the
+    XML declaration to the header's end, and the closing tag with a newline)."""
     head = etree.tostring(_header(envelope), encoding="UTF-8", xml_declaration=False)
     closing = b"</sh:StandardBusinessDocument>"
     assert head.endswith(closing)
-    document = memoryview(payload)[body]
-    return b"".join((DECLARATION, head[: -len(closing)], document, closing, b"\n"))
+    return DECLARATION + head[: -len(closing)], closing + b"\n"

@@ -25,6 +25,7 @@ from fourcorner.domain import idempotency as idempotency_rules
 from fourcorner.domain.errors import Forbidden, InvalidInput, NotFound
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
+from fourcorner.domain.ubl import MlsRequest
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.rendering import XML, ListReply
 from fourcorner.entrypoints.http.routing import QueryParam, Reply, Req, Route, sorted_list
@@ -41,6 +42,11 @@ def _ap(req: Req) -> uuid.UUID:
         raise InvalidInput.one("ap", f"{text!r} is not a UUID") from None
 
 
+def _mls(req: Req) -> MlsRequest:
+    """The query parameters ``mlsType`` and ``mlsTo``: the MLS scopes of a bare UBL document."""
+    return MlsRequest.parse(req.raw.query.get("mlsType"), req.raw.query.get("mlsTo"))
+
+
 def _idempotency_key(req: Req) -> str | None:
     """The request's ``Idempotency-Key`` header, checked; None without one."""
     text = req.raw.headers.get(idempotency_rules.HEADER)
@@ -55,11 +61,13 @@ async def _intake(
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
     wake: Any,
+    mls: MlsRequest,
     key: str | None = None,
 ) -> Reply:
     """Spool the document to a file, hashing it on the way, and submit it; with an
     idempotency ``key``, the request is the access point and the document's bytes (a
-    multipart form's ``file`` part: the same document in another form is the same request)."""
+    multipart form's ``file`` part: the same document in another form is the same request).
+    ``mls``: the MLS scopes asked for a bare UBL document (``_mls``)."""
     incoming = docs.blobs.incoming()
     digest = hashlib.sha256()
     try:
@@ -68,7 +76,7 @@ async def _intake(
         incoming.unlink(missing_ok=True)
         raise
     keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
-    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed)
+    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
     if callable(wake):
         wake()
     return Reply(answer.status, answer.body)
@@ -81,7 +89,7 @@ async def post_transaction(
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     org_id, ap_id, key = req.path_uuid("orgId"), _ap(req), _idempotency_key(req)
-    return await _intake(req, ctx, docs, req.caller, org_id, ap_id, wake, key)
+    return await _intake(req, ctx, docs, req.caller, org_id, ap_id, wake, _mls(req), key)
 
 
 async def upload_url(
@@ -124,9 +132,10 @@ async def put_upload(
         )
     except (ValueError, KeyError, TypeError):
         raise Forbidden(reason="the upload URL is not valid") from None
+    mls = _mls(req)  # before the single-use URL is spent
     await transactions.use_upload(ctx, grant)
     principal = await transactions.principal_of(ctx, grant)
-    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake)
+    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake, mls)
 
 
 async def _list(req: Req, ctx: Context, conv: cattrs.Converter, direction: Direction) -> Reply:
@@ -243,6 +252,21 @@ _IDEMPOTENCY_KEY = QueryParam(
     "with another request, 409 AT-1101. Keys belong to the organisation.",
     where="header",
 )
+# the MLS scopes of a document sent bare (an SBD's header names its own)
+_MLS = (
+    QueryParam(
+        "mlsType",
+        {"type": "string", "enum": ["FAILURE_ONLY", "ALWAYS_SEND"]},
+        description="for a bare UBL Invoice or CreditNote: the MLS_TYPE scope of the SBDH "
+        "built for it",
+    ),
+    QueryParam(
+        "mlsTo",
+        {"type": "string", "pattern": "^[0-9]{4}:[^\\s]+$"},
+        description="for a bare UBL Invoice or CreditNote: the participant (NNNN:local) its "
+        "MLS_TO scope names",
+    ),
+)
 # what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
 # document that is not an SBD or not sendable, one sent already
 _UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
@@ -254,15 +278,16 @@ ROUTES = (
         "/orgs/{orgId}/transactions",
         post_transaction,
         "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
-        "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+        "network I/O. A bare UBL Invoice or CreditNote is wrapped in an SBDH built from it "
+        "(its sender must be one of the organisation's participants, else 403 AT-1022). A document sent already is 409 AT-1100 with its transactionId. With "
         "an Idempotency-Key, the same request (access point and document bytes) within 24 "
         "hours gets the same answer; another request with the key is 409 AT-1101.",
         M,
         "transactions",
         response=responses.ACCEPTED,
         status=202,
-        query=(_AP, _IDEMPOTENCY_KEY),
-        errors=(*_UPLOAD_ERRORS, "AT-1101"),
+        query=(_AP, _IDEMPOTENCY_KEY, *_MLS),
+        errors=(*_UPLOAD_ERRORS, "AT-1022", "AT-1101"),
         content_type="application/json",
         takes=DOCUMENT_TYPES,
     ),
@@ -355,6 +380,7 @@ ROUTES = (
         "transactions",
         response=responses.ACCEPTED,
         status=202,
+        query=_MLS,
         errors=(*_UPLOAD_ERRORS, "AT-1022"),
         takes=DOCUMENT_TYPES,
     ),
