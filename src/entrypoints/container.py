@@ -112,8 +112,9 @@ async def _opened_blobs(store: Any) -> AsyncIterator[Any]:
         await store.close()
 
 
-def _lookup_url(settings: Settings) -> str:
-    return settings.smp_lookup_url or settings.base_url + settings.smp_prefix
+def _lookup_url(settings: Settings) -> str | dict[Environment, str]:
+    """``FOURCORNER_SMP_LOOKUP_URL`` for every environment, else the built-in SMP of each."""
+    return settings.smp_lookup_url or operator.smp_urls(settings)
 
 
 def _discovery(settings: Settings) -> Discovery:
