@@ -315,6 +315,7 @@ class Container(containers.DeclarativeContainer):
         As4MessageReader,
         providers.Callable(operator.certificate_check, settings),
         max_payload=config.max_document_bytes,
+        environment_checks=providers.Callable(operator.inbound_checks, settings),
     )
     exchange = providers.Singleton(
         _exchange, settings, participant_lookup, ap_transport, message_reader

@@ -189,6 +189,17 @@ def network_trust(settings: Settings) -> dict[Environment, Trust]:
     return out
 
 
+def inbound_checks(settings: Settings) -> dict[Environment, Callable[[x509.Certificate], None]]:
+    """Per environment, whether a sender's AP certificate (on an AS4 message arriving at an
+    access point of that environment) is valid now and chains to that environment's AP CA:
+    the same trust a sender of that environment puts in an endpoint (``network_trust``)."""
+
+    def now_check(trust: Trust) -> Callable[[x509.Certificate], None]:
+        return lambda cert: trust.access_point(cert, datetime.now(UTC))
+
+    return {env: now_check(trust) for env, trust in network_trust(settings).items()}
+
+
 def certificate_check(settings: Settings) -> Callable[[x509.Certificate], None]:
     """Whether a peer access point's certificate chains to the network's trust anchors."""
     anchors, between = roots(settings), intermediates(settings)
