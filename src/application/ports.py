@@ -278,11 +278,13 @@ class ParticipantLookup(Protocol):
 
 @attrs.frozen
 class Credentials:
-    """An access point's certificate and private key (PEM), for signing and decrypting."""
+    """An access point's certificate and private key (PEM), for signing and decrypting, and
+    the environment it serves (whose AP CA a sender's certificate must chain to)."""
 
     cert_pem: str
     key_pem: str
     chain_pem: str = ""
+    environment: Environment | None = None
 
 
 @attrs.frozen

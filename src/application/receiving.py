@@ -46,6 +46,24 @@ class Answer:
 SIGNAL = "application/soap+xml; charset=utf-8"
 
 
+NOT_SERVICED = "PEPPOL:NOT_SERVICED"
+
+
+class OtherEnvironment(As4Refusal):
+    """A document for a participant of the other environment (a PROD participant's at the
+    TEST access point, or the reverse): a receiver this access point does not serve, so the
+    AS4 profile's ``EBMS:0004`` with ``PEPPOL:NOT_SERVICED``, which senders take as final.
+    No message level status answers it: it would go out in an environment that is not the
+    document's."""
+
+    def __init__(self, receiver: Participant, ap: AccessPoint, ref: str) -> None:
+        super().__init__("EBMS:0004", "Other", NOT_SERVICED, ref)
+        self.reason = (
+            f"{receiver.participant_identifier} is a {receiver.environment.value} participant, "
+            f"this is a {ap.environment.value} access point"
+        )
+
+
 @attrs.frozen
 class Receiver:
     """The access point an inbound message is addressed to, with its credentials."""
@@ -108,8 +126,14 @@ async def _receive(
     except As4Refusal as refusal:
         sender = inbound.sender_certificate_cn if inbound is not None else None
         reason = f"{refusal.description} {refusal.detail}".strip()
+        if isinstance(refusal, OtherEnvironment):
+            reason += f": {refusal.reason}"
         telemetry.refused(ap.org_id, refusal.code, sender, reason)
-        if inbound is not None and envelope is not None:
+        if (
+            inbound is not None
+            and envelope is not None
+            and not isinstance(refusal, OtherEnvironment)
+        ):
             await mls.refused(ctx, exchange, ap, inbound, envelope, refusal)
         return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
 
@@ -156,8 +180,10 @@ async def _take_document(
                 return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
         receiver = await Participants(uow).by_identifier(envelope.receiver.value)
         own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+    if receiver is not None and receiver.environment is not ap.environment:
+        raise OtherEnvironment(receiver, ap, inbound.message_id)
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
-        raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
+        raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
     tx = Transaction.inbound(
         id=ctx.new_id(),

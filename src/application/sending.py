@@ -98,7 +98,7 @@ async def credentials_of(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> Cred
     if cert is None:
         raise DomainError()
     key = CERTIFICATE_KEY.open(ctx.net.sealer, cert, user=f"access point {ap.id}")
-    return Credentials(cert.cert_pem, key, cert.ca_chain_pem)
+    return Credentials(cert.cert_pem, key, cert.ca_chain_pem, ap.environment)
 
 
 def failure_of(outcome: Refused) -> txe.TransportFailure:

@@ -36,6 +36,8 @@ from fourcorner.domain.errors import (
     InvalidInput,
     NotFound,
 )
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.participant import Participant
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
     Artefact,
@@ -124,6 +126,18 @@ def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
         )
     if problems:
         raise InvalidInput(problems)
+
+
+def _same_environment(sender: Participant, ap: AccessPoint) -> None:
+    """A participant sends only through an access point of its own environment (TEST or
+    PROD): the receiver is looked up, and the message signed, in the access point's."""
+    if sender.environment is not ap.environment:
+        raise InvalidInput.one(
+            "ap",
+            f"{sender.participant_identifier} is a {sender.environment.value} participant and "
+            f"the access point {ap.name!r} is a {ap.environment.value} access point: a "
+            f"participant sends only through an access point of its own environment",
+        )
 
 
 def accepted(tx: Transaction) -> Answer:
@@ -216,6 +230,7 @@ async def _accept(
             "StandardBusinessDocumentHeader/Sender/Identifier",
             f"{envelope.sender.value} is not a participant of this organisation",
         )
+    _same_environment(sender, ap)
     tx = Transaction.outbound(
         id=ctx.new_id(),
         org_id=org_id,

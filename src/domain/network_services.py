@@ -79,3 +79,18 @@ def all_to_use(org: Organisation, operator: Iterable[T], own: Iterable[T]) -> li
 
 def ap_url(ap_host: str, org_id: uuid.UUID, ap_id: uuid.UUID) -> str:
     return f"{ap_host.rstrip('/')}/{org_id}/{ap_id}"
+
+
+def smp_url(smp_root: str, environment: Environment) -> str:
+    """The base URL of the built-in SMP of ``environment``: one per environment under the SMP
+    root (``<base>/smp/test``, ``<base>/smp/prod``), each serving only that environment's
+    participants."""
+    return f"{smp_root.rstrip('/')}/{environment.value.lower()}"
+
+
+def environment_of_segment(segment: str) -> Environment | None:
+    """The environment named by a path segment of the SMP (``test`` or ``prod``), or None."""
+    for environment in Environment:
+        if segment == environment.value.lower():
+            return environment
+    return None

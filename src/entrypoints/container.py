@@ -113,8 +113,9 @@ async def _opened_blobs(store: Any) -> AsyncIterator[Any]:
         await store.close()
 
 
-def _lookup_url(settings: Settings) -> str:
-    return settings.smp_lookup_url or settings.base_url + settings.smp_prefix
+def _lookup_url(settings: Settings) -> str | dict[Environment, str]:
+    """``FOURCORNER_SMP_LOOKUP_URL`` for every environment, else the built-in SMP of each."""
+    return settings.smp_lookup_url or operator.smp_urls(settings)
 
 
 def _discovery(settings: Settings) -> Discovery:
@@ -318,6 +319,7 @@ class Container(containers.DeclarativeContainer):
         As4MessageReader,
         providers.Callable(operator.certificate_check, settings),
         max_payload=config.max_document_bytes,
+        environment_checks=providers.Callable(operator.inbound_checks, settings),
     )
     converter = providers.Singleton(make_converter)
     # events carry a transaction as the interface shows it

@@ -24,7 +24,7 @@ from fourcorner.adapters.pki import TestPki, ensure_test_pki
 from fourcorner.adapters.pki.certificates import ChainError, verify_chain
 from fourcorner.adapters.smp.trust import CertificateCheck, Trust
 from fourcorner.application.operator_setup import OperatorEnvironment
-from fourcorner.domain.network_services import Environment
+from fourcorner.domain.network_services import Environment, smp_url
 from fourcorner.entrypoints.config import PREFIX, SEE, ConfigError, Settings
 
 OPERATOR_FILES = ("ap.pem", "ap.key", "ap-chain.pem", "smp.pem", "smp.key", "smp-chain.pem")
@@ -76,8 +76,13 @@ def trust_anchors(settings: Settings) -> list[x509.Certificate]:
     return test_pki(settings).trust_anchors
 
 
+def smp_urls(settings: Settings) -> dict[Environment, str]:
+    """The base URL of the built-in SMP of each environment (``<base>/smp/test``, ``…/prod``)."""
+    return {env: smp_url(settings.base_url + settings.smp_prefix, env) for env in Environment}
+
+
 def environments(settings: Settings) -> list[OperatorEnvironment]:
-    smp_url = settings.base_url + settings.smp_prefix
+    urls = smp_urls(settings)
     if settings.operator_certs_dir:
         out = []
         for env in Environment:
@@ -88,7 +93,7 @@ def environments(settings: Settings) -> list[OperatorEnvironment]:
             out.append(
                 OperatorEnvironment(
                     environment=env,
-                    smp_url=smp_url,
+                    smp_url=urls[env],
                     ap_cert_pem=read("ap.pem"),
                     ap_chain_pem=read("ap-chain.pem"),
                     ap_key_pem=read("ap.key"),
@@ -102,7 +107,7 @@ def environments(settings: Settings) -> list[OperatorEnvironment]:
     return [
         OperatorEnvironment(
             environment=env,
-            smp_url=smp_url,
+            smp_url=urls[env],
             ap_cert_pem=pki.ap_certificate_pem,
             ap_chain_pem=pki.ap_chain_pem,
             ap_key_pem=pki.ap_key_pem,
@@ -182,6 +187,17 @@ def network_trust(settings: Settings) -> dict[Environment, Trust]:
             access_point=issued_under(ap_cas, anchors, "AP"),
         )
     return out
+
+
+def inbound_checks(settings: Settings) -> dict[Environment, Callable[[x509.Certificate], None]]:
+    """Per environment, whether a sender's AP certificate (on an AS4 message arriving at an
+    access point of that environment) is valid now and chains to that environment's AP CA:
+    the same trust a sender of that environment puts in an endpoint (``network_trust``)."""
+
+    def now_check(trust: Trust) -> Callable[[x509.Certificate], None]:
+        return lambda cert: trust.access_point(cert, datetime.now(UTC))
+
+    return {env: now_check(trust) for env, trust in network_trust(settings).items()}
 
 
 def certificate_check(settings: Settings) -> Callable[[x509.Certificate], None]:

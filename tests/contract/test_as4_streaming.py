@@ -10,7 +10,9 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from fourcorner.adapters.as4.envelope import MAX_ENVELOPE_BYTES
 from fourcorner.adapters.as4.errors import As4Error
 from fourcorner.adapters.as4.service import As4MessageReader
 from fourcorner.application.ports import As4Refusal, Credentials
+from fourcorner.domain.network_services import Environment
 
 from . import test_as4_messages
 from .test_as4_messages import MAX_PAYLOAD, Parties, flip, receive, refused, rewrite, sbd, send
@@ -71,6 +74,30 @@ def test_a_spooled_message_is_refused_as_its_bytes_are(
 
     assert caught.value.code == code
     refused(code, lambda: receive(parties, content_type, data))
+
+
+def test_the_receiving_access_points_environment_decides_whom_it_trusts(
+    parties: Parties, tmp_path: Path
+) -> None:
+    """A sender is checked against the trust of the receiving access point's environment:
+    here PROD trusts no one, so the message that TEST reads is refused at PROD (EBMS:0101)."""
+    sent = send(parties)
+    body = tmp_path / "message"
+    body.write_bytes(sent.body)
+    _, credentials = reader(parties)
+
+    def nobody(cert: x509.Certificate) -> None:
+        raise ValueError("not issued by the PROD AP CA")
+
+    read = As4MessageReader(
+        parties.check, max_payload=MAX_PAYLOAD, environment_checks={Environment.PROD: nobody}
+    )
+    at_test = attrs.evolve(credentials, environment=Environment.TEST)
+    assert read.read(sent.content_type, body, at_test, tmp_path / "sbd").message_id
+    at_prod = attrs.evolve(credentials, environment=Environment.PROD)
+    with pytest.raises(As4Refusal) as caught:
+        read.read(sent.content_type, body, at_prod, tmp_path / "sbd")
+    assert caught.value.code == "EBMS:0101" and "PROD AP CA" in caught.value.detail
 
 
 def test_an_empty_spooled_message_is_refused(parties: Parties, tmp_path: Path) -> None:

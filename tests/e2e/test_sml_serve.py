@@ -90,7 +90,7 @@ async def test_serve_registers_its_smp_and_participants_in_the_sml(
                 return "FOURCORNER-E2E" in sml_service.smps
 
             await eventually(smp_registered, "the SMP registers itself in the SML", log)
-            assert sml_service.smps["FOURCORNER-E2E"].logical == f"{base}/smp"
+            assert sml_service.smps["FOURCORNER-E2E"].logical == f"{base}/smp/test"
 
             token_run = await asyncio.create_subprocess_exec(
                 str(BIN),
@@ -138,7 +138,7 @@ async def test_serve_registers_its_smp_and_participants_in_the_sml(
                 {Environment.TEST: sml_service.dns.zone}, [("127.0.0.1", sml_service.dns.port)]
             )
             found = await dns.smp_url(("iso6523-actorid-upis", IDENT), Environment.TEST)
-            assert found == f"{base}/smp"
+            assert found == f"{base}/smp/test"
 
             status, _ = await call(
                 "POST", f"/orgs/{org['id']}/participants/batch-delete", {"ids": [p["id"]]}

@@ -9,10 +9,17 @@ from typing import Any
 
 import pytest
 
-from fourcorner.adapters.pki.testpki import TestPki, cert_pem, ensure_test_pki, issue_leaf, new_ca
+from fourcorner.adapters.pki.testpki import (
+    TestPki,
+    cert_pem,
+    ensure_test_pki,
+    issue_leaf,
+    key_pem,
+    new_ca,
+)
 from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.operator import network_trust
+from fourcorner.entrypoints.operator import inbound_checks, network_trust
 
 # Every certificate here is made at NOW, never at the wall clock: a suite that runs longer than
 # the test PKI's five minutes of backdating between import and use must still pass.
@@ -91,3 +98,41 @@ def test_the_embedded_test_pki_trusts_itself(tmp_path: Path) -> None:
     trust = network_trust(settings)
     trust[Environment.TEST].smp(pki.smp_certificate, NOW)
     trust[Environment.PROD].access_point(pki.ap_certificate, NOW)
+
+
+def test_an_access_point_trusts_senders_of_its_own_environment_only(
+    tmp_path: Path, pki: TestPki
+) -> None:
+    """TEST and PROD with AP certificates from different AP CAs (under one root here): a
+    message signed under the PROD AP CA is refused at the TEST access point, and the reverse."""
+    prod_ca, prod_ca_key = new_ca(
+        "PROD ACCESS POINT CA",
+        issuer_cert=pki.root,
+        issuer_key=pki.root_key,
+        not_before=NOW - timedelta(hours=1),
+    )
+    certs = operator_dir(tmp_path, pki)
+    prod_ap, prod_key = issue_leaf(
+        prod_ca,
+        prod_ca_key,
+        pki.seat_id,
+        not_before=NOW - timedelta(hours=1),
+        not_after=NOW + timedelta(days=1),
+    )
+    (certs / "prod" / "ap.pem").write_text(cert_pem(prod_ap))
+    (certs / "prod" / "ap.key").write_text(key_pem(prod_key))
+    (certs / "prod" / "ap-chain.pem").write_text(cert_pem(prod_ca))
+    anchors = tmp_path / "anchors.pem"
+    anchors.write_text(cert_pem(pki.root))
+    settings = Settings(
+        data_dir=tmp_path, operator_certs_dir=str(certs), trust_anchors_file=str(anchors)
+    )
+    checks = inbound_checks(settings)
+    test_peer = leaf(pki.ap_ca, pki.ap_ca_key, "POP000001")
+    prod_peer = leaf(prod_ca, prod_ca_key, "POP000002")
+    checks[Environment.TEST](test_peer)
+    checks[Environment.PROD](prod_peer)
+    with pytest.raises(ValueError, match="AP CA"):
+        checks[Environment.TEST](prod_peer)
+    with pytest.raises(ValueError, match="AP CA"):
+        checks[Environment.PROD](test_peer)

@@ -11,7 +11,7 @@ import asyncio
 import mmap
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +42,7 @@ from fourcorner.application.ports import (
     Refused,
 )
 from fourcorner.domain.envelope import Identifier, Sbdh
+from fourcorner.domain.network_services import Environment
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 # A receipt or an error signal is a few kilobytes; a larger answer is refused unread.
@@ -71,16 +72,29 @@ def _mapped(path: Path) -> bytes | mmap.mmap:
 
 
 class As4MessageReader:
+    """``check_certificate`` decides whether a sender's certificate is trusted; for an access
+    point of an environment in ``environment_checks`` (its ``Credentials.environment``), that
+    environment's check decides instead: a sender's certificate must come from the AP CA of
+    the receiving access point's environment, so a PROD access point's message is refused at
+    a TEST access point (``EBMS:0101``) and the reverse."""
+
     def __init__(
         self,
         check_certificate: CertificateCheck,
         *,
         max_payload: int,
         clock: Callable[[], datetime] = _now,
+        environment_checks: Mapping[Environment, CertificateCheck] | None = None,
     ) -> None:
         self._check = check_certificate
+        self._by_environment = dict(environment_checks or {})
         self._max = max_payload
         self._clock = clock
+
+    def _check_for(self, credentials: Credentials) -> CertificateCheck:
+        if credentials.environment is None:
+            return self._check
+        return self._by_environment.get(credentials.environment, self._check)
 
     def read(
         self, content_type: str, body: Path, credentials: Credentials, sbd: Path
@@ -93,7 +107,7 @@ class As4MessageReader:
                     _mapped(body),
                     receiver_key=key,
                     receiver_certificate=cert,
-                    check_certificate=self._check,
+                    check_certificate=self._check_for(credentials),
                     max_payload=self._max,
                     now=self._clock(),
                     payload_to=out,

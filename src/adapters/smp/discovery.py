@@ -91,13 +91,17 @@ def smp_url_of(records: Iterable[Any], name: str, environment: Environment) -> s
 
 
 class FixedDiscovery:
-    """Every participant is looked up in one SMP, whatever the environment."""
+    """Every participant is looked up in one fixed SMP: ``url`` for every environment, or the
+    SMP of each environment (a mapping, as the built-in SMP's ``<base>/smp/test`` and
+    ``…/prod``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str | Mapping[Environment, str]) -> None:
         self.url = url
 
     async def smp_url(self, participant: tuple[str, str], environment: Environment) -> str:
-        return self.url
+        if isinstance(self.url, str):
+            return self.url
+        return self.url[environment]
 
     def __repr__(self) -> str:
         return f"FixedDiscovery({self.url!r})"

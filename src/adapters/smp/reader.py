@@ -21,6 +21,7 @@ from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWorkFactory
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.domain.network_services import Environment, smp_url
 from fourcorner.domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
 Signer = tuple[rsa.RSAPrivateKey, x509.Certificate]
@@ -46,16 +47,21 @@ class SmpReader:
 
     @property
     def base_url(self) -> str:
+        """The SMP root (``<base>/smp``); each environment's SMP is below it (``smp_url``)."""
         return self._base_url if isinstance(self._base_url, str) else self._base_url()
 
-    async def _registration(self, participant_segment: str) -> tuple[SmpRegistration, Certificate]:
+    async def _registration(
+        self, environment: Environment, participant_segment: str
+    ) -> tuple[SmpRegistration, Certificate]:
+        """The participant's registration in the SMP of ``environment``: a participant of the
+        other environment is not found here (each environment's SMP is its own)."""
         scheme, value = _participant(participant_segment)
         async with self._uow() as uow:
             reg = await self._registrar.lookup(uow, value)
-            if reg is None:
+            smp = await uow.repository(SMPS).get(reg.smp_id) if reg is not None else None
+            if reg is None or smp is None or smp.environment is not environment:
                 raise NotFound(resource="participant", ident=f"{scheme}::{value}")
-            smp = await uow.repository(SMPS).get(reg.smp_id)
-            cert_ref = smp.certificate_ref if smp else None
+            cert_ref = smp.certificate_ref
             cert = await uow.repository(CERTIFICATES).get(cert_ref) if cert_ref else None
         if cert is None:
             raise NotFound(resource="SMP certificate", ident=str(reg.smp_id))
@@ -75,12 +81,14 @@ class SmpReader:
             self._signers[key] = signer
         return signer
 
-    async def service_group(self, participant_segment: str) -> bytes:
-        reg, _ = await self._registration(participant_segment)
-        return xml.service_group(reg, self.base_url)
+    async def service_group(self, environment: Environment, participant_segment: str) -> bytes:
+        reg, _ = await self._registration(environment, participant_segment)
+        return xml.service_group(reg, smp_url(self.base_url, environment))
 
-    async def service_metadata(self, participant_segment: str, document_segment: str) -> bytes:
-        reg, cert = await self._registration(participant_segment)
+    async def service_metadata(
+        self, environment: Environment, participant_segment: str, document_segment: str
+    ) -> bytes:
+        reg, cert = await self._registration(environment, participant_segment)
         try:
             doc_scheme, doc_value = xml.parse_path_segment(document_segment)
         except ValueError as e:
@@ -100,8 +108,8 @@ class SmpReader:
             self._cache.popitem(last=False)
         return signed
 
-    async def business_card(self, participant_segment: str) -> bytes:
-        reg, _ = await self._registration(participant_segment)
+    async def business_card(self, environment: Environment, participant_segment: str) -> bytes:
+        reg, _ = await self._registration(environment, participant_segment)
         return xml.business_card(reg)
 
 

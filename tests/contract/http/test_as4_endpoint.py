@@ -10,6 +10,7 @@ import shutil
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
@@ -25,7 +26,7 @@ from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import Api, settings_for
-from .test_participants import BOB, gln
+from .test_participants import BOB, gln, participant, whitelabel
 from .test_transactions import BILLING, INVOICE, receiving_participant
 
 EB = "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
@@ -222,6 +223,32 @@ async def test_a_refused_document_gets_an_mls_rejection_queued_once(api):
     assert job.mls_response_code == "RE" and job.mls_reason == "FD"
     assert job.receiver_id == f"0242:{pki(api).seat_id[3:]}"  # the sender's SPID
     assert job.transaction_status.value == "UNPROCESSED"
+
+
+async def test_a_participant_of_the_other_environment_is_refused_and_nothing_stored(api, caplog):
+    """A PROD participant's document at the TEST access point (and the reverse) is refused
+    with the signed EBMS:0004 PEPPOL:NOT_SERVICED; nothing is stored, not even an MLS."""
+    org = await whitelabel(api, BOB, legal_id="5560360793")
+    test_id, prod_id, sender = f"0088:{gln(97)}", f"0088:{gln(98)}", f"0088:{gln(99)}"
+    status, _ = await participant(api, org["id"], test_id, env="TEST", who=BOB)
+    assert status == 201
+    status, _ = await participant(api, org["id"], prod_id, env="PROD", who=BOB)
+    assert status == 201
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=BOB)
+    path = {a["environment"]: urlsplit(a["apUrl"]).path for a in aps["items"]}
+    caplog.set_level(logging.WARNING, logger="fourcorner")
+    for receiver, at in ((prod_id, "TEST"), (test_id, "PROD")):
+        sbd = make_sbd(sender=sender, receiver=receiver)
+        msg = message(api, sbd, sender=sender, receiver=receiver)
+        status, answer = await post(api, path[at], msg)
+        assert status == 200 and error_code(answer) == "EBMS:0004 PEPPOL:NOT_SERVICED", answer
+        other = "PROD" if at == "TEST" else "TEST"
+        reasons = [getattr(r, "reason", "") for r in caplog.records]
+        why = f"{receiver} is a {other} participant, this is a {at} access point"
+        assert any(why in reason for reason in reasons), reasons
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        assert await uow.repository(TRANSACTIONS).all() == []
 
 
 # --- reading the body: only for a known access point, streamed, bounded -----------------------

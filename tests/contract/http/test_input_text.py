@@ -115,7 +115,7 @@ async def test_query_and_path_values_that_are_not_text_are_400(api):
     assert (status, got["code"]) == (400, "AT-1001") and got["details"][0]["field"] == "query"
     status, got = await api.call("GET", "/document_types/a%00b", as_=ALICE)
     assert (status, got["code"]) == (400, "AT-1001") and got["details"][0]["field"] == "id"
-    resp = await api.client.get("/smp/iso6523-actorid-upis%3A%3A0088%3A%00")
+    resp = await api.client.get("/smp/test/iso6523-actorid-upis%3A%3A0088%3A%00")
     assert resp.status == 400 and (await resp.json())["code"] == "AT-1001"
     status, got = await api.call("GET", "/orgs?search=%C3%A5%09", as_=ROOT, superadmin=True)
     assert status == 200
@@ -155,7 +155,7 @@ async def test_the_public_business_card_answers_after_a_refused_update(api):
     )
     assert status == 400, got
     pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
-    resp = await api.client.get(f"/smp/businesscard/{pid}")
+    resp = await api.client.get(f"/smp/test/businesscard/{pid}")
     assert resp.status == 200 and b"ACME AB" in await resp.read()
 
 

@@ -153,7 +153,7 @@ async def test_the_loop_finds_receivers_through_the_sml(start_api, dnsmasq: Dnsm
     """Discovery by DNS for the document and for the message level status that comes back."""
     port = free_port()
     receiver = f"0088:{gln(301)}"
-    smp = f"http://127.0.0.1:{port}/smp"
+    smp = f"http://127.0.0.1:{port}/smp/test"  # the built-in SMP of TEST
     plain = f"0088:{gln(303)}"  # its SMP would be asked over plain http on the internet
     dnsmasq.start(
         [naptr(receiver, smp), naptr("0242:000001", smp), naptr(plain, "http://smp.example/")]
@@ -244,7 +244,7 @@ async def test_lookup_answers_what_a_send_would_meet(start_api) -> None:
     status, found = await lookup(api, a, f"participantId={receiver}&docTypeId={_q(DOC_TYPE)}")
     assert status == 200, found
     assert found["registered"] and found["canReceive"] and found["reason"] is None
-    assert found["smpUrl"] == str(api.client.make_url("/smp")).rstrip("/")
+    assert found["smpUrl"] == str(api.client.make_url("/smp/test")).rstrip("/")
     assert found["documentTypes"] == [DOC_TYPE]
     [endpoint] = found["endpoints"]
     _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
@@ -261,6 +261,9 @@ async def test_lookup_answers_what_a_send_would_meet(start_api) -> None:
     status, no = await lookup(api, a, f"participantId={receiver}&docTypeId={_q(other)}")
     assert status == 200 and no["registered"] and not no["canReceive"]
     assert "not for this document type" in no["reason"]
+    # each environment has its own SMP: the TEST participant is not found in PROD's
+    status, prod = await lookup(api, a, f"participantId={receiver}&environment=PROD")
+    assert status == 200 and not prod["registered"] and not prod["canReceive"], prod
     # a participant nobody registered
     status, nobody = await lookup(api, a, f"participantId=0088:{gln(321)}")
     assert status == 200, nobody
@@ -277,7 +280,7 @@ async def test_lookup_answers_what_a_send_would_meet(start_api) -> None:
 async def test_lookup_with_an_api_key_and_the_environment(start_api, dnsmasq: Dnsmasq) -> None:
     port = free_port()
     receiver = f"0088:{gln(330)}"
-    dnsmasq.start([naptr(receiver, f"http://127.0.0.1:{port}/smp")])
+    dnsmasq.start([naptr(receiver, f"http://127.0.0.1:{port}/smp/test")])
     api = await start_api(
         "sqlite",
         public=True,
@@ -298,7 +301,7 @@ async def test_lookup_with_an_api_key_and_the_environment(start_api, dnsmasq: Dn
     query = f"participantId={receiver}&docTypeId={_q(DOC_TYPE)}"
     status, found = await lookup(api, a, query + "&environment=TEST", as_=None, key=made["key"])
     assert status == 200 and found["canReceive"], found
-    assert found["smpUrl"] == f"http://127.0.0.1:{port}/smp"
+    assert found["smpUrl"] == f"http://127.0.0.1:{port}/smp/test"
     status, prod = await lookup(api, a, query + "&environment=PROD")
     assert status == 200 and not prod["registered"]
     assert "receiver not registered in PROD" in prod["reason"]

@@ -141,7 +141,7 @@ async def test_the_typical_flow_to_receive_documents(api):
 
 async def check_smp(api, ident, doc, proc):
     pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
-    resp = await api.client.get(f"/smp/{pid}")
+    resp = await api.client.get(f"/smp/test/{pid}")
     assert resp.status == 200 and resp.content_type == "text/xml"
     group = etree.fromstring(await resp.read())
     hrefs = [e.get("href") for e in group.iter(f"{{{SMP_NS}}}ServiceMetadataReference")]
@@ -166,14 +166,53 @@ async def check_smp(api, ident, doc, proc):
     ap_cert = x509.load_der_x509_certificate(base64.b64decode(der))
     assert ap_cert == pki(api).ap_certificate
     # the same participant in another case is the same participant; unknown ones are 404
-    assert (await api.client.get(f"/smp/{pid.upper().replace('%3A', '%3A')}")).status in (200, 404)
+    assert (await api.client.get(f"/smp/test/{pid.upper().replace('%3A', '%3A')}")).status in (
+        200,
+        404,
+    )
     assert (
-        await api.client.get("/smp/iso6523-actorid-upis%3A%3A0088%3A0000000000000")
+        await api.client.get("/smp/test/iso6523-actorid-upis%3A%3A0088%3A0000000000000")
     ).status == 404
-    resp = await api.client.get(f"/smp/{pid}/services/busdox-docid-qns%3A%3Anope")
+    resp = await api.client.get(f"/smp/test/{pid}/services/busdox-docid-qns%3A%3Anope")
     assert resp.status == 404
-    resp = await api.client.get(f"/smp/businesscard/{pid}")
+    resp = await api.client.get(f"/smp/test/businesscard/{pid}")
     assert resp.status == 200 and b"BusinessCard" in await resp.read()
+
+
+async def test_each_environment_has_its_own_smp_serving_only_its_participants(api):
+    org = await whitelabel(api, BOB, legal_id="5560360793")
+    _, smps = await api.call("GET", f"/orgs/{org['id']}/smps/alltouse", as_=BOB)
+    base = api.container.settings().base_url
+    urls = {s["environment"]: s["url"] for s in smps["items"]}
+    assert urls == {"TEST": f"{base}/smp/test", "PROD": f"{base}/smp/prod"}
+    _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=BOB)
+    doc = next(d for d in docs["items"] if "billing:3.0" in d["value"])
+    proc = doc["process-ids"][0]
+    entry = {"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"}
+    document = urllib.parse.quote(f"{doc['scheme']}::{doc['value']}", safe="")
+    for n, (env, other) in enumerate((("TEST", "PROD"), ("PROD", "TEST"))):
+        ident = f"0088:{gln(40 + n)}"
+        status, p = await participant(api, org["id"], ident, env=env, who=BOB)
+        assert status == 201 and p["environment"] == env, p
+        path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+        status, _ = await api.call("PUT", path, as_=BOB, json={"supportedDocumentTypes": [entry]})
+        assert status == 200
+        pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
+        own, elsewhere = f"/smp/{env.lower()}", f"/smp/{other.lower()}"
+        resp = await api.client.get(f"{own}/{pid}")
+        assert resp.status == 200
+        group = etree.fromstring(await resp.read())
+        [href] = [e.get("href") for e in group.iter(f"{{{SMP_NS}}}ServiceMetadataReference")]
+        assert href == f"{base}{own}/{pid}/services/{document}"
+        assert (await api.client.get(f"{own}/{pid}/services/{document}")).status == 200
+        assert (await api.client.get(f"{own}/businesscard/{pid}")).status == 200
+        # the other environment's SMP does not know it
+        for tail in (pid, f"{pid}/services/{document}", f"businesscard/{pid}"):
+            resp = await api.client.get(f"{elsewhere}/{tail}")
+            assert resp.status == 404, (elsewhere, tail)
+    # neither the SMP root nor an unknown environment is an SMP
+    for path in (f"/smp/{pid}", f"/smp/acc/{pid}", f"/smp/TEST/{pid}"):
+        assert (await api.client.get(path)).status == 404, path
 
 
 async def test_identifiers_are_unique_across_organisations_and_validated(api):

@@ -251,7 +251,7 @@ async def test_an_smp_key_copied_from_another_certificate_does_not_sign(api):
     ap_cert = await record(api, CERTIFICATES, uuid.uuid5(OPERATOR_ORG_ID, "certificate:AP:TEST"))
     await tamper(api, CERTIFICATES, smp_cert, sealed_key=ap_cert.sealed_key)
     pid = quote(f"iso6523-actorid-upis::{receiver_id}", safe="")
-    resp = await api.client.get(f"/smp/{pid}")
+    resp = await api.client.get(f"/smp/test/{pid}")
     assert resp.status == 200  # the service group needs no signature
     group = etree.fromstring(await resp.read())
     (href,) = [e.get("href") for e in group.iter() if e.get("href")]

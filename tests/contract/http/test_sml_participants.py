@@ -122,7 +122,7 @@ async def test_the_smp_registers_first_then_its_participants(ours, shared_sml) -
     assert "waiting for our SMP's own registration in the TEST SML" in p["statusReason"]
     assert (TEST, ident) not in shared_sml.participants
     await drain(ours)
-    smp_url = ours.container.settings().base_url + "/smp"
+    smp_url = ours.container.settings().base_url + "/smp/test"
     assert shared_sml.smps == {(TEST, OURS): smp_url}
     assert shared_sml.smp_of(TEST, ident) == OURS
     assert (await get(ours, p["id"]))["status"] == "ACTIVE"
@@ -189,7 +189,7 @@ async def test_at_start_a_participant_gets_the_status_its_task_has(ours, shared_
         await uow.repository(PARTICIPANTS).update(stale)
         await uow.commit()
     assert (await get(ours, p["id"]))["status"] == "PENDING"
-    await sml_cases.ensure_smp(ctx, {TEST: ours.container.settings().base_url + "/smp"})
+    await sml_cases.ensure_smp(ctx, {TEST: ours.container.settings().base_url + "/smp/test"})
     assert (await get(ours, p["id"]))["status"] == "ACTIVE"
 
 
@@ -205,7 +205,7 @@ async def test_a_participant_of_another_smp_answers_409_explaining_migration(
     # nothing was kept: no participant, no SMP entry, the SML unchanged
     _, listed = await ours.call("GET", f"/orgs/{ours.org_id}/participants", as_=ALICE)
     assert ident not in [p["participantIdentifier"] for p in listed["items"]]
-    status, _ = await ours.call("GET", f"/smp/iso6523-actorid-upis::{ident}")
+    status, _ = await ours.call("GET", f"/smp/test/iso6523-actorid-upis::{ident}")
     assert status == 404
     assert shared_sml.smp_of(TEST, ident) == THEIRS
 
@@ -324,12 +324,15 @@ async def test_over_soap_a_registered_participant_is_found_by_dns(
     api = await _start(settings, aiohttp_client)
     api.org_id = (await api.org(ALICE))["id"]
     await drain(api)
-    assert sml_service.smps["FOURCORNER-TEST"].logical == settings.base_url + "/smp"
+    assert sml_service.smps["FOURCORNER-TEST"].logical == settings.base_url + "/smp/test"
     ident = f"0088:{gln(11)}"
     status, p = await create(api, ident)
     assert status == 201 and p["status"] == "ACTIVE", p
     found = SmlDiscovery({TEST: sml_service.dns.zone}, [("127.0.0.1", sml_service.dns.port)])
-    assert await found.smp_url(("iso6523-actorid-upis", ident), TEST) == settings.base_url + "/smp"
+    assert (
+        await found.smp_url(("iso6523-actorid-upis", ident), TEST)
+        == settings.base_url + "/smp/test"
+    )
     # a move away over SOAP: the key is one the SML takes
     path = f"/orgs/{api.org_id}/participants/{p['id']}/migration_key"
     status, body = await api.call("POST", path, as_=ALICE)

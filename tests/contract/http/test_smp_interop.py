@@ -35,7 +35,7 @@ async def test_the_lookup_client_reads_what_the_smp_serves(api):
     path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
     await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]})
 
-    base = str(api.client.make_url("/smp"))
+    base = str(api.client.make_url("/smp/test"))
     client = SmpLookupClient(base, api.container.network_trust())
     try:
         found = await client.endpoint(
@@ -79,7 +79,7 @@ async def test_the_lookup_client_reads_what_the_smp_serves(api):
 
 
 async def test_malformed_identifiers_are_400_at_the_smp(api):
-    status, _ = await api.call("GET", "/smp/not-an-identifier")
+    status, _ = await api.call("GET", "/smp/test/not-an-identifier")
     assert status == 400
 
 

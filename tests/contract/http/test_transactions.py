@@ -16,7 +16,7 @@ from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import BACKENDS, free_port
-from .test_participants import ALICE, BOB, gln, participant
+from .test_participants import ALICE, BOB, gln, participant, whitelabel
 
 INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"
 BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
@@ -212,6 +212,41 @@ async def test_intake_refusals_store_nothing(api):
     assert status == 400 and body["details"][0]["field"] == "ap"
     _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
     assert listed["items"] == []
+
+
+async def test_a_participant_sends_only_through_an_access_point_of_its_environment(api):
+    org = await whitelabel(api, BOB, legal_id="5560360793")
+    test_id, prod_id = f"0088:{gln(82)}", f"0088:{gln(83)}"
+    await receiving_participant(api, org, test_id, BOB)
+    status, _ = await participant(api, org["id"], prod_id, env="PROD", who=BOB)
+    assert status == 201
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=BOB)
+    ap = {a["environment"]: a["id"] for a in aps["items"]}
+    xml = {"Content-Type": "application/xml"}
+    for sender, through, other in ((test_id, "PROD", "TEST"), (prod_id, "TEST", "PROD")):
+        status, body = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/transactions?ap={ap[through]}",
+            as_=BOB,
+            data=make_sbd(sender=sender, receiver=test_id),
+            headers=xml,
+        )
+        assert status == 400 and body["code"] == "AT-1001", body
+        [detail] = body["details"]
+        assert detail["field"] == "ap", body
+        assert f"{sender} is a {other} participant" in detail["problem"], detail
+        assert f"is a {through} access point" in detail["problem"], detail
+    _, listed = await api.call("GET", f"/orgs/{org['id']}/transactions/to_network", as_=BOB)
+    assert listed["items"] == []
+    # through its own environment's access point it is taken
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{org['id']}/transactions?ap={ap['TEST']}",
+        as_=BOB,
+        data=make_sbd(sender=test_id, receiver=test_id),
+        headers=xml,
+    )
+    assert status == 202, body
 
 
 async def test_upload_url_is_signed_single_use_and_sends_like_a_post(api):
