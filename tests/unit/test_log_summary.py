@@ -3,7 +3,7 @@
 import base64
 import json
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fourcorner.entrypoints.cli import configuration_summary
@@ -15,6 +15,13 @@ SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=8, max_
 
 @given(password=SAFE, user=SAFE)
 def test_the_database_password_and_the_at_rest_key_never_appear(password: str, user: str) -> None:
+    # a value the summary shows anyway (a port, an id, "database") is no leak: only values
+    # that the summary without them does not contain tell
+    plain = json.dumps(
+        configuration_summary(Settings(database_url="postgresql://db.example:5433/fc")),
+        default=str,
+    )
+    assume(password not in plain and user not in plain)
     for url in (
         f"postgresql://{user}:{password}@db.example:5433/fc",
         f"postgresql://{user}@db.example:5433/fc?password={password}",
