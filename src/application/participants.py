@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from fourcorner.application import sml
+from fourcorner.application import sml, sml_tasks
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import (
     ACCESS_POINTS,
@@ -167,7 +167,7 @@ async def create(
             ) from None
         await republish(ctx, uow, participant)
         await uow.commit()
-    return await sml.register_now(ctx, participant)
+    return await sml_tasks.register_now(ctx, participant)
 
 
 _PARTICIPANTS = InOrg(PARTICIPANTS, "participant")

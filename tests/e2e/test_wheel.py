@@ -61,7 +61,7 @@ def test_the_wheel_has_one_top_level_package_and_embeds(tmp_path: Path) -> None:
         n.startswith("fourcorner/adapters/sql/migrations/") and n.endswith(".sql") for n in names
     )
     # the harness: its modules, the `harness` extra and the pytest plugin (docs/harness.md)
-    assert "fourcorner/entrypoints/harness/strategies.py" in names
+    assert "fourcorner/entrypoints/harness/strategies/__init__.py" in names
     with zipfile.ZipFile(wheel) as archive:
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         metadata = archive.read(info).decode()

@@ -6,7 +6,7 @@ import json
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from fourcorner.entrypoints.cli import configuration_summary
+from fourcorner.entrypoints.commands.serve import configuration_summary
 from fourcorner.entrypoints.config import Settings
 
 KEY = base64.b64encode(bytes(range(32))).decode()

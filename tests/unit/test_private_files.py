@@ -19,8 +19,8 @@ from fourcorner.adapters.blobs import FileBlobStore
 from fourcorner.adapters.pki import KeySealer, ensure_test_pki
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.application.collections import USERS
-from fourcorner.entrypoints import cli
 from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.private_files import private_files
 from records import user
 
 
@@ -153,7 +153,7 @@ def test_the_cli_tightens_an_old_data_dir_once_and_says_so(
     umask = os.umask(0o022)
     try:
         with caplog.at_level(logging.WARNING, logger="fourcorner"):
-            cli.private_files(settings)
+            private_files(settings)
         assert os.umask(0o022) == private.UMASK  # the process umask was set
     finally:
         os.umask(umask)
@@ -164,13 +164,13 @@ def test_the_cli_tightens_an_old_data_dir_once_and_says_so(
     (data / "blobs" / "ab" / "ab-doc").chmod(0o644)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="fourcorner"):
-        cli.private_files(settings)
+        private_files(settings)
     os.umask(0o022)
     assert caplog.text == "" and mode(data / "blobs" / "ab" / "ab-doc") == 0o644
 
 
 def test_the_cli_creates_a_missing_data_dir_0700(tmp_path: Path) -> None:
-    cli.private_files(Settings(data_dir=tmp_path / "new" / "data"))
+    private_files(Settings(data_dir=tmp_path / "new" / "data"))
     os.umask(0o022)
     assert mode(tmp_path / "new") == 0o700 and mode(tmp_path / "new" / "data") == 0o700
 
@@ -181,6 +181,6 @@ def test_a_data_dir_reached_by_a_link_is_tightened_itself(tmp_path: Path) -> Non
     real.chmod(0o755)
     (real / "keys").chmod(0o755)
     (tmp_path / "data").symlink_to(real)
-    cli.private_files(Settings(data_dir=tmp_path / "data"))
+    private_files(Settings(data_dir=tmp_path / "data"))
     os.umask(0o022)
     assert mode(real) == 0o700 and mode(real / "keys") == 0o700

@@ -23,6 +23,7 @@ from fourcorner.application import (
     participants,
     services_to_use,
     sml,
+    sml_worker,
     users,
 )
 from fourcorner.application.access import Principal
@@ -80,7 +81,7 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
         smps = await services_to_use.smps_to_use(self.ctx, self.me, self.org)
         aps = await services_to_use.aps_to_use(self.ctx, self.me, self.org)
         self.smp, self.ap = smps[0].id, aps[0].id
-        self.worker = sml.LocatorWorker(self.ctx)
+        self.worker = sml_worker.LocatorWorker(self.ctx)
         await self.worker.run_once()  # the SMP itself, and the operator's participant
 
     def teardown(self) -> None:

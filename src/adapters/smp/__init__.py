@@ -1,13 +1,9 @@
 """The SMP wire layer: SMP 1.x documents (rendering and hardened parsing), their enveloped
 XML signature, and a lookup client that verifies what an SMP answers."""
 
-from fourcorner.adapters.smp.client import (
-    DEFAULT_TRANSPORT_PROFILE,
-    LookupResult,
-    SmpLookupClient,
-    SmpLookupError,
-)
-from fourcorner.adapters.smp.errors import Problem
+from fourcorner.adapters.smp.answers import DEFAULT_TRANSPORT_PROFILE, LookupResult
+from fourcorner.adapters.smp.client import SmpLookupClient
+from fourcorner.adapters.smp.errors import Problem, SmpLookupError
 from fourcorner.adapters.smp.signature import SignatureError, sign_enveloped, verify_enveloped
 from fourcorner.adapters.smp.trust import Trust
 from fourcorner.adapters.smp.xml import (

@@ -17,19 +17,26 @@ are cached as their HTTP caching headers allow (``AnswerCache``) and verified on
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 import aiohttp
-import attrs
 from cryptography import x509
 from lxml import etree
 from multidict import CIMultiDict
 from yarl import URL
 
 from fourcorner.adapters.answer import AnswerTooLarge, read_capped
+from fourcorner.adapters.smp.answers import (
+    DEFAULT_TRANSPORT_PROFILE,
+    LookupResult,
+    VerifiedMetadata,
+    normalise_dn,
+    participant_of,
+    published_certificate,
+    subject_forms,
+    wire,
+)
 from fourcorner.adapters.smp.cache import AnswerCache
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery
 from fourcorner.adapters.smp.errors import Problem, SmpLookupError
@@ -44,20 +51,11 @@ from fourcorner.adapters.smp.xml import (
     parse_untrusted,
     path_segment,
     read_signed_service_metadata,
-    split_identifier,
 )
 from fourcorner.domain.clock import utc
 from fourcorner.domain.network_services import Environment
-from fourcorner.domain.smp import PARTICIPANT_SCHEME
 
-DEFAULT_TRANSPORT_PROFILE = "peppol-transport-as4-v2_0"
 MAX_DOCUMENT_BYTES = 1 << 20
-
-# The JSON interface's ``net`` spellings, accepted on input (NETWORK.md, "The net alias").
-_WIRE_ALIASES = {
-    "net-transport-as4-v2_0": "peppol-transport-as4-v2_0",
-    "net-doctype-wildcard": "peppol-doctype-wildcard",
-}
 _RETRYABLE_4XX = frozenset({408, 425, 429})
 
 Clock = Callable[[], datetime]
@@ -73,69 +71,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class LookupResult:
-    url: str
-    certificate: x509.Certificate  # the access point's certificate, as published
-    transport_profile: str
-    activation: datetime | None
-    expiration: datetime | None
-    technical_contact_url: str
-    description: str
-    smp_certificate: x509.Certificate  # the certificate that signed the answer
-
-
-@attrs.frozen
-class VerifiedMetadata:
-    """A ServiceMetadata whose signature and signer were checked, for the participant and
-    document type asked about."""
-
-    smp_url: str
-    metadata: ParsedMetadata
-    signer: x509.Certificate
-    environment: Environment
-
-
 def _system_clock() -> datetime:
     return datetime.now(UTC)
-
-
-def wire(value: str) -> str:
-    """The wire spelling of a transport profile or document scheme (``net`` → the network)."""
-    return _WIRE_ALIASES.get(value, value)
-
-
-def _subject_forms(certificate: x509.Certificate) -> set[str]:
-    """The signer's subject in both RDN orders, normalised (``CN=a,O=b`` / ``O=b,CN=a``)."""
-    rdns = [rdn.rfc4514_string() for rdn in certificate.subject.rdns]
-    return {_normalise_dn(",".join(reversed(rdns))), _normalise_dn(",".join(rdns))}
-
-
-def _normalise_dn(text: str) -> str:
-    return ",".join(part.strip() for part in text.split(",")).casefold()
-
-
-def published_certificate(endpoint: ParsedEndpoint) -> x509.Certificate | None:
-    """The certificate an endpoint publishes (base64 DER), or None when it cannot be read."""
-    try:
-        return x509.load_der_x509_certificate(base64.b64decode(endpoint.certificate, validate=True))
-    except (binascii.Error, ValueError):
-        return None
-
-
-def participant_of(participant: str) -> tuple[str, str]:
-    """``(scheme, value)``, lower-cased, of ``0088:…`` or ``scheme::value``."""
-    try:
-        scheme, value = (
-            split_identifier(participant)
-            if "::" in participant
-            else (PARTICIPANT_SCHEME, participant)
-        )
-    except ValueError as e:
-        raise SmpLookupError(
-            f"malformed participant identifier: {e}", Problem.NOT_REGISTERED
-        ) from e
-    return scheme.strip().lower(), value.strip().lower()
 
 
 class SmpLookupClient:
@@ -244,7 +181,7 @@ class SmpLookupClient:
                     "the SMP redirected twice; only one redirect is followed",
                     Problem.SMP_UNTRUSTED,
                 )
-            if _normalise_dn(redirect.certificate_uid) not in _subject_forms(signer):
+            if normalise_dn(redirect.certificate_uid) not in subject_forms(signer):
                 raise SmpLookupError(
                     "the redirect target is signed by a certificate other than its "
                     f"CertificateUID {redirect.certificate_uid!r}",

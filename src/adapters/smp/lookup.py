@@ -10,13 +10,9 @@ from __future__ import annotations
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 
-from fourcorner.adapters.smp.client import (
-    DEFAULT_TRANSPORT_PROFILE,
-    SmpLookupClient,
-    SmpLookupError,
-    published_certificate,
-)
-from fourcorner.adapters.smp.errors import Problem
+from fourcorner.adapters.smp.answers import DEFAULT_TRANSPORT_PROFILE, published_certificate
+from fourcorner.adapters.smp.client import SmpLookupClient
+from fourcorner.adapters.smp.errors import Problem, SmpLookupError
 from fourcorner.application.ports import (
     Endpoint,
     LookupFailed,

@@ -1,5 +1,6 @@
 """The stateful test: a ``RuleBasedStateMachine`` that makes the same calls on the service under
-test and on the reference model (the in-memory core) and compares every answer.
+test and on the reference model (the in-memory core) and compares every answer (how:
+``harness.comparison``; what both sides created and what a run shares: ``harness.records``).
 
 Each call goes to both sides; the answers must agree in status, error code and the fields the
 error points at, and in their bodies once what legitimately differs between two deployments is
@@ -12,140 +13,24 @@ again and again, and a superadmin's lists are scoped to the example by a filter 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 
 from fourcorner.entrypoints.harness import strategies as hs
-from fourcorner.entrypoints.harness.servers import Answer, Call, Target
+from fourcorner.entrypoints.harness.comparison import SIDES, Divergence, Normal, Step, short
+from fourcorner.entrypoints.harness.records import ApiKey, Participant, Ref, Run, Sent
+from fourcorner.entrypoints.harness.servers import Answer, Call
 from fourcorner.entrypoints.harness.strategies import complete
 
-SIDES = ("sut", "model")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
-# values that differ between two deployments by design: compared by presence only
-_OPAQUE = frozenset({"key", "secret", "prefix", "nextCursor", "uploadUrl", "url", "apUrl"})
-# what a service's workers change after the answer (sending): left out of the comparison
-_ASYNC = frozenset(
-    {"transactionStatus", "serviceError", "receiverSP", "receiverCountry", "mlsResponseCode"}
-)
 NAMES = ("Alpha", "Beta", "Gamma")
 # the callers: mostly the example's first user, so that most calls get past the role checks
 USERS = st.sampled_from([0, 0, 0, 1, 2])
 KEY_EXPIRY = "2999-01-01T00:00:00Z"
 PAGE_LIMIT = 20
 MAX_UNAUTHORISED = 2
-
-
-@attrs.frozen
-class Ref:
-    """A record both sides created: its id on each."""
-
-    sut: str
-    model: str
-
-    def on(self, side: str) -> str:
-        return self.sut if side == "sut" else self.model
-
-
-@attrs.frozen
-class ApiKey:
-    """An API key both sides created: its id, organisation and secret on each."""
-
-    ref: Ref
-    org: Ref
-    secret: Ref
-
-
-@attrs.frozen
-class Participant:
-    """A participant both sides created, its organisation and access point."""
-
-    ref: Ref
-    org: Ref
-    ap: Ref
-    identifier: str
-
-
-@attrs.frozen
-class Sent:
-    """A document both sides accepted: the transaction and the SBD as it was sent."""
-
-    ref: Ref
-    org: Ref
-    ap: Ref
-    sbd: bytes
-
-
-@attrs.define
-class Step:
-    """A call made on both sides, with the service's answer and the model's."""
-
-    sut: Call
-    model: Call
-    sut_answer: Answer | None = None
-    model_answer: Answer | None = None
-
-
-class Divergence(AssertionError):
-    """The service answered otherwise than the model; ``steps`` are the calls of the
-    example up to and including the one whose answers differ."""
-
-    def __init__(self, what: str, steps: list[Step]) -> None:
-        super().__init__(what)
-        self.what = what
-        self.steps = list(steps)
-
-
-@attrs.define
-class Run:
-    """What one harness run shares between examples: the two sides and the namespace."""
-
-    sut: Target
-    model: Target
-    namespace: str
-    examples: int = 0
-
-    def digits(self) -> str:
-        """Five digits of the namespace, for identifiers unique to the run."""
-        return f"{int.from_bytes(self.namespace.encode(), 'big') % 100000:05d}"
-
-
-class Normal:
-    """One side's view of answers: each id it shows becomes ``#n`` (n: the order of first
-    appearance in the example)."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, str] = {}
-
-    def __call__(self, value: Any, key: str = "") -> Any:
-        if isinstance(value, dict):
-            return {k: self(value[k], k) for k in sorted(value) if k not in _ASYNC}
-        if isinstance(value, list):
-            return [self(v) for v in value]
-        if isinstance(value, str):
-            if key in _OPAQUE:
-                return "<opaque>"
-            if _UUID.match(value):
-                return self.ids.setdefault(value, f"#{len(self.ids)}")
-            if _TIME.match(value):
-                return "<time>"
-        return value
-
-    def answer(self, answer: Answer, keep: tuple[str, ...] = ()) -> Any:
-        """The answer as compared: an error by its code and the fields it names; a body
-        whole, or only its ``keep`` fields."""
-        body = answer.body
-        if answer.status >= 400 and isinstance(body, dict):
-            fields = sorted(d.get("field", "") for d in body.get("details") or [])
-            return {"code": body.get("code"), "fields": fields}
-        if keep and isinstance(body, dict):
-            body = {k: body.get(k) for k in keep}
-        return self(body)
 
 
 def machine(run: Run) -> type[RuleBasedStateMachine]:
@@ -213,8 +98,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             if step.sut_answer.status != step.model_answer.status or got != want:
                 raise Divergence(
                     f"{method} {step.model.path}: the service answered "
-                    f"{step.sut_answer.status} {_short(got)}, the model "
-                    f"{step.model_answer.status} {_short(want)}",
+                    f"{step.sut_answer.status} {short(got)}, the model "
+                    f"{step.model_answer.status} {short(want)}",
                     self.steps,
                 )
             return step.sut_answer, step.model_answer
@@ -532,8 +417,3 @@ def multiple_none() -> Any:
     from hypothesis.stateful import multiple
 
     return multiple()
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 600 else text[:600] + "..."

@@ -15,7 +15,9 @@ from hypothesis import seed as seeded
 from hypothesis import settings as hsettings
 from hypothesis.stateful import get_state_machine_test
 
-from fourcorner.entrypoints.harness.machine import Divergence, Run, Step, machine
+from fourcorner.entrypoints.harness.comparison import Divergence, Step
+from fourcorner.entrypoints.harness.machine import machine
+from fourcorner.entrypoints.harness.records import Run
 from fourcorner.entrypoints.harness.servers import Call, ModelServer, Target, curl, exports
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -25,7 +25,7 @@ from fourcorner.application.sealed import CERTIFICATE_KEY, WEBHOOK_SECRET
 from fourcorner.domain.certificates import Service
 from fourcorner.domain.errors import SecretUnusable
 from fourcorner.domain.network_services import OPERATOR_ORG_ID, Environment
-from fourcorner.entrypoints import cli
+from fourcorner.entrypoints.commands.migrate import apply_migrations
 from fourcorner.entrypoints.container import build_container, migrate_data, resolve
 from sbd_factory import make_sbd
 
@@ -311,7 +311,7 @@ async def test_fourcorner_migrate_runs_the_data_migration(start_api, backend):
     await tamper(
         api, WEBHOOKS, hooked["id"], sealed_secret=legacy_seal(api, hooked["secret"].encode())
     )
-    await cli._migrate(build_container(api.container.settings()))
+    await apply_migrations(build_container(api.container.settings()))
     upgraded = await record(api, WEBHOOKS, hooked["id"])
     assert upgraded.sealed_secret.startswith("v2:")
     ctx = await resolve(api.container.context)

@@ -23,8 +23,9 @@ from fourcorner.adapters.memory.sml import InMemoryLocator, InMemorySml
 from fourcorner.adapters.pki.testpki import cert_pem, load_test_pki
 from fourcorner.adapters.smp.discovery import SmlDiscovery
 from fourcorner.application import sml as sml_cases
+from fourcorner.application import sml_tasks
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
-from fourcorner.application.sml import LocatorWorker
+from fourcorner.application.sml_worker import LocatorWorker
 from fourcorner.domain.checkdigits import gs1_check_digit
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import ParticipantStatus
@@ -167,7 +168,7 @@ async def test_a_slow_sml_leaves_the_participant_pending_for_the_workers(
     ours, shared_sml, monkeypatch
 ) -> None:
     await drain(ours)
-    monkeypatch.setattr(sml_cases, "FIRST_WAIT", 0.05)
+    monkeypatch.setattr(sml_tasks, "FIRST_WAIT", 0.05)
     shared_sml.delay = 1.0
     ident = f"0088:{gln(13)}"
     status, p = await create(ours, ident)

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from fourcorner.entrypoints import cli
+from fourcorner.entrypoints.commands.migrate import apply_migrations
 from fourcorner.entrypoints.container import build_container
 from fourcorner.entrypoints.http.app import json_log_formatter
 from sbd_factory import make_sbd
@@ -200,8 +200,8 @@ async def test_applied_migrations_are_logged(tmp_path, shared_pki, caplog):
     caplog.set_level(logging.INFO)
     shutil.copytree(shared_pki, tmp_path / "pki")
     container = build_container(settings_for("sqlite", tmp_path))
-    await cli._migrate(container)  # then once more at the next start: nothing more logged
-    await cli._migrate(build_container(settings_for("sqlite", tmp_path)))
+    await apply_migrations(container)  # then once more at the next start: nothing more logged
+    await apply_migrations(build_container(settings_for("sqlite", tmp_path)))
     labels = [r.migration for r in events(caplog, "migration.applied")]
     assert labels and labels == sorted(set(labels))  # each once, in order
     assert labels[0].startswith("0001_")

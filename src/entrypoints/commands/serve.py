@@ -1,0 +1,108 @@
+"""``fourcorner serve`` and ``fourcorner worker``: the checks before they start (the data
+dir, the key and certificate files, the database), and the lines they log when they start
+(with the configuration, without a secret) and stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from fourcorner.entrypoints import preflight
+from fourcorner.entrypoints.commands.common import DB_WAIT, database_location, package_version, say
+from fourcorner.entrypoints.config import Settings
+
+
+def _materials(settings: Settings) -> None:
+    """The at-rest key file and the configured certificate files can be used."""
+    from fourcorner.entrypoints import operator
+
+    preflight.at_rest_key_file(settings)
+    if settings.trust_anchors_file:
+        operator.trust_anchors(settings)
+    if settings.operator_certs_dir:
+        for environment in ("test", "prod"):
+            for name in operator.OPERATOR_FILES:
+                operator.operator_file(settings, environment, name)
+
+
+def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
+    from fourcorner.entrypoints.container import build_container, web_app
+    from fourcorner.entrypoints.http import server
+
+    preflight.data_dir(settings)
+    _materials(settings)
+    sock = preflight.listening_socket(settings)
+    try:
+        preflight.wait_for_database(settings, db_wait, say)
+        container = build_container(settings)
+        if settings.auth_mode == "local":
+            # the signing key exists from the start, for `fourcorner token` to sign with
+            container.token_authority().key_id()
+        # a coroutine: serve awaits it inside its own loop
+        app = web_app(container, workers=settings.workers)
+        _started("serve", settings)
+        try:
+            asyncio.run(server.serve(app, sock=sock, hsts=settings.https))
+        finally:
+            _stopped("serve")
+    finally:
+        sock.close()
+
+
+# never in the configuration summary: the at-rest key, and whatever names a secret
+_SECRET = ("key", "secret", "password", "token")
+
+
+def configuration_summary(settings: Settings) -> dict[str, Any]:
+    """The settings an operator needs to read in the log, without a secret: the database
+    URL as its address (no user, no password)."""
+    summary: dict[str, Any] = {"database": database_location(settings), "url": settings.base_url}
+    for name, value in attrs.asdict(settings).items():
+        if name == "database_url" or any(word in name for word in _SECRET):
+            continue
+        summary[name] = str(value) if isinstance(value, Path) else value
+    return summary
+
+
+def _started(role: str, settings: Settings) -> None:
+    logging.getLogger("fourcorner").info(
+        "serving" if role == "serve" else "workers started",
+        extra={
+            "event": "service.start",
+            "role": role,
+            "version": package_version(),
+            "storage": settings.storage_kind,
+            "configuration": configuration_summary(settings),
+        },
+    )
+
+
+def _stopped(role: str) -> None:
+    logging.getLogger("fourcorner").info("stopped", extra={"event": "service.stop", "role": role})
+
+
+def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
+    from fourcorner.entrypoints.container import build_container, run_workers
+
+    preflight.data_dir(settings)
+    _materials(settings)
+    preflight.wait_for_database(settings, db_wait, say)
+    container = build_container(settings)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        _started("worker", settings)
+        try:
+            await run_workers(container, stop)
+        finally:
+            _stopped("worker")
+
+    asyncio.run(main())
