@@ -244,8 +244,19 @@ _IDEMPOTENCY_KEY = QueryParam(
     where="header",
 )
 # what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
-# document that is not an SBD or not sendable, one sent already
-_UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
+# document that is not an SBD or not sendable, one sent already, a billing document that fails
+# the validation rules (or breaks them), a validation that could not run
+_UPLOAD_ERRORS = (
+    "AT-1000",
+    "AT-1001",
+    "AT-1002",
+    "AT-1003",
+    "AT-1090",
+    "AT-1100",
+    "AT-1130",
+    "AT-1131",
+    "AT-1500",
+)
 M = Role.ORGMEMBER
 
 ROUTES = (
@@ -254,7 +265,10 @@ ROUTES = (
         "/orgs/{orgId}/transactions",
         post_transaction,
         "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
-        "network I/O. A document sent already is 409 AT-1100 with its transactionId. With "
+        "network I/O. A billing document is checked against the validation rules first: "
+        "fatal errors are 422 AT-1131 naming each failed rule (unless the organisation's "
+        "validation is report). A document sent already is 409 AT-1100 with its "
+        "transactionId. With "
         "an Idempotency-Key, the same request (access point and document bytes) within 24 "
         "hours gets the same answer; another request with the key is 409 AT-1101.",
         M,

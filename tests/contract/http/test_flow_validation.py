@@ -1,0 +1,146 @@
+"""Validation in the flow: a billing document is checked at intake (POST and the upload URL)
+and, when received, after the AS4 receipt; the organisation's settings decide whether fatal
+errors refuse it; every checked transaction has its VALIDATION_RESULT artefacts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
+from fourcorner.entrypoints.container import resolve
+from sbd_factory import BASE_EXAMPLE, make_sbd
+
+from .test_participants import ALICE, gln
+from .test_transactions import receiving_participant
+
+XML = {"Content-Type": "application/xml"}
+ORDER = (
+    "urn:oasis:names:specification:ubl:schema:xsd:Order-2::Order"
+    "##urn:fdc:peppol.eu:poacc:trns:order:3::2.1"
+)
+# the example invoice without its issue date: BR-03 (and the rules on dates after it) fail
+NO_ISSUE_DATE = BASE_EXAMPLE.read_bytes().replace(b"<cbc:IssueDate>2017-11-13</cbc:IssueDate>", b"")
+
+
+async def sending_org(api: Any, n: int) -> tuple[dict[str, Any], str, str]:
+    org = await api.org(ALICE)
+    sender = f"0088:{gln(n)}"
+    await receiving_participant(api, org, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
+    return org, sender, aps["items"][0]["id"]
+
+
+async def send(api: Any, org: dict[str, Any], ap: str, sbd: bytes) -> tuple[int, Any]:
+    return await api.call(
+        "POST", f"/orgs/{org['id']}/transactions?ap={ap}", as_=ALICE, data=sbd, headers=XML
+    )
+
+
+async def stored(api: Any) -> tuple[int, int]:
+    ctx = await resolve(api.container.context)
+    async with ctx.reads() as uow:
+        txs = await uow.repository(TRANSACTIONS).count()
+        arts = await uow.repository(ARTEFACTS).count()
+    return txs, arts
+
+
+@pytest.mark.parametrize("api", ["memory", "sqlite"], indirect=True)
+async def test_a_document_that_fails_the_rules_is_refused_and_nothing_is_stored(api):
+    org, sender, ap = await sending_org(api, 90)
+    before = await stored(api)
+    status, body = await send(api, org, ap, make_sbd(sender=sender, payload=NO_ISSUE_DATE))
+    assert status == 422, body
+    assert body["code"] == "AT-1131"
+    assert (body["category"], body["action"]) == ("VALIDATION_ERROR", "FIX_AND_RETRY")
+    ids = [d["id"] for d in body["details"]]
+    assert "BR-03" in ids, body
+    for d in body["details"]:
+        assert d["location"].startswith("/") and d["text"], d
+        assert (d["field"], d["problem"]) == (d["location"], d["text"])
+    assert await stored(api) == before
+
+
+async def test_a_valid_invoice_is_sent_with_its_validation_result(api):
+    org, sender, ap = await sending_org(api, 91)
+    status, body = await send(api, org, ap, make_sbd(sender=sender))
+    assert status == 202, body
+    summary, svrl = await validation_artefacts(api, org, body["transactionId"])
+    assert summary["valid"] is True and summary["checked"] is True
+    assert summary["errors"] == []
+    assert summary["customizationId"].startswith("urn:cen.eu:en16931:2017")
+    assert b"schematron-output" in svrl
+
+
+async def test_report_lets_an_organisation_send_anyway_and_the_transaction_carries_it(api):
+    org, sender, ap = await sending_org(api, 92)
+    path = f"/orgs/{org['id']}"
+    status, updated = await api.call("PUT", path, as_=ALICE, json={"validation": "report"})
+    assert status == 200, updated
+    assert (updated["validation"], updated["inboundValidation"]) == ("report", "report")
+    status, body = await send(api, org, ap, make_sbd(sender=sender, payload=NO_ISSUE_DATE))
+    assert status == 202, body
+    summary, svrl = await validation_artefacts(api, org, body["transactionId"])
+    assert summary["valid"] is False
+    assert "BR-03" in {e["id"] for e in summary["errors"]}
+    assert all(e["flag"] == "fatal" for e in summary["errors"])
+    assert b"BR-03" in svrl
+    # and back to refuse
+    status, updated = await api.call("PUT", path, as_=ALICE, json={"validation": "refuse"})
+    assert status == 200 and updated["validation"] == "refuse"
+    status, body = await send(api, org, ap, make_sbd(sender=sender, payload=NO_ISSUE_DATE))
+    assert status == 422 and body["code"] == "AT-1131", body
+
+
+async def test_the_settings_default_to_refuse_and_report_and_take_only_those_values(api):
+    org = await api.org(ALICE)
+    _, got = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    assert (got["validation"], got["inboundValidation"]) == ("refuse", "report")
+    status, body = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"validation": "ignore"}
+    )
+    assert status == 400, body
+
+
+async def test_a_document_the_rules_do_not_apply_to_is_sent_without_a_result(api):
+    org, sender, ap = await sending_org(api, 93)
+    order = b'<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"/>'
+    sbd = make_sbd(sender=sender, payload=order, document=ORDER)
+    status, body = await send(api, org, ap, sbd)
+    assert status == 202, body
+    _, artefacts = await api.call(
+        "GET", f"/orgs/{org['id']}/transactions/{body['transactionId']}/artefacts", as_=ALICE
+    )
+    assert [a["type"] for a in artefacts["items"]] == ["BUSINESS_DOCUMENT"]
+
+
+async def test_the_upload_url_validates_the_same_way(api):
+    org, sender, ap = await sending_org(api, 94)
+    _, grant = await api.call(
+        "GET", f"/orgs/{org['id']}/transactions/upload_url?ap={ap}", as_=ALICE
+    )
+    path = grant["uploadUrl"].split("://", 1)[1].split("/", 1)[1]
+    resp = await api.client.put(
+        "/" + path, data=make_sbd(sender=sender, payload=NO_ISSUE_DATE), headers=XML
+    )
+    body = await resp.json()
+    assert resp.status == 422, body
+    assert body["code"] == "AT-1131" and "BR-03" in [d["id"] for d in body["details"]]
+
+
+async def validation_artefacts(
+    api: Any, org: dict[str, Any], tx_id: str, who: str = ALICE
+) -> tuple[dict[str, Any], bytes]:
+    """The JSON summary and the SVRL of a transaction's VALIDATION_RESULT artefacts."""
+    base = f"/orgs/{org['id']}/transactions/{tx_id}/artefacts"
+    _, artefacts = await api.call("GET", base, as_=who)
+    results = {
+        a["contentType"]: a["id"] for a in artefacts["items"] if a["type"] == "VALIDATION_RESULT"
+    }
+    assert set(results) == {"application/json", "application/xml"}, artefacts
+    status, summary = await api.call("GET", f"{base}/{results['application/json']}", as_=who)
+    assert status == 200, summary
+    status, svrl = await api.call("GET", f"{base}/{results['application/xml']}", as_=who)
+    assert status == 200, svrl
+    return summary, svrl
