@@ -12,8 +12,9 @@ from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
-from .test_participants import ALICE, gln
-from .test_transactions import receiving_participant
+from .test_participants import ALICE, BOB, gln
+from .test_transactions import inbox as inbox  # noqa: F401 - the fixture
+from .test_transactions import receiving_participant, until
 
 XML = {"Content-Type": "application/xml"}
 ORDER = (
@@ -144,3 +145,107 @@ async def validation_artefacts(
     status, svrl = await api.call("GET", f"{base}/{results['application/xml']}", as_=who)
     assert status == 200, svrl
     return summary, svrl
+
+
+# --- received -------------------------------------------------------------------------------
+
+
+async def two_orgs(start_api: Any, inbox: Any) -> tuple[Any, dict, dict, str, str, str]:
+    """A server with workers; organisation A sends anything (validation report), B receives
+    and sends its transaction.received events to ``inbox``."""
+    api = await start_api(
+        "sqlite",
+        workers=True,
+        public=True,
+        webhook_allow_private_targets=True,
+        send_retry_delays="0.2",
+    )
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    sender, receiver = f"0088:{gln(95)}", f"0088:{gln(96)}"
+    await receiving_participant(api, a, sender, ALICE)
+    await receiving_participant(api, b, receiver, BOB)
+    status, _ = await api.call(
+        "PUT", f"/orgs/{a['id']}", as_=ALICE, json={"validation": "report"}
+    )
+    assert status == 200
+    status, _ = await api.call(
+        "POST",
+        f"/orgs/{b['id']}/webhooks",
+        as_=BOB,
+        json={"url": inbox.url, "events": ["transaction.received"]},
+    )
+    assert status == 201
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    return api, a, b, sender, receiver, aps["items"][0]["id"]
+
+
+async def sent(api: Any, org: dict[str, Any], tx_id: str) -> dict[str, Any]:
+    async def finished() -> Any:
+        _, tx = await api.call("GET", f"/orgs/{org['id']}/transactions/{tx_id}", as_=ALICE)
+        done = tx["transactionStatus"] in ("COMPLETED", "FAILED", "REJECTED")
+        return tx if done and tx.get("mlsResponseCode") else None
+
+    return await until(finished)
+
+
+async def test_a_received_document_is_recorded_with_its_result_by_default(start_api, inbox):
+    api, a, b, sender, receiver, ap = await two_orgs(start_api, inbox)
+    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND", payload=NO_ISSUE_DATE)
+    status, body = await send(api, a, ap, sbd)
+    assert status == 202, body
+    tx = await sent(api, a, body["transactionId"])
+    assert (tx["transactionStatus"], tx["mlsResponseCode"]) == ("COMPLETED", "AB"), tx
+    await until(lambda: _now(inbox.events))
+    (event,) = inbox.events
+    assert event["eventType"] == "transaction.received"
+    assert event["payload"]["valid"] is False
+    _, got = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+    (received,) = got["items"]
+    assert received["id"] == event["payload"]["id"]
+    summary, _ = await validation_artefacts(api, b, received["id"], who=BOB)
+    assert summary["valid"] is False and "BR-03" in {e["id"] for e in summary["errors"]}
+
+
+async def test_a_valid_received_document_says_so_in_its_event(start_api, inbox):
+    api, a, b, sender, receiver, ap = await two_orgs(start_api, inbox)
+    status, body = await send(api, a, ap, make_sbd(sender=sender, receiver=receiver))
+    assert status == 202, body
+    await until(lambda: _now(inbox.events))
+    assert inbox.events[0]["payload"]["valid"] is True
+
+
+async def test_refuse_answers_a_received_document_that_fails_with_an_mls_re(start_api, inbox):
+    api, a, b, sender, receiver, ap = await two_orgs(start_api, inbox)
+    status, _ = await api.call(
+        "PUT", f"/orgs/{b['id']}", as_=BOB, json={"inboundValidation": "refuse"}
+    )
+    assert status == 200
+    sbd = make_sbd(sender=sender, receiver=receiver, payload=NO_ISSUE_DATE)
+    status, body = await send(api, a, ap, sbd)
+    assert status == 202, body
+    tx = await sent(api, a, body["transactionId"])
+    assert (tx["transactionStatus"], tx["mlsResponseCode"]) == ("REJECTED", "RE"), tx
+    # the RE names every failed rule in a line response of its own: BV, the rule's id
+    _, artefacts = await api.call(
+        "GET", f"/orgs/{a['id']}/transactions/{tx['id']}/artefacts", as_=ALICE
+    )
+    mls = next(x for x in artefacts["items"] if x["type"] == "MLS")
+    _, document = await api.call(
+        "GET", f"/orgs/{a['id']}/transactions/{tx['id']}/artefacts/{mls['id']}", as_=ALICE
+    )
+    envelopes = await resolve(api.container.documents)
+    status_doc = envelopes.envelopes.read_mls(document)
+    assert status_doc.response_code == "RE"
+    rules = {description.split(":")[0] for _, reason, description in status_doc.reasons}
+    assert "BR-03" in rules, status_doc.reasons
+    assert {reason for _, reason, _ in status_doc.reasons} == {"BV"}
+    assert all(line.startswith("/") for line, _, _ in status_doc.reasons)
+    # not delivered as received: no transaction, no event
+    _, got = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+    assert got["items"] == []
+    assert inbox.events == []
+
+
+async def _now(value: Any) -> Any:
+    return value

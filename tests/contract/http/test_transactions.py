@@ -160,6 +160,7 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
     )
     assert {x["type"] for x in artefacts["items"]} == {
         "BUSINESS_DOCUMENT",
+        "VALIDATION_RESULT",  # the invoice was checked at intake
         "TRANSACTION_RECEIPT",
         "MLS",
     }
