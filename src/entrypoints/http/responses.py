@@ -18,7 +18,6 @@ import attrs
 from fourcorner.application.ports import PublishedEndpoint
 from fourcorner.domain.certificates import CertificateEnvironment, Service
 from fourcorner.domain.clock import iso_ns
-from fourcorner.domain.errors import Detail
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.network_services import Environment

@@ -13,7 +13,7 @@ from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .test_participants import ALICE, BOB, gln
-from .test_transactions import inbox as inbox  # noqa: F401 - the fixture
+from .test_transactions import inbox as inbox
 from .test_transactions import receiving_participant, until
 
 XML = {"Content-Type": "application/xml"}
@@ -165,9 +165,7 @@ async def two_orgs(start_api: Any, inbox: Any) -> tuple[Any, dict, dict, str, st
     sender, receiver = f"0088:{gln(95)}", f"0088:{gln(96)}"
     await receiving_participant(api, a, sender, ALICE)
     await receiving_participant(api, b, receiver, BOB)
-    status, _ = await api.call(
-        "PUT", f"/orgs/{a['id']}", as_=ALICE, json={"validation": "report"}
-    )
+    status, _ = await api.call("PUT", f"/orgs/{a['id']}", as_=ALICE, json={"validation": "report"})
     assert status == 200
     status, _ = await api.call(
         "POST",
@@ -208,7 +206,7 @@ async def test_a_received_document_is_recorded_with_its_result_by_default(start_
 
 
 async def test_a_valid_received_document_says_so_in_its_event(start_api, inbox):
-    api, a, b, sender, receiver, ap = await two_orgs(start_api, inbox)
+    api, a, _, sender, receiver, ap = await two_orgs(start_api, inbox)
     status, body = await send(api, a, ap, make_sbd(sender=sender, receiver=receiver))
     assert status == 202, body
     await until(lambda: _now(inbox.events))
