@@ -7,6 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+from tests.unit.test_validation_mutations import DROPS, NS
 
 from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
 from fourcorner.entrypoints.container import resolve
@@ -247,3 +251,33 @@ async def test_refuse_answers_a_received_document_that_fails_with_an_mls_re(star
 
 async def _now(value: Any) -> Any:
     return value
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(drop=st.sampled_from(DROPS), policy=st.sampled_from(["refuse", "report"]))
+@pytest.mark.parametrize("api", ["memory"], indirect=True)
+async def test_intake_follows_the_rules_and_the_setting_for_any_dropped_element(api, drop, policy):
+    """An invoice without a mandatory element: refused naming its rule (nothing stored), or
+    sent with a result that names it, as the organisation chose."""
+    path, rule = drop
+    root = etree.fromstring(BASE_EXAMPLE.read_bytes())
+    (gone,) = root.xpath(path, namespaces=NS)
+    gone.getparent().remove(gone)
+    if not hasattr(api, "sending"):  # one organisation for every example of this server
+        api.sending = await sending_org(api, 97)
+    org, sender, ap = api.sending
+    await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json={"validation": policy})
+    before = await stored(api)
+    status, body = await send(api, org, ap, make_sbd(sender=sender, payload=etree.tostring(root)))
+    if policy == "refuse":
+        assert (status, body["code"]) == (422, "AT-1131"), body
+        assert rule in {d["id"] for d in body["details"]}
+        assert await stored(api) == before
+    else:
+        assert status == 202, body
+        summary, _ = await validation_artefacts(api, org, body["transactionId"])
+        assert summary["valid"] is False and rule in {e["id"] for e in summary["errors"]}
