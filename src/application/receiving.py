@@ -5,7 +5,10 @@ signed receipt that answers it, so an acknowledged document is never lost and a 
 answered with the original receipt. The same document (instance identifier) arriving again
 under another MessageId is answered and not stored twice. A message level status addressed
 to this service is handed to ``mls``; a verified document this access point refuses gets an
-MLS RE back (``mls.refused``).
+MLS RE back (``mls.refused``). A billing document is checked against the validation rules
+once its receipt is made: the result is kept with it, or, when the receiving organisation
+refuses documents that fail (``inboundValidation``), it is not taken and an MLS RE names the
+failed rules (``mls.invalid``).
 """
 
 from __future__ import annotations
