@@ -50,6 +50,7 @@ from fourcorner.domain.errors import Conflict, DomainError, IllegalTransition, N
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Kind, Transaction
+from fourcorner.domain.validation import FailedAssert
 
 # --- sent by this service (corner 3) --------------------------------------------------------
 
@@ -66,6 +67,60 @@ async def refused(
     (never in reply to an MLS, and at most one per document)."""
     if envelope.document_type == MLS_DOCUMENT_TYPE:
         return
+    await _rejection(
+        ctx,
+        exchange,
+        ap,
+        inbound,
+        envelope,
+        reason="FD" if "NOT_SERVICED" in refusal.detail else "SV",
+        description=f"{refusal.code} {refusal.detail}".strip()[:500],
+    )
+
+
+async def invalid(
+    ctx: Context,
+    exchange: Exchange,
+    ap: AccessPoint,
+    inbound: InboundDocument,
+    envelope: Sbdh,
+    failed: tuple[FailedAssert, ...],
+) -> None:
+    """A received document that fails fatal validation rules, which its receiver's
+    organisation refuses: an MLS RE goes back with one line response per failed rule (its
+    location as the line, status reason code BV, business rule violation; the rule's id and
+    text as the description)."""
+    lines = tuple(
+        (f.location[:_LINE] or "NA", "BV", f"{f.id}: {f.text}"[:_DESCRIPTION]) for f in failed
+    )
+    rules = ", ".join(dict.fromkeys(f.id for f in failed))
+    await _rejection(
+        ctx,
+        exchange,
+        ap,
+        inbound,
+        envelope,
+        reason="BV",
+        description=f"the document fails the validation rules: {rules}"[:_DESCRIPTION],
+        lines=lines,
+    )
+
+
+_LINE = 1000
+_DESCRIPTION = 500
+
+
+async def _rejection(
+    ctx: Context,
+    exchange: Exchange,
+    ap: AccessPoint,
+    inbound: InboundDocument,
+    envelope: Sbdh,
+    *,
+    reason: str,
+    description: str,
+    lines: tuple[tuple[str, str, str], ...] = (),
+) -> None:
     job = Transaction.mls_about(
         envelope,
         id=ctx.new_id(),
@@ -76,8 +131,9 @@ async def refused(
         response_code="RE",
         created_ns=ctx.clock_ns(),
         due=ctx.clock(),
-        reason="FD" if "NOT_SERVICED" in refusal.detail else "SV",
-        description=f"{refusal.code} {refusal.detail}".strip()[:500],
+        reason=reason,
+        description=description,
+        lines=lines,
     )
     try:
         async with ctx.uow() as uow:

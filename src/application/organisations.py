@@ -23,7 +23,14 @@ from fourcorner.domain.errors import (
     RoleNotPermitted,
 )
 from fourcorner.domain.member import Member, MemberStatus
-from fourcorner.domain.organisation import Address, Contact, Mode, Organisation, UserRef
+from fourcorner.domain.organisation import (
+    Address,
+    Contact,
+    Mode,
+    Organisation,
+    UserRef,
+    ValidationPolicy,
+)
 from fourcorner.domain.roles import Role
 
 _COUNTRY = re.compile(r"[A-Z]{2}")
@@ -57,6 +64,8 @@ class UpdateOrganisation:
     website: str | None = None
     mode_change_request: Mode | None = None
     organisation_mode: Mode | None = None
+    validation: ValidationPolicy | None = None
+    inbound_validation: ValidationPolicy | None = None
 
 
 def _check_fields(
@@ -179,6 +188,8 @@ async def update(
                 "contacts": cmd.contacts,
                 "business_address": cmd.business_address,
                 "website": cmd.website,
+                "validation": cmd.validation,
+                "inbound_validation": cmd.inbound_validation,
             }.items()
             if v is not None
         }

@@ -5,7 +5,10 @@ signed receipt that answers it, so an acknowledged document is never lost and a 
 answered with the original receipt. The same document (instance identifier) arriving again
 under another MessageId is answered and not stored twice. A message level status addressed
 to this service is handed to ``mls``; a verified document this access point refuses gets an
-MLS RE back (``mls.refused``).
+MLS RE back (``mls.refused``). A billing document is checked against the validation rules
+once its receipt is made: the result is kept with it, or, when the receiving organisation
+refuses documents that fail (``inboundValidation``), it is not taken and an MLS RE names the
+failed rules (``mls.invalid``).
 """
 
 from __future__ import annotations
@@ -21,19 +24,22 @@ from fourcorner.application.collections import (
     ACCESS_POINTS,
     ARTEFACTS,
     CERTIFICATES,
+    ORGANISATIONS,
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
 from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
-from fourcorner.application.transactions import Documents, blob_key
+from fourcorner.application.transactions import Documents, blob_key, store_validation
 from fourcorner.domain import events
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
-from fourcorner.domain.errors import Conflict, DomainError
+from fourcorner.domain.errors import Conflict, DomainError, RulesFailed
 from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.organisation import ValidationPolicy
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.transaction import Artefact, ArtefactType, Transaction
+from fourcorner.domain.validation import ValidationResult
 
 
 @attrs.frozen
@@ -180,11 +186,19 @@ async def _take_document(
                 return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
         receiver = await Participants(uow).by_identifier(envelope.receiver.value)
         own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
+        org = await uow.repository(ORGANISATIONS).get(receiver.org_id) if receiver else None
     if receiver is not None and receiver.environment is not ap.environment:
         raise OtherEnvironment(receiver, ap, inbound.message_id)
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
+    # checked once received (the receipt says it arrived, not that it is valid)
+    result = await _validated(docs, inbound)
+    policy = org.inbound_validation if org else ValidationPolicy.REPORT
+    if result is not None and result.errors and policy is ValidationPolicy.REFUSE:
+        await mls.invalid(ctx, exchange, ap, inbound, envelope, result.errors)
+        telemetry.received(receiver.org_id, inbound.sender_certificate_cn, inbound.message_id)
+        return Answer(200, SIGNAL, receipt)
     tx = Transaction.inbound(
         id=ctx.new_id(),
         org_id=receiver.org_id,
@@ -205,9 +219,12 @@ async def _take_document(
     receipt_key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
     doc_size = await docs.blobs.adopt(doc_key, inbound.sbd)
     receipt_size = await docs.blobs.put(receipt_key, receipt)
+    reports = [] if result is None else await store_validation(ctx, docs, tx, result)
     try:
         async with ctx.uow() as uow:
             await uow.repository(TRANSACTIONS).add(tx)
+            for report in reports:
+                await uow.repository(ARTEFACTS).add(report)
             for kind, content_type, size, key in (
                 (ArtefactType.BUSINESS_DOCUMENT, "application/xml", doc_size, doc_key),
                 (
@@ -220,21 +237,31 @@ async def _take_document(
                 await uow.repository(ARTEFACTS).add(
                     Artefact(ctx.new_id(), tx.id, tx.org_id, kind, content_type, size, key, now)
                 )
-            payload = exchange.payloads.transaction(tx)
+            valid = None if result is None else result.valid
+            payload = exchange.payloads.transaction(tx) | {"valid": valid}
             await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)
             if job is not None:
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
         # the same document (instance identifier) arrived before under another MessageId
-        await docs.blobs.delete(doc_key)
-        await docs.blobs.delete(receipt_key)
+        for key in (doc_key, receipt_key, *(r.blob for r in reports)):
+            await docs.blobs.delete(key)
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)
         if job is not None:
             telemetry.transaction_status(job)  # the status that goes back, waiting
     return Answer(200, SIGNAL, receipt)
+
+
+async def _validated(docs: Documents, inbound: InboundDocument) -> ValidationResult | None:
+    """What the rules find in a received document; None when they raised an error on it
+    instead of a verdict (it is received all the same, with no result)."""
+    try:
+        return await docs.validator.validate(inbound.sbd)
+    except RulesFailed:
+        return None
 
 
 def _serves(ctx: Context, receiver: Participant, envelope: Sbdh) -> bool:

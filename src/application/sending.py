@@ -255,7 +255,9 @@ class SendingWorker:
             sender_spid=self._x.spid,
             receiver_spid=seat_spid(tx.receiver_sp),
             description=tx.mls_description if rejected else "",
-            reasons=(("NA", tx.mls_reason, tx.mls_description),) if rejected else (),
+            reasons=(tx.mls_lines or (("NA", tx.mls_reason, tx.mls_description),))
+            if rejected
+            else (),
         )
         receiver = Identifier("iso6523-actorid-upis", tx.receiver_id)
         envelope = mls_envelope(

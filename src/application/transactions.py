@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -22,7 +24,7 @@ from fourcorner.application.collections import (
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
 from fourcorner.application.listing import ListRequest
-from fourcorner.application.ports import BlobStore, Envelopes
+from fourcorner.application.ports import BlobStore, DocumentValidator, Envelopes
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.services_to_use import usable
@@ -31,12 +33,14 @@ from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
     Detail,
+    DocumentInvalid,
     DuplicateTransaction,
     Forbidden,
     InvalidInput,
     NotFound,
 )
 from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.organisation import ValidationPolicy
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
@@ -49,17 +53,20 @@ from fourcorner.domain.transaction import (
     UsedUpload,
 )
 from fourcorner.domain.ubl import MlsRequest, ubl_envelope
+from fourcorner.domain.validation import FailedAssert, ValidationResult
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
 
 
 @attrs.frozen
 class Documents:
-    """The ports of document intake: where files go, and how envelopes are read."""
+    """The ports of document intake: where files go, how envelopes are read, and how
+    business documents are checked against the published rules."""
 
     blobs: BlobStore
     envelopes: Envelopes
     max_bytes: int
+    validator: DocumentValidator
 
 
 def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:
@@ -78,6 +85,58 @@ def working_keys(tx: Transaction) -> tuple[str, ...]:
     message level status, its document. No artefact names them."""
     keys = (message_key(tx.id),)
     return (*keys, blob_key(tx.id, ArtefactType.MLS)) if tx.kind is Kind.MLS else keys
+
+
+def summary_key(transaction_id: uuid.UUID) -> str:
+    """The JSON summary of a transaction's validation; its SVRL is under ``blob_key``."""
+    return f"{blob_key(transaction_id, ArtefactType.VALIDATION_RESULT)}-json"
+
+
+def validation_summary(result: ValidationResult) -> dict[str, Any]:
+    """What checking a document found, as ``POST /validation`` answers it."""
+
+    def failed(f: FailedAssert) -> dict[str, str]:
+        return {"id": f.id, "flag": f.flag.value, "location": f.location, "text": f.text}
+
+    return {
+        "valid": result.valid,
+        "checked": result.checked,
+        "customizationId": result.customization_id,
+        "profileId": result.profile_id,
+        "rules": result.rules,
+        "errors": [failed(f) for f in result.errors],
+        "warnings": [failed(f) for f in result.warnings],
+    }
+
+
+async def store_validation(
+    ctx: Context, docs: Documents, tx: Transaction, result: ValidationResult
+) -> list[Artefact]:
+    """The blobs of a checked document's ``VALIDATION_RESULT`` artefacts: the SVRL and the
+    JSON summary; the artefacts are for the caller to add with its transaction (the blobs
+    are removed by the caller, or the sweep, when that fails)."""
+    if not result.checked:
+        return []
+    svrl_key, json_key = blob_key(tx.id, ArtefactType.VALIDATION_RESULT), summary_key(tx.id)
+    svrl_size = await docs.blobs.put(svrl_key, result.svrl)
+    summary = json.dumps(validation_summary(result)).encode()
+    json_size = await docs.blobs.put(json_key, summary)
+    return [
+        Artefact(
+            ctx.new_id(),
+            tx.id,
+            tx.org_id,
+            ArtefactType.VALIDATION_RESULT,
+            content_type,
+            size,
+            key,
+            tx.created_at,
+        )
+        for content_type, size, key in (
+            ("application/xml", svrl_size, svrl_key),
+            ("application/json", json_size, json_key),
+        )
+    ]
 
 
 def transaction_of(key: str) -> uuid.UUID | None:
@@ -231,6 +290,11 @@ async def _accept(
             f"{envelope.sender.value} is not a participant of this organisation",
         )
     _same_environment(sender, ap)
+    # a billing document is checked before anything is stored; fatal errors refuse it unless
+    # the organisation chose to send anyway, with the result on the transaction
+    result = await docs.validator.validate(incoming)
+    if result.errors and access.org.validation is ValidationPolicy.REFUSE:
+        raise DocumentInvalid(failed=result.errors)
     tx = Transaction.outbound(
         id=ctx.new_id(),
         org_id=org_id,
@@ -243,10 +307,14 @@ async def _accept(
     now = tx.created_at
     key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
     size = await docs.blobs.adopt(key, incoming)
+    reports: list[Artefact] = []
     try:
+        reports = await store_validation(ctx, docs, tx, result)
         async with ctx.uow() as uow:
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
             await uow.repository(TRANSACTIONS).add(tx)
+            for report in reports:
+                await uow.repository(ARTEFACTS).add(report)
             await uow.repository(ARTEFACTS).add(
                 Artefact(
                     ctx.new_id(),
@@ -263,7 +331,7 @@ async def _accept(
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
             await uow.commit()
     except Conflict:
-        await docs.blobs.delete(key)
+        await _delete(docs, key, reports)
         async with ctx.uow() as uow:
             sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
         if sent is None:  # not the document: the idempotency key clashed
@@ -272,7 +340,7 @@ async def _accept(
             transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
     except BaseException:
-        await docs.blobs.delete(key)
+        await _delete(docs, key, reports)
         raise
     telemetry.transaction_status(tx)
     return tx
@@ -304,6 +372,11 @@ def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tup
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
     return envelope, facts is not None
+
+
+async def _delete(docs: Documents, key: str, artefacts: Sequence[Artefact]) -> None:
+    for k in (key, *(a.blob for a in artefacts)):
+        await docs.blobs.delete(k)
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

@@ -34,10 +34,12 @@ class ErrorKind(enum.Enum):
 
 @attrs.frozen
 class Detail:
-    """One problem with one part of the input; ``field`` is a JSON path (``$.contacts[0]``)."""
+    """One problem with one part of the input; ``field`` is a JSON path (``$.contacts[0]``),
+    or, for a failed validation rule (``rule``: its id), the XPath where it failed."""
 
     field: str
     problem: str
+    rule: str | None = None
 
 
 @attrs.define(eq=False, slots=False)
@@ -244,6 +246,7 @@ from fourcorner.domain.conflicts import (  # noqa: E402
     RegisteredElsewhere,
 )
 from fourcorner.domain.refusals import (  # noqa: E402
+    DocumentInvalid,
     ExpiryInPast,
     LocatorUnavailable,
     LookupUnavailable,
@@ -261,6 +264,7 @@ __all__ = [
     "CertificateKeyInUse",
     "Conflict",
     "Detail",
+    "DocumentInvalid",
     "DomainError",
     "DuplicateOrganisation",
     "DuplicateTransaction",

@@ -27,6 +27,15 @@ class Mode(enum.Enum):
 REQUESTABLE_MODES = (Mode.WHITELABEL, Mode.SHARED)
 
 
+class ValidationPolicy(enum.Enum):
+    """What happens to a billing document that fails a fatal rule: ``refuse`` it (an upload
+    is answered 422, a received document with an MLS RE), or ``report`` it (it goes on, and its
+    transaction carries the result)."""
+
+    REFUSE = "refuse"
+    REPORT = "report"
+
+
 class ContactType(enum.Enum):
     TECHNICAL = "TECHNICAL"
     BUSINESS = "BUSINESS"
@@ -77,6 +86,9 @@ class Organisation:
     business_address: Address | None = None
     website: str = ""
     shared_mode_enabled: bool = False
+    # documents this organisation sends: refused by default; those it receives: reported
+    validation: ValidationPolicy = ValidationPolicy.REFUSE
+    inbound_validation: ValidationPolicy = ValidationPolicy.REPORT
 
     def has_business_contact(self) -> bool:
         return any(c.contact_type is ContactType.BUSINESS for c in self.contacts)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import attrs
 
-from fourcorner.domain.errors import DomainError, ErrorKind
+from fourcorner.domain.errors import Detail, DomainError, ErrorKind
+from fourcorner.domain.validation import FailedAssert
 
 # --- 422: a business rule refused the request -----------------------------------------------
 
@@ -68,6 +69,27 @@ class RulesFailed(DomainError):
 
     def message(self) -> str:
         return f"The validation rules could not be run on the document: {self.reason}."
+
+
+@attrs.define(eq=False, slots=False)
+class DocumentInvalid(DomainError):
+    """A billing document that fails fatal validation rules, refused at intake (the
+    organisation's ``validation`` setting is ``refuse``): each failed rule is a detail."""
+
+    code = "AT-1131"
+    kind = ErrorKind.RULE
+    title = "The document fails the validation rules"
+    failed: tuple[FailedAssert, ...] = ()
+
+    def message(self) -> str:
+        rules = ", ".join(dict.fromkeys(f.id for f in self.failed))
+        return f"The document fails {len(self.failed)} fatal validation rule(s): {rules}."
+
+    def details(self) -> list[Detail]:
+        return [Detail(f.location, f.text, rule=f.id) for f in self.failed]
+
+    def members(self) -> dict[str, str]:
+        return {"category": "VALIDATION_ERROR", "action": "FIX_AND_RETRY"}
 
 
 # --- 429 ------------------------------------------------------------------------------------

@@ -93,6 +93,9 @@ class Transaction:
     # for an MLS this service sends with code RE: why (status reason code and description)
     mls_reason: str = ""
     mls_description: str = ""
+    # its line responses, when it names more than one problem: (line id, i.e. an XPath or
+    # NA; status reason code; description); none: one line of ``mls_reason``
+    mls_lines: tuple[tuple[str, str, str], ...] = ()
     # for an MLS this service sends: the transaction (received document) it is about
     about: uuid.UUID | None = None
 
@@ -205,11 +208,13 @@ class Transaction:
         about: uuid.UUID | None = None,
         reason: str = "",
         description: str = "",
+        lines: tuple[tuple[str, str, str], ...] = (),
     ) -> Transaction:
         """A message level status about ``document`` (received at ``ap``, of this service
         provider ``spid``, from the access point whose seat id is ``sender_seat``) to send
         back to its sender from ``due``: AB (``about``: the received transaction), or RE for
-        a document refused (``reason``: the status reason code, with ``description``)."""
+        a document refused (``reason``: the status reason code, with ``description``; ``lines``:
+        its line responses, when there is more than one)."""
         if response_code not in ("AB", "RE") or (response_code == "RE") != bool(reason):
             raise IllegalTransition(
                 record="message level status",
@@ -241,6 +246,7 @@ class Transaction:
             mls_response_code=response_code,
             mls_reason=reason,
             mls_description=description,
+            mls_lines=lines,
         )
 
     # --- sent -------------------------------------------------------------------------------

@@ -285,12 +285,6 @@ class Container(containers.DeclarativeContainer):
         ),
     )
     blobs = providers.Resource(_opened_blobs, blob_adapter)
-    documents = providers.Singleton(
-        Documents,
-        blobs=blobs,
-        envelopes=providers.Singleton(SbdhEnvelopes),
-        max_bytes=config.max_document_bytes,
-    )
     # How a sender finds a receiver's SMP (the SML by DNS, or one fixed SMP), and what it
     # trusts there, per environment.
     discovery = providers.Singleton(_discovery, settings)
@@ -301,6 +295,13 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(
             SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
         ),
+    )
+    documents = providers.Singleton(
+        Documents,
+        blobs=blobs,
+        envelopes=providers.Singleton(SbdhEnvelopes),
+        max_bytes=config.max_document_bytes,
+        validator=validator,
     )
     participant_lookup = providers.Resource(
         _closing,

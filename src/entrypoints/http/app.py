@@ -64,11 +64,18 @@ def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitabl
     return prepare
 
 
+def _detail(d: errors.Detail) -> dict[str, str]:
+    item = {"field": d.field, "problem": d.problem}
+    if d.rule is not None:  # a failed validation rule, named as the rules name it
+        item |= {"id": d.rule, "location": d.field, "text": d.problem}
+    return item
+
+
 def error_response(error: DomainError, request_id: str) -> web.Response:
     body: dict[str, Any] = {"code": error.code, "error": error.message(), **error.members()}
     details = error.details()
     if details:
-        body["details"] = [{"field": d.field, "problem": d.problem} for d in details]
+        body["details"] = [_detail(d) for d in details]
     headers = {"X-Request-Id": request_id}
     if isinstance(error, errors.TooManyFailedAttempts):
         headers["Retry-After"] = str(error.retry_after)

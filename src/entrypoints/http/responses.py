@@ -19,11 +19,17 @@ import cattrs
 from fourcorner.application.ports import PublishedEndpoint
 from fourcorner.domain.certificates import CertificateEnvironment, Service
 from fourcorner.domain.clock import iso_ns
-from fourcorner.domain.errors import Detail
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.network_services import Environment
-from fourcorner.domain.organisation import REQUESTABLE_MODES, Address, Contact, Mode, UserRef
+from fourcorner.domain.organisation import (
+    REQUESTABLE_MODES,
+    Address,
+    Contact,
+    Mode,
+    UserRef,
+    ValidationPolicy,
+)
 from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,
@@ -72,6 +78,14 @@ class OrganisationResponse:
     business_address: Address | None
     website: str
     shared_mode_enabled: bool
+    validation: ValidationPolicy = shown(
+        description="a billing document sent that fails a fatal rule: refused (422 AT-1131), "
+        "or sent with the result reported"
+    )
+    inbound_validation: ValidationPolicy = shown(
+        description="a billing document received that fails a fatal rule: reported, or "
+        "refused with an MLS RE naming the rules"
+    )
     type: str = tag("ORGANISATION")
     certificates: tuple[OrganisationCertificate, ...] = given()
 
@@ -358,15 +372,37 @@ class ConfirmationResponse:
 
 
 @attrs.frozen
+class ErrorDetail:
+    """One problem with one part of the input; a failed validation rule (AT-1131) also
+    names the rule (``id``), where it failed (``location``, an XPath) and what it says."""
+
+    field: str
+    problem: str
+    id: str | None = shown(omit_none=True, source="rule", description="the failed rule")
+    location: str | None = shown(omit_none=True, source="field")
+    text: str | None = shown(omit_none=True, source="problem")
+
+
+@attrs.frozen
 class ErrorResponse:
     """The body of every refusal (``app.error_response``)."""
 
     code: str = shown(schema={"type": "string", "pattern": "^AT-[0-9]{4}$"})
     error: str
-    details: tuple[Detail, ...] | None = shown(omit_none=True)
+    details: tuple[ErrorDetail, ...] | None = shown(omit_none=True)
     transaction_id: uuid.UUID | None = shown(
         omit_none=True,
         description="AT-1100 (document sent already): the transaction that sent it",
+    )
+    category: str | None = shown(
+        omit_none=True,
+        schema={"type": "string", "enum": ["VALIDATION_ERROR"]},
+        description="AT-1131 (the document fails the validation rules): VALIDATION_ERROR",
+    )
+    action: str | None = shown(
+        omit_none=True,
+        schema={"type": "string", "enum": ["FIX_AND_RETRY"]},
+        description="AT-1131: FIX_AND_RETRY",
     )
 
 

@@ -268,8 +268,19 @@ _MLS = (
     ),
 )
 # what taking in an SBD can answer: an empty, malformed, too large or mistyped body, a
-# document that is not an SBD or not sendable, one sent already
-_UPLOAD_ERRORS = ("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1090", "AT-1100")
+# document that is not an SBD or not sendable, one sent already, a billing document that fails
+# the validation rules (or breaks them), a validation that could not run
+_UPLOAD_ERRORS = (
+    "AT-1000",
+    "AT-1001",
+    "AT-1002",
+    "AT-1003",
+    "AT-1090",
+    "AT-1100",
+    "AT-1130",
+    "AT-1131",
+    "AT-1500",
+)
 M = Role.ORGMEMBER
 
 ROUTES = (
@@ -279,7 +290,10 @@ ROUTES = (
         post_transaction,
         "Upload an SBD file (raw XML, or multipart part 'file') and send it; 202 before any "
         "network I/O. A bare UBL Invoice or CreditNote is wrapped in an SBDH built from it "
-        "(its sender must be one of the organisation's participants, else 403 AT-1022). A document sent already is 409 AT-1100 with its transactionId. With "
+        "(its sender must be one of the organisation's participants, else 403 AT-1022). A "
+        "billing document is checked against the validation rules first: fatal errors are "
+        "422 AT-1131 naming each failed rule (unless the organisation's validation is "
+        "report). A document sent already is 409 AT-1100 with its transactionId. With "
         "an Idempotency-Key, the same request (access point and document bytes) within 24 "
         "hours gets the same answer; another request with the key is 409 AT-1101.",
         M,

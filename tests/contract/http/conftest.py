@@ -98,34 +98,36 @@ def shared_pki(tmp_path_factory: Any) -> Path:
 
 @pytest.fixture(params=BACKENDS)
 async def api(
-    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path
+    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path, validator: Any
 ) -> AsyncIterator[Api]:
     shutil.copytree(shared_pki, tmp_path / "pki")
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
-            started = await _start(settings_for("postgres", tmp_path, schema), aiohttp_client)
+            settings = settings_for("postgres", tmp_path, schema)
+            started = await _start(settings, aiohttp_client, validator=validator)
             yield started
             await started.client.close()  # its workers and pool end before the schema goes
     else:
-        yield await _start(settings_for(request.param, tmp_path), aiohttp_client)
+        settings = settings_for(request.param, tmp_path)
+        yield await _start(settings, aiohttp_client, validator=validator)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def two_servers(
-    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path
+    request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path, validator: Any
 ) -> AsyncIterator[list[Api]]:
     """Two servers on one database and data dir, as two processes of one deployment."""
     shutil.copytree(shared_pki, tmp_path / "pki")
     if request.param == "postgres":
         with pg.fresh_schema("fc_http") as schema:
             settings = settings_for("postgres", tmp_path, schema)
-            servers = [await _start(settings, aiohttp_client) for _ in range(2)]
+            servers = [await _start(settings, aiohttp_client, validator=validator) for _ in "ab"]
             yield servers
             for server in servers:  # their workers and pools end before the schema goes
                 await server.client.close()
     else:
         settings = settings_for("sqlite", tmp_path)
-        yield [await _start(settings, aiohttp_client) for _ in range(2)]
+        yield [await _start(settings, aiohttp_client, validator=validator) for _ in "ab"]
 
 
 class GuardedTestServer(TestServer):
@@ -162,9 +164,12 @@ def free_port() -> int:
 
 
 @pytest.fixture
-async def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> AsyncIterator[Any]:
+async def start_api(
+    tmp_path: Any, aiohttp_client: Any, shared_pki: Path, validator: Any
+) -> AsyncIterator[Any]:
     """Start a server on a backend with extra settings: ``await start_api("sqlite", workers=True,
-    webhook_retry_delays="0.05,0.05")``. The servers are closed (their workers stopped, their
+    webhook_retry_delays="0.05,0.05")``; every server checks documents with the run's one
+    validator (its workers compile the rules once). The servers are closed (their workers stopped, their
     pools closed) before their schemas are dropped: a worker of a live server could hold a
     lock the drop waits for, while the drop keeps the event loop from finishing its work."""
     schemas: list[Any] = []
@@ -196,7 +201,7 @@ async def start_api(tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Asy
         if port:
             extra["public_url"] = f"http://127.0.0.1:{port}"
         settings = settings_for(backend, data, schema, **extra)
-        overrides = {"clock": clock} if clock is not None else {}
+        overrides = {"validator": validator} | ({"clock": clock} if clock is not None else {})
         api = await _start(settings, aiohttp_client, workers=workers, port=port, **overrides)
         started.append(api)
         return api

@@ -104,7 +104,11 @@ async def test_a_lost_answer_is_retried_with_the_same_message_and_completes(
     _, artefacts = await api.call(
         "GET", f"/orgs/{a['id']}/transactions/{tx_id}/artefacts", as_=ALICE
     )
-    assert {x["type"] for x in artefacts["items"]} == {"BUSINESS_DOCUMENT", "TRANSACTION_RECEIPT"}
+    assert {x["type"] for x in artefacts["items"]} == {
+        "BUSINESS_DOCUMENT",
+        "VALIDATION_RESULT",  # the invoice was checked at intake
+        "TRANSACTION_RECEIPT",
+    }
     # the message kept between the attempts is gone once the send is finished
     docs = await resolve(api.container.documents)
     with pytest.raises((FileNotFoundError, KeyError)):

@@ -136,7 +136,7 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
     received = got["items"][0]
     # the received event carries the transaction exactly as the API shows it (one renderer)
     event = next(e for e in inbox.events if e["eventType"] == "transaction.received")
-    assert event["payload"] == received
+    assert event["payload"] == received | {"valid": True}  # and whether it passed the rules
     sent_event = next(e for e in inbox.events if e["eventType"] == "transaction.sent")
     assert sent_event["payload"] == {k: v for k, v in tx.items() if k != "mlsResponseCode"}
     status, document = await api.call(
@@ -165,6 +165,7 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
     )
     assert {x["type"] for x in artefacts["items"]} == {
         "BUSINESS_DOCUMENT",
+        "VALIDATION_RESULT",  # the invoice was checked at intake
         "TRANSACTION_RECEIPT",
         "MLS",
     }
