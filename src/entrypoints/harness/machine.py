@@ -76,6 +76,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             query: Callable[[str], tuple[tuple[str, str], ...]] | None = None,
             keep: tuple[str, ...] = (),
             api_key: Callable[[str], str] | None = None,
+            headers: tuple[tuple[str, str], ...] = (),
         ) -> tuple[Answer, Answer]:
             calls = {
                 side: Call(
@@ -86,6 +87,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                     None if body is None else body(side),
                     () if query is None else query(side),
                     None if api_key is None else api_key(side),
+                    headers,
                 )
                 for side in SIDES
             }
@@ -356,6 +358,34 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 return multiple_none()
             ids = Ref(str(sut.body["transactionId"]), str(model.body["transactionId"]))
             return Sent(ids, sender.org, sender.ap, sbd)
+
+        @rule(
+            sender=participants,
+            user=USERS,
+            document=hs.billing_documents(credit_note=False),
+            key=st.integers(0, 1),
+            repeats=st.sampled_from(["same", "other document"]),
+        )
+        def send_with_idempotency_key(
+            self, sender: Participant, user: int, document: Any, key: int, repeats: str
+        ) -> None:
+            """A request with an ``Idempotency-Key``, then again with the key: the same request
+            gets the first answer again (and sends nothing more); another document with the key is
+            409 AT-1101. Keys belong to the organisation."""
+            header = (("Idempotency-Key", f"{self.tag}-key-{key}"),)
+            sbd = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 3 + key)
+            for attempt in ("first", repeats):
+                body = sbd
+                if attempt == "other document":
+                    body = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 5)
+                self.call(
+                    "POST",
+                    lambda side: f"/orgs/{sender.org.on(side)}/transactions",
+                    self.users[user],
+                    body=lambda side, body=body: body,
+                    query=lambda side: (("ap", sender.ap.on(side)),),
+                    headers=header,
+                )
 
         @rule(sent=transactions, user=USERS)
         def send_again(self, sent: Sent, user: int) -> None:

@@ -37,6 +37,7 @@ class Call:
     body: Any = None  # JSON, or bytes sent as application/xml (an SBD)
     query: tuple[tuple[str, str], ...] = ()
     api_key: str | None = None  # sent as X-Api-Key instead of the caller's token
+    headers: tuple[tuple[str, str], ...] = ()  # more request headers (Idempotency-Key)
 
     def url(self, base: str) -> str:
         query = f"?{urllib.parse.urlencode(self.query)}" if self.query else ""
@@ -102,6 +103,8 @@ class Target:
         else:
             token = self.token(call.email, call.superadmin)
             request.add_header("Authorization", f"Bearer {token}")
+        for name, value in call.headers:
+            request.add_header(name, value)
         if data is not None:
             request.add_header("Content-Type", "application/xml" if xml else "application/json")
         try:
@@ -128,6 +131,7 @@ def curl(call: Call, base_url: str, token_variable: str) -> str:
         parts.append(f"-H {shlex.quote('X-Api-Key: ' + call.api_key)}")
     else:
         parts.append(f'-H "Authorization: Bearer ${token_variable}"')
+    parts.extend(f"-H {shlex.quote(f'{name}: {value}')}" for name, value in call.headers)
     if isinstance(call.body, bytes):
         parts.append("-H 'Content-Type: application/xml'")
         parts.append(f"--data-binary {shlex.quote(call.body.decode())}")
