@@ -131,6 +131,12 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "website": _WEBSITE,
     },
     "UpdateOrganisation": {
+        "validation": "What a document with fatal validation errors does when this "
+        "organisation sends it: `refuse` (422 AT-1131, nothing stored or sent) or `report` "
+        "(sent, with the result as VALIDATION_RESULT artefacts). Absent: unchanged.",
+        "inboundValidation": "What a received document with fatal validation errors does: "
+        "`report` (received, the result recorded and flagged in `transaction.received`) or "
+        "`refuse` (answered with an MLS RE naming the rules, not delivered). Absent: unchanged.",
         "legalName": f"{_LEGAL_NAME} Absent: unchanged.",
         "shortName": "A short name of the organisation. Absent: unchanged.",
         "countryCode": f"{_COUNTRY} Absent: unchanged.",
@@ -563,9 +569,12 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "error": "What went wrong, in one sentence.",
         "details": "The problems of the request, one per field; absent when there are none.",
     },
-    "Detail": {
-        "field": "The JSON path of the field (`$.contacts[0].email`) or the parameter's name.",
-        "problem": "What is wrong with it.",
+    "ErrorDetail": {
+        "field": "The JSON path of the field (`$.contacts[0].email`) or the parameter's name; "
+        "for a failed validation rule, where in the document it failed (an XPath).",
+        "problem": "What is wrong with it; for a failed validation rule, the rule's text.",
+        "location": "AT-1131: where in the document the rule failed (an XPath).",
+        "text": "AT-1131: what the failed rule says.",
     },
 }
 

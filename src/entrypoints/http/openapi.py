@@ -90,11 +90,53 @@ _SBD_EXAMPLE = "InvoiceSbd"
 
 
 def _raw_body(media_type: str) -> dict[str, Any]:
-    """A body that is not JSON: its schema and, for the XML ones, the example SBD."""
+    """A body that is not JSON: its schema and its example (the example SBD)."""
     out: dict[str, Any] = {"schema": _RAW_BODIES[media_type]}
-    if media_type != "multipart/form-data":
+    if media_type == "multipart/form-data":
+        out["example"] = {"file": examples.SBD}
+    else:
         out["examples"] = {"invoice": {"$ref": f"#/components/examples/{_SBD_EXAMPLE}"}}
     return out
+
+
+_SMP_NS = 'xmlns="http://busdox.org/serviceMetadata/publishing/1.0/"'
+_ID_NS = 'xmlns:id="http://busdox.org/transport/identifiers/1.0/"'
+# What the answers that are not JSON look like, abridged (the XML ones are signed or long)
+_RAW_ANSWERS: dict[str, str] = {
+    "text/html": "<!doctype html><html><head><title>fourcorner</title>...</html>",
+    "application/octet-stream": "/* the documentation page's script or style sheet */",
+    "text/plain": 'fourcorner_http_requests_total{route="/orgs/{orgId}",status="200"} 12.0',
+    "application/soap+xml": '<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope">'
+    "<S12:Header><eb:Messaging ...><eb:SignalMessage>...<eb:Receipt>...</eb:Receipt>"
+    "</eb:SignalMessage></eb:Messaging><wsse:Security>...</wsse:Security></S12:Header>"
+    "<S12:Body/></S12:Envelope>",
+    "/businesscard/{participant}": '<BusinessCard xmlns="http://www.peppol.eu/schema/pd/'
+    'businesscard/20180621/"><ParticipantIdentifier scheme="iso6523-actorid-upis">'
+    "0007:5560360793</ParticipantIdentifier><BusinessEntity><Name>Widgets AB</Name>"
+    "<CountryCode>SE</CountryCode></BusinessEntity></BusinessCard>",
+    "/{participant}": f"<ServiceGroup {_SMP_NS} {_ID_NS}><id:ParticipantIdentifier "
+    'scheme="iso6523-actorid-upis">0007:5560360793</id:ParticipantIdentifier>'
+    '<ServiceMetadataReferenceCollection><ServiceMetadataReference href="..."/>'
+    "</ServiceMetadataReferenceCollection></ServiceGroup>",
+    "/{participant}/services/{documentType}": f"<SignedServiceMetadata {_SMP_NS} {_ID_NS}>"
+    "<ServiceMetadata><ServiceInformation>...<ProcessList><Process>...<ServiceEndpointList>"
+    '<Endpoint transportProfile="peppol-transport-as4-v2_0"><EndpointURI>https://ap.example/'
+    "as4/...</EndpointURI><Certificate>MIIF...</Certificate></Endpoint></ServiceEndpointList>"
+    "</Process></ProcessList></ServiceInformation></ServiceMetadata>"
+    '<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">...</Signature>'
+    "</SignedServiceMetadata>",
+}
+
+
+def _raw_answer(route: Route) -> dict[str, Any]:
+    """The example of an answer that is not JSON: the example SBD for the documents, else an
+    abridged one of its kind."""
+    if route.content_type == "application/xml":
+        return {"examples": {"invoice": {"$ref": f"#/components/examples/{_SBD_EXAMPLE}"}}}
+    for ending, text in _RAW_ANSWERS.items():
+        if ending.startswith("/") and route.path.endswith(ending):
+            return {"example": text}
+    return {"example": _RAW_ANSWERS[route.content_type]}
 
 
 def error_codes(route: Route) -> list[str]:
@@ -244,8 +286,11 @@ def document(
             },
         }
         example = _answer_example(route, converter)
+        shown = op["responses"][str(route.status)]["content"][route.content_type]
         if example is not None:
-            op["responses"][str(route.status)]["content"][route.content_type]["example"] = example
+            shown["example"] = example
+        elif route.content_type != "application/json":
+            shown.update(_raw_answer(route))
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
         if route.body is not None:

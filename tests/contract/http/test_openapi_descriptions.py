@@ -199,3 +199,20 @@ def test_request_ids_are_uuids_and_answer_ids_any_text(doc):
     assert "format" not in schemas["ChangedIds"]["properties"]["ids"]["items"]
     body = doc["paths"]["/orgs/{orgId}/members/approve"]["put"]["requestBody"]
     assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Ids"}
+
+
+def test_every_body_and_success_answer_has_an_example(doc):
+    missing = []
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            bodies = op.get("requestBody", {}).get("content", {})
+            answers = {
+                f"{status} {media}": shown
+                for status, answer in op["responses"].items()
+                if status.startswith("2")
+                for media, shown in answer.get("content", {}).items()
+            }
+            for name, shown in {**bodies, **answers}.items():
+                if "example" not in shown and "examples" not in shown:
+                    missing.append(f"{method.upper()} {path} {name}")
+    assert missing == []
