@@ -28,10 +28,11 @@ from fourcorner.application.collections import (
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
+from fourcorner.application.intake import store_validation
 from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
-from fourcorner.application.transactions import Documents, blob_key, store_validation
+from fourcorner.application.transactions import Documents, blob_key
 from fourcorner.domain import events
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
 from fourcorner.domain.errors import Conflict, DomainError, RulesFailed

@@ -33,12 +33,12 @@ from fourcorner.adapters.memory.webhooks import TIMED_OUT
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.sbdh import read_mls
 from fourcorner.application import (
+    intake,
     operator_setup,
     organisations,
     participants,
     receiving,
     services_to_use,
-    transactions,
     users,
     webhooks,
 )
@@ -82,7 +82,7 @@ from sbd_factory import (
 # reached through the container's ``sending_worker`` and ``receive``.)
 receive = receiving.receive  # what the AS4 route calls with a message for one access point
 receiver = receiving.receiver  # the access point a message is addressed to, with credentials
-accept = transactions.accept  # intake of an SBD to send
+accept = intake.accept  # intake of an SBD to send
 
 SEAT_A, SEAT_B = "POP000101", "POP000202"
 PROCESS = Identifier(PROCESS_SCHEME, BILLING_PROCESS)

@@ -14,12 +14,13 @@ import cattrs
 from aiohttp import web
 from dependency_injector.wiring import Provide
 
-from fourcorner.application import mls, transactions
+from fourcorner.application import intake, mls, transactions
 from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Keyed
+from fourcorner.application.intake import UploadGrant
 from fourcorner.application.ports import KeySealer
-from fourcorner.application.transactions import Documents, UploadGrant
+from fourcorner.application.transactions import Documents
 from fourcorner.domain import clock
 from fourcorner.domain import idempotency as idempotency_rules
 from fourcorner.domain.errors import Forbidden, InvalidInput, NotFound
@@ -76,7 +77,7 @@ async def _intake(
         incoming.unlink(missing_ok=True)
         raise
     keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
-    answer = await transactions.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
+    answer = await intake.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
     if callable(wake):
         wake()
     return Reply(answer.status, answer.body)
@@ -98,7 +99,7 @@ async def upload_url(
     sealer: KeySealer = Provide["sealer"],
     base_url: str = Provide["config.base_url"],
 ) -> Reply:
-    grant = await transactions.grant_upload(ctx, req.caller, req.path_uuid("orgId"), _ap(req))
+    grant = await intake.grant_upload(ctx, req.caller, req.path_uuid("orgId"), _ap(req))
     token = sealer.seal(json.dumps(_grant_json(grant)).encode(), context=b"upload")
     expires = clock.iso(clock.from_ns(int(grant.expires_at * 1_000_000_000)))
     return Reply(
@@ -133,8 +134,8 @@ async def put_upload(
     except (ValueError, KeyError, TypeError):
         raise Forbidden(reason="the upload URL is not valid") from None
     mls = _mls(req)  # before the single-use URL is spent
-    await transactions.use_upload(ctx, grant)
-    principal = await transactions.principal_of(ctx, grant)
+    await intake.use_upload(ctx, grant)
+    principal = await intake.principal_of(ctx, grant)
     return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake, mls)
 
 

@@ -1,0 +1,379 @@
+"""Intake: a document taken in to send — an SBD, or a bare UBL Invoice or CreditNote wrapped
+in an SBDH built from it — posted or put to a pre-signed upload URL. The document is checked
+(its envelope against the catalogue, its sender, its access point's environment, the
+validation rules) before anything is stored, then stored and queued for the sending worker."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from fourcorner.application import idempotency, telemetry
+from fourcorner.application.access import Principal, authorise
+from fourcorner.application.collections import (
+    API_KEYS,
+    ARTEFACTS,
+    CERTIFICATES,
+    TRANSACTIONS,
+    UPLOADS,
+    USERS,
+)
+from fourcorner.application.context import Context
+from fourcorner.application.idempotency import Answer, Keyed
+from fourcorner.application.repositories import Participants, Transactions
+from fourcorner.application.services_to_use import usable
+from fourcorner.application.transactions import Documents, blob_key
+from fourcorner.domain.envelope import Sbdh
+from fourcorner.domain.errors import (
+    Conflict,
+    Detail,
+    DocumentInvalid,
+    DuplicateTransaction,
+    Forbidden,
+    InvalidInput,
+)
+from fourcorner.domain.network_services import AccessPoint
+from fourcorner.domain.organisation import ValidationPolicy
+from fourcorner.domain.participant import Participant
+from fourcorner.domain.roles import Role
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Transaction,
+    UsedUpload,
+)
+from fourcorner.domain.ubl import MlsRequest, ubl_envelope
+from fourcorner.domain.validation import FailedAssert, ValidationResult
+
+UPLOAD_VALIDITY = timedelta(minutes=30)
+
+
+def summary_key(transaction_id: uuid.UUID) -> str:
+    """The JSON summary of a transaction's validation; its SVRL is under ``blob_key``."""
+    return f"{blob_key(transaction_id, ArtefactType.VALIDATION_RESULT)}-json"
+
+
+def validation_summary(result: ValidationResult) -> dict[str, Any]:
+    """What checking a document found, as ``POST /validation`` answers it."""
+
+    def failed(f: FailedAssert) -> dict[str, str]:
+        return {"id": f.id, "flag": f.flag.value, "location": f.location, "text": f.text}
+
+    return {
+        "valid": result.valid,
+        "checked": result.checked,
+        "customizationId": result.customization_id,
+        "profileId": result.profile_id,
+        "rules": result.rules,
+        "errors": [failed(f) for f in result.errors],
+        "warnings": [failed(f) for f in result.warnings],
+    }
+
+
+async def store_validation(
+    ctx: Context, docs: Documents, tx: Transaction, result: ValidationResult
+) -> list[Artefact]:
+    """The blobs of a checked document's ``VALIDATION_RESULT`` artefacts: the SVRL and the
+    JSON summary; the artefacts are for the caller to add with its transaction (the blobs
+    are removed by the caller, or the sweep, when that fails)."""
+    if not result.checked:
+        return []
+    svrl_key, json_key = blob_key(tx.id, ArtefactType.VALIDATION_RESULT), summary_key(tx.id)
+    svrl_size = await docs.blobs.put(svrl_key, result.svrl)
+    summary = json.dumps(validation_summary(result)).encode()
+    json_size = await docs.blobs.put(json_key, summary)
+    return [
+        Artefact(
+            ctx.new_id(),
+            tx.id,
+            tx.org_id,
+            ArtefactType.VALIDATION_RESULT,
+            content_type,
+            size,
+            key,
+            tx.created_at,
+        )
+        for content_type, size, key in (
+            ("application/xml", svrl_size, svrl_key),
+            ("application/json", json_size, json_key),
+        )
+    ]
+
+
+def _check_catalogue(ctx: Context, envelope: Sbdh) -> None:
+    problems = []
+    doc = ctx.catalogue.document_type_by_value(
+        envelope.document_type.scheme, envelope.document_type.value
+    )
+    if doc is None:
+        problems.append(
+            Detail(
+                "BusinessScope/Scope[Type=DOCUMENTID]",
+                f"{envelope.document_type} is not a known document type",
+            )
+        )
+    elif doc.state == "removed":
+        problems.append(Detail("BusinessScope/Scope[Type=DOCUMENTID]", f"{doc.name} is removed"))
+    if str(envelope.process) not in ctx.catalogue.process_ids():
+        problems.append(
+            Detail(
+                "BusinessScope/Scope[Type=PROCESSID]", f"{envelope.process} is not a known process"
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+
+
+def _same_environment(sender: Participant, ap: AccessPoint) -> None:
+    """A participant sends only through an access point of its own environment (TEST or
+    PROD): the receiver is looked up, and the message signed, in the access point's."""
+    if sender.environment is not ap.environment:
+        raise InvalidInput.one(
+            "ap",
+            f"{sender.participant_identifier} is a {sender.environment.value} participant and "
+            f"the access point {ap.name!r} is a {ap.environment.value} access point: a "
+            f"participant sends only through an access point of its own environment",
+        )
+
+
+def accepted(tx: Transaction) -> Answer:
+    """The answer to a document taken in: 202 with its transaction id and status."""
+    body = {"transactionId": str(tx.id), "transactionStatus": tx.transaction_status.value}
+    return Answer(202, body)
+
+
+async def submit(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+    keyed: Keyed | None = None,
+    mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
+) -> Answer:
+    """``accept``, answered; with an idempotency key (``keyed``), the answer a request with
+    that key got before (``IdempotencyKeyReused`` if it was another request), else the new
+    answer, stored with the transaction. Of two requests with one key at once, one makes the
+    transaction and the other answers the same (its commit clashes on the key)."""
+    if keyed is not None:
+        earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
+        if earlier is not None:
+            incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+            return earlier
+    try:
+        return accepted(await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls))
+    except (Conflict, DuplicateTransaction):
+        if keyed is not None:
+            earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
+            if earlier is not None:
+                return earlier
+        raise
+
+
+async def accept(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+    keyed: Keyed | None = None,
+    mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
+) -> Transaction:
+    """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
+    check its header, store it, and record the transaction as UNPROCESSED — all before any
+    network I/O. The file is removed whatever happens. A document this organisation sent
+    already is refused with ``DuplicateTransaction`` naming that transaction; ``keyed``: its
+    answer is stored under that idempotency key with it (``Conflict`` if the key is taken).
+    A bare UBL Invoice or CreditNote is first wrapped in an SBD built from it (``_read``),
+    with the MLS scopes ``mls`` asks for; its sender must be one of the organisation's
+    participants (``Forbidden`` otherwise)."""
+    try:
+        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
+    finally:
+        incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+
+
+async def _accept(
+    ctx: Context,
+    docs: Documents,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    incoming: Path,
+    keyed: Keyed | None,
+    mls: MlsRequest,
+) -> Transaction:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        aps = (await usable(uow, access.org))[1]
+        ap = next((a for a in aps if a.id == ap_id), None)
+        certificate = await uow.repository(CERTIFICATES).get(ap.certificate_ref) if ap else None
+    if ap is None:
+        raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
+    envelope, built = _read(ctx, docs, incoming, mls)
+    _check_catalogue(ctx, envelope)
+    async with ctx.uow() as uow:
+        sender = await Participants(uow).by_identifier(envelope.sender.value)
+    if sender is None or sender.org_id != org_id:
+        if built:  # the sender comes from the document: it may not send for this one
+            raise Forbidden(
+                reason=f"the sender {envelope.sender.value} (AccountingSupplierParty/Party/"
+                "EndpointID) is not one of this organisation's participants"
+            )
+        raise InvalidInput.one(
+            "StandardBusinessDocumentHeader/Sender/Identifier",
+            f"{envelope.sender.value} is not a participant of this organisation",
+        )
+    _same_environment(sender, ap)
+    # a billing document is checked before anything is stored; fatal errors refuse it unless
+    # the organisation chose to send anyway, with the result on the transaction
+    result = await docs.validator.validate(incoming)
+    if result.errors and access.org.validation is ValidationPolicy.REFUSE:
+        raise DocumentInvalid(failed=result.errors)
+    tx = Transaction.outbound(
+        id=ctx.new_id(),
+        org_id=org_id,
+        ap=ap,
+        document=envelope,
+        # the sending access point's seat id; the receiving one's is known once looked up
+        sender_sp=certificate.common_name if certificate else "",
+        created_ns=ctx.clock_ns(),
+    )
+    now = tx.created_at
+    key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
+    size = await docs.blobs.adopt(key, incoming)
+    reports: list[Artefact] = []
+    try:
+        reports = await store_validation(ctx, docs, tx, result)
+        async with ctx.uow() as uow:
+            await authorise(uow, principal, org_id, Role.ORGMEMBER)
+            await uow.repository(TRANSACTIONS).add(tx)
+            for report in reports:
+                await uow.repository(ARTEFACTS).add(report)
+            await uow.repository(ARTEFACTS).add(
+                Artefact(
+                    ctx.new_id(),
+                    tx.id,
+                    org_id,
+                    ArtefactType.BUSINESS_DOCUMENT,
+                    "application/xml",
+                    size,
+                    key,
+                    now,
+                )
+            )
+            if keyed is not None:
+                await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
+            await uow.commit()
+    except Conflict:
+        await _delete(docs, key, reports)
+        async with ctx.uow() as uow:
+            sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
+        if sent is None:  # not the document: the idempotency key clashed
+            raise
+        raise DuplicateTransaction(
+            transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
+        ) from None
+    except BaseException:
+        await _delete(docs, key, reports)
+        raise
+    telemetry.transaction_status(tx)
+    return tx
+
+
+def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tuple[Sbdh, bool]:
+    """The envelope of the document in ``incoming``, and whether it was built here: a bare UBL
+    Invoice or CreditNote is replaced, in the file, by the SBD that wraps it. ``mls`` is for
+    bare documents only (an SBD's header names its own MLS scopes)."""
+    facts = docs.envelopes.read_bare_file(incoming)
+    if facts is not None:
+        built = ubl_envelope(
+            facts,
+            known_icd=lambda icd: ctx.catalogue.scheme_by_icd(icd) is not None,
+            instance_identifier=str(ctx.new_id()),
+            created_at=ctx.clock(),
+            mls=mls,
+        )
+        wrapped = docs.blobs.incoming()
+        try:
+            docs.envelopes.wrap_file(built, incoming, wrapped)
+            wrapped.replace(incoming)
+        finally:
+            wrapped.unlink(missing_ok=True)
+    envelope = docs.envelopes.read_file(incoming)
+    if facts is None and not mls.empty:
+        name = "mlsType" if mls.mls_type is not None else "mlsTo"
+        raise InvalidInput.one(
+            name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
+        )
+    return envelope, facts is not None
+
+
+async def _delete(docs: Documents, key: str, artefacts: Sequence[Artefact]) -> None:
+    for k in (key, *(a.blob for a in artefacts)):
+        await docs.blobs.delete(k)
+
+
+# --- pre-signed uploads ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class UploadGrant:
+    nonce: uuid.UUID
+    org_id: uuid.UUID
+    ap_id: uuid.UUID
+    user_id: str | None
+    key_id: uuid.UUID | None
+    expires_at: float  # seconds since the epoch
+
+
+async def grant_upload(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID
+) -> UploadGrant:
+    async with ctx.uow() as uow:
+        access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
+        aps = (await usable(uow, access.org))[1]
+    if all(a.id != ap_id for a in aps):
+        raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
+    return UploadGrant(
+        nonce=ctx.new_id(),
+        org_id=org_id,
+        ap_id=ap_id,
+        user_id=principal.user.id if principal.user else None,
+        key_id=principal.key.id if principal.key else None,
+        expires_at=(ctx.clock() + UPLOAD_VALIDITY).timestamp(),
+    )
+
+
+async def use_upload(ctx: Context, grant: UploadGrant) -> None:
+    """Spend a grant: refused when expired or used before (single use)."""
+    if ctx.clock().timestamp() > grant.expires_at:
+        raise Forbidden(reason="the upload URL has expired")
+    async with ctx.uow() as uow:
+        try:
+            await uow.repository(UPLOADS).add(UsedUpload(grant.nonce, ctx.clock()))
+        except Conflict:
+            raise Forbidden(reason="the upload URL has been used already") from None
+        await uow.commit()
+
+
+async def principal_of(ctx: Context, grant: UploadGrant) -> Principal:
+    """Whoever asked for an upload URL, as they are now (a removed user or revoked key fails)."""
+    async with ctx.uow() as uow:
+        if grant.user_id is not None:
+            user = await uow.repository(USERS).get(grant.user_id)
+            if user is not None:
+                return Principal(user=user)
+        elif grant.key_id is not None:
+            key = await uow.repository(API_KEYS).get(grant.key_id)
+            if key is not None and key.usable_at(ctx.clock()):
+                return Principal(key=key)
+    raise Forbidden(reason="whoever asked for this upload URL may no longer upload")
