@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -49,7 +48,7 @@ from fourcorner.domain.transaction import (
     UsedUpload,
 )
 from fourcorner.domain.ubl import MlsRequest, ubl_envelope
-from fourcorner.domain.validation import FailedAssert, ValidationResult
+from fourcorner.domain.validation import ValidationResult
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
 
@@ -57,23 +56,6 @@ UPLOAD_VALIDITY = timedelta(minutes=30)
 def summary_key(transaction_id: uuid.UUID) -> str:
     """The JSON summary of a transaction's validation; its SVRL is under ``blob_key``."""
     return f"{blob_key(transaction_id, ArtefactType.VALIDATION_RESULT)}-json"
-
-
-def validation_summary(result: ValidationResult) -> dict[str, Any]:
-    """What checking a document found, as ``POST /validation`` answers it."""
-
-    def failed(f: FailedAssert) -> dict[str, str]:
-        return {"id": f.id, "flag": f.flag.value, "location": f.location, "text": f.text}
-
-    return {
-        "valid": result.valid,
-        "checked": result.checked,
-        "customizationId": result.customization_id,
-        "profileId": result.profile_id,
-        "rules": result.rules,
-        "errors": [failed(f) for f in result.errors],
-        "warnings": [failed(f) for f in result.warnings],
-    }
 
 
 async def store_validation(
@@ -86,7 +68,7 @@ async def store_validation(
         return []
     svrl_key, json_key = blob_key(tx.id, ArtefactType.VALIDATION_RESULT), summary_key(tx.id)
     svrl_size = await docs.blobs.put(svrl_key, result.svrl)
-    summary = json.dumps(validation_summary(result)).encode()
+    summary = json.dumps(docs.payloads.validation(result)).encode()
     json_size = await docs.blobs.put(json_key, summary)
     return [
         Artefact(

@@ -248,11 +248,16 @@ class ReceiverLookup:
 
 
 class EventPayloads(Protocol):
-    """How a record reads in the payload of its events: exactly as the interface shows it
-    (the HTTP entrypoint's response classes render both), so a webhook receiver and an API
-    client read one shape, and a field is shown in neither until a response class names it."""
+    """How a record reads outside the interface — in the payload of its events, in a stored
+    JSON summary — exactly as the interface shows it (the HTTP entrypoint's response classes
+    render both), so a webhook receiver and an API client read one shape, and a field is shown
+    in neither until a response class names it."""
 
     def transaction(self, tx: Transaction) -> dict[str, Any]: ...
+
+    def validation(self, result: ValidationResult) -> dict[str, Any]:
+        """A validation result as ``POST /validation`` answers it (its JSON artefact)."""
+        ...
 
 
 class ParticipantLookup(Protocol):

@@ -239,7 +239,7 @@ async def _take_document(
                     Artefact(ctx.new_id(), tx.id, tx.org_id, kind, content_type, size, key, now)
                 )
             valid = None if result is None else result.valid
-            payload = exchange.payloads.transaction(tx) | {"valid": valid}
+            payload = docs.payloads.transaction(tx) | {"valid": valid}
             await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)
             if job is not None:
                 await uow.repository(TRANSACTIONS).add(job)

@@ -26,7 +26,6 @@ from fourcorner.application.ports import (
     ApTransport,
     Credentials,
     Delivered,
-    EventPayloads,
     LookupFailed,
     LookupProblem,
     MessageReader,
@@ -78,7 +77,6 @@ class Exchange:
     lookup: ParticipantLookup
     transport: ApTransport
     reader: MessageReader
-    payloads: EventPayloads  # how a transaction reads in its events' payloads
     seat_id: str  # this service provider's seat id (its AP certificates' CN)
     retry: RetryPolicy = SEND_RETRY
     lease: timedelta = timedelta(minutes=2)
@@ -326,7 +324,7 @@ class SendingWorker:
             if over and after.kind is Kind.DOCUMENT:
                 name = events.TRANSACTION_SENT if receipt else events.TRANSACTION_SEND_FAILED
                 await webhooks.raise_event(
-                    ctx, uow, tx.org_id, name, self._x.payloads.transaction(after)
+                    ctx, uow, tx.org_id, name, self._docs.payloads.transaction(after)
                 )
             await uow.commit()
         if over:

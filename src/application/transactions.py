@@ -14,7 +14,7 @@ from fourcorner.application.collections import (
 )
 from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest
-from fourcorner.application.ports import BlobStore, DocumentValidator, Envelopes
+from fourcorner.application.ports import BlobStore, DocumentValidator, Envelopes, EventPayloads
 from fourcorner.application.repositories import Artefacts, Transactions
 from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.storage import Page, UnitOfWork
@@ -41,6 +41,7 @@ class Documents:
     envelopes: Envelopes
     max_bytes: int
     validator: DocumentValidator
+    payloads: EventPayloads  # how records read outside the interface (events, summaries)
 
 
 def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:

@@ -125,14 +125,11 @@ def _discovery(settings: Settings) -> Discovery:
     return FixedDiscovery(_lookup_url(settings))
 
 
-def _exchange(
-    settings: Settings, lookup: Any, transport: Any, reader: Any, payloads: Any
-) -> Exchange:
+def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
     return Exchange(
         lookup=lookup,
         transport=transport,
         reader=reader,
-        payloads=payloads,
         seat_id=settings.seat_id,
         retry=RetryPolicy(
             tuple(timedelta(seconds=d) for d in settings.sending_delays), settings.send_attempts
@@ -296,12 +293,16 @@ class Container(containers.DeclarativeContainer):
             SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
         ),
     )
+    converter = providers.Singleton(make_converter)
+    # events and stored summaries show records as the interface does
+    event_payloads = providers.Singleton(ResponsePayloads, converter)
     documents = providers.Singleton(
         Documents,
         blobs=blobs,
         envelopes=providers.Singleton(SbdhEnvelopes),
         max_bytes=config.max_document_bytes,
         validator=validator,
+        payloads=event_payloads,
     )
     participant_lookup = providers.Resource(
         _closing,
@@ -322,11 +323,8 @@ class Container(containers.DeclarativeContainer):
         max_payload=config.max_document_bytes,
         environment_checks=providers.Callable(operator.inbound_checks, settings),
     )
-    converter = providers.Singleton(make_converter)
-    # events carry a transaction as the interface shows it
-    event_payloads = providers.Singleton(ResponsePayloads, converter)
     exchange = providers.Singleton(
-        _exchange, settings, participant_lookup, ap_transport, message_reader, event_payloads
+        _exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
     locator_worker = providers.Singleton(sml.LocatorWorker, context)

@@ -34,7 +34,7 @@ from fourcorner.domain.user import User
 from fourcorner.domain.validation import FailedAssert, ValidationResult
 from fourcorner.domain.webhook import Attempt, DeliverySummary, Event, Webhook
 from fourcorner.entrypoints.http import catalogue_handlers as catalogue
-from fourcorner.entrypoints.http import rendering, responses, validation_handlers
+from fourcorner.entrypoints.http import rendering, responses
 from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.rendering import Answer, Shown, json_name
 
@@ -54,7 +54,7 @@ RECORDS: dict[str, tuple[Answer, type]] = {
     "event": (responses.EVENT, Event),
     "transaction": (responses.TRANSACTION, Transaction),
     "artefact": (responses.ARTEFACT, Artefact),
-    "validation result": (validation_handlers.VALIDATION, ValidationResult),
+    "validation result": (responses.VALIDATION, ValidationResult),
     "document type": (catalogue.DOCUMENT_TYPE, DocumentType),
     "identifier scheme": (catalogue.IDENTIFIER_SCHEME, IdentifierScheme),
     "transport profile": (catalogue.TRANSPORT_PROFILE, TransportProfile),

@@ -78,7 +78,8 @@ class _FactsHandler:
 
 
 def _named(error: InvalidInput, root: str) -> InvalidInput:
-    """``error`` with the parser's placeholder field replaced by the root's name."""
+    """``error`` naming the document by its root element instead of the parser's provisional
+    field name (``_FIELD``)."""
     return InvalidInput(
         [Detail(root if d.field == _FIELD else d.field, d.problem) for d in error.problems]
     )

@@ -38,6 +38,7 @@ from fourcorner.domain.participant import (
 )
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import ArtefactType, Direction, ServiceError, Status
+from fourcorner.domain.validation import Flag
 from fourcorner.domain.webhook import DeliveryStatus, DeliverySummary
 from fourcorner.entrypoints.http.rendering import Answer, given, shown, tag
 
@@ -406,6 +407,30 @@ class ErrorResponse:
     )
 
 
+@attrs.frozen
+class FailedAssertResponse:
+    id: str = shown(description="the rule, e.g. BR-CO-15")
+    flag: Flag
+    location: str = shown(description="XPath of the node the rule failed on")
+    text: str
+
+
+@attrs.frozen
+class ValidationResponse:
+    valid: bool | None = shown(
+        description="no fatal rule failed; null when the document was not checked"
+    )
+    checked: bool = shown(
+        description="the rules apply to the document (a UBL Invoice or CreditNote, a CII "
+        "CrossIndustryInvoice) and were run"
+    )
+    customization_id: str | None
+    profile_id: str | None
+    rules: str = shown(description="the rule sets run, with their versions")
+    errors: tuple[FailedAssertResponse, ...] = shown(description="failed fatal asserts")
+    warnings: tuple[FailedAssertResponse, ...] = shown(description="failed warnings")
+
+
 ORGANISATION = Answer(OrganisationResponse, "Organisation")
 USER = Answer(UserResponse, "User")
 ME = Answer(MeResponse, "UserWithMemberships")
@@ -429,15 +454,20 @@ ACCEPTED = Answer(AcceptedResponse, "Accepted", record=False)
 UPLOAD_URL = Answer(UploadUrlResponse, "UploadUrl", record=False)
 CONFIRMATION = Answer(ConfirmationResponse, "Confirmation", record=False)
 MIGRATION_KEY = Answer(MigrationKeyResponse, "MigrationKey", record=False)
+VALIDATION = Answer(ValidationResponse, "ValidationResult")
 ERROR = Answer(ErrorResponse, "Error", record=False)
 
 
 class ResponsePayloads:
-    """``application.ports.EventPayloads``: an event's record rendered by the response class
-    that answers for it over HTTP, so the two cannot differ."""
+    """``application.ports.EventPayloads``: a record rendered by the response class that
+    answers for it over HTTP (an event's transaction, a validation summary), so the two cannot
+    differ."""
 
     def __init__(self, conv: cattrs.Converter) -> None:
         self._conv = conv
 
     def transaction(self, tx: Any) -> dict[str, Any]:
         return TRANSACTION.dump(self._conv, tx)
+
+    def validation(self, result: Any) -> dict[str, Any]:
+        return VALIDATION.dump(self._conv, result)

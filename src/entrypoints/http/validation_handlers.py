@@ -7,46 +7,17 @@ whatever the outcome.
 
 from __future__ import annotations
 
-import attrs
 import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application.ports import DocumentValidator
 from fourcorner.application.transactions import Documents
 from fourcorner.domain.roles import Role
-from fourcorner.domain.validation import Flag
-from fourcorner.entrypoints.http.rendering import Answer, shown
+from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
 from fourcorner.entrypoints.http.spooling import DOCUMENT_TYPES, spool
 
 EXPECTED = "a UBL or CII document, or an SBD holding one,"
-
-
-@attrs.frozen
-class FailedAssertResponse:
-    id: str = shown(description="the rule, e.g. BR-CO-15")
-    flag: Flag
-    location: str = shown(description="XPath of the node the rule failed on")
-    text: str
-
-
-@attrs.frozen
-class ValidationResponse:
-    valid: bool | None = shown(
-        description="no fatal rule failed; null when the document was not checked"
-    )
-    checked: bool = shown(
-        description="the rules apply to the document (a UBL Invoice or CreditNote, a CII "
-        "CrossIndustryInvoice) and were run"
-    )
-    customization_id: str | None
-    profile_id: str | None
-    rules: str = shown(description="the rule sets run, with their versions")
-    errors: tuple[FailedAssertResponse, ...] = shown(description="failed fatal asserts")
-    warnings: tuple[FailedAssertResponse, ...] = shown(description="failed warnings")
-
-
-VALIDATION = Answer(ValidationResponse, "ValidationResult")
 
 
 async def validate(
@@ -61,7 +32,7 @@ async def validate(
         result = await validator.validate(incoming)
     finally:
         incoming.unlink(missing_ok=True)
-    return Reply(200, VALIDATION.dump(conv, result))
+    return Reply(200, responses.VALIDATION.dump(conv, result))
 
 
 ROUTES = (
@@ -75,7 +46,7 @@ ROUTES = (
         "checked.",
         Role.USER,
         "validation",
-        response=VALIDATION,
+        response=responses.VALIDATION,
         errors=("AT-1000", "AT-1001", "AT-1002", "AT-1003", "AT-1130", "AT-1500"),
         takes=DOCUMENT_TYPES,
     ),

@@ -24,8 +24,6 @@ from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
 from fourcorner.entrypoints.container import resolve
-from fourcorner.entrypoints.http.converter import make_converter
-from fourcorner.entrypoints.http.responses import ResponsePayloads
 from sbd_factory import make_sbd
 
 from .test_participants import ALICE, gln
@@ -106,7 +104,6 @@ def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
         lookup=Lookup(),
         transport=transport,
         reader=None,  # receiving is not exercised here
-        payloads=ResponsePayloads(make_converter()),
         seat_id="PFC000001",
         retry=RetryPolicy((timedelta(0),)),
     )
