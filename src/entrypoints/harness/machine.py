@@ -13,16 +13,14 @@ again and again, and a superadmin's lists are scoped to the example by a filter 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 
 from fourcorner.entrypoints.harness import strategies as hs
-from fourcorner.entrypoints.harness.comparison import SIDES, Divergence, Normal, Step, short
+from fourcorner.entrypoints.harness.calling import ComparingMachine, multiple_none, sbd_of
 from fourcorner.entrypoints.harness.records import ApiKey, Participant, Ref, Run, Sent
-from fourcorner.entrypoints.harness.servers import Answer, Call
 from fourcorner.entrypoints.harness.strategies import complete
 
 NAMES = ("Alpha", "Beta", "Gamma")
@@ -36,21 +34,19 @@ MAX_UNAUTHORISED = 2
 def machine(run: Run) -> type[RuleBasedStateMachine]:
     """The state machine class over ``run``'s two sides."""
 
-    class ServiceMachine(RuleBasedStateMachine):
+    class ServiceMachine(ComparingMachine):
         orgs = Bundle("orgs")
         api_keys = Bundle("api_keys")
         participants = Bundle("participants")
         transactions = Bundle("transactions")
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             run.examples += 1
             # no example's tag is a part of another's (the lists are filtered on it)
             self.tag = f"{run.namespace}.{run.examples}."
-            self.steps: list[Step] = []
             self.revoked: set[Ref] = set()
             self.unauthorised = 0
-            self.normal = {side: Normal() for side in SIDES}
             # the run's users (a token each for the whole run); what they see of other
             # examples (their memberships) is left out: only /users/me shows it
             self.users = [f"u{n}.{run.namespace}@harness.test" for n in range(3)]
@@ -62,61 +58,6 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             # the last is never a participant: documents go to it, and are not delivered, so
             # that a service's workers add no record (an inbound document, an MLS) to compare
             self.glns = [complete("0088", f"{payload}{k}{run.digits()[:3]}") for k in range(4)]
-
-        # --- the calls --------------------------------------------------------------
-
-        def call(
-            self,
-            method: str,
-            path: Callable[[str], str],
-            email: str,
-            *,
-            superadmin: bool = False,
-            body: Callable[[str], Any] | None = None,
-            query: Callable[[str], tuple[tuple[str, str], ...]] | None = None,
-            keep: tuple[str, ...] = (),
-            api_key: Callable[[str], str] | None = None,
-            headers: tuple[tuple[str, str], ...] = (),
-        ) -> tuple[Answer, Answer]:
-            calls = {
-                side: Call(
-                    method,
-                    path(side),
-                    email,
-                    superadmin,
-                    None if body is None else body(side),
-                    () if query is None else query(side),
-                    None if api_key is None else api_key(side),
-                    headers,
-                )
-                for side in SIDES
-            }
-            step = Step(calls["sut"], calls["model"])
-            self.steps.append(step)
-            step.sut_answer = run.sut.send(step.sut)
-            step.model_answer = run.model.send(step.model)
-            got = self.normal["sut"].answer(step.sut_answer, keep)
-            want = self.normal["model"].answer(step.model_answer, keep)
-            if step.sut_answer.status != step.model_answer.status or got != want:
-                raise Divergence(
-                    f"{method} {step.model.path}: the service answered "
-                    f"{step.sut_answer.status} {short(got)}, the model "
-                    f"{step.model_answer.status} {short(want)}",
-                    self.steps,
-                )
-            return step.sut_answer, step.model_answer
-
-        def created(self, answers: tuple[Answer, Answer]) -> Ref | None:
-            sut, model = answers
-            if sut.status in (200, 201) and isinstance(sut.body, dict) and "id" in sut.body:
-                return Ref(str(sut.body["id"]), str(model.body["id"]))
-            return None
-
-        def user_id(self, email: str) -> Ref:
-            answers = self.call("GET", lambda side: "/users/me", email, keep=("id", "email"))
-            ref = self.created(answers)
-            assert ref is not None
-            return ref
 
         # --- the rules ---------------------------------------------------------------
 
@@ -346,7 +287,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             instance=st.integers(0, 2),
         )
         def send(self, sender: Participant, user: int, document: Any, instance: int) -> Any:
-            sbd = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, instance)
+            sbd = sbd_of(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, instance)
             sut, model = self.call(
                 "POST",
                 lambda side: f"/orgs/{sender.org.on(side)}/transactions",
@@ -373,11 +314,11 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             gets the first answer again (and sends nothing more); another document with the key is
             409 AT-1101. Keys belong to the organisation."""
             header = (("Idempotency-Key", f"{self.tag}-key-{key}"),)
-            sbd = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 3 + key)
+            sbd = sbd_of(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 3 + key)
             for attempt in ("first", repeats):
                 body = sbd
                 if attempt == "other document":
-                    body = _sbd(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 5)
+                    body = sbd_of(sender.identifier, f"0088:{self.glns[3]}", document, self.tag, 5)
                 self.call(
                     "POST",
                     lambda side: f"/orgs/{sender.org.on(side)}/transactions",
@@ -414,36 +355,3 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             )
 
     return ServiceMachine
-
-
-def _sbd(sender: str, receiver: str, document: Any, tag: str, instance: int) -> bytes:
-    """An SBD of ``document`` from ``sender`` to ``receiver`` with an instance identifier of
-    the example (the same ``instance`` twice: the same document sent again)."""
-    import uuid
-    from datetime import UTC, datetime
-
-    from fourcorner.adapters.sbdh.writer import write_sbd
-    from fourcorner.domain.envelope import Identifier, Sbdh
-
-    doc_type = document.document_type
-    standard, _, rest = doc_type.value.partition("::")
-    envelope = Sbdh(
-        sender=Identifier(hs.PARTICIPANT_SCHEME, sender),
-        receiver=Identifier(hs.PARTICIPANT_SCHEME, receiver),
-        instance_identifier=str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{tag}:{instance}")),
-        standard=standard,
-        type_version="2.1",
-        type=rest.partition("##")[0],
-        created_at=datetime(2026, 1, 15, 9, 30, tzinfo=UTC),
-        document_type=doc_type,
-        process=Identifier(hs.PROCESS_SCHEME, hs.BILLING_PROCESS),
-        country_c1=document.seller[1],
-    )
-    return write_sbd(envelope, document.xml().split(b"?>", 1)[1].strip())
-
-
-def multiple_none() -> Any:
-    """No record for the bundle (the call was refused on both sides alike)."""
-    from hypothesis.stateful import multiple
-
-    return multiple()
