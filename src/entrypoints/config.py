@@ -14,10 +14,8 @@ what to do. Unknown keys in the file are refused with the closest known name;
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,18 +24,14 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from fourcorner.adapters.pki.sealing import KeySealer
-from fourcorner.entrypoints import setting_values, sml_setup
+from fourcorner.entrypoints import setting_checks, setting_values
+from fourcorner.entrypoints.setting_values import PREFIX
 
-PREFIX = "FOURCORNER_"
 CONFIG_FILE = PREFIX + "CONFIG_FILE"
 # Variables with the prefix that are not settings of the service: the file's name, and the
 # test suite's database (read by tests/pg.py only).
 NOT_SETTINGS = frozenset({CONFIG_FILE, PREFIX + "TEST_DATABASE_URL"})
-LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 SEE = "see docs/operations.md"
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
 
 
 class ConfigError(ValueError):
@@ -246,149 +240,7 @@ class Settings:
 
     def problems(self) -> list[str]:
         """What is wrong, one line each: the setting, the problem, what to do."""
-        out: list[str] = []
-
-        def need(ok: bool, problem: str) -> None:
-            if not ok:
-                out.append(problem)
-
-        try:
-            self.storage_kind  # noqa: B018 - raises on an unknown scheme
-        except ValueError:
-            scheme = urlsplit(self.database_url).scheme or "(none)"
-            out.append(
-                f"{PREFIX}DATABASE_URL has an unknown scheme {scheme!r}; use "
-                "postgresql://user@host/db, sqlite:///path/file.db or memory://"
-            )
-        need(
-            self.auth_mode in ("local", "oidc"),
-            f"{PREFIX}AUTH_MODE={self.auth_mode!r} is not a mode; use local or oidc",
-        )
-        need(
-            self.auth_mode != "oidc"
-            or bool(self.oidc_issuer and self.oidc_audience and self.oidc_jwks_url),
-            f"{PREFIX}AUTH_MODE=oidc needs {PREFIX}OIDC_ISSUER, {PREFIX}OIDC_AUDIENCE and "
-            f"{PREFIX}OIDC_JWKS_URL; set all three",
-        )
-        for name in ("retry_delays", "sending_delays"):
-            try:
-                getattr(self, name)
-            except ConfigError as e:
-                out.append(str(e))
-        need(
-            0 <= self.mls_confirm_seconds <= 1200,
-            f"{PREFIX}MLS_CONFIRM_SECONDS={self.mls_confirm_seconds:g} is out of range; "
-            "use 0 to 1200 seconds",
-        )
-        need(
-            self.smp_prefix.startswith("/") and not self.smp_prefix.endswith("/"),
-            f"{PREFIX}SMP_PREFIX={self.smp_prefix!r} must start with / and not end with one, "
-            "e.g. /smp",
-        )
-        need(
-            0 < self.port < 65536,
-            f"{PREFIX}PORT={self.port} is not a TCP port; use 1 to 65535",
-        )
-        need(
-            self.log_level.lower() in LOG_LEVELS,
-            f"{PREFIX}LOG_LEVEL={self.log_level!r} is not a log level; use one of "
-            + ", ".join(LOG_LEVELS),
-        )
-        need(
-            not self.database_schema or bool(_IDENTIFIER.fullmatch(self.database_schema)),
-            f"{PREFIX}DATABASE_SCHEMA={self.database_schema!r} is not a plain identifier; use "
-            "letters, digits and _ (or leave it unset for the server's default schema)",
-        )
-        need(
-            bool(_SEAT_ID.fullmatch(self.seat_id)),
-            f"{PREFIX}SEAT_ID={self.seat_id!r} is not a seat id; it is P, two capital letters "
-            "and six digits, e.g. PFC000001",
-        )
-        if self.at_rest_key.strip():
-            try:  # a configured key is only decoded: no file is read or written
-                KeySealer.from_config(self.at_rest_key, self.data_dir)
-            except ValueError:
-                out.append(
-                    f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
-                    "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
-                )
-        for name in ("public_url", "ap_host", "smp_lookup_url", "directory_url", "oidc_jwks_url"):
-            value = getattr(self, name)
-            problem = setting_values.url_problem(value) if value else None
-            need(problem is None, f"{PREFIX}{name.upper()}={value!r} {problem}")
-        for name in (
-            "db_pool_size",
-            "max_body_bytes",
-            "max_document_bytes",
-            "webhook_concurrency",
-            "send_attempts",
-            "as4_inbound_concurrency",
-        ):
-            value = getattr(self, name)
-            need(value >= 1, f"{PREFIX}{name.upper()}={value} must be at least 1")
-        need(
-            self.auth_failure_limit >= 0,
-            f"{PREFIX}AUTH_FAILURE_LIMIT={self.auth_failure_limit} must be 0 (no limit) or more",
-        )
-        need(
-            0 < self.auth_failure_window <= 86_400,
-            f"{PREFIX}AUTH_FAILURE_WINDOW={self.auth_failure_window:g} is out of range; use "
-            "more than 0 and at most 86400 seconds",
-        )
-        need(
-            self.auth_failure_tracked >= 1,
-            f"{PREFIX}AUTH_FAILURE_TRACKED={self.auth_failure_tracked} must be at least 1",
-        )
-        need(
-            self.discovery in ("", "sml", "fixed"),
-            f"{PREFIX}DISCOVERY={self.discovery!r} is not a discovery; use sml or fixed",
-        )
-        for env, zone in (("TEST", self.sml_zone_test), ("PROD", self.sml_zone_prod)):
-            labels = zone.strip().rstrip(".").split(".")
-            need(
-                all(labels) and not any(c.isspace() for c in zone.strip()),
-                f"{PREFIX}SML_ZONE_{env}={zone!r} is not a DNS name; use e.g. {SML_ZONE_TEST}",
-            )
-        try:
-            self.nameservers  # noqa: B018 - raises when malformed
-        except ValueError as e:
-            out.append(f"{PREFIX}DNS_NAMESERVERS={self.dns_nameservers!r}: {e}")
-        out += sml_setup.problems(self)
-        need(
-            self.blob_sweep_grace_seconds >= 1,
-            f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={self.blob_sweep_grace_seconds:g} must be at "
-            "least 1 second",
-        )
-        need(
-            self.blob_sweep_interval_seconds > 0,
-            f"{PREFIX}BLOB_SWEEP_INTERVAL_SECONDS={self.blob_sweep_interval_seconds:g} must be "
-            "more than 0 seconds",
-        )
-        blobs = self.blob_store.strip().lower()
-        need(
-            blobs in ("", "filesystem", "postgres"),
-            f"{PREFIX}BLOB_STORE={self.blob_store!r} is not a blob store; use filesystem or "
-            "postgres",
-        )
-        with contextlib.suppress(ValueError):  # an unknown database scheme is named above
-            need(
-                blobs != "postgres" or self.storage_kind == "postgres",
-                f"{PREFIX}BLOB_STORE=postgres needs a PostgreSQL database; set "
-                f"{PREFIX}DATABASE_URL=postgresql://..., or use {PREFIX}BLOB_STORE=filesystem",
-            )
-        need(
-            self.validation_workers >= 0,
-            f"{PREFIX}VALIDATION_WORKERS={self.validation_workers} must be 0 (one per core) "
-            "or more",
-        )
-        need(
-            self.validation_timeout > 0,
-            f"{PREFIX}VALIDATION_TIMEOUT={self.validation_timeout:g} must be more than 0 seconds",
-        )
-        for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
-            value = getattr(self, name)
-            need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
-        return out
+        return setting_checks.problems(self)
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+PREFIX = "FOURCORNER_"  # of every setting's name in the environment
+
 
 def to_bool(text: str) -> bool:
     value = text.strip().lower()

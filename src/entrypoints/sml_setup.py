@@ -12,9 +12,8 @@ from fourcorner.adapters.sml import SmlEndpoint, SoapLocator
 from fourcorner.application.locator import NoLocator, ServiceLocator
 from fourcorner.application.operator_setup import OperatorEnvironment
 from fourcorner.domain.network_services import Environment
-from fourcorner.entrypoints.setting_values import url_problem
+from fourcorner.entrypoints.setting_values import PREFIX, url_problem
 
-PREFIX = "FOURCORNER_"
 _SMP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 

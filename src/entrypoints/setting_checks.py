@@ -1,0 +1,164 @@
+"""The checks of the settings (``Settings.problems``): every value that cannot be used, one
+line each, naming the setting, what is wrong and what to do."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.entrypoints import setting_values, sml_setup
+from fourcorner.entrypoints.setting_values import PREFIX
+
+if TYPE_CHECKING:
+    from fourcorner.entrypoints.config import Settings
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
+SML_ZONE_EXAMPLE = "participant.sml.test.tech.peppol.org."
+
+
+def problems(s: Settings) -> list[str]:
+    """What is wrong with ``s``, one line each: the setting, the problem, what to do."""
+    out: list[str] = []
+
+    def need(ok: bool, problem: str) -> None:
+        if not ok:
+            out.append(problem)
+
+    try:
+        s.storage_kind  # noqa: B018 - raises on an unknown scheme
+    except ValueError:
+        scheme = urlsplit(s.database_url).scheme or "(none)"
+        out.append(
+            f"{PREFIX}DATABASE_URL has an unknown scheme {scheme!r}; use "
+            "postgresql://user@host/db, sqlite:///path/file.db or memory://"
+        )
+    need(
+        s.auth_mode in ("local", "oidc"),
+        f"{PREFIX}AUTH_MODE={s.auth_mode!r} is not a mode; use local or oidc",
+    )
+    need(
+        s.auth_mode != "oidc" or bool(s.oidc_issuer and s.oidc_audience and s.oidc_jwks_url),
+        f"{PREFIX}AUTH_MODE=oidc needs {PREFIX}OIDC_ISSUER, {PREFIX}OIDC_AUDIENCE and "
+        f"{PREFIX}OIDC_JWKS_URL; set all three",
+    )
+    for name in ("retry_delays", "sending_delays"):
+        try:
+            getattr(s, name)
+        except ValueError as e:  # config.ConfigError
+            out.append(str(e))
+    need(
+        0 <= s.mls_confirm_seconds <= 1200,
+        f"{PREFIX}MLS_CONFIRM_SECONDS={s.mls_confirm_seconds:g} is out of range; "
+        "use 0 to 1200 seconds",
+    )
+    need(
+        s.smp_prefix.startswith("/") and not s.smp_prefix.endswith("/"),
+        f"{PREFIX}SMP_PREFIX={s.smp_prefix!r} must start with / and not end with one, e.g. /smp",
+    )
+    need(
+        0 < s.port < 65536,
+        f"{PREFIX}PORT={s.port} is not a TCP port; use 1 to 65535",
+    )
+    need(
+        s.log_level.lower() in LOG_LEVELS,
+        f"{PREFIX}LOG_LEVEL={s.log_level!r} is not a log level; use one of "
+        + ", ".join(LOG_LEVELS),
+    )
+    need(
+        not s.database_schema or bool(_IDENTIFIER.fullmatch(s.database_schema)),
+        f"{PREFIX}DATABASE_SCHEMA={s.database_schema!r} is not a plain identifier; use "
+        "letters, digits and _ (or leave it unset for the server's default schema)",
+    )
+    need(
+        bool(_SEAT_ID.fullmatch(s.seat_id)),
+        f"{PREFIX}SEAT_ID={s.seat_id!r} is not a seat id; it is P, two capital letters "
+        "and six digits, e.g. PFC000001",
+    )
+    if s.at_rest_key.strip():
+        try:  # a configured key is only decoded: no file is read or written
+            KeySealer.from_config(s.at_rest_key, s.data_dir)
+        except ValueError:
+            out.append(
+                f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
+                "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
+            )
+    for name in ("public_url", "ap_host", "smp_lookup_url", "directory_url", "oidc_jwks_url"):
+        value = getattr(s, name)
+        problem = setting_values.url_problem(value) if value else None
+        need(problem is None, f"{PREFIX}{name.upper()}={value!r} {problem}")
+    for name in (
+        "db_pool_size",
+        "max_body_bytes",
+        "max_document_bytes",
+        "webhook_concurrency",
+        "send_attempts",
+        "as4_inbound_concurrency",
+    ):
+        value = getattr(s, name)
+        need(value >= 1, f"{PREFIX}{name.upper()}={value} must be at least 1")
+    need(
+        s.auth_failure_limit >= 0,
+        f"{PREFIX}AUTH_FAILURE_LIMIT={s.auth_failure_limit} must be 0 (no limit) or more",
+    )
+    need(
+        0 < s.auth_failure_window <= 86_400,
+        f"{PREFIX}AUTH_FAILURE_WINDOW={s.auth_failure_window:g} is out of range; use "
+        "more than 0 and at most 86400 seconds",
+    )
+    need(
+        s.auth_failure_tracked >= 1,
+        f"{PREFIX}AUTH_FAILURE_TRACKED={s.auth_failure_tracked} must be at least 1",
+    )
+    need(
+        s.discovery in ("", "sml", "fixed"),
+        f"{PREFIX}DISCOVERY={s.discovery!r} is not a discovery; use sml or fixed",
+    )
+    for env, zone in (("TEST", s.sml_zone_test), ("PROD", s.sml_zone_prod)):
+        labels = zone.strip().rstrip(".").split(".")
+        need(
+            all(labels) and not any(c.isspace() for c in zone.strip()),
+            f"{PREFIX}SML_ZONE_{env}={zone!r} is not a DNS name; use e.g. {SML_ZONE_EXAMPLE}",
+        )
+    try:
+        s.nameservers  # noqa: B018 - raises when malformed
+    except ValueError as e:
+        out.append(f"{PREFIX}DNS_NAMESERVERS={s.dns_nameservers!r}: {e}")
+    out += sml_setup.problems(s)
+    need(
+        s.blob_sweep_grace_seconds >= 1,
+        f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={s.blob_sweep_grace_seconds:g} must be at "
+        "least 1 second",
+    )
+    need(
+        s.blob_sweep_interval_seconds > 0,
+        f"{PREFIX}BLOB_SWEEP_INTERVAL_SECONDS={s.blob_sweep_interval_seconds:g} must be "
+        "more than 0 seconds",
+    )
+    blobs = s.blob_store.strip().lower()
+    need(
+        blobs in ("", "filesystem", "postgres"),
+        f"{PREFIX}BLOB_STORE={s.blob_store!r} is not a blob store; use filesystem or postgres",
+    )
+    with contextlib.suppress(ValueError):  # an unknown database scheme is named above
+        need(
+            blobs != "postgres" or s.storage_kind == "postgres",
+            f"{PREFIX}BLOB_STORE=postgres needs a PostgreSQL database; set "
+            f"{PREFIX}DATABASE_URL=postgresql://..., or use {PREFIX}BLOB_STORE=filesystem",
+        )
+    need(
+        s.validation_workers >= 0,
+        f"{PREFIX}VALIDATION_WORKERS={s.validation_workers} must be 0 (one per core) or more",
+    )
+    need(
+        s.validation_timeout > 0,
+        f"{PREFIX}VALIDATION_TIMEOUT={s.validation_timeout:g} must be more than 0 seconds",
+    )
+    for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
+        value = getattr(s, name)
+        need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
+    return out
