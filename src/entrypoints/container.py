@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +18,13 @@ from fourcorner.adapters.as4.service import As4MessageReader, As4Transport
 from fourcorner.adapters.auth import CachingTokenVerifier, LocalTokenAuthority, OidcTokenVerifier
 from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
 from fourcorner.adapters.codelists import load_catalogue
-from fourcorner.adapters.directory import IndexerDirectoryPublisher
 from fourcorner.adapters.memory import InMemoryStorage
-from fourcorner.adapters.memory.smp import InMemoryDirectory
 from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
 from fourcorner.adapters.smp.client import SmpLookupClient
-from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.adapters.smp.lookup import SmpParticipantLookup
 from fourcorner.adapters.smp.reader import SmpReader
 from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
@@ -40,19 +35,14 @@ from fourcorner.adapters.webhooks import AiohttpWebhookSender
 from fourcorner.application import certificate_keys, operator_setup, sealed, sml
 from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network
-from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
-from fourcorner.application.locator import ServiceLocator
-from fourcorner.application.ports import DirectoryPublisher
-from fourcorner.application.sending import Exchange, SendingWorker
-from fourcorner.application.storage import Storage
+from fourcorner.application.delivery import DeliveryWorker
+from fourcorner.application.sending import SendingWorker
 from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
-from fourcorner.domain.network_services import Environment
-from fourcorner.domain.retry import RetryPolicy
-from fourcorner.domain.webhook import MAX_ATTEMPTS
-from fourcorner.entrypoints import markers, operator, sml_setup
+from fourcorner.entrypoints import adapter_setup as setup
+from fourcorner.entrypoints import markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.app import build_app
@@ -63,99 +53,6 @@ from fourcorner.entrypoints.http.metrics import Metrics
 from fourcorner.entrypoints.http.responses import ResponsePayloads
 from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
-
-
-def _directory(url: str) -> DirectoryPublisher:
-    """The directory's indexer when one is configured; otherwise publication is recorded and
-    the business card is served by the built-in SMP, and no outside directory is contacted."""
-    return IndexerDirectoryPublisher(url) if url else InMemoryDirectory()
-
-
-async def _opened(storage: Storage) -> AsyncIterator[Storage]:
-    await storage.open()
-    try:
-        yield storage
-    finally:
-        await storage.close()
-
-
-async def _closing(resource: Any) -> AsyncIterator[Any]:
-    try:
-        yield resource
-    finally:
-        await resource.aclose()
-
-
-BLOBS_DIR = "blobs"
-
-
-def _blob_dir(data_dir: Path) -> Path:
-    return Path(data_dir) / BLOBS_DIR
-
-
-def _or_none(value: str) -> str | None:
-    return value or None
-
-
-def _spool_dir(data_dir: Path) -> Path:
-    return Path(data_dir) / BLOBS_DIR / "incoming"
-
-
-async def _opened_blobs(store: Any) -> AsyncIterator[Any]:
-    """A blob store in the database opens its connections first and closes them last."""
-    if not hasattr(store, "open"):
-        yield store
-        return
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-def _lookup_url(settings: Settings) -> str | dict[Environment, str]:
-    """``FOURCORNER_SMP_LOOKUP_URL`` for every environment, else the built-in SMP of each."""
-    return settings.smp_lookup_url or operator.smp_urls(settings)
-
-
-def _discovery(settings: Settings) -> Discovery:
-    if settings.discovery_mode == "sml":
-        zones = {Environment.TEST: settings.sml_zone_test, Environment.PROD: settings.sml_zone_prod}
-        return SmlDiscovery(zones, settings.nameservers)
-    return FixedDiscovery(_lookup_url(settings))
-
-
-def _exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
-    return Exchange(
-        lookup=lookup,
-        transport=transport,
-        reader=reader,
-        seat_id=settings.seat_id,
-        retry=RetryPolicy(
-            tuple(timedelta(seconds=d) for d in settings.sending_delays), settings.send_attempts
-        ),
-        confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
-        lease=timedelta(seconds=settings.send_lease_seconds),
-    )
-
-
-def _locator(settings: Settings) -> ServiceLocator:
-    """The network's SML per environment (``entrypoints.sml_setup``), or none."""
-    return sml_setup.locator(settings, operator.environments(settings))
-
-
-def _seconds(value: float) -> timedelta:
-    return timedelta(seconds=value)
-
-
-def _delivery_settings(settings: Settings) -> DeliverySettings:
-    first, second = settings.retry_delays
-    return DeliverySettings(
-        retry=RetryPolicy((timedelta(seconds=first), timedelta(seconds=second)), MAX_ATTEMPTS),
-        hex_signature_header=settings.webhook_hex_signature_header,
-        concurrency=settings.webhook_concurrency,
-        lease=timedelta(seconds=settings.webhook_lease_seconds),
-    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -180,14 +77,14 @@ class Container(containers.DeclarativeContainer):
             PostgresStorage,
             config.database,
             # unset: the tables go where the server's search_path puts them
-            schema=providers.Callable(_or_none, config.database_schema),
+            schema=providers.Callable(setup.or_none, config.database_schema),
             max_size=config.db_pool_size,
             # the outboxes: workers of other processes are woken by these commits
             announce=(DELIVERIES.name, TRANSACTIONS.name, LOCATOR_TASKS.name),
         ),
     )
     # Opened (and migrated) by init_resources(), closed by shutdown_resources().
-    storage = providers.Resource(_opened, storage_adapter)
+    storage = providers.Resource(setup.opened, storage_adapter)
 
     catalogue = providers.Singleton(load_catalogue)
     # what time it is, for the use cases and the token authorities (tests move it)
@@ -209,7 +106,8 @@ class Container(containers.DeclarativeContainer):
         ),
     )
     token_verifier = providers.Resource(
-        _closing, providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock)
+        setup.closing,
+        providers.Singleton(CachingTokenVerifier, token_verifier_adapter, clock=clock),
     )
 
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
@@ -217,9 +115,9 @@ class Container(containers.DeclarativeContainer):
         KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
-    directory = providers.Singleton(_directory, config.directory_url)
+    directory = providers.Singleton(setup.directory, config.directory_url)
     # the network's SML, where the built-in SMP registers itself and its participants
-    locator = providers.Resource(_closing, providers.Singleton(_locator, settings))
+    locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
     network = providers.Singleton(
         Network,
         smp=smp_registrar,
@@ -252,14 +150,14 @@ class Container(containers.DeclarativeContainer):
         WebhookSettings, allow_private_targets=config.webhook_allow_private_targets
     )
     webhook_sender = providers.Resource(
-        _closing,
+        setup.closing,
         providers.Singleton(
             AiohttpWebhookSender,
             timeout=config.webhook_timeout,
             allow_private_targets=config.webhook_allow_private_targets,
         ),
     )
-    delivery_settings = providers.Singleton(_delivery_settings, settings)
+    delivery_settings = providers.Singleton(setup.delivery_settings, settings)
     delivery_worker = providers.Singleton(
         DeliveryWorker, context, webhook_sender, delivery_settings
     )
@@ -267,7 +165,9 @@ class Container(containers.DeclarativeContainer):
     # other processes' workers are woken by the storage's announcements).
     delivery_wake = delivery_worker.provided.wake
 
-    blob_files = providers.Singleton(FileBlobStore, providers.Callable(_blob_dir, config.data_dir))
+    blob_files = providers.Singleton(
+        FileBlobStore, providers.Callable(setup.blob_dir, config.data_dir)
+    )
     blob_adapter = providers.Selector(
         config.blob_kind,  # FOURCORNER_BLOB_STORE
         memory=providers.Singleton(InMemoryBlobStore),
@@ -275,20 +175,20 @@ class Container(containers.DeclarativeContainer):
         postgres=providers.Singleton(
             PostgresBlobStore,
             config.database,
-            spool=providers.Callable(_spool_dir, config.data_dir),
-            schema=providers.Callable(_or_none, config.database_schema),
+            spool=providers.Callable(setup.spool_dir, config.data_dir),
+            schema=providers.Callable(setup.or_none, config.database_schema),
             max_size=config.db_pool_size,
             files=blob_files,  # blobs stored before the switch are still read from there
         ),
     )
-    blobs = providers.Resource(_opened_blobs, blob_adapter)
+    blobs = providers.Resource(setup.opened_blobs, blob_adapter)
     # How a sender finds a receiver's SMP (the SML by DNS, or one fixed SMP), and what it
     # trusts there, per environment.
-    discovery = providers.Singleton(_discovery, settings)
+    discovery = providers.Singleton(setup.discovery, settings)
     network_trust = providers.Singleton(operator.network_trust, settings)
     # Worker processes run the rules; none starts before the first document.
     validator = providers.Resource(
-        _closing,
+        setup.closing,
         providers.Singleton(
             SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
         ),
@@ -305,7 +205,7 @@ class Container(containers.DeclarativeContainer):
         payloads=event_payloads,
     )
     participant_lookup = providers.Resource(
-        _closing,
+        setup.closing,
         providers.Singleton(
             SmpParticipantLookup,
             providers.Singleton(
@@ -316,7 +216,7 @@ class Container(containers.DeclarativeContainer):
             ),
         ),
     )
-    ap_transport = providers.Resource(_closing, providers.Singleton(As4Transport))
+    ap_transport = providers.Resource(setup.closing, providers.Singleton(As4Transport))
     message_reader = providers.Singleton(
         As4MessageReader,
         providers.Callable(operator.certificate_check, settings),
@@ -324,7 +224,7 @@ class Container(containers.DeclarativeContainer):
         environment_checks=providers.Callable(operator.inbound_checks, settings),
     )
     exchange = providers.Singleton(
-        _exchange, settings, participant_lookup, ap_transport, message_reader
+        setup.exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
     locator_worker = providers.Singleton(sml.LocatorWorker, context)
@@ -334,8 +234,8 @@ class Container(containers.DeclarativeContainer):
         BlobSweeper,
         context,
         blobs,
-        grace=providers.Callable(_seconds, config.blob_sweep_grace_seconds),
-        interval=providers.Callable(_seconds, config.blob_sweep_interval_seconds),
+        grace=providers.Callable(setup.seconds, config.blob_sweep_grace_seconds),
+        interval=providers.Callable(setup.seconds, config.blob_sweep_interval_seconds),
     )
     # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
     sending_wake = sending_worker.provided.wake

@@ -24,7 +24,7 @@ def private_files(settings: Settings) -> None:
     """
     from fourcorner.adapters.pki.sealing import KEYS_DIR
     from fourcorner.adapters.pki.testpki import PKI_DIR
-    from fourcorner.entrypoints.container import BLOBS_DIR
+    from fourcorner.entrypoints.adapter_setup import BLOBS_DIR
 
     os.umask(private.UMASK)
     log = logging.getLogger("fourcorner")

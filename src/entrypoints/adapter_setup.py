@@ -1,0 +1,118 @@
+"""How the settings become adapters and the workers' settings: the factories the container
+(``entrypoints.container``) calls, one per choice the settings make (the directory, the
+discovery, the blob store's folders, the retry policies), and the resources' opening and
+closing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from fourcorner.adapters.directory import IndexerDirectoryPublisher
+from fourcorner.adapters.memory.smp import InMemoryDirectory
+from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
+from fourcorner.application.delivery import DeliverySettings
+from fourcorner.application.locator import ServiceLocator
+from fourcorner.application.ports import DirectoryPublisher
+from fourcorner.application.sending import Exchange
+from fourcorner.application.storage import Storage
+from fourcorner.domain.network_services import Environment
+from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.webhook import MAX_ATTEMPTS
+from fourcorner.entrypoints import operator, sml_setup
+from fourcorner.entrypoints.config import Settings
+
+
+def directory(url: str) -> DirectoryPublisher:
+    """The directory's indexer when one is configured; otherwise publication is recorded and
+    the business card is served by the built-in SMP, and no outside directory is contacted."""
+    return IndexerDirectoryPublisher(url) if url else InMemoryDirectory()
+
+
+async def opened(storage: Storage) -> AsyncIterator[Storage]:
+    await storage.open()
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+async def closing(resource: Any) -> AsyncIterator[Any]:
+    try:
+        yield resource
+    finally:
+        await resource.aclose()
+
+
+BLOBS_DIR = "blobs"
+
+
+def blob_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / BLOBS_DIR
+
+
+def or_none(value: str) -> str | None:
+    return value or None
+
+
+def spool_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / BLOBS_DIR / "incoming"
+
+
+async def opened_blobs(store: Any) -> AsyncIterator[Any]:
+    """A blob store in the database opens its connections first and closes them last."""
+    if not hasattr(store, "open"):
+        yield store
+        return
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def lookup_url(settings: Settings) -> str | dict[Environment, str]:
+    """``FOURCORNER_SMP_LOOKUP_URL`` for every environment, else the built-in SMP of each."""
+    return settings.smp_lookup_url or operator.smp_urls(settings)
+
+
+def discovery(settings: Settings) -> Discovery:
+    if settings.discovery_mode == "sml":
+        zones = {Environment.TEST: settings.sml_zone_test, Environment.PROD: settings.sml_zone_prod}
+        return SmlDiscovery(zones, settings.nameservers)
+    return FixedDiscovery(lookup_url(settings))
+
+
+def exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Exchange:
+    return Exchange(
+        lookup=lookup,
+        transport=transport,
+        reader=reader,
+        seat_id=settings.seat_id,
+        retry=RetryPolicy(
+            tuple(timedelta(seconds=d) for d in settings.sending_delays), settings.send_attempts
+        ),
+        confirm_window=timedelta(seconds=settings.mls_confirm_seconds),
+        lease=timedelta(seconds=settings.send_lease_seconds),
+    )
+
+
+def locator(settings: Settings) -> ServiceLocator:
+    """The network's SML per environment (``entrypoints.sml_setup``), or none."""
+    return sml_setup.locator(settings, operator.environments(settings))
+
+
+def seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
+
+
+def delivery_settings(settings: Settings) -> DeliverySettings:
+    first, second = settings.retry_delays
+    return DeliverySettings(
+        retry=RetryPolicy((timedelta(seconds=first), timedelta(seconds=second)), MAX_ATTEMPTS),
+        hex_signature_header=settings.webhook_hex_signature_header,
+        concurrency=settings.webhook_concurrency,
+        lease=timedelta(seconds=settings.webhook_lease_seconds),
+    )
