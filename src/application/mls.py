@@ -225,7 +225,9 @@ async def take(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
         ) from None
     async with ctx.uow() as uow:
-        addressee = await Participants(uow).by_identifier(envelope.receiver.value)
+        # the addressee in this access point's environment: a status comes back in the
+        # environment of the document it is about
+        addressee = await Participants(uow).by_identifier(envelope.receiver.value, ap.environment)
         sent = await Transactions(uow).sent_documents(status.original_instance_id)
     if addressee is None or addressee.ap_ref != ap.id:
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)

@@ -1,7 +1,7 @@
 """The operator's set-up, made at every start from its configuration: the operator
 organisation, and per environment its certificates, its SMP and its access point (which every
 organisation may use, by its mode), and the operator's own participant ``0242:<spid>`` where
-message level statuses reach it. Running it again changes only what the configuration
+message level statuses reach it, in every environment. Running it again changes only what the configuration
 changed."""
 
 from __future__ import annotations
@@ -84,8 +84,11 @@ async def ensure_operator(
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
             await _ensure_environment(ctx, uow, env, now, inspected)
-        if spid is not None and environments:
-            await _ensure_spid_participant(ctx, uow, spid, environments[0].environment, now)
+        if spid is not None:
+            # one in each environment: an identifier is unique per environment (each has its
+            # own SML), and a status goes back in the environment of the document it is about
+            for env in environments:
+                await _ensure_spid_participant(ctx, uow, spid, env.environment, now)
         await uow.commit()
 
 
@@ -95,7 +98,7 @@ async def _ensure_spid_participant(
     ident = spid_participant(spid).value
     mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
     participants = Participants(uow)
-    if mls is None or await participants.by_identifier(ident) is not None:
+    if mls is None or await participants.by_identifier(ident, env) is not None:
         return
     p = Participant(
         id=_operator_id("participant:spid", env),
