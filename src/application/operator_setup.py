@@ -129,6 +129,7 @@ async def _ensure_environment(
 ) -> None:
     certs = uow.repository(CERTIFICATES)
     ids = {}
+    renewed: set[Service] = set()
     cert_env = (
         CertificateEnvironment.TEST
         if env.environment is Environment.TEST
@@ -165,7 +166,11 @@ async def _ensure_environment(
             last_modified_at=now,
             last_modified_by=OPERATOR,
         )
-        await (certs.add(cert) if existing is None else certs.update(cert))
+        if existing is None:
+            await certs.add(cert)
+        else:
+            await certs.update(cert)
+            renewed.add(service)
     smp = Smp(
         id=_operator_id("smp", env.environment),
         org_id=OPERATOR_ORG_ID,
@@ -201,5 +206,13 @@ async def _ensure_environment(
         await aps.add(ap)
     elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
         await aps.update(ap)
-        for p in await Participants(uow).served_by(ap.id):
-            await participant_cases.republish(ctx, uow, p)
+        await _republish_served_by(ctx, uow, ap)
+    elif Service.AP in renewed:
+        # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be
+        # what senders encrypt for from now on, not the one the registrations were made with
+        await _republish_served_by(ctx, uow, ap)
+
+
+async def _republish_served_by(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> None:
+    for p in await Participants(uow).served_by(ap.id):
+        await participant_cases.republish(ctx, uow, p)
