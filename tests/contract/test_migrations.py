@@ -95,14 +95,12 @@ async def test_sqlite_0013_keeps_participants_and_makes_identifiers_unique_per_e
     """0013 builds the participants table again (SQLite cannot drop a constraint): the rows
     stay, with their indexes, and an identifier may then be in TEST and in PROD once each."""
     conn = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
-    columns = (
-        "id, name, participant_identifier, environment, smp_ref, ap_ref, transport_profile, "
-        "status, created_at, org_id, identifier_key, search_text, data"
-    )
 
     def insert(ident: str, env: str, key: str) -> None:
         conn.execute(
-            f"INSERT INTO participants ({columns}) VALUES "
+            "INSERT INTO participants (id, name, participant_identifier, environment, smp_ref, "
+            "ap_ref, transport_profile, status, created_at, org_id, identifier_key, "
+            "search_text, data) VALUES "
             "(?, 'n', ?, ?, 's', 'a', 'p', 'ACTIVE', '2026-01-01', 'o', ?, '', '{}')",
             (ident, key, env, key),
         )
