@@ -32,7 +32,9 @@ from aiohttp import web
 from cryptography import x509
 
 from fourcorner.adapters.pki.testpki import cert_pem, issue_leaf, key_pem, new_ca
+from fourcorner.adapters.smp.discovery import SmlDiscovery
 from fourcorner.domain.checkdigits import gs1_check_digit
+from fourcorner.domain.network_services import Environment
 from sbd_factory import make_sbd
 from sml_service import TestSml
 
@@ -406,6 +408,12 @@ async def test_two_operators_find_each_other_through_the_sml(
     await a.webhook(org_a, inbox.url, ["transaction.sent", "mls.received"])
     await b.webhook(org_b, inbox.url, ["transaction.received"])
 
+    # B's participant is in the network's DNS, pointing at B's SMP
+    dns = SmlDiscovery(
+        {Environment.TEST: sml_service.dns.zone}, [("127.0.0.1", sml_service.dns.port)]
+    )
+    found_smp = await dns.smp_url(("iso6523-actorid-upis", buyer), Environment.TEST)
+    assert found_smp == f"{b.base}/smp/test"
     # A asks whether B's participant can receive the invoice: by DNS, B's SMP, its signature
     found = await lookup(a, org_a, buyer)
     assert found["registered"] is True and found["canReceive"] is True, found

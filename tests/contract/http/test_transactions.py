@@ -183,6 +183,8 @@ async def test_a_prod_document_completes_with_its_status_back_in_prod(start_api,
     sender, receiver = f"0088:{gln(72)}", f"0088:{gln(73)}"
     await receiving_participant(api, a, sender, ALICE, env="PROD")
     await receiving_participant(api, b, receiver, BOB, env="PROD")
+    # the same identifier is A's in TEST: the PROD document still reaches B's PROD participant
+    await receiving_participant(api, a, receiver, ALICE, env="TEST")
     _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
     ap = {x["environment"]: x["id"] for x in aps["items"]}
     sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND", payload=buyer_in("NO"))
@@ -214,6 +216,10 @@ async def test_a_prod_document_completes_with_its_status_back_in_prod(start_api,
     ), kinds
     assert {str(t.ap_id) for t in stored} == {ap["PROD"]}, stored
     mls = next(t for t in stored if t.kind.value == "MLS")
+    _, got_b = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+    _, got_a = await api.call("GET", f"/orgs/{a['id']}/transactions/from_network", as_=ALICE)
+    assert [t["docInstanceId"] for t in got_b["items"]] == [tx["docInstanceId"]]
+    assert got_a["items"] == []
     spid = spid_participant(seat_spid(api.container.settings().seat_id)).value
     assert mls.receiver_id.lower() == spid.lower(), mls
     assert mls.transaction_status.value == "COMPLETED", mls
