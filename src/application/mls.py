@@ -225,8 +225,8 @@ async def take(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
         ) from None
     async with ctx.uow() as uow:
-        # the addressee in this access point's environment: a status comes back in the
-        # environment of the document it is about
+        # the addressee in this access point's environment (an identifier is unique per
+        # environment: the operator's 0242 participant is in each)
         addressee = await Participants(uow).by_identifier(envelope.receiver.value, ap.environment)
         sent = await Transactions(uow).sent_documents(status.original_instance_id)
         # a status comes back in the environment its document went out in: one about a

@@ -1,8 +1,9 @@
 """The operator's set-up, made at every start from its configuration: the operator
 organisation, and per environment its certificates, its SMP and its access point (which every
 organisation may use, by its mode), and the operator's own participant ``0242:<spid>`` where
-message level statuses reach it, in every environment. Running it again changes only what the configuration
-changed."""
+message level statuses reach it. Running it again changes only what the configuration
+changed; a renewed AP certificate is published again for the participants its access point
+serves."""
 
 from __future__ import annotations
 
