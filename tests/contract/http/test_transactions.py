@@ -208,8 +208,15 @@ async def test_a_prod_document_completes_with_its_status_back_in_prod(start_api,
     # every transaction of the loop went through a PROD access point: the document, its
     # receipt at B, and the status B sent back to the operator's PROD participant
     ctx = await resolve(api.container.context)
-    async with ctx.uow() as uow:
-        stored = await uow.repository(TRANSACTIONS).all()
+
+    async def settled() -> Any:
+        # the status is taken at A while B's exchange that sent it is still finishing
+        async with ctx.uow() as uow:
+            stored = await uow.repository(TRANSACTIONS).all()
+        ends = ("COMPLETED", "FAILED")
+        return stored if all(t.transaction_status.value in ends for t in stored) else None
+
+    stored = await until(settled)
     kinds = sorted((t.direction.value, t.kind.value) for t in stored)
     assert kinds == sorted(
         [("TO_NETWORK", "DOCUMENT"), ("FROM_NETWORK", "DOCUMENT"), ("TO_NETWORK", "MLS")]
