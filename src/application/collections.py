@@ -169,7 +169,9 @@ PARTICIPANTS: Collection[Participant] = Collection(
     columns={**_PARTICIPANT_FILTERS, **fields(_ORG_ID, col("identifierKey", STRING))},
     filterable=frozenset(_PARTICIPANT_FILTERS),
     search=("name", "participantIdentifier"),
-    unique=(("identifierKey",),),
+    # an identifier is unique per environment, as in the network (an SML each): the same
+    # one may be registered in TEST and in PROD
+    unique=(("identifierKey", "environment"),),
 )
 
 _CERTIFICATE_FILTERS = fields(

@@ -32,7 +32,7 @@ import uuid
 
 from fourcorner.application import telemetry, webhooks
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
+from fourcorner.application.collections import ACCESS_POINTS, ARTEFACTS, TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import As4Refusal, InboundDocument
 from fourcorner.application.repositories import Participants, Transactions
@@ -225,11 +225,21 @@ async def take(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
         ) from None
     async with ctx.uow() as uow:
-        addressee = await Participants(uow).by_identifier(envelope.receiver.value)
+        # the addressee in this access point's environment (an identifier is unique per
+        # environment: the operator's 0242 participant is in each)
+        addressee = await Participants(uow).by_identifier(envelope.receiver.value, ap.environment)
         sent = await Transactions(uow).sent_documents(status.original_instance_id)
+        # a status comes back in the environment its document went out in: one about a
+        # document sent through a TEST access point is no answer at the PROD one
+        aps = uow.repository(ACCESS_POINTS)
+        sent_here = []
+        for t in sent:
+            through = await aps.get(t.ap_id)
+            if through is not None and through.environment is ap.environment:
+                sent_here.append(t)
     if addressee is None or addressee.ap_ref != ap.id:
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
-    about = [t for t in sent if is_about(t, status, inbound.sender_certificate_cn)]
+    about = [t for t in sent_here if is_about(t, status, inbound.sender_certificate_cn)]
     if not about:
         raise As4Refusal(
             "EBMS:0004", "Other", "PEPPOL:NOT_SERVICED (no such document)", inbound.message_id

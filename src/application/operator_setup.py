@@ -2,7 +2,8 @@
 organisation, and per environment its certificates, its SMP and its access point (which every
 organisation may use, by its mode), and the operator's own participant ``0242:<spid>`` where
 message level statuses reach it. Running it again changes only what the configuration
-changed."""
+changed; a renewed AP certificate is published again for the participants its access point
+serves."""
 
 from __future__ import annotations
 
@@ -84,8 +85,11 @@ async def ensure_operator(
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
             await _ensure_environment(ctx, uow, env, now, inspected)
-        if spid is not None and environments:
-            await _ensure_spid_participant(ctx, uow, spid, environments[0].environment, now)
+        if spid is not None:
+            # one in each environment: an identifier is unique per environment (each has its
+            # own SML), and a status goes back in the environment of the document it is about
+            for env in environments:
+                await _ensure_spid_participant(ctx, uow, spid, env.environment, now)
         await uow.commit()
 
 
@@ -95,7 +99,7 @@ async def _ensure_spid_participant(
     ident = spid_participant(spid).value
     mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
     participants = Participants(uow)
-    if mls is None or await participants.by_identifier(ident) is not None:
+    if mls is None or await participants.by_identifier(ident, env) is not None:
         return
     p = Participant(
         id=_operator_id("participant:spid", env),
@@ -126,6 +130,7 @@ async def _ensure_environment(
 ) -> None:
     certs = uow.repository(CERTIFICATES)
     ids = {}
+    renewed: set[Service] = set()
     cert_env = (
         CertificateEnvironment.TEST
         if env.environment is Environment.TEST
@@ -162,7 +167,11 @@ async def _ensure_environment(
             last_modified_at=now,
             last_modified_by=OPERATOR,
         )
-        await (certs.add(cert) if existing is None else certs.update(cert))
+        if existing is None:
+            await certs.add(cert)
+        else:
+            await certs.update(cert)
+            renewed.add(service)
     smp = Smp(
         id=_operator_id("smp", env.environment),
         org_id=OPERATOR_ORG_ID,
@@ -198,5 +207,13 @@ async def _ensure_environment(
         await aps.add(ap)
     elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
         await aps.update(ap)
-        for p in await Participants(uow).served_by(ap.id):
-            await participant_cases.republish(ctx, uow, p)
+        await _republish_served_by(ctx, uow, ap)
+    elif Service.AP in renewed:
+        # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be
+        # what senders encrypt for from now on, not the one the registrations were made with
+        await _republish_served_by(ctx, uow, ap)
+
+
+async def _republish_served_by(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> None:
+    for p in await Participants(uow).served_by(ap.id):
+        await participant_cases.republish(ctx, uow, p)

@@ -24,7 +24,7 @@ from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
-from fourcorner.domain.network_services import AccessPoint, Smp
+from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
     DirectoryPublication,
@@ -137,10 +137,8 @@ async def create(
         smp, ap = await _usable(uow, org_id, cmd.smp_ref, cmd.ap_ref)
         _check_transport(ap, cmd.transport_profile)
         participants = Participants(uow)
-        if await participants.by_identifier(checked.canonical) is not None:
-            raise Conflict(
-                reason=f"the participant {cmd.participant_identifier} is registered already"
-            )
+        if await participants.by_identifier(checked.canonical, smp.environment) is not None:
+            raise Conflict(reason=_registered_already(cmd.participant_identifier, smp.environment))
         participant = Participant(
             id=ctx.new_id(),
             org_id=org_id,
@@ -163,11 +161,16 @@ async def create(
             await participants.add(participant)
         except Conflict:
             raise Conflict(
-                reason=f"the participant {cmd.participant_identifier} is registered already"
+                reason=_registered_already(cmd.participant_identifier, smp.environment)
             ) from None
         await republish(ctx, uow, participant)
         await uow.commit()
     return await sml_tasks.register_now(ctx, participant)
+
+
+def _registered_already(identifier: str, environment: Environment) -> str:
+    """A participant identifier is unique per environment (each has its own SML)."""
+    return f"the participant {identifier} is registered already in {environment.value}"
 
 
 _PARTICIPANTS = InOrg(PARTICIPANTS, "participant")

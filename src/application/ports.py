@@ -34,7 +34,12 @@ class SmpRegistrar(Protocol):
 
     async def unpublish(self, uow: UnitOfWork, smp_id: uuid.UUID, participant: str) -> None: ...
 
-    async def lookup(self, uow: UnitOfWork, participant: str) -> SmpRegistration | None: ...
+    async def lookup(
+        self, uow: UnitOfWork, environment: Environment, participant: str
+    ) -> SmpRegistration | None:
+        """The participant's registration in an SMP of ``environment`` (an identifier is
+        unique per environment: the same one may be registered in each)."""
+        ...
 
 
 @attrs.frozen

@@ -51,7 +51,7 @@ from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.idempotency import IdempotencyKey
 from fourcorner.domain.member import Member, MemberStatus
-from fourcorner.domain.network_services import AccessPoint, Smp
+from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.smp import SmpRegistration
@@ -185,9 +185,15 @@ class ApiKeys(OrgRecords[ApiKey]):
 class Participants(OrgRecords[Participant]):
     collection = PARTICIPANTS
 
-    async def by_identifier(self, identifier: str) -> Participant | None:
-        """The participant with this identifier (``scheme::value``), in any spelling case."""
-        return await self._store.first(identifierKey=identifier.lower())
+    async def by_identifier(self, identifier: str, environment: Environment) -> Participant | None:
+        """The participant of ``environment`` with this identifier (``scheme::value``), in any
+        spelling case. An identifier is unique per environment, as in the network, where each
+        environment has its own SML: the same one may be registered in TEST and in PROD."""
+        return await self._store.first(identifierKey=identifier.lower(), environment=environment)
+
+    async def of_identifier(self, identifier: str) -> list[Participant]:
+        """The participants with this identifier in every environment (one each at most)."""
+        return await self._store.all(identifierKey=identifier.lower())
 
     async def served_by(self, ap_id: uuid.UUID) -> list[Participant]:
         """The participants whose documents the access point ``ap_id`` receives."""
@@ -216,13 +222,30 @@ class AccessPoints(OrgRecords[AccessPoint]):
 class Smps(OrgRecords[Smp]):
     collection = SMPS
 
+    async def of_environment(self, environment: Environment) -> list[Smp]:
+        """The SMPs that serve ``environment``."""
+        return await self._store.all(environment=environment)
+
 
 class SmpRegistrations(Records[SmpRegistration]):
     collection = SMP_REGISTRATIONS
 
-    async def of_participant(self, identifier: str) -> SmpRegistration | None:
-        """Where the participant (identifier, in any spelling case) is registered."""
-        return await self._store.first(participant=identifier.lower())
+    async def of_participant_in(
+        self, identifier: str, smp_ids: Sequence[uuid.UUID]
+    ) -> SmpRegistration | None:
+        """The participant's (identifier, in any spelling case) registration in one of the
+        SMPs ``smp_ids`` (those of one environment: ``Smps.of_environment``)."""
+        if not smp_ids:
+            return None
+        query = Query(
+            where=(
+                equals(SMP_REGISTRATIONS, "participant", identifier.lower()),
+                one_of(SMP_REGISTRATIONS, "smpId", smp_ids),
+            ),
+            limit=1,
+        )
+        page = await self._store.list(query)
+        return page.items[0] if page.items else None
 
 
 class IdempotencyKeys(OrgRecords[IdempotencyKey]):

@@ -60,7 +60,7 @@ class Participant:
     org_id: uuid.UUID
     name: str
     participant_identifier: str  # as given: "<ICD>:<value>"
-    identifier_key: str  # canonical lower-case form: unique across the service
+    identifier_key: str  # canonical lower-case form: unique per environment
     smp_ref: uuid.UUID
     ap_ref: uuid.UUID
     environment: Environment

@@ -89,6 +89,41 @@ async def test_sqlite_schema_has_every_collection(tmp_path: pathlib.Path) -> Non
             assert unique == _expected_unique(table, collection), _missing(collection)
 
 
+async def test_sqlite_0013_keeps_participants_and_makes_identifiers_unique_per_environment(
+    tmp_path: pathlib.Path,
+) -> None:
+    """0013 builds the participants table again (SQLite cannot drop a constraint): the rows
+    stay, with their indexes, and an identifier may then be in TEST and in PROD once each."""
+    conn = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
+
+    def insert(ident: str, env: str, key: str) -> None:
+        conn.execute(
+            "INSERT INTO participants (id, name, participant_identifier, environment, smp_ref, "
+            "ap_ref, transport_profile, status, created_at, org_id, identifier_key, "
+            "search_text, data) VALUES "
+            "(?, 'n', ?, ?, 's', 'a', 'p', 'ACTIVE', '2026-01-01', 'o', ?, '', '{}')",
+            (ident, key, env, key),
+        )
+
+    try:
+        every = migrations.load("sqlite")
+        await migrations.apply_pending(SqliteMigrations(conn), [m for m in every if m.version < 13])
+        insert("p1", "TEST", "0088:1")
+        with pytest.raises(sqlite3.IntegrityError):
+            insert("p2", "PROD", "0088:1")  # before: unique across the service
+        await migrations.apply_pending(SqliteMigrations(conn), every)
+        assert conn.execute("SELECT id, environment FROM participants").fetchall() == [
+            ("p1", "TEST")
+        ]
+        insert("p2", "PROD", "0088:1")
+        with pytest.raises(sqlite3.IntegrityError):
+            insert("p3", "PROD", "0088:1")
+        indexes = {r[1] for r in conn.execute('PRAGMA index_list("participants")')}
+        assert {"participants_created_at_id_idx", "participants_org_id_idx"} <= indexes
+    finally:
+        conn.close()
+
+
 def _expected_columns(table: Table, collection: Any) -> dict[str, str]:
     types = {
         table.columns[f]: table.dialect.column_type(s.type) for f, s in collection.columns.items()

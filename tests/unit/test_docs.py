@@ -46,6 +46,29 @@ def test_every_setting_is_in_the_operations_guide():
     assert listed == {a.name.upper() for a in attrs.fields(Settings)}
 
 
+def test_going_live_names_only_settings_that_exist():
+    text = (DOCS / "operations.md").read_text()
+    section = text.split("\n## Going live\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"FOURCORNER_([A-Z0-9_]+)", section))
+    known = {a.name.upper() for a in attrs.fields(Settings)}
+    assert named - known == set()
+    # the settings the network needs are all there
+    assert {
+        "OPERATOR_CERTS_DIR",
+        "TRUST_ANCHORS_FILE",
+        "SEAT_ID",
+        "SML_URL_TEST",
+        "SMP_ID_TEST",
+        "SML_CA_FILE",
+        "DISCOVERY",
+        "SML_ZONE_TEST",
+        "SML_ZONE_PROD",
+        "DNS_NAMESERVERS",
+        "ALLOW_HTTP_PEERS",
+        "PUBLIC_URL",
+    } <= named
+
+
 def _markdown_files() -> list[Path]:
     return [ROOT / "README.md", *DOCS.glob("*.md"), *(ROOT / "examples").rglob("*.md")]
 

@@ -29,6 +29,7 @@ from fourcorner.application.participants import (
     UpdateParticipant,
 )
 from fourcorner.domain.checkdigits import gs1_check_digit
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import SupportedDocumentType
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, resolve
@@ -124,7 +125,7 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         db = await self._ids()
         async with self.ctx.uow() as uow:
             for p in db:
-                reg = await registrar.lookup(uow, p.identifier_key)
+                reg = await registrar.lookup(uow, p.environment, p.identifier_key)
                 assert reg is not None and reg.smp_id == p.smp_ref
                 published = {
                     (s.document_value.rstrip("*"), pr.scheme + "::" + pr.value)
@@ -138,8 +139,9 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
                 assert published == expected
             for n in range(6):
                 ident = gln(n)
-                in_db = any(p.identifier_key == ident for p in db)
-                assert (await registrar.lookup(uow, ident) is not None) == in_db
+                for env in Environment:
+                    in_db = any(p.identifier_key == ident and p.environment is env for p in db)
+                    assert (await registrar.lookup(uow, env, ident) is not None) == in_db
 
 
 SmpMirrorsDatabase.TestCase.settings = settings(

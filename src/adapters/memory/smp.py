@@ -8,24 +8,34 @@ from __future__ import annotations
 
 import uuid
 
+from fourcorner.application.repositories import Smps
 from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 
 
 class InMemorySmpRegistrar:
+    """Registrations keyed by (SMP, participant): the same identifier may be registered in
+    the SMP of each environment."""
+
     def __init__(self) -> None:
-        self.registrations: dict[str, SmpRegistration] = {}
+        self.registrations: dict[tuple[uuid.UUID, str], SmpRegistration] = {}
 
     async def publish(self, uow: UnitOfWork, registration: SmpRegistration) -> None:
-        self.registrations[registration.participant.lower()] = registration
+        key = (registration.smp_id, registration.participant.lower())
+        self.registrations[key] = registration
 
     async def unpublish(self, uow: UnitOfWork, smp_id: uuid.UUID, participant: str) -> None:
-        found = self.registrations.get(participant.lower())
-        if found is not None and found.smp_id == smp_id:
-            del self.registrations[participant.lower()]
+        self.registrations.pop((smp_id, participant.lower()), None)
 
-    async def lookup(self, uow: UnitOfWork, participant: str) -> SmpRegistration | None:
-        return self.registrations.get(participant.lower())
+    async def lookup(
+        self, uow: UnitOfWork, environment: Environment, participant: str
+    ) -> SmpRegistration | None:
+        for smp in await Smps(uow).of_environment(environment):
+            found = self.registrations.get((smp.id, participant.lower()))
+            if found is not None:
+                return found
+        return None
 
 
 class InMemoryDirectory:

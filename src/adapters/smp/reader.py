@@ -57,7 +57,7 @@ class SmpReader:
         other environment is not found here (each environment's SMP is its own)."""
         scheme, value = _participant(participant_segment)
         async with self._uow() as uow:
-            reg = await self._registrar.lookup(uow, value)
+            reg = await self._registrar.lookup(uow, environment, value)
             smp = await uow.repository(SMPS).get(reg.smp_id) if reg is not None else None
             if reg is None or smp is None or smp.environment is not environment:
                 raise NotFound(resource="participant", ident=f"{scheme}::{value}")

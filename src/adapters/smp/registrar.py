@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from fourcorner.application.repositories import SmpRegistrations
+from fourcorner.application.repositories import SmpRegistrations, Smps
 from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 
 
@@ -21,5 +22,8 @@ class StoredSmpRegistrar:
     async def unpublish(self, uow: UnitOfWork, smp_id: uuid.UUID, participant: str) -> None:
         await SmpRegistrations(uow).remove(SmpRegistration.id_for(smp_id, participant))
 
-    async def lookup(self, uow: UnitOfWork, participant: str) -> SmpRegistration | None:
-        return await SmpRegistrations(uow).of_participant(participant)
+    async def lookup(
+        self, uow: UnitOfWork, environment: Environment, participant: str
+    ) -> SmpRegistration | None:
+        smps = [smp.id for smp in await Smps(uow).of_environment(environment)]
+        return await SmpRegistrations(uow).of_participant_in(participant, smps)

@@ -24,7 +24,7 @@ from fourcorner.adapters.sbdh import (
 )
 from fourcorner.application.collections import ACCESS_POINTS, PARTICIPANTS
 from fourcorner.domain.envelope import MessageLevelStatus, seat_spid, spid_participant
-from fourcorner.domain.network_services import OPERATOR_ORG_ID
+from fourcorner.domain.network_services import OPERATOR_ORG_ID, Environment
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
@@ -74,7 +74,9 @@ async def mls_path(api: Any) -> str:
     ctx = await resolve(api.container.context)
     ours = spid_participant(seat_spid(pki(api).seat_id)).value
     async with ctx.uow() as uow:
-        p = await uow.repository(PARTICIPANTS).first(identifierKey=ours.lower())
+        p = await uow.repository(PARTICIPANTS).first(
+            identifierKey=ours.lower(), environment=Environment.TEST
+        )
     return f"/as4/{OPERATOR_ORG_ID}/{p.ap_ref}"
 
 
@@ -207,6 +209,8 @@ async def test_a_status_reaches_only_the_document_it_is_about(start_api, inbox, 
         operator_aps = await uow.repository(ACCESS_POINTS).all(orgId=OPERATOR_ORG_ID)
     where = await mls_path(api)
     (elsewhere,) = {urlsplit(x.ap_url).path for x in operator_aps} - {where}
+    # the PROD access point, which serves the operator's PROD 0242 participant: a status
+    # about a document sent in TEST is no answer there
     assert "PEPPOL:NOT_SERVICED" in (await post_status(api, "RE", own, path=elsewhere) or "")
     for tx_id, org, who in ((tx_a, a, ALICE), (tx_b, b, BOB), (tx_own, a, ALICE)):
         assert (await transaction(api, org, who, tx_id))["transactionStatus"] == "COMPLETED"

@@ -3,6 +3,7 @@ SMP read by an independent verifier."""
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 from datetime import UTC, datetime, timedelta
 
@@ -12,7 +13,9 @@ from signxml import XMLVerifier
 
 from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
 from fourcorner.adapters.pki.testpki import load_test_pki
+from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.domain.checkdigits import gs1_check_digit
+from fourcorner.entrypoints.container import resolve
 
 ALICE, BOB, ROOT = "alice@example.com", "bob@example.com", "root@example.com"
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
@@ -227,6 +230,81 @@ async def test_identifiers_are_unique_across_organisations_and_validated(api):
     assert status == 400 and body["code"] == "AT-1006" and "check digit" in body["error"]
     status, body = await participant(api, a["id"], "9999:abc")
     assert status == 400 and body["code"] == "AT-1006"
+
+
+async def test_an_identifier_is_unique_per_environment(api):
+    """As in the network (an SML per environment): the same identifier once in TEST and once
+    in PROD, each published by its own environment's SMP; a second time in one is 409."""
+    org = await whitelabel(api, BOB, legal_id="5560360793")
+    other = await api.org(ALICE)
+    ident = f"0088:{gln(44)}"
+    created = {}
+    for env in ("TEST", "PROD"):
+        status, p = await participant(api, org["id"], ident, env=env, who=BOB)
+        assert status == 201 and p["environment"] == env, p
+        created[env] = p["id"]
+    assert created["TEST"] != created["PROD"]
+    pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
+    for env in ("test", "prod"):
+        assert (await api.client.get(f"/smp/{env}/{pid}")).status == 200, env
+    for env in ("TEST", "PROD"):
+        status, body = await participant(api, org["id"], ident.upper(), env=env, who=BOB)
+        assert status == 409 and body["code"] == "AT-1090", body
+        assert f"{ident.upper()} is registered already in {env}" in body["error"], body
+    status, body = await participant(api, other["id"], ident, who=ALICE)
+    assert status == 409 and "registered already in TEST" in body["error"], body
+    _, listed = await api.call("GET", f"/orgs/{org['id']}/participants", as_=BOB)
+    assert sorted(x["environment"] for x in listed["items"]) == ["PROD", "TEST"]
+    # removing one leaves the other, in its SMP
+    path = f"/orgs/{org['id']}/participants/batch-delete"
+    status, body = await api.call("POST", path, as_=BOB, json={"ids": [created["TEST"]]})
+    assert status == 200, body
+    assert (await api.client.get(f"/smp/test/{pid}")).status == 404
+    assert (await api.client.get(f"/smp/prod/{pid}")).status == 200
+
+
+async def test_concurrent_creates_of_one_identifier_keep_one_per_environment(two_servers):
+    """Round after round, one new identifier created at once by two organisations through two
+    servers on one database, in TEST and in PROD: exactly one create wins in each
+    environment, every other is 409 (the unique group holds under concurrency)."""
+    first, second = two_servers
+    a = await whitelabel(first, ALICE)
+    b = await whitelabel(first, BOB, legal_id="5560360793")
+    bodies = {}
+    for org, who in ((a, ALICE), (b, BOB)):
+        smps, aps = await to_use(first, org["id"], who)
+        for env in ("TEST", "PROD"):
+            smp = next(x["id"] for x in smps if x["environment"] == env)
+            ap = next(x["id"] for x in aps if x["environment"] == env)
+            bodies[org["id"], env] = {"name": "Racer", "smpRef": smp, "apRef": ap}
+    callers = [(first, a, ALICE), (second, b, BOB), (second, a, ALICE), (first, b, BOB)]
+    rounds = 15
+    for n in range(rounds):
+        ident = f"0088:{gln(500 + n)}"
+        attempts = [
+            (
+                env,
+                server.call(
+                    "POST",
+                    f"/orgs/{org['id']}/participants",
+                    as_=who,
+                    json=bodies[org["id"], env] | {"participantIdentifier": ident},
+                ),
+            )
+            for server, org, who in callers
+            for env in ("TEST", "PROD")
+        ]
+        answers = await asyncio.gather(*(call for _, call in attempts))
+        for env in ("TEST", "PROD"):
+            mine = [answer for (e, _), answer in zip(attempts, answers, strict=True) if e == env]
+            assert sorted(status for status, _ in mine) == [201, 409, 409, 409], (n, env, mine)
+            assert all(body["code"] == "AT-1090" for status, body in mine if status == 409)
+    ctx = await resolve(first.container.context)
+    async with ctx.uow() as uow:
+        stored = await uow.repository(PARTICIPANTS).all()
+    racers = [p for p in stored if p.name == "Racer"]
+    assert len(racers) == 2 * rounds
+    assert len({(p.identifier_key, p.environment) for p in racers}) == 2 * rounds
 
 
 async def test_a_demo_organisation_cannot_use_production_or_upload_certificates(api):

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.domain.envelope import seat_spid, spid_participant
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
@@ -41,8 +42,8 @@ async def inbox(aiohttp_server: Any) -> Any:
     return box
 
 
-async def receiving_participant(api, org, ident, who):
-    status, p = await participant(api, org["id"], ident, who=who)
+async def receiving_participant(api, org, ident, who, env="TEST"):
+    status, p = await participant(api, org["id"], ident, env=env, who=who)
     assert status == 201, p
     _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=who)
     doc = next(
@@ -169,6 +170,66 @@ async def test_the_full_loop_between_two_demo_organisations(start_api, inbox, ba
         "TRANSACTION_RECEIPT",
         "MLS",
     }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_prod_document_completes_with_its_status_back_in_prod(start_api, backend):
+    """The operator's own participant 0242:<spid>, where statuses come back, is in every
+    environment (an identifier is unique per environment): a PROD document's positive MLS
+    goes out through the PROD access point to the PROD one, and completes the document."""
+    api = await start_api(backend, workers=True, public=True, send_retry_delays="0.2")
+    a = await whitelabel(api, ALICE)
+    b = await whitelabel(api, BOB, legal_id="5560360793")
+    sender, receiver = f"0088:{gln(72)}", f"0088:{gln(73)}"
+    await receiving_participant(api, a, sender, ALICE, env="PROD")
+    await receiving_participant(api, b, receiver, BOB, env="PROD")
+    # the same identifier is A's in TEST: the PROD document still reaches B's PROD participant
+    await receiving_participant(api, a, receiver, ALICE, env="TEST")
+    _, aps = await api.call("GET", f"/orgs/{a['id']}/aps/alltouse", as_=ALICE)
+    ap = {x["environment"]: x["id"] for x in aps["items"]}
+    sbd = make_sbd(sender=sender, receiver=receiver, mls_type="ALWAYS_SEND", payload=buyer_in("NO"))
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap['PROD']}",
+        as_=ALICE,
+        data=sbd,
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 202, body
+    tx_id = body["transactionId"]
+
+    async def done() -> Any:
+        _, tx = await api.call("GET", f"/orgs/{a['id']}/transactions/{tx_id}", as_=ALICE)
+        final = tx["transactionStatus"] in ("COMPLETED", "FAILED") and tx.get("mlsResponseCode")
+        return tx if final or tx.get("serviceError") else None
+
+    tx = await until(done)
+    assert (tx["transactionStatus"], tx.get("mlsResponseCode")) == ("COMPLETED", "AB"), tx
+    # every transaction of the loop went through a PROD access point: the document, its
+    # receipt at B, and the status B sent back to the operator's PROD participant
+    ctx = await resolve(api.container.context)
+
+    async def settled() -> Any:
+        # the status is taken at A while B's exchange that sent it is still finishing
+        async with ctx.uow() as uow:
+            stored = await uow.repository(TRANSACTIONS).all()
+        ends = ("COMPLETED", "FAILED")
+        return stored if all(t.transaction_status.value in ends for t in stored) else None
+
+    stored = await until(settled)
+    kinds = sorted((t.direction.value, t.kind.value) for t in stored)
+    assert kinds == sorted(
+        [("TO_NETWORK", "DOCUMENT"), ("FROM_NETWORK", "DOCUMENT"), ("TO_NETWORK", "MLS")]
+    ), kinds
+    assert {str(t.ap_id) for t in stored} == {ap["PROD"]}, stored
+    mls = next(t for t in stored if t.kind.value == "MLS")
+    _, got_b = await api.call("GET", f"/orgs/{b['id']}/transactions/from_network", as_=BOB)
+    _, got_a = await api.call("GET", f"/orgs/{a['id']}/transactions/from_network", as_=ALICE)
+    assert [t["docInstanceId"] for t in got_b["items"]] == [tx["docInstanceId"]]
+    assert got_a["items"] == []
+    spid = spid_participant(seat_spid(api.container.settings().seat_id)).value
+    assert mls.receiver_id.lower() == spid.lower(), mls
+    assert mls.transaction_status.value == "COMPLETED", mls
 
 
 def buyer_in(country: str) -> bytes:
