@@ -133,6 +133,7 @@ class TestSml:
         self.schema = etree.XMLSchema(etree.parse(str(HERE / "peppol-sml-types-v1.xsd")))
         self.operations = operations()
         self.smps: dict[str, Smp] = {}
+        self._publishing = asyncio.Lock()
         self.participants: dict[tuple[str, str], str] = {}  # (scheme, value) -> SMP id
         self.migrations: dict[tuple[str, str], tuple[str, str]] = {}  # -> (SMP id, key)
         self.requests: list[str] = []  # operation names, in order
@@ -186,7 +187,10 @@ class TestSml:
         ]
 
     async def _publish(self) -> None:
-        await asyncio.to_thread(self.dns.start, self.naptr_records())
+        # one restart at a time: two at once would both stop the old dnsmasq and start two
+        # on its port, the second failing (two operators' registrations arrive together)
+        async with self._publishing:
+            await asyncio.to_thread(self.dns.start, self.naptr_records())
 
     # --- requests ----------------------------------------------------------------------
 
