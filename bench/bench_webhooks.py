@@ -84,6 +84,7 @@ async def run(args: argparse.Namespace, workers: int, tmp: Path) -> tuple[float,
         )
         await webhooks.create(
             ctx,
+            await resolve(container.sealer),
             me,
             org.id,
             CreateWebhook(f"http://127.0.0.1:{port}/in", ("webhook.test",)),

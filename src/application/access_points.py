@@ -15,7 +15,7 @@ from fourcorner.application import participants as participant_cases
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.certificates import check_transport_profile
 from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import Participants
 from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.storage import UnitOfWork
@@ -68,7 +68,7 @@ async def _ap_certificate(
 
 
 async def create_ap(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateAccessPoint
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, cmd: CreateAccessPoint
 ) -> AccessPoint:
     check_transport_profile(ctx, cmd.transport_profile)
     now = ctx.clock()
@@ -82,7 +82,7 @@ async def create_ap(
             org_id=org_id,
             name=cmd.name,
             description=cmd.description,
-            ap_url=ap_url(ctx.net.ap_host, org_id, ap_id),
+            ap_url=ap_url(net.ap_host, org_id, ap_id),
             certificate_ref=cmd.certificate_ref,
             transport_profile=cmd.transport_profile,
             environment=cmd.environment,
@@ -97,7 +97,12 @@ async def create_ap(
 
 
 async def update_ap(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ap_id: uuid.UUID, cmd: UpdateAccessPoint
+    ctx: Context,
+    net: Network,
+    principal: Principal,
+    org_id: uuid.UUID,
+    ap_id: uuid.UUID,
+    cmd: UpdateAccessPoint,
 ) -> AccessPoint:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -112,7 +117,7 @@ async def update_ap(
         await uow.repository(ACCESS_POINTS).update(ap)
         # the participants it serves publish the new certificate or name
         for p in await Participants(uow).served_by(ap.id):
-            await participant_cases.republish(ctx, uow, p)
+            await participant_cases.republish(ctx, net, uow, p)
         await uow.commit()
     return ap
 

@@ -25,6 +25,7 @@ import uuid
 import attrs
 
 from fourcorner.application.context import Context
+from fourcorner.application.ports import CertificateInspector
 from fourcorner.application.repositories import Certificates
 from fourcorner.application.storage import Cursor, Query, UnitOfWork
 from fourcorner.domain.certificates import Certificate
@@ -64,7 +65,7 @@ async def add(uow: UnitOfWork, cert: Certificate) -> None:
         raise CertificateKeyInUse(holder=holder or "another certificate") from None
 
 
-async def record_all(ctx: Context) -> int:
+async def record_all(ctx: Context, inspector: CertificateInspector) -> int:
     """Fill in the public key of every certificate stored before keys were kept (see the
     module's docstring): the operator's first, then the others oldest first; returns how
     many. Safe to run again, and beside other processes."""
@@ -73,14 +74,14 @@ async def record_all(ctx: Context) -> int:
         operators = await Certificates(uow).of_org(OPERATOR_ORG_ID)
     for cert in operators:
         if not cert.public_key_sha256:
-            done += await _record_one(ctx, cert.id)
+            done += await _record_one(ctx, inspector, cert.id)
     query = Query(limit=PAGE)
     while True:
         async with ctx.uow() as uow:
             page = await Certificates(uow).list(query)
         for cert in page.items:
             if not cert.public_key_sha256:
-                done += await _record_one(ctx, cert.id)
+                done += await _record_one(ctx, inspector, cert.id)
         if page.next_cursor is None:
             break
         query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
@@ -89,14 +90,14 @@ async def record_all(ctx: Context) -> int:
     return done
 
 
-async def _record_one(ctx: Context, ident: uuid.UUID) -> int:
+async def _record_one(ctx: Context, inspector: CertificateInspector, ident: uuid.UUID) -> int:
     async with ctx.uow() as uow:
         repo = Certificates(uow)
         cert = await repo.lock(ident)
         if cert is None or cert.public_key_sha256:
             return 0
         try:
-            key = ctx.net.certificates.public_key_sha256(cert.cert_pem)
+            key = inspector.public_key_sha256(cert.cert_pem)
         except InvalidInput as e:
             log.error(
                 "a stored certificate does not parse",

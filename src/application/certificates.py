@@ -15,7 +15,7 @@ import attrs
 from fourcorner.application import certificate_keys
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import CERTIFICATES
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import AccessPoints
 from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
@@ -50,14 +50,14 @@ class UpdateCertificate:
 
 
 async def create_certificate(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateCertificate
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, cmd: CreateCertificate
 ) -> Certificate:
     now = ctx.clock()
     check_transport_profile(ctx, cmd.transport_profile)
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         require_whitelabel(access.org, "upload certificates")
-    info = ctx.net.certificates.inspect(cmd.cert_pem, cmd.ca_chain_pem, cmd.private_key_pem, now)
+    info = net.certificates.inspect(cmd.cert_pem, cmd.ca_chain_pem, cmd.private_key_pem, now)
     cert_id = ctx.new_id()
     cert = Certificate(
         id=cert_id,
@@ -74,7 +74,7 @@ async def create_certificate(
         subject=info.subject,
         fingerprint=info.fingerprint_sha256,
         public_key_sha256=info.public_key_sha256,
-        sealed_key=CERTIFICATE_KEY.seal(ctx.net.sealer, cert_id, cmd.private_key_pem),
+        sealed_key=CERTIFICATE_KEY.seal(net.sealer, cert_id, cmd.private_key_pem),
         created_at=now,
         created_by=principal.actor,
         last_modified_at=now,

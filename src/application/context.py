@@ -1,4 +1,13 @@
-"""What every use case needs: storage, the reference data, time, ids and the network ports.
+"""What every use case takes (``Context``: its units of work, the reference data, time and
+ids), and the network's ports (``Network``), which only the use cases that reach the network
+take, as a parameter of their own.
+
+A use case's signature says what it uses beyond the ``Context``: ``net: Network`` for the
+SMP registrar, the SML, the directory, the certificate inspector and the access points' base
+URL (participants, access points, certificates, the SML's tasks, the operator's set-up), a
+``KeySealer`` alone where only a secret is sealed or opened (webhooks, sending, receiving,
+the workers that deliver and send), a ``CertificateInspector`` alone where only certificates
+are read. Nothing is optional: a use case cannot be called without a port it needs.
 
 Time and ids are ports like the others: the use cases read the time from ``clock`` (and
 ``clock_ns``, to the nanosecond) and make ids with ``new_id``, never from the system
@@ -25,7 +34,8 @@ from fourcorner.domain.catalogue import Catalogue
 
 @attrs.frozen
 class Network:
-    """The ports and settings of the network side (SMP, certificates, access points)."""
+    """The ports and settings of the network side (SMP, SML, certificates, directory, access
+    points), for the use cases that reach the network."""
 
     smp: SmpRegistrar
     certificates: CertificateInspector
@@ -48,13 +58,7 @@ class Context:
     clock: Callable[[], datetime] = attrs.field(kw_only=True)
     clock_ns: Callable[[], int] = attrs.field(kw_only=True)
     new_id: Callable[[], uuid.UUID] = attrs.field(kw_only=True)
-    network: Network | None = None
     reader: UnitOfWorkFactory | None = None
 
     def reads(self) -> UnitOfWork:
         return (self.reader or self.uow)()
-
-    @property
-    def net(self) -> Network:
-        assert self.network is not None, "the container wires the network ports"
-        return self.network

@@ -29,7 +29,7 @@ import attrs
 from fourcorner.application import idempotency, telemetry
 from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
-from fourcorner.application.ports import SendResult, WebhookSender
+from fourcorner.application.ports import KeySealer, SendResult, WebhookSender
 from fourcorner.application.repositories import Deliveries, Events
 from fourcorner.application.sealed import WEBHOOK_SECRET
 from fourcorner.application.webhooks import body_of, purge
@@ -72,12 +72,14 @@ class DeliveryWorker:
     def __init__(
         self,
         ctx: Context,
+        sealer: KeySealer,
         sender: WebhookSender,
         settings: DeliverySettings,
         *,
         wall_clock: Callable[[], float] | None = None,
     ) -> None:
         self._ctx = ctx
+        self._sealer = sealer
         self._sender = sender
         self._settings = settings
         # the seconds of the signatures' timestamps: the context's clock unless given
@@ -249,7 +251,7 @@ class DeliveryWorker:
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)
         try:
-            secret = WEBHOOK_SECRET.open(self._ctx.net.sealer, hook)
+            secret = WEBHOOK_SECRET.open(self._sealer, hook)
         except SecretUnusable as e:  # an attempt that failed, with the reason on the event
             log.error("webhook not sent", extra={"webhook_id": str(hook.id), "problem": str(e)})
             return SendResult(duration_ms=0.0, error=e.message())

@@ -19,7 +19,7 @@ from fourcorner.application.collections import (
     ORGANISATIONS,
     SMPS,
 )
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.ports import InspectedCertificate
 from fourcorner.application.repositories import Participants
 from fourcorner.application.sealed import CERTIFICATE_KEY
@@ -58,7 +58,7 @@ def _operator_id(kind: str, env: Environment) -> uuid.UUID:
 
 
 async def ensure_operator(
-    ctx: Context, environments: list[OperatorEnvironment], spid: str | None = None
+    ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None = None
 ) -> None:
     """At start: the operator organisation, its certificates, SMPs and access points, and its
     own participant ``0242:<spid>`` where message level statuses reach it."""
@@ -84,17 +84,17 @@ async def ensure_operator(
             )
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
-            await _ensure_environment(ctx, uow, env, now, inspected)
+            await _ensure_environment(ctx, net, uow, env, now, inspected)
         if spid is not None:
             # one in each environment: an identifier is unique per environment (each has its
             # own SML), and a status goes back in the environment of the document it is about
             for env in environments:
-                await _ensure_spid_participant(ctx, uow, spid, env.environment, now)
+                await _ensure_spid_participant(ctx, net, uow, spid, env.environment, now)
         await uow.commit()
 
 
 async def _ensure_spid_participant(
-    ctx: Context, uow: UnitOfWork, spid: str, env: Environment, now: Any
+    ctx: Context, net: Network, uow: UnitOfWork, spid: str, env: Environment, now: Any
 ) -> None:
     ident = spid_participant(spid).value
     mls = ctx.catalogue.document_type_by_value(MLS_DOCUMENT_TYPE.scheme, MLS_DOCUMENT_TYPE.value)
@@ -118,11 +118,12 @@ async def _ensure_spid_participant(
         last_modified_by=OPERATOR,
     )
     await participants.add(p)
-    await participant_cases.republish(ctx, uow, p)
+    await participant_cases.republish(ctx, net, uow, p)
 
 
 async def _ensure_environment(
     ctx: Context,
+    net: Network,
     uow: UnitOfWork,
     env: OperatorEnvironment,
     now: Any,
@@ -145,7 +146,7 @@ async def _ensure_environment(
         existing = await certs.get(cid)
         if existing is not None and existing.cert_pem == pem:
             continue
-        info = inspected.get(pem) or ctx.net.certificates.inspect(pem, chain, key, now)
+        info = inspected.get(pem) or net.certificates.inspect(pem, chain, key, now)
         inspected[pem] = info
         cert = Certificate(
             id=cid,
@@ -161,7 +162,7 @@ async def _ensure_environment(
             subject=info.subject,
             fingerprint=info.fingerprint_sha256,
             public_key_sha256=info.public_key_sha256,
-            sealed_key=CERTIFICATE_KEY.seal(ctx.net.sealer, cid, key),
+            sealed_key=CERTIFICATE_KEY.seal(net.sealer, cid, key),
             created_at=now,
             created_by=OPERATOR,
             last_modified_at=now,
@@ -194,7 +195,7 @@ async def _ensure_environment(
         id=ap_id,
         org_id=OPERATOR_ORG_ID,
         name=f"operator access point ({env.environment.value})",
-        ap_url=ap_url(ctx.net.ap_host, OPERATOR_ORG_ID, ap_id),
+        ap_url=ap_url(net.ap_host, OPERATOR_ORG_ID, ap_id),
         certificate_ref=ids[Service.AP],
         transport_profile="net-transport-as4-v2_0",
         environment=env.environment,
@@ -207,13 +208,15 @@ async def _ensure_environment(
         await aps.add(ap)
     elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
         await aps.update(ap)
-        await _republish_served_by(ctx, uow, ap)
+        await _republish_served_by(ctx, net, uow, ap)
     elif Service.AP in renewed:
         # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be
         # what senders encrypt for from now on, not the one the registrations were made with
-        await _republish_served_by(ctx, uow, ap)
+        await _republish_served_by(ctx, net, uow, ap)
 
 
-async def _republish_served_by(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> None:
+async def _republish_served_by(
+    ctx: Context, net: Network, uow: UnitOfWork, ap: AccessPoint
+) -> None:
     for p in await Participants(uow).served_by(ap.id):
-        await participant_cases.republish(ctx, uow, p)
+        await participant_cases.republish(ctx, net, uow, p)

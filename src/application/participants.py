@@ -16,7 +16,7 @@ from fourcorner.application.collections import (
     PARTICIPANTS,
     SMP_REGISTRATIONS,
 )
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.publishing import check_supported, registration
 from fourcorner.application.repositories import Participants
 from fourcorner.application.scoped import InOrg, owned
@@ -99,7 +99,7 @@ def _check_transport(ap: AccessPoint, profile: str) -> None:
         )
 
 
-async def republish(ctx: Context, uow: UnitOfWork, participant: Participant) -> None:
+async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Participant) -> None:
     """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of work)."""
     ap = await uow.repository(ACCESS_POINTS).get(participant.ap_ref)
     if ap is None:
@@ -118,7 +118,7 @@ async def republish(ctx: Context, uow: UnitOfWork, participant: Participant) -> 
         created_at=old.created_at if old else ctx.clock(),
         now=ctx.clock(),
     )
-    await ctx.net.smp.publish(uow, reg)
+    await net.smp.publish(uow, reg)
 
 
 def registration_id(participant: Participant) -> uuid.UUID:
@@ -126,7 +126,7 @@ def registration_id(participant: Participant) -> uuid.UUID:
 
 
 async def create(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateParticipant
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, cmd: CreateParticipant
 ) -> Participant:
     checked = ctx.catalogue.validate_participant_identifier(cmd.participant_identifier)
     if not cmd.name.strip():
@@ -156,16 +156,16 @@ async def create(
             last_modified_at=now,
             last_modified_by=principal.actor,
         )
-        participant = await sml.wish_registered(ctx, uow, participant, cmd.migration_key)
+        participant = await sml.wish_registered(ctx, net, uow, participant, cmd.migration_key)
         try:
             await participants.add(participant)
         except Conflict:
             raise Conflict(
                 reason=_registered_already(cmd.participant_identifier, smp.environment)
             ) from None
-        await republish(ctx, uow, participant)
+        await republish(ctx, net, uow, participant)
         await uow.commit()
-    return await sml_tasks.register_now(ctx, participant)
+    return await sml_tasks.register_now(ctx, net, participant)
 
 
 def _registered_already(identifier: str, environment: Environment) -> str:
@@ -183,7 +183,12 @@ async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participan
 
 
 async def update(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID, cmd: UpdateParticipant
+    ctx: Context,
+    net: Network,
+    principal: Principal,
+    org_id: uuid.UUID,
+    pid: uuid.UUID,
+    cmd: UpdateParticipant,
 ) -> Participant:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -205,13 +210,13 @@ async def update(
             p, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
         await uow.repository(PARTICIPANTS).update(p)
-        await republish(ctx, uow, p)
+        await republish(ctx, net, uow, p)
         await uow.commit()
     return p
 
 
 async def delete_many(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -219,8 +224,8 @@ async def delete_many(
         for pid in dict.fromkeys(ids):
             p = await _own(uow, org_id, pid)
             await uow.repository(PARTICIPANTS).remove(p.id)
-            await ctx.net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
-            await sml.wish_removed(ctx, uow, p)
+            await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
+            await sml.wish_removed(ctx, net, uow, p)
             done.append(str(p.id))
         await uow.commit()
     return done
@@ -234,6 +239,7 @@ async def supported(
 
 async def set_supported(
     ctx: Context,
+    net: Network,
     principal: Principal,
     org_id: uuid.UUID,
     pid: uuid.UUID,
@@ -250,20 +256,20 @@ async def set_supported(
             last_modified_by=principal.actor,
         )
         await uow.repository(PARTICIPANTS).update(p)
-        await republish(ctx, uow, p)
+        await republish(ctx, net, uow, p)
         await uow.commit()
     return entries
 
 
 async def request_publication(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     """Ask the directory to index each participant's business card (served by its SMP)."""
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         chosen = [await _own(uow, org_id, pid) for pid in dict.fromkeys(ids)]
     for p in chosen:  # network calls, outside any unit of work
-        await ctx.net.directory.publish(p.identifier_key)
+        await net.directory.publish(p.identifier_key)
     now = ctx.clock()
     async with ctx.uow() as uow:
         for p in chosen:

@@ -29,7 +29,7 @@ from fourcorner.application.collections import (
 )
 from fourcorner.application.context import Context
 from fourcorner.application.intake import store_validation
-from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument
+from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument, KeySealer
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
 from fourcorner.application.transactions import Documents, blob_key
@@ -79,14 +79,16 @@ class Receiver:
     credentials: Credentials
 
 
-async def receiver(ctx: Context, org_id: uuid.UUID, ap_id: uuid.UUID) -> Receiver | None:
+async def receiver(
+    ctx: Context, sealer: KeySealer, org_id: uuid.UUID, ap_id: uuid.UUID
+) -> Receiver | None:
     """The access point ``ap_id`` of organisation ``org_id``, or None: looked up before the
     message is read, so a message to no access point is refused unread."""
     async with ctx.uow() as uow:
         ap = await uow.repository(ACCESS_POINTS).get(ap_id)
         if ap is None or ap.org_id != org_id:
             return None
-        return Receiver(ap, await credentials_of(ctx, uow, ap))
+        return Receiver(ap, await credentials_of(sealer, uow, ap))
 
 
 async def receive(

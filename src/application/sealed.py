@@ -88,12 +88,11 @@ FIELDS: tuple[SealedField[Any], ...] = (CERTIFICATE_KEY, WEBHOOK_SECRET)
 PAGE = 200
 
 
-async def reseal_all(ctx: Context) -> int:
+async def reseal_all(ctx: Context, sealer: KeySealer) -> int:
     """Seal every secret stored before binding existed again, bound to its record; returns how
     many. Idempotent and safe beside other processes doing the same: each record is locked,
     read again and written back in a unit of work of its own. A secret that does not open is
     logged and left as it is (what needs it refuses with ``SecretUnusable``)."""
-    sealer = ctx.net.sealer
     done = 0
     for field in FIELDS:
         query = Query(limit=PAGE)
@@ -103,7 +102,7 @@ async def reseal_all(ctx: Context) -> int:
             for record in page.items:
                 if sealer.is_current(getattr(record, field.attribute)):
                     continue
-                done += await _reseal_one(ctx, field, record.id)
+                done += await _reseal_one(ctx, sealer, field, record.id)
             if page.next_cursor is None:
                 break
             query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
@@ -112,14 +111,16 @@ async def reseal_all(ctx: Context) -> int:
     return done
 
 
-async def _reseal_one(ctx: Context, field: SealedField[Any], ident: uuid.UUID) -> int:
+async def _reseal_one(
+    ctx: Context, sealer: KeySealer, field: SealedField[Any], ident: uuid.UUID
+) -> int:
     async with ctx.uow() as uow:
         repo = uow.repository(field.collection)
         record = await repo.lock(ident)
         if record is None:
             return 0
         try:
-            updated = field.reseal(ctx.net.sealer, record)
+            updated = field.reseal(sealer, record)
         except SecretUnusable as e:
             log.error("a stored secret does not open", extra={"problem": e.message()})
             return 0

@@ -26,6 +26,7 @@ from fourcorner.application.ports import (
     ApTransport,
     Credentials,
     Delivered,
+    KeySealer,
     LookupFailed,
     LookupProblem,
     MessageReader,
@@ -91,11 +92,11 @@ class Exchange:
         return seat_spid(self.seat_id)
 
 
-async def credentials_of(ctx: Context, uow: UnitOfWork, ap: AccessPoint) -> Credentials:
+async def credentials_of(sealer: KeySealer, uow: UnitOfWork, ap: AccessPoint) -> Credentials:
     cert = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
     if cert is None:
         raise DomainError()
-    key = CERTIFICATE_KEY.open(ctx.net.sealer, cert, user=f"access point {ap.id}")
+    key = CERTIFICATE_KEY.open(sealer, cert, user=f"access point {ap.id}")
     return Credentials(cert.cert_pem, key, cert.ca_chain_pem, ap.environment)
 
 
@@ -114,8 +115,10 @@ Move = Callable[[Transaction, datetime], Transaction]
 
 
 class SendingWorker:
-    def __init__(self, ctx: Context, docs: Documents, exchange: Exchange) -> None:
-        self._ctx, self._docs, self._x = ctx, docs, exchange
+    def __init__(
+        self, ctx: Context, sealer: KeySealer, docs: Documents, exchange: Exchange
+    ) -> None:
+        self._ctx, self._sealer, self._docs, self._x = ctx, sealer, docs, exchange
         self._in_flight: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
 
@@ -180,7 +183,7 @@ class SendingWorker:
         try:
             async with ctx.uow() as uow:
                 ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
-                creds = await credentials_of(ctx, uow, ap) if ap else None
+                creds = await credentials_of(self._sealer, uow, ap) if ap else None
         except SecretUnusable as e:
             await self._cannot_send(tx, txe.SENDER_UNUSABLE, e.message())
             return

@@ -22,7 +22,7 @@ from __future__ import annotations
 import attrs
 
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.sml_migration import PreparedMigration, prepare_migration
 from fourcorner.application.sml_tasks import key_context
 from fourcorner.application.sml_worker import LocatorWorker
@@ -39,12 +39,12 @@ MAX_GIVEN_KEY = 100
 
 
 async def wish_registered(
-    ctx: Context, uow: UnitOfWork, participant: Participant, migration_key: str | None
+    ctx: Context, net: Network, uow: UnitOfWork, participant: Participant, migration_key: str | None
 ) -> Participant:
     """Queue the SML registration of a participant being created (``Migrate`` with
     ``migration_key``, else ``Create``); the participant as it is to be stored: ``PENDING``
     where an SML is configured for its environment."""
-    locator = ctx.net.locator
+    locator = net.locator
     env = participant.environment
     if not locator.serves(env):
         if migration_key is not None:
@@ -77,7 +77,7 @@ async def wish_registered(
         return participant
     operation = LocatorOperation.CREATE if migration_key is None else LocatorOperation.MIGRATE
     sealed = (
-        ctx.net.sealer.seal(migration_key.encode(), context=key_context(task_id))
+        net.sealer.seal(migration_key.encode(), context=key_context(task_id))
         if migration_key is not None
         else ""
     )
@@ -101,10 +101,12 @@ async def wish_registered(
     return attrs.evolve(participant, status=ParticipantStatus.PENDING, status_reason=None)
 
 
-async def wish_removed(ctx: Context, uow: UnitOfWork, participant: Participant) -> None:
+async def wish_removed(
+    ctx: Context, net: Network, uow: UnitOfWork, participant: Participant
+) -> None:
     """Queue the removal from the SML of a participant being deleted."""
     env = participant.environment
-    if not ctx.net.locator.serves(env):
+    if not net.locator.serves(env):
         return
     now = ctx.clock()
     tasks = uow.repository(LOCATOR_TASKS)
@@ -132,7 +134,7 @@ async def wish_removed(ctx: Context, uow: UnitOfWork, participant: Participant) 
     )
 
 
-async def ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
+async def ensure_smp(ctx: Context, net: Network, smp_urls: dict[Environment, str]) -> None:
     """At start: for each environment with an SML, queue the registration (or update) of the
     SMP with its URL when the SML does not have it as it is; queue the registration of the
     participants that have no SML task (made before the SML was configured, or the operator's
@@ -141,15 +143,15 @@ async def ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
     starting together may race to add the same task: the loser looks again."""
     for last in (False, False, True):
         try:
-            await _ensure_smp(ctx, smp_urls)
+            await _ensure_smp(ctx, net, smp_urls)
             return
         except Conflict:
             if last:
                 raise
 
 
-async def _ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
-    locator = ctx.net.locator
+async def _ensure_smp(ctx: Context, net: Network, smp_urls: dict[Environment, str]) -> None:
+    locator = net.locator
     now = ctx.clock()
     async with ctx.uow() as uow:
         tasks = uow.repository(LOCATOR_TASKS)
@@ -180,7 +182,7 @@ async def _ensure_smp(ctx: Context, smp_urls: dict[Environment, str]) -> None:
             for p in await participants.all(environment=env):
                 task = await tasks.get(LocatorTask.id_for(env, p.identifier_key))
                 if task is None:
-                    await wish_registered(ctx, uow, p, None)
+                    await wish_registered(ctx, net, uow, p, None)
                     status, reason = ParticipantStatus.PENDING, None
                 elif task.operation is LocatorOperation.DELETE:
                     continue

@@ -15,7 +15,7 @@ import attrs
 
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import PARTICIPANTS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.locator import LocatorError
 from fourcorner.application.scoped import owned
 from fourcorner.domain.errors import Conflict, LocatorRefused, LocatorUnavailable
@@ -36,7 +36,7 @@ class PreparedMigration:
 
 
 async def prepare_migration(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, pid: uuid.UUID
 ) -> PreparedMigration:
     """Prepare the move of a participant to another SMP (``PrepareToMigrate``): the key, made
     here, is given to the new SMP's provider, who completes the move with it. It is answered
@@ -45,7 +45,7 @@ async def prepare_migration(
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         p: Participant = await owned(uow, PARTICIPANTS, org_id, pid, "participant")
     env = p.environment
-    if not ctx.net.locator.serves(env):
+    if not net.locator.serves(env):
         raise Conflict(
             reason=f"no SML is configured for {env.value}, so there is no registration to move"
         )
@@ -56,7 +56,7 @@ async def prepare_migration(
         )
     key = new_migration_key(secrets.choice, secrets.SystemRandom().shuffle)
     try:
-        await ctx.net.locator.prepare_migration(env, p.identifier_key, key)
+        await net.locator.prepare_migration(env, p.identifier_key, key)
     except LocatorError as e:
         if e.transient:
             raise LocatorUnavailable(reason=e.reason) from None

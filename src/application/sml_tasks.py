@@ -21,7 +21,7 @@ from datetime import timedelta
 import attrs
 
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.locator import LocatorError, LocatorFault
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.errors import LocatorRefused, RegisteredElsewhere
@@ -73,12 +73,12 @@ async def _claim(ctx: Context, task_id: uuid.UUID, lease: timedelta) -> LocatorT
     return claimed
 
 
-def _open_key(ctx: Context, task: LocatorTask) -> str:
-    return ctx.net.sealer.open(task.sealed_key, context=key_context(task.id)).decode()
+def _open_key(ctx: Context, net: Network, task: LocatorTask) -> str:
+    return net.sealer.open(task.sealed_key, context=key_context(task.id)).decode()
 
 
-async def _perform(ctx: Context, task: LocatorTask) -> Outcome:
-    locator = ctx.net.locator
+async def _perform(ctx: Context, net: Network, task: LocatorTask) -> Outcome:
+    locator = net.locator
     env, subject = task.environment, task.subject
     try:
         if task.operation is LocatorOperation.REGISTER_SMP:
@@ -87,18 +87,18 @@ async def _perform(ctx: Context, task: LocatorTask) -> Outcome:
             await locator.create(env, subject)
         elif task.operation is LocatorOperation.MIGRATE:
             try:
-                key = _open_key(ctx, task)
+                key = _open_key(ctx, net, task)
             except ValueError as e:
                 return Outcome(False, f"the migration key cannot be opened: {e}", True)
             await locator.migrate(env, subject, key)
         else:
             await locator.delete(env, subject)
     except LocatorError as e:
-        return await _judge(ctx, task, e)
+        return await _judge(ctx, net, task, e)
     return Outcome(True)
 
 
-async def _judge(ctx: Context, task: LocatorTask, error: LocatorError) -> Outcome:
+async def _judge(ctx: Context, net: Network, task: LocatorTask, error: LocatorError) -> Outcome:
     """The outcome of a refusal: retry, done after all, or failed for good."""
     env, subject = task.environment, task.subject
     said = f"the {env.value} SML answered: {error.reason}"
@@ -112,7 +112,7 @@ async def _judge(ctx: Context, task: LocatorTask, error: LocatorError) -> Outcom
     if task.is_participant and task.attempts > 1:
         # an earlier attempt may have been carried out without our hearing of it
         try:
-            if await ctx.net.locator.registered(env, subject):
+            if await net.locator.registered(env, subject):
                 return Outcome(True)
         except LocatorError as e:
             if e.transient:
@@ -177,12 +177,14 @@ async def _record(ctx: Context, claimed: LocatorTask, outcome: Outcome) -> None:
     )
 
 
-async def attempt(ctx: Context, task_id: uuid.UUID, lease: timedelta) -> Outcome | None:
+async def attempt(
+    ctx: Context, net: Network, task_id: uuid.UUID, lease: timedelta
+) -> Outcome | None:
     """Carry out the task now when it is due and free; None when it is not."""
     claimed = await _claim(ctx, task_id, lease)
     if claimed is None:
         return None
-    outcome = await _perform(ctx, claimed)
+    outcome = await _perform(ctx, net, claimed)
     await _record(ctx, claimed, outcome)
     return outcome
 
@@ -191,7 +193,7 @@ FIRST_LEASE = timedelta(seconds=60)
 FIRST_WAIT = 15.0  # seconds a request waits for the SML before it answers PENDING
 
 
-async def register_now(ctx: Context, participant: Participant) -> Participant:
+async def register_now(ctx: Context, net: Network, participant: Participant) -> Participant:
     """The first attempt of a participant's registration, by the request that created it: the
     participant as it is now (``ACTIVE`` when the SML took it, ``PENDING`` when it is to be
     retried). A refusal for good undoes the creation (the participant and its SMP entry) and
@@ -200,7 +202,7 @@ async def register_now(ctx: Context, participant: Participant) -> Participant:
         return participant
     task_id = LocatorTask.id_for(participant.environment, participant.identifier_key)
     try:
-        outcome = await asyncio.wait_for(attempt(ctx, task_id, FIRST_LEASE), FIRST_WAIT)
+        outcome = await asyncio.wait_for(attempt(ctx, net, task_id, FIRST_LEASE), FIRST_WAIT)
     except TimeoutError:
         outcome = None  # the SML is slow: the workers carry on once the lease has run out
     if outcome is not None and outcome.permanent and outcome.refusal is not None:
@@ -209,7 +211,7 @@ async def register_now(ctx: Context, participant: Participant) -> Participant:
             task = await uow.repository(LOCATOR_TASKS).lock(task_id)
             if current is not None and current.status is ParticipantStatus.FAILED:
                 await uow.repository(PARTICIPANTS).remove(current.id)
-                await ctx.net.smp.unpublish(uow, current.smp_ref, current.identifier_key)
+                await net.smp.unpublish(uow, current.smp_ref, current.identifier_key)
                 if task is not None and task.state is LocatorState.FAILED:
                     await uow.repository(LOCATOR_TASKS).remove(task.id)
                 await uow.commit()

@@ -14,7 +14,7 @@ import uuid
 from datetime import timedelta
 
 from fourcorner.application.collections import LOCATOR_TASKS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.listing import condition, equals, one_of
 from fourcorner.application.sml_tasks import attempt, smp_registered
 from fourcorner.application.storage import Query
@@ -33,13 +33,14 @@ class LocatorWorker:
     def __init__(
         self,
         ctx: Context,
+        net: Network,
         *,
         lease: timedelta = timedelta(seconds=120),
         poll_interval: float = 5.0,
         batch: int = 20,
         concurrency: int = 4,
     ) -> None:
-        self._ctx = ctx
+        self._ctx, self._net = ctx, net
         self._lease = lease
         self._poll = poll_interval
         self._batch = batch
@@ -78,7 +79,7 @@ class LocatorWorker:
     async def _one(self, task_id: uuid.UUID) -> None:
         async with self._gate:
             try:
-                await attempt(self._ctx, task_id, self._lease)
+                await attempt(self._ctx, self._net, task_id, self._lease)
             except Exception:
                 log.exception("an SML task failed unexpectedly", extra={"task": str(task_id)})
 

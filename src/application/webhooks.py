@@ -14,6 +14,7 @@ import attrs
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
+from fourcorner.application.ports import KeySealer
 from fourcorner.application.repositories import Deliveries, Events, Webhooks
 from fourcorner.application.scoped import InOrg, owned
 from fourcorner.application.sealed import WEBHOOK_SECRET
@@ -66,6 +67,7 @@ def _check(url: str, events: tuple[str, ...], allow_private: bool) -> None:
 
 async def create(
     ctx: Context,
+    sealer: KeySealer,
     principal: Principal,
     org_id: uuid.UUID,
     cmd: CreateWebhook,
@@ -84,7 +86,7 @@ async def create(
             events=tuple(dict.fromkeys(cmd.events)),
             is_enabled=cmd.is_enabled,
             description=cmd.description,
-            sealed_secret=WEBHOOK_SECRET.seal(ctx.net.sealer, ident, secret),
+            sealed_secret=WEBHOOK_SECRET.seal(sealer, ident, secret),
             created_at=now,
             created_by=principal.actor,
             last_modified_at=now,

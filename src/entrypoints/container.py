@@ -118,10 +118,11 @@ class Container(containers.DeclarativeContainer):
     directory = providers.Singleton(setup.directory, config.directory_url)
     # the network's SML, where the built-in SMP registers itself and its participants
     locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
+    certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors)
     network = providers.Singleton(
         Network,
         smp=smp_registrar,
-        certificates=providers.Singleton(TrustAnchorInspector, trust_anchors),
+        certificates=certificate_inspector,
         sealer=sealer,
         directory=directory,
         ap_host=config.access_point_host,
@@ -132,7 +133,6 @@ class Container(containers.DeclarativeContainer):
         uow=storage.provided.unit_of_work,
         reader=storage.provided.reader,
         catalogue=catalogue,
-        network=network,
         clock=clock,
         clock_ns=providers.Object(system_clock_ns),
         new_id=providers.Object(random_id),
@@ -159,7 +159,7 @@ class Container(containers.DeclarativeContainer):
     )
     delivery_settings = providers.Singleton(setup.delivery_settings, settings)
     delivery_worker = providers.Singleton(
-        DeliveryWorker, context, webhook_sender, delivery_settings
+        DeliveryWorker, context, sealer, webhook_sender, delivery_settings
     )
     # Raising an event wakes the delivery worker of this process at once (when it runs one;
     # other processes' workers are woken by the storage's announcements).
@@ -226,8 +226,8 @@ class Container(containers.DeclarativeContainer):
     exchange = providers.Singleton(
         setup.exchange, settings, participant_lookup, ap_transport, message_reader
     )
-    sending_worker = providers.Singleton(SendingWorker, context, documents, exchange)
-    locator_worker = providers.Singleton(sml.LocatorWorker, context)
+    sending_worker = providers.Singleton(SendingWorker, context, sealer, documents, exchange)
+    locator_worker = providers.Singleton(sml.LocatorWorker, context, network)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
     blob_sweeper = providers.Singleton(
@@ -298,7 +298,7 @@ async def _ensure_smp(container: Container) -> None:
     start (``application.sml.ensure_smp``); the participants' follow once it is done."""
     ctx = await resolve(container.context)
     urls = {e.environment: e.smp_url for e in container.operator_environments()}
-    await sml.ensure_smp(ctx, urls)
+    await sml.ensure_smp(ctx, await resolve(container.network), urls)
 
 
 async def migrate_data(container: Container) -> None:
@@ -308,8 +308,8 @@ async def migrate_data(container: Container) -> None:
     idempotent and safe beside other processes; ``fourcorner serve`` runs them before it
     serves, and ``fourcorner migrate`` runs them too."""
     ctx = await resolve(container.context)
-    await certificate_keys.record_all(ctx)
-    await sealed.reseal_all(ctx)
+    await certificate_keys.record_all(ctx, await resolve(container.certificate_inspector))
+    await sealed.reseal_all(ctx, await resolve(container.sealer))
 
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
@@ -321,7 +321,9 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     await container.init_resources()
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
-    await operator_setup.ensure_operator(ctx, container.operator_environments(), spid)
+    await operator_setup.ensure_operator(
+        ctx, await resolve(container.network), container.operator_environments(), spid
+    )
     await migrate_data(container)
     await _ensure_smp(container)
     stop = asyncio.Event()

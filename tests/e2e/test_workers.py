@@ -62,12 +62,12 @@ async def world(tmp_path: Path, aiohttp_server: Any):
         container = build_container(settings)
         await container.init_resources()
         ctx = await resolve(container.context)
-        yield env, ctx, aiohttp_server
+        yield env, ctx, await resolve(container.sealer), aiohttp_server
         await container.shutdown_resources()
 
 
 async def prepare(
-    ctx: Any, aiohttp_server: Any, receiver: Counting, events: int
+    ctx: Any, sealer: Any, aiohttp_server: Any, receiver: Counting, events: int
 ) -> list[uuid.UUID]:
     app = web.Application()
     app.router.add_post("/in", receiver.handle)
@@ -79,6 +79,7 @@ async def prepare(
     )
     await webhooks.create(
         ctx,
+        sealer,
         me,
         org.id,
         CreateWebhook(str(server.make_url("/in")), ("webhook.test",)),
@@ -114,9 +115,9 @@ async def wait_all_delivered(ctx: Any, within: float) -> None:
 
 
 async def test_two_workers_deliver_each_event_exactly_once(world: Any) -> None:
-    env, ctx, aiohttp_server = world
+    env, ctx, sealer, aiohttp_server = world
     receiver = Counting(delay=0.0)
-    ids = await prepare(ctx, aiohttp_server, receiver, 1000)
+    ids = await prepare(ctx, sealer, aiohttp_server, receiver, 1000)
     workers = [start_worker(env), start_worker(env)]
     try:
         await wait_all_delivered(ctx, within=120)
@@ -132,9 +133,9 @@ async def test_two_workers_deliver_each_event_exactly_once(world: Any) -> None:
 
 
 async def test_a_killed_worker_loses_nothing(world: Any) -> None:
-    env, ctx, aiohttp_server = world
+    env, ctx, sealer, aiohttp_server = world
     receiver = Counting(delay=0.005)
-    ids = await prepare(ctx, aiohttp_server, receiver, 300)
+    ids = await prepare(ctx, sealer, aiohttp_server, receiver, 300)
     # one send in flight at a time, and short leases, so a kill costs at most one duplicate
     extra = {"FOURCORNER_WEBHOOK_CONCURRENCY": "1", "FOURCORNER_WEBHOOK_LEASE_SECONDS": "1"}
     kills = 0

@@ -107,6 +107,7 @@ class Service:
     seat: str
     container: Container
     ctx: Any
+    net: Any
     docs: Any
     exchange: Any
     principal: Principal
@@ -125,7 +126,7 @@ class Service:
 
     async def inbox(self, content_type: str, body: Path) -> Any:
         """What the AS4 route does with a message to this access point, without HTTP."""
-        to = await receiver(self.ctx, self.ap.org_id, self.ap.id)
+        to = await receiver(self.ctx, self.net.sealer, self.ap.org_id, self.ap.id)
         assert to is not None
         return await receive(self.ctx, self.docs, self.exchange, to, content_type, body)
 
@@ -191,7 +192,10 @@ async def start(
     )
     await container.init_resources()
     ctx = await resolve(container.context)
-    await operator_setup.ensure_operator(ctx, container.operator_environments(), seat_spid(seat))
+    net = await resolve(container.network)
+    await operator_setup.ensure_operator(
+        ctx, net, container.operator_environments(), seat_spid(seat)
+    )
     user = await users.sign_in(ctx, Identity(subject=f"admin-{seat}", email=f"{seat}@example.com"))
     principal = Principal(user=user)
     org = await organisations.create(
@@ -204,6 +208,7 @@ async def start(
         seat=seat,
         container=container,
         ctx=ctx,
+        net=net,
         docs=await resolve(container.documents),
         exchange=await resolve(container.exchange),
         principal=principal,
@@ -224,6 +229,7 @@ async def add_participant(s: Service, identifier: str, *, receives: bool) -> Non
     (smp,) = await services_to_use.smps_to_use(s.ctx, s.principal, s.org.id)
     p = await participants.create(
         s.ctx,
+        s.net,
         s.principal,
         s.org.id,
         participants.CreateParticipant(f"participant {identifier}", identifier, smp.id, s.ap.id),
@@ -232,13 +238,14 @@ async def add_participant(s: Service, identifier: str, *, receives: bool) -> Non
         doc = s.ctx.catalogue.document_type_by_value(INVOICE.scheme, INVOICE.value)
         entry = SupportedDocumentType(doc.id, str(PROCESS))
         await participants.set_supported(
-            s.ctx, s.principal, s.org.id, p.id, participants.SupportedDocumentTypes((entry,))
+            s.ctx, s.net, s.principal, s.org.id, p.id, participants.SupportedDocumentTypes((entry,))
         )
 
 
 async def subscribe(s: Service, url: str, events: tuple[str, ...]) -> None:
     made = await webhooks.create(
         s.ctx,
+        s.net.sealer,
         s.principal,
         s.org.id,
         webhooks.CreateWebhook(url, events),
@@ -395,7 +402,7 @@ async def test_a_document_the_receiver_does_not_serve_is_refused_and_rejected(
     async with b.ctx.uow() as uow:
         (bob,) = await uow.repository(PARTICIPANTS).all(orgId=b.org.id)
     await participants.set_supported(
-        b.ctx, b.principal, b.org.id, bob.id, participants.SupportedDocumentTypes(())
+        b.ctx, b.net, b.principal, b.org.id, bob.id, participants.SupportedDocumentTypes(())
     )
     sbd, instance = invoice()
     sent = await loop.a.send(sbd)

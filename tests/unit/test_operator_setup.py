@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.pki.testpki import cert_pem, issue_leaf, key_pem, load_test_pki
 from fourcorner.application import operator_setup
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import Participants
 from fourcorner.domain.envelope import seat_spid, spid_participant
 from fourcorner.domain.network_services import Environment
@@ -24,8 +24,8 @@ from fourcorner.entrypoints.container import build_container, resolve
 SEAT = "PFC000001"
 
 
-async def published_certificate(ctx: Context, env: Environment, ident: str) -> bytes:
-    registrar = ctx.net.smp
+async def published_certificate(ctx: Context, net: Network, env: Environment, ident: str) -> bytes:
+    registrar = net.smp
     async with ctx.uow() as uow:
         reg = await registrar.lookup(uow, env, ident)
     assert reg is not None, (env, ident)
@@ -45,15 +45,16 @@ async def test_the_operator_participant_is_in_every_environment_and_follows_a_re
     await container.init_resources()
     try:
         ctx = await resolve(container.context)
+        net = await resolve(container.network)
         environments = container.operator_environments()
-        await operator_setup.ensure_operator(ctx, environments, seat_spid(SEAT))
+        await operator_setup.ensure_operator(ctx, net, environments, seat_spid(SEAT))
         ident = spid_participant(seat_spid(SEAT)).value.lower()
         async with ctx.uow() as uow:
             found = {env: await Participants(uow).by_identifier(ident, env) for env in Environment}
         assert all(p is not None and p.environment is env for env, p in found.items()), found
         assert len({p.id for p in found.values() if p is not None}) == 2
         for env in Environment:
-            published = await published_certificate(ctx, env, ident)
+            published = await published_certificate(ctx, net, env, ident)
             assert published == der(environments[0].ap_cert_pem)
 
         # the TEST AP certificate is renewed (a new key, the same CA): the TEST SMP publishes
@@ -73,9 +74,11 @@ async def test_the_operator_participant_is_in_every_environment_and_follows_a_re
             else e
             for e in environments
         ]
-        await operator_setup.ensure_operator(ctx, changed, seat_spid(SEAT))
-        assert await published_certificate(ctx, Environment.TEST, ident) == der(cert_pem(renewed))
-        prod = await published_certificate(ctx, Environment.PROD, ident)
+        await operator_setup.ensure_operator(ctx, net, changed, seat_spid(SEAT))
+        assert await published_certificate(ctx, net, Environment.TEST, ident) == der(
+            cert_pem(renewed)
+        )
+        prod = await published_certificate(ctx, net, Environment.PROD, ident)
         assert prod == der(environments[0].ap_cert_pem)
     finally:
         await container.shutdown_resources()

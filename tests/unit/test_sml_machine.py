@@ -69,8 +69,11 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
     async def _start(self) -> None:
         await self.container.init_resources()
         self.ctx = await resolve(self.container.context)
-        await operator_setup.ensure_operator(self.ctx, self.container.operator_environments())
-        await sml.ensure_smp(self.ctx, {TEST: "https://ours.example.org/smp"})
+        self.net = await resolve(self.container.network)
+        await operator_setup.ensure_operator(
+            self.ctx, self.net, self.container.operator_environments()
+        )
+        await sml.ensure_smp(self.ctx, self.net, {TEST: "https://ours.example.org/smp"})
         await self.theirs.register_smp(TEST, "https://theirs.example.org/smp")
         user = await users.sign_in(self.ctx, Identity("u1", "u@example.com", "U"))
         self.me = Principal(user=user)
@@ -81,7 +84,7 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
         smps = await services_to_use.smps_to_use(self.ctx, self.me, self.org)
         aps = await services_to_use.aps_to_use(self.ctx, self.me, self.org)
         self.smp, self.ap = smps[0].id, aps[0].id
-        self.worker = sml_worker.LocatorWorker(self.ctx)
+        self.worker = sml_worker.LocatorWorker(self.ctx, self.net)
         await self.worker.run_once()  # the SMP itself, and the operator's participant
 
     def teardown(self) -> None:
@@ -97,7 +100,7 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
     def create(self, n: int) -> None:
         cmd = CreateParticipant(f"p{n}", gln(n), self.smp, self.ap)
         try:
-            self.runner.run(participants.create(self.ctx, self.me, self.org, cmd))
+            self.runner.run(participants.create(self.ctx, self.net, self.me, self.org, cmd))
         except DomainError as e:  # ours already, being removed, or the other SMP's
             assert e.code in ("AT-1090", "AT-1105"), e
 
@@ -106,7 +109,7 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
         found = [p for p in self.runner.run(self._ours()) if p.org_id == self.org]
         if found:
             p = found[i % len(found)]
-            self.runner.run(participants.delete_many(self.ctx, self.me, self.org, [p.id]))
+            self.runner.run(participants.delete_many(self.ctx, self.net, self.me, self.org, [p.id]))
 
     @rule(down=st.booleans())
     def sml_up_or_down(self, down: bool) -> None:

@@ -55,7 +55,10 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
     async def _start(self) -> None:
         await self.container.init_resources()
         self.ctx = await resolve(self.container.context)
-        await operator_setup.ensure_operator(self.ctx, self.container.operator_environments())
+        self.net = await resolve(self.container.network)
+        await operator_setup.ensure_operator(
+            self.ctx, self.net, self.container.operator_environments()
+        )
         user = await users.sign_in(self.ctx, Identity("u1", "u@example.com", "U"))
         self.me = Principal(user=user)
         org = await organisations.create(
@@ -88,7 +91,7 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
     def create(self, n: int) -> None:
         cmd = CreateParticipant(f"p{n}", gln(n), self.smp, self.ap)
         try:
-            self.runner.run(participants.create(self.ctx, self.me, self.org, cmd))
+            self.runner.run(participants.create(self.ctx, self.net, self.me, self.org, cmd))
         except Exception as e:  # a second create of the same identifier
             assert type(e).__name__ == "Conflict"
 
@@ -98,7 +101,9 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         if found:
             p = found[i % len(found)]
             self.runner.run(
-                participants.update(self.ctx, self.me, self.org, p.id, UpdateParticipant(name=name))
+                participants.update(
+                    self.ctx, self.net, self.me, self.org, p.id, UpdateParticipant(name=name)
+                )
             )
 
     @rule(i=st.integers(0, 10), chosen=st.sets(st.integers(0, 5), max_size=4))
@@ -107,14 +112,16 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         if found:
             p = found[i % len(found)]
             cmd = SupportedDocumentTypes(tuple(self.entries[c] for c in sorted(chosen)))
-            self.runner.run(participants.set_supported(self.ctx, self.me, self.org, p.id, cmd))
+            self.runner.run(
+                participants.set_supported(self.ctx, self.net, self.me, self.org, p.id, cmd)
+            )
 
     @rule(i=st.integers(0, 10))
     def delete(self, i: int) -> None:
         found = self.runner.run(self._ids())
         if found:
             p = found[i % len(found)]
-            self.runner.run(participants.delete_many(self.ctx, self.me, self.org, [p.id]))
+            self.runner.run(participants.delete_many(self.ctx, self.net, self.me, self.org, [p.id]))
 
     @invariant()
     def smp_view_equals_database_view(self) -> None:

@@ -9,6 +9,7 @@ from dependency_injector.wiring import Provide
 
 from fourcorner.application import receiving
 from fourcorner.application.context import Context
+from fourcorner.application.ports import KeySealer
 from fourcorner.application.receiving import receive
 from fourcorner.application.sending import Exchange
 from fourcorner.application.transactions import Documents
@@ -22,6 +23,7 @@ from fourcorner.entrypoints.http.spooling import copy
 async def as4_inbound(
     req: Req,
     ctx: Context = Provide["context"],
+    sealer: KeySealer = Provide["sealer"],
     docs: Documents = Provide["documents"],
     exchange: Exchange = Provide["exchange"],
     gate: asyncio.Semaphore = Provide["as4_gate"],
@@ -36,7 +38,7 @@ async def as4_inbound(
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
     except InvalidInput:
         raise NotFound(resource="access point", ident=raw.path) from None
-    to = await receiving.receiver(ctx, org_id, ap_id)
+    to = await receiving.receiver(ctx, sealer, org_id, ap_id)
     if to is None:
         raise NotFound(resource="access point", ident=str(ap_id))
     limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip

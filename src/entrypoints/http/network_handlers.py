@@ -10,7 +10,7 @@ from fourcorner.application import access_points, certificates, services_to_use
 from fourcorner.application.access_points import CreateAccessPoint, UpdateAccessPoint
 from fourcorner.application.certificates import CreateCertificate, UpdateCertificate
 from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.domain.roles import Role
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.handlers import Ids, page
@@ -31,9 +31,14 @@ async def aps_to_use(
 
 
 async def create_certificate(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
-    cert = await certificates.create_certificate(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    cert = await certificates.create_certificate(
+        ctx, net, req.caller, req.path_uuid("orgId"), req.body
+    )
     return Reply(201, responses.CERTIFICATE.dump(conv, cert))
 
 
@@ -75,9 +80,12 @@ async def delete_certificates(req: Req, ctx: Context = Provide["context"]) -> Re
 
 
 async def create_ap(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
-    ap = await access_points.create_ap(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    ap = await access_points.create_ap(ctx, net, req.caller, req.path_uuid("orgId"), req.body)
     return Reply(201, responses.ACCESS_POINT.dump(conv, ap))
 
 
@@ -96,10 +104,13 @@ async def get_ap(
 
 
 async def update_ap(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     ap = await access_points.update_ap(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"), req.body
+        ctx, net, req.caller, req.path_uuid("orgId"), req.path_uuid("apId"), req.body
     )
     return Reply(200, responses.ACCESS_POINT.dump(conv, ap))
 

@@ -8,7 +8,7 @@ from dependency_injector.wiring import Provide
 
 from fourcorner.application import participants, reachability, services_to_use
 from fourcorner.application.collections import PARTICIPANTS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.participants import (
     CreateParticipant,
     SupportedDocumentTypes,
@@ -33,9 +33,12 @@ async def smps_to_use(
 
 
 async def create_participant(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
-    p = await participants.create(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    p = await participants.create(ctx, net, req.caller, req.path_uuid("orgId"), req.body)
     return Reply(201, responses.PARTICIPANT.dump(conv, p))
 
 
@@ -58,24 +61,31 @@ async def get_participant(
 
 
 async def update_participant(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     p = await participants.update(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
+        ctx, net, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
     )
     return Reply(200, responses.PARTICIPANT.dump(conv, p))
 
 
-async def delete_participants(req: Req, ctx: Context = Provide["context"]) -> Reply:
+async def delete_participants(
+    req: Req, ctx: Context = Provide["context"], net: Network = Provide["network"]
+) -> Reply:
     done = await participants.delete_many(
-        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
+        ctx, net, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 
 
-async def request_publication(req: Req, ctx: Context = Provide["context"]) -> Reply:
+async def request_publication(
+    req: Req, ctx: Context = Provide["context"], net: Network = Provide["network"]
+) -> Reply:
     done = await participants.request_publication(
-        ctx, req.caller, req.path_uuid("orgId"), list(req.body.ids)
+        ctx, net, req.caller, req.path_uuid("orgId"), list(req.body.ids)
     )
     return Reply(200, {"ids": done})
 
@@ -90,10 +100,13 @@ async def get_supported(
 
 
 async def set_supported(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     entries = await participants.set_supported(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
+        ctx, net, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId"), req.body
     )
     return Reply(200, [responses.SUPPORTED.dump(conv, e) for e in entries])
 

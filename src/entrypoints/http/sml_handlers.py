@@ -6,17 +6,20 @@ import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import sml
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.domain.roles import Role
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
 
 
 async def prepare_migration(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
     prepared = await sml.prepare_migration(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
+        ctx, net, req.caller, req.path_uuid("orgId"), req.path_uuid("participantId")
     )
     return Reply(201, responses.MIGRATION_KEY.dump(conv, prepared))
 

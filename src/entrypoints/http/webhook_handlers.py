@@ -8,6 +8,7 @@ from dependency_injector.wiring import Provide
 from fourcorner.application import webhooks
 from fourcorner.application.collections import EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
+from fourcorner.application.ports import KeySealer
 from fourcorner.application.webhooks import (
     CreateWebhook,
     TriggerEvent,
@@ -24,10 +25,11 @@ from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
 async def create_webhook(
     req: Req,
     ctx: Context = Provide["context"],
+    sealer: KeySealer = Provide["sealer"],
     conv: cattrs.Converter = Provide["converter"],
     settings: WebhookSettings = Provide["webhook_settings"],
 ) -> Reply:
-    new = await webhooks.create(ctx, req.caller, req.path_uuid("orgId"), req.body, settings)
+    new = await webhooks.create(ctx, sealer, req.caller, req.path_uuid("orgId"), req.body, settings)
     return Reply(201, responses.NEW_WEBHOOK.dump(conv, new.record, secret=new.secret))
 
 

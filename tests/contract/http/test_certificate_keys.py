@@ -250,4 +250,5 @@ async def test_certificates_stored_before_keys_were_held_get_them_at_start(api, 
     status, answer = await upload(api, a, ALICE, cert, key)
     assert status == 409 and str(held.id) in answer["error"], answer
     ctx = await resolve(api.container.context)
-    assert await certificate_keys.record_all(ctx) == 0  # nothing left to do
+    inspector = await resolve(api.container.certificate_inspector)
+    assert await certificate_keys.record_all(ctx, inspector) == 0  # nothing left to do

@@ -109,8 +109,8 @@ async def test_a_private_key_copied_to_another_certificate_does_not_open(api, ca
     assert failed.error_code == "TXE-4001" and "copied from another record" in failed.cause
 
     # the certificate that holds its own key still opens
-    ctx = await resolve(api.container.context)
-    assert CERTIFICATE_KEY.open(ctx.net.sealer, first).startswith("-----BEGIN")
+    sealer = await resolve(api.container.sealer)
+    assert CERTIFICATE_KEY.open(sealer, first).startswith("-----BEGIN")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -167,7 +167,7 @@ async def test_values_sealed_before_binding_still_work_and_are_sealed_again(
     api = await start_api(
         backend, workers=True, webhook_allow_private_targets=True, webhook_retry_delays="0.05,0.05"
     )
-    ctx = await resolve(api.container.context)
+    sealer = await resolve(api.container.sealer)
     org = await whitelabel(api)
     cert_pem, key_pem = new_certificate(api, cn="POP000703")
     status, created = await upload(api, org, ALICE, cert_pem, key_pem)
@@ -213,7 +213,7 @@ async def test_values_sealed_before_binding_still_work_and_are_sealed_again(
         await record(api, WEBHOOKS, hooked["id"]),
         await record(api, CERTIFICATES, operator_ap),
     ]
-    assert [ctx.net.sealer.is_current(v) for v in _sealed(old)] == [False] * 3
+    assert [sealer.is_current(v) for v in _sealed(old)] == [False] * 3
 
     await migrate_data(api.container)  # what the next start (or fourcorner migrate) runs
     new = [
@@ -222,9 +222,9 @@ async def test_values_sealed_before_binding_still_work_and_are_sealed_again(
         await record(api, CERTIFICATES, operator_ap),
     ]
     assert [v[:3] for v in _sealed(new)] == ["v2:"] * 3
-    assert CERTIFICATE_KEY.open(ctx.net.sealer, new[0]) == key_pem
-    assert WEBHOOK_SECRET.open(ctx.net.sealer, new[1]) == hooked["secret"]
-    assert CERTIFICATE_KEY.open(ctx.net.sealer, new[2]).encode() == operator_key
+    assert CERTIFICATE_KEY.open(sealer, new[0]) == key_pem
+    assert WEBHOOK_SECRET.open(sealer, new[1]) == hooked["secret"]
+    assert CERTIFICATE_KEY.open(sealer, new[2]).encode() == operator_key
     await exercise(1)  # and the upgraded ones work as well
     await migrate_data(api.container)  # nothing left to do
     assert _sealed([await record(api, WEBHOOKS, hooked["id"])]) == _sealed(new[1:2])
@@ -232,7 +232,7 @@ async def test_values_sealed_before_binding_still_work_and_are_sealed_again(
     prod = uuid.uuid5(OPERATOR_ORG_ID, f"certificate:{Service.AP.value}:{Environment.PROD.value}")
     copied = attrs.evolve(await record(api, CERTIFICATES, prod), sealed_key=new[2].sealed_key)
     with pytest.raises(SecretUnusable, match="copied from another record"):
-        CERTIFICATE_KEY.open(ctx.net.sealer, copied)
+        CERTIFICATE_KEY.open(sealer, copied)
 
 
 def _sealed(records: list[Any]) -> list[str]:
@@ -289,16 +289,16 @@ async def test_two_processes_upgrading_at_once_agree(two_servers):
             holds_key=False,
         )
     await asyncio.gather(migrate_data(first.container), migrate_data(second.container))
-    ctx = await resolve(second.container.context)
+    sealer = await resolve(second.container.sealer)
     for ident, secret in secrets.items():
         hooked = await record(second, WEBHOOKS, ident)
         if hooked is not None:
             assert hooked.sealed_secret.startswith("v2:")
-            assert WEBHOOK_SECRET.open(ctx.net.sealer, hooked) == secret
+            assert WEBHOOK_SECRET.open(sealer, hooked) == secret
             continue
         cert = await record(second, CERTIFICATES, ident)
         assert cert.sealed_key.startswith("v2:") and cert.holds_key and cert.public_key_sha256
-        assert CERTIFICATE_KEY.open(ctx.net.sealer, cert) == secret
+        assert CERTIFICATE_KEY.open(sealer, cert) == secret
 
 
 @pytest.mark.parametrize(
@@ -314,5 +314,5 @@ async def test_fourcorner_migrate_runs_the_data_migration(start_api, backend):
     await apply_migrations(build_container(api.container.settings()))
     upgraded = await record(api, WEBHOOKS, hooked["id"])
     assert upgraded.sealed_secret.startswith("v2:")
-    ctx = await resolve(api.container.context)
-    assert WEBHOOK_SECRET.open(ctx.net.sealer, upgraded) == hooked["secret"]
+    sealer = await resolve(api.container.sealer)
+    assert WEBHOOK_SECRET.open(sealer, upgraded) == hooked["secret"]

@@ -99,7 +99,7 @@ async def reject(ctx: Any, tx_id: uuid.UUID) -> None:
         await uow.commit()
 
 
-def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
+def worker(api: Any, ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
     exchange = Exchange(
         lookup=Lookup(),
         transport=transport,
@@ -107,7 +107,7 @@ def worker(ctx: Any, docs: Any, transport: ScriptedTransport) -> SendingWorker:
         seat_id="PFC000001",
         retry=RetryPolicy((timedelta(0),)),
     )
-    return SendingWorker(ctx, docs, exchange)
+    return SendingWorker(ctx, api.container.sealer(), docs, exchange)
 
 
 async def stored(ctx: Any, tx_id: uuid.UUID) -> Transaction:
@@ -129,7 +129,7 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     ctx, docs, tx_id = await setup(api)
     lost = Refused("connection: ServerDisconnectedError", "", retryable=True)
     transport = ScriptedTransport(ctx, [lost, Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
-    sending = worker(ctx, docs, transport)
+    sending = worker(api, ctx, docs, transport)
     assert await sending.run_once() == 1
     assert (await stored(ctx, tx_id)).attempts == 1 and await kept(docs, tx_id)
     # the parties were recorded before the message was posted
@@ -154,7 +154,7 @@ async def test_a_status_that_arrives_while_sending_is_kept(api: Any) -> None:
     transport = ScriptedTransport(
         ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")], during=rejected_meanwhile
     )
-    assert await worker(ctx, docs, transport).run_once() == 1
+    assert await worker(api, ctx, docs, transport).run_once() == 1
     done = await stored(ctx, tx_id)
     assert done.transaction_status is Status.REJECTED and done.mls_response_code == "RE"
     assert done.receiver_sp == PEER
@@ -188,7 +188,7 @@ async def test_a_rejection_racing_the_end_of_a_send_is_never_lost(api: Any) -> N
 
         receipt = Delivered(b"<receipt/>", f"{tx_id}@fourcorner")
         transport = ScriptedTransport(ctx, [receipt], during=posted)
-        assert await worker(ctx, docs, transport).run_once() == 1
+        assert await worker(api, ctx, docs, transport).run_once() == 1
         await asyncio.gather(*racing)
         racing.clear()
         done = await stored(ctx, tx_id)
@@ -217,7 +217,7 @@ async def test_a_worker_whose_send_another_finished_changes_nothing(
     late = Refused("connection: ServerDisconnectedError", "", retryable=True)
     transport = ScriptedTransport(ctx, [late], during=finished_by_another)
     with caplog.at_level(logging.WARNING, logger="fourcorner.exchange"):
-        assert await worker(ctx, docs, transport).run_once() == 1
+        assert await worker(api, ctx, docs, transport).run_once() == 1
     done = await stored(ctx, tx_id)
     assert (done.transaction_status, done.attempts, done.service_error) == (
         Status.COMPLETED,

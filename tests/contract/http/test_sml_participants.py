@@ -159,7 +159,8 @@ async def test_a_registration_is_retried_while_the_sml_is_down(ours, shared_sml)
 async def _run_at(api: Any, moment: Any) -> None:
     """Run the SML work due at ``moment``."""
     ctx = await resolve(api.container.context)
-    worker = LocatorWorker(attrs.evolve(ctx, clock=lambda: moment))
+    net = await resolve(api.container.network)
+    worker = LocatorWorker(attrs.evolve(ctx, clock=lambda: moment), net)
     while await worker.run_once():
         pass
 
@@ -190,7 +191,8 @@ async def test_at_start_a_participant_gets_the_status_its_task_has(ours, shared_
         await uow.repository(PARTICIPANTS).update(stale)
         await uow.commit()
     assert (await get(ours, p["id"]))["status"] == "PENDING"
-    await sml_cases.ensure_smp(ctx, {TEST: ours.container.settings().base_url + "/smp/test"})
+    net = await resolve(ours.container.network)
+    await sml_cases.ensure_smp(ctx, net, {TEST: ours.container.settings().base_url + "/smp/test"})
     assert (await get(ours, p["id"]))["status"] == "ACTIVE"
 
 
@@ -359,5 +361,6 @@ async def test_processes_starting_together_queue_the_smp_once(ours, shared_sml) 
             await uow.repository(LOCATOR_TASKS).remove(task.id)
         await uow.commit()
     url = {TEST: "https://smp.example.org/smp"}
-    await asyncio.gather(*(sml_cases.ensure_smp(ctx, url) for _ in range(4)))
+    net = await resolve(ours.container.network)
+    await asyncio.gather(*(sml_cases.ensure_smp(ctx, net, url) for _ in range(4)))
     assert (await tasks(ours))[OURS].smp_url == "https://smp.example.org/smp"

@@ -301,7 +301,8 @@ async def test_an_outcome_for_a_delivery_purged_while_it_was_sent_is_dropped(api
                 assert await webhooks.purge(ctx) == 1
             return SendResult(duration_ms=1.0, status_code=204)
 
-    worker = DeliveryWorker(ctx, PurgingSender(), DeliverySettings())
+    sealer = await resolve(api.container.sealer)
+    worker = DeliveryWorker(ctx, sealer, PurgingSender(), DeliverySettings())
     with caplog.at_level(logging.ERROR, logger="fourcorner.webhooks"):
         assert await worker.run_once() == 2
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
