@@ -172,6 +172,7 @@ class Settings:
     blob_store: str = ""  # filesystem or postgres; empty: postgres on PostgreSQL, else files
     validation_workers: int = 0
     validation_timeout: float = 300.0
+    validation_cache_mib: int = 16
 
     @property
     def database(self) -> str:
@@ -379,6 +380,11 @@ class Settings:
         need(
             self.validation_workers >= 0,
             f"{PREFIX}VALIDATION_WORKERS={self.validation_workers} must be 0 (one per core) "
+            "or more",
+        )
+        need(
+            self.validation_cache_mib >= 0,
+            f"{PREFIX}VALIDATION_CACHE_MIB={self.validation_cache_mib} must be 0 (no cache) "
             "or more",
         )
         need(
