@@ -1,7 +1,18 @@
-"""The four-corner loop on one machine: N transactions posted to `fourcorner serve`, sent over
-AS4 to the same server's access point, received, acknowledged. Prints transactions/s and the
-p50/p99 time from POST to COMPLETED (targets: >= 20 tx/s on SQLite and on PostgreSQL), and the
-server's peak memory while taking in one large SBD (target: <= 3x the file size).
+"""The four-corner loop on one machine: transactions posted to `fourcorner serve` (its
+workers off) by organisation A, sent by one separate `fourcorner worker` over AS4 to the same
+server's access point for organisation B, received (validated), acknowledged; 10 KB SBDs,
+validation on (the default), SQLite and PostgreSQL.
+
+Modes: ``burst`` (``--transactions`` posted ``--concurrency`` at a time: tx/s through the whole
+loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seconds``, each POST
+sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
+50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
+Each figure comes with the CPU time per transaction of serve, of its validation workers and of
+the worker, and the machine's load average. ``--baseline PYTHONPATH`` measures another version
+of the code in turn with this one (``--rounds``), in the same run; ``--profile DIR`` writes
+py-spy profiles of serve (with its validation workers) and the worker
+(``bench/profile_summary.py`` reads them). Also: the server's peak memory while taking in one
+large SBD (target: <= 3x the file size).
 """
 
 from __future__ import annotations
