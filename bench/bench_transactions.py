@@ -284,7 +284,7 @@ def run(
     """The figures of one backend and one version of the code (``code``: a PYTHONPATH to run,
     None: this checkout)."""
     port = free_port()
-    extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}", **dict(args.set)}
     if code is not None:
         extra["PYTHONPATH"] = code
     schema = None
@@ -422,6 +422,14 @@ def main() -> None:
     p.add_argument("--profile", type=Path, help="py-spy raw profiles of serve and worker here")
     p.add_argument("--profile-seconds", type=float, default=15)
     p.add_argument("--big-mib", type=int, default=50, help="0: skip the intake memory figure")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        type=lambda text: tuple(text.split("=", 1)),
+        metavar="NAME=VALUE",
+        help="a setting for serve and worker, e.g. FOURCORNER_VALIDATION_CACHE_MIB=0",
+    )
     p.add_argument("--pg-url", default=PG_URL)
     args = p.parse_args()
     if args.profile:
