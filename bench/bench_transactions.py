@@ -1,24 +1,40 @@
-"""The four-corner loop on one machine: N transactions posted to `fourcorner serve`, sent over
-AS4 to the same server's access point, received, acknowledged. Prints transactions/s and the
-p50/p99 time from POST to COMPLETED (targets: >= 20 tx/s on SQLite and on PostgreSQL), and the
-server's peak memory while taking in one large SBD (target: <= 3x the file size).
+"""The four-corner loop on one machine: transactions posted to `fourcorner serve` (its
+workers off) by organisation A, sent by one separate `fourcorner worker` over AS4 to the same
+server's access point for organisation B, received (validated), acknowledged; 10 KB SBDs,
+validation on (the default), SQLite and PostgreSQL.
+
+Modes: ``burst`` (``--transactions`` posted ``--concurrency`` at a time: tx/s through the whole
+loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seconds``, each POST
+sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
+50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
+Each figure comes with the CPU time per transaction of serve, of its validation workers and of
+the worker, and the machine's load average. ``--baseline PYTHONPATH`` measures another version
+of the code in turn with this one (``--rounds``), in the same run; ``--profile DIR`` writes
+py-spy profiles of serve (with its validation workers) and the worker
+(``bench/profile_summary.py`` reads them). Also: the server's peak memory while taking in one
+large SBD (target: <= 3x the file size).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import psycopg
-from common import BIN, env_for, free_port, wait_ready
+from common import BIN, env_for, free_port, stop, wait_ready
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sbd_factory import make_sbd
@@ -99,52 +115,257 @@ async def setup(
     return oid, ap
 
 
-async def loop(
-    base: str, env: dict[str, str], n: int, concurrency: int
-) -> tuple[float, list[float]]:
-    ta, tb = token(env, "a@example.com"), token(env, "b@example.com")
-    async with aiohttp.ClientSession() as s:
-        a, ap = await setup(s, base, ta, "2120000787", gln(1))
-        await setup(s, base, tb, "5560360793", gln(2))
-        payloads = [make_sbd(sender=gln(1), receiver=gln(2)) for _ in range(n)]
-        posted: dict[str, float] = {}
-        done: dict[str, float] = {}
-        gate = asyncio.Semaphore(concurrency)
+class Loop:
+    """Organisation A sends to organisation B on the same server; ``posted`` and ``done``
+    are the (intended) POST time and the time COMPLETED was seen, by transaction id."""
 
-        async def post(sbd: bytes) -> None:
-            async with gate:
-                t0 = time.time()
-                status, body = await call(
-                    s,
-                    "POST",
-                    f"{base}/orgs/{a}/transactions?ap={ap}",
-                    ta,
-                    data=sbd,
-                    headers={"Content-Type": "application/xml"},
-                )
-                assert status == 202, body
-                posted[body["transactionId"]] = t0  # type: ignore[index]
+    def __init__(self, base: str, env: dict[str, str], size: int) -> None:
+        self.base = base
+        self.env = env
+        self.size = size
+        self.posted: dict[str, float] = {}
+        self.done: dict[str, float] = {}
+        self.failures = 0
 
-        started = time.time()
-        poster = asyncio.gather(*(post(p) for p in payloads))
-        while len(done) < n:
-            await asyncio.sleep(0.1)
-            cursor = None
-            while True:
-                q = f"{base}/orgs/{a}/transactions/to_network?limit=500&filter=transactionStatus:in:COMPLETED|FAILED"
-                _, page = await call(s, "GET", q + (f"&cursor={cursor}" if cursor else ""), ta)
-                for t in page["items"]:  # type: ignore[index]
-                    if t["transactionStatus"] == "FAILED":
-                        raise SystemExit(f"a transaction failed: {t}")
-                    done.setdefault(t["id"], time.time())
-                cursor = page["nextCursor"]  # type: ignore[index]
-                if not cursor:
-                    break
+    async def __aenter__(self) -> Loop:
+        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        self.ta, tb = token(self.env, "a@example.com"), token(self.env, "b@example.com")
+        self.org, self.ap = await setup(self.session, self.base, self.ta, "2120000787", gln(1))
+        await setup(self.session, self.base, tb, "5560360793", gln(2))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    def payloads(self, n: int) -> list[bytes]:
+        return [
+            make_sbd(sender=gln(1), receiver=gln(2), pad_to=self.size or None) for _ in range(n)
+        ]
+
+    async def post(self, sbd: bytes, at: float) -> None:
+        status, body = await call(
+            self.session,
+            "POST",
+            f"{self.base}/orgs/{self.org}/transactions?ap={self.ap}",
+            self.ta,
+            data=sbd,
+            headers={"Content-Type": "application/xml"},
+        )
+        if status != 202:
+            raise SystemExit(f"POST answered {status}: {body}")
+        self.posted[body["transactionId"]] = at  # type: ignore[index]
+
+    async def poll(self, since: float) -> None:
+        """Mark the transactions seen COMPLETED; only those created after ``since`` are read."""
+        cursor = None
+        stamp = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        while True:
+            q = (
+                f"{self.base}/orgs/{self.org}/transactions/to_network?limit=500"
+                "&filter=transactionStatus:in:COMPLETED|FAILED"
+                f"&filter=createdAt:gte:{stamp}"
+            )
+            _, page = await call(
+                self.session, "GET", q + (f"&cursor={cursor}" if cursor else ""), self.ta
+            )
+            now = time.time()
+            for t in page["items"]:  # type: ignore[index]
+                if t["transactionStatus"] == "FAILED":
+                    raise SystemExit(f"a transaction failed: {t}")
+                self.done.setdefault(t["id"], now)  # seen at most one poll late
+            cursor = page["nextCursor"]  # type: ignore[index]
+            if not cursor:
+                return
+
+    async def until_done(self, n: int, started: float, poster: asyncio.Future[Any]) -> None:
+        while len([i for i in self.posted if i in self.done]) < n or not poster.done():
+            await asyncio.sleep(0.1)  # reads only what was created since the oldest pending
+            pending = [t for i, t in self.posted.items() if i not in self.done]
+            await self.poll(min(pending, default=time.time()) - 2)
             if time.time() - started > 900:
                 raise SystemExit("the loop did not finish in 15 minutes")
         await poster
-        elapsed = max(done.values()) - started
-        return n / elapsed, [done[i] - posted[i] for i in done]
+
+    def figures(self, ids: list[str], started: float) -> dict[str, float]:
+        lat = sorted(self.done[i] - self.posted[i] for i in ids)
+        finished = max(self.done[i] for i in ids)
+        return {
+            "tx/s": len(ids) / (finished - started),
+            "p50": statistics.median(lat),
+            "p99": lat[max(0, int(len(lat) * 0.99) - 1)],
+        }
+
+    async def burst(self, n: int, concurrency: int) -> dict[str, float]:
+        """``n`` transactions posted ``concurrency`` at a time, as fast as they are taken."""
+        payloads = self.payloads(n)
+        before = set(self.posted)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(sbd: bytes) -> None:
+            async with gate:
+                await self.post(sbd, time.time())
+
+        started = time.time()
+        poster = asyncio.ensure_future(asyncio.gather(*(one(p) for p in payloads)))
+        await self.until_done(len(before) + n, started, poster)
+        return self.figures([i for i in self.posted if i not in before], started)
+
+    async def arrivals(self, rate: float, seconds: float) -> dict[str, float]:
+        """Open-loop arrival: one POST every ``1/rate`` s for ``seconds``, each sent at its
+        time whether or not the earlier ones were answered; latency counts from that time
+        (a late POST does not hide the queue in front of it)."""
+        n = int(rate * seconds)
+        payloads = self.payloads(n)
+        before = set(self.posted)
+        started = time.time() + 0.1
+
+        async def arrive() -> None:
+            tasks = []
+            for i, sbd in enumerate(payloads):
+                at = started + i / rate
+                await asyncio.sleep(max(0.0, at - time.time()))
+                tasks.append(asyncio.ensure_future(self.post(sbd, at)))
+            await asyncio.gather(*tasks)
+
+        poster = asyncio.ensure_future(arrive())  # polled for completions meanwhile
+        await self.until_done(len(before) + n, started, poster)
+        figures = self.figures([i for i in self.posted if i not in before], started)
+        figures["offered"] = rate
+        return figures
+
+
+def start(
+    env: dict[str, str], port: int, profile: Path | None, name: str
+) -> list[subprocess.Popen[bytes]]:
+    """``fourcorner serve`` with its workers off, and one ``fourcorner worker``."""
+    procs = [
+        subprocess.Popen(
+            [str(BIN / "fourcorner"), "serve"], env=env | {"FOURCORNER_WORKERS": "false"}
+        )
+    ]
+    wait_ready(f"http://127.0.0.1:{port}/readyz", procs[0])
+    procs.append(subprocess.Popen([str(BIN / "fourcorner"), "worker"], env=env))
+    return procs
+
+
+def record(
+    procs: list[subprocess.Popen[bytes]], out: Path, seconds: float
+) -> list[subprocess.Popen[bytes]]:
+    """py-spy sampling each process (and its validation workers) for ``seconds``."""
+    spy = shutil.which("py-spy") or str(BIN / "py-spy")
+    return [
+        subprocess.Popen(
+            [
+                spy,
+                "record",
+                "--subprocesses",
+                "--nonblocking",
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "--duration",
+                str(int(seconds)),
+                "--pid",
+                str(p.pid),
+                "-o",
+                str(out.with_suffix(f".{role}.txt")),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for p, role in zip(procs, ("serve", "worker"), strict=True)
+    ]
+
+
+def run(
+    args: argparse.Namespace, backend: str, code: str | None, workdir: Path, profile: Path | None
+) -> dict[str, dict[str, float]]:
+    """The figures of one backend and one version of the code (``code``: a PYTHONPATH to run,
+    None: this checkout)."""
+    port = free_port()
+    extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}", **dict(args.set)}
+    if code is not None:
+        extra["PYTHONPATH"] = code
+    schema = None
+    if backend == "postgres":
+        schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(args.pg_url, autocommit=True) as c:
+            c.execute(f'CREATE SCHEMA "{schema}"')
+        extra |= {"FOURCORNER_DATABASE_URL": args.pg_url, "FOURCORNER_DATABASE_SCHEMA": schema}
+    env = env_for(workdir / f"{backend}-{uuid.uuid4().hex[:6]}", port, **extra)
+    procs = start(env, port, profile, backend)
+    out: dict[str, dict[str, float]] = {}
+    try:
+
+        async def measure() -> None:
+            async with Loop(f"http://127.0.0.1:{port}", env, args.size) as lp:
+                await lp.burst(args.warmup, args.warmup)  # rules compiled, connections open
+                cpu0 = cpu_seconds(procs)
+                for mode in args.modes.split(","):
+                    spies = []
+                    if profile is not None:
+                        name = profile / f"{backend}-{'base' if code else 'this'}-{mode}"
+                        spies = record(procs, name, args.profile_seconds)
+                    t0 = time.time()
+                    if mode == "burst":
+                        out[mode] = await lp.burst(args.transactions, args.concurrency)
+                        n = args.transactions
+                    else:
+                        rate = _rate(mode)
+                        out[mode] = await lp.arrivals(rate, args.seconds)
+                        n = int(rate * args.seconds)
+                    cpu1 = cpu_seconds(procs)
+                    for role in cpu1:
+                        out[mode][f"cpu {role}"] = 1000 * (cpu1[role] - cpu0[role]) / n
+                    out[mode]["cpu/tx ms"] = sum(out[mode][f"cpu {r}"] for r in cpu1)
+                    out[mode]["load"] = os.getloadavg()[0]
+                    cpu0 = cpu_seconds(procs)
+                    for spy in spies:
+                        spy.wait()
+                    del t0
+
+        asyncio.run(measure())
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+        if schema:
+            with psycopg.connect(args.pg_url, autocommit=True) as c:
+                c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    return out
+
+
+def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
+    """User and system CPU time of serve, of its children (the validation workers), and of
+    the worker (with its children)."""
+    return {
+        "serve": _cpu([procs[0].pid]),
+        "validators": _cpu([int(c) for c in _children(procs[0].pid)], deep=True),
+        "worker": _cpu([procs[1].pid], deep=True),
+    }
+
+
+def _cpu(pids: list[int], *, deep: bool = False) -> float:
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        if deep:
+            pids += [int(c) for c in _children(pid)]
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _children(pid: int) -> list[str]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):  # the task ended
+            out += (task / "children").read_text().split()
+    return out
 
 
 def serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
@@ -180,56 +401,119 @@ async def intake_memory(base: str, env: dict[str, str], pid: int, mib: int) -> t
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--backends", default="sqlite,postgres")
-    p.add_argument("--transactions", type=int, default=1000)
-    p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--big-mib", type=int, default=50)
+    p.add_argument("--backends", default="postgres,sqlite")
+    p.add_argument(
+        "--modes",
+        default="burst,rate@50,rate@10",
+        help="burst; rate@N: open-loop arrival of N tx/s for --seconds",
+    )
+    p.add_argument("--transactions", type=int, default=1000, help="in the burst")
+    p.add_argument("--concurrency", type=int, default=16, help="POSTs at once in the burst")
+    p.add_argument("--seconds", type=float, default=20, help="of arrivals in rate mode")
+    p.add_argument("--size", type=int, default=10240, help="bytes of each SBD (0: unpadded)")
+    p.add_argument("--warmup", type=int, default=8)
+    p.add_argument("--rounds", type=int, default=1, help="this code and the baseline in turn")
+    p.add_argument(
+        "--baseline",
+        metavar="PYTHONPATH",
+        help="measure this other version of the code too, in turn with this one (a folder "
+        "holding a `fourcorner` package, e.g. another checkout's .build/typecheck)",
+    )
+    p.add_argument("--profile", type=Path, help="py-spy raw profiles of serve and worker here")
+    p.add_argument("--profile-seconds", type=float, default=15)
+    p.add_argument("--big-mib", type=int, default=50, help="0: skip the intake memory figure")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        type=lambda text: tuple(text.split("=", 1)),
+        metavar="NAME=VALUE",
+        help="a setting for serve and worker, e.g. FOURCORNER_VALIDATION_CACHE_MIB=0",
+    )
     p.add_argument("--pg-url", default=PG_URL)
     args = p.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    codes: list[str | None] = [None] if not args.baseline else [args.baseline, None]
+    results: dict[tuple[str, str | None, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as t:
         for backend in args.backends.split(","):
-            port = free_port()
-            extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}"}
-            schema = None
-            if backend == "postgres":
-                schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
-                with psycopg.connect(args.pg_url, autocommit=True) as c:
-                    c.execute(f'CREATE SCHEMA "{schema}"')
-                extra |= {
-                    "FOURCORNER_DATABASE_URL": args.pg_url,
-                    "FOURCORNER_DATABASE_SCHEMA": schema,
-                }
-            env = env_for(Path(t) / backend, port, **extra)
-            proc = serve(env, port)
-            try:
-                rate, lat = asyncio.run(
-                    loop(f"http://127.0.0.1:{port}", env, args.transactions, args.concurrency)
-                )
-            finally:
-                proc.terminate()
-                proc.wait(timeout=30)
-            lat.sort()
-            print(
-                f"{backend:9} {rate:7.1f} tx/s (target >= 20: {'ok' if rate >= 20 else 'BELOW'})"
-                f"  POST->COMPLETED p50 {statistics.median(lat) * 1000:.0f} ms, p99 {lat[int(len(lat) * 0.99) - 1] * 1000:.0f} ms"
-            )
-            # intake memory, without workers, so only the intake is measured
-            env["FOURCORNER_WORKERS"] = "false"
-            proc = serve(env, port)
-            try:
-                size, grew = asyncio.run(
-                    intake_memory(f"http://127.0.0.1:{port}", env, proc.pid, args.big_mib)
-                )
-            finally:
-                proc.terminate()
-                proc.wait(timeout=30)
-                if schema:
-                    with psycopg.connect(args.pg_url, autocommit=True) as c:
-                        c.execute(f'DROP SCHEMA "{schema}" CASCADE')
-            print(
-                f"{backend:9} intake of a {size / 2**20:.0f} MiB SBD: peak RSS grew {grew / 2**20:.1f} MiB"
-                f" = {grew / size:.2f}x the file (target <= 3x)"
-            )
+            for _ in range(args.rounds):
+                for code in codes:
+                    for mode, f in run(args, backend, code, Path(t), args.profile).items():
+                        results.setdefault((backend, code, mode), []).append(f)
+                        print(
+                            f"  {backend} {'baseline' if code else 'this'} {mode}: {_fmt(f)}",
+                            flush=True,
+                        )
+        print(
+            f"\n{args.size} B SBDs, validation on, serve (workers off) + one worker; medians of {args.rounds} round(s)"
+        )
+        for backend in args.backends.split(","):
+            for mode in args.modes.split(","):
+                this = _median(results[(backend, None, mode)])
+                line = f"{backend:9} {mode:5} {_fmt(this)}"
+                if args.baseline:
+                    base = _median(results[(backend, args.baseline, mode)])
+                    line += f"  | baseline {_fmt(base)}  ({this['tx/s'] / base['tx/s']:.2f}x tx/s)"
+                print(line + "  " + _verdict(mode, this))
+        if args.big_mib:
+            for backend in args.backends.split(","):
+                intake(args, backend, Path(t))
+
+
+def _fmt(f: dict[str, float]) -> str:
+    return (
+        f"{f['tx/s']:6.1f} tx/s p50 {f['p50'] * 1000:5.0f} ms p99 {f['p99'] * 1000:5.0f} ms"
+        f" cpu {f['cpu/tx ms']:4.1f} ms/tx (serve {f['cpu serve']:.1f}, validators"
+        f" {f['cpu validators']:.1f}, worker {f['cpu worker']:.1f}) load {f['load']:.1f}"
+    )
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def _rate(mode: str) -> float:
+    return float(mode.partition("@")[2] or 50)
+
+
+def _verdict(mode: str, f: dict[str, float]) -> str:
+    if mode == "burst":
+        return f"(target >= 100 tx/s: {'ok' if f['tx/s'] >= 100 else 'BELOW'})"
+    rate = _rate(mode)
+    kept_up = f["tx/s"] >= 0.95 * rate
+    ok = f["p50"] <= 1 and f["p99"] <= 3 and kept_up
+    return (
+        f"(target p50 <= 1 s, p99 <= 3 s, kept up with {rate:g} tx/s: {'ok' if ok else 'MISSED'})"
+    )
+
+
+def intake(args: argparse.Namespace, backend: str, workdir: Path) -> None:
+    """Peak memory of the server (workers off, so only the intake) taking in one big SBD."""
+    port = free_port()
+    extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}", "FOURCORNER_WORKERS": "false"}
+    schema = None
+    if backend == "postgres":
+        schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(args.pg_url, autocommit=True) as c:
+            c.execute(f'CREATE SCHEMA "{schema}"')
+        extra |= {"FOURCORNER_DATABASE_URL": args.pg_url, "FOURCORNER_DATABASE_SCHEMA": schema}
+    env = env_for(workdir / f"{backend}-big", port, **extra)
+    proc = serve(env, port)
+    try:
+        size, grew = asyncio.run(
+            intake_memory(f"http://127.0.0.1:{port}", env, proc.pid, args.big_mib)
+        )
+    finally:
+        stop(proc)
+        if schema:
+            with psycopg.connect(args.pg_url, autocommit=True) as c:
+                c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    print(
+        f"{backend:9} intake of a {size / 2**20:.0f} MiB SBD: peak RSS grew {grew / 2**20:.1f} MiB"
+        f" = {grew / size:.2f}x the file (target <= 3x)"
+    )
 
 
 if __name__ == "__main__":

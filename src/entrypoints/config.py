@@ -166,6 +166,7 @@ class Settings:
     blob_store: str = ""  # filesystem or postgres; empty: postgres on PostgreSQL, else files
     validation_workers: int = 0
     validation_timeout: float = 300.0
+    validation_cache_mib: int = 16
 
     @property
     def database(self) -> str:

@@ -190,7 +190,11 @@ class Container(containers.DeclarativeContainer):
     validator = providers.Resource(
         setup.closing,
         providers.Singleton(
-            SaxonValidator, workers=config.validation_workers, timeout=config.validation_timeout
+            SaxonValidator,
+            workers=config.validation_workers,
+            timeout=config.validation_timeout,
+            # answers kept for the same bytes checked again (one server on both sides)
+            cache=providers.Callable(lambda mib: mib * 1024 * 1024, config.validation_cache_mib),
         ),
     )
     converter = providers.Singleton(make_converter)

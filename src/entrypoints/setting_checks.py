@@ -155,6 +155,10 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}VALIDATION_WORKERS={s.validation_workers} must be 0 (one per core) or more",
     )
     need(
+        s.validation_cache_mib >= 0,
+        f"{PREFIX}VALIDATION_CACHE_MIB={s.validation_cache_mib} must be 0 (no cache) or more",
+    )
+    need(
         s.validation_timeout > 0,
         f"{PREFIX}VALIDATION_TIMEOUT={s.validation_timeout:g} must be more than 0 seconds",
     )

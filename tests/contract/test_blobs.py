@@ -181,6 +181,19 @@ async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
             assert await cursor.fetchone() == (3,)
 
 
+async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind: str) -> None:
+    """A blob of one piece takes the one-statement path: the same guarantee."""
+    versions = [os.urandom(1000 + n) for n in range(8)]
+    await asyncio.gather(*(store.put("ab-small", data) for data in versions))
+    assert await store.get("ab-small") in versions
+    if kind == "postgres":
+        async with await psycopg.AsyncConnection.connect(
+            store._url, options=f"-c search_path={store._schema}"
+        ) as conn:
+            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-small'")
+            assert await cursor.fetchone() == (1,)
+
+
 async def test_a_reader_never_gets_a_mix_of_two_versions(store: Any) -> None:
     old, new = os.urandom(3 * CHUNK), os.urandom(3 * CHUNK)
     await store.put("ab-read", old)

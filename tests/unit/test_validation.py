@@ -256,7 +256,7 @@ async def test_a_document_taking_too_long_stops_its_worker():
 
 
 async def test_a_worker_that_died_is_replaced():
-    own = SaxonValidator(workers=1)
+    own = SaxonValidator(workers=1, cache=0)  # the same document again goes to a worker
     try:
         assert (await own.validate(BASE)).valid
         (pid,) = own.pool.pids()
@@ -319,6 +319,7 @@ def test_the_worker_is_given_files_by_absolute_path(validator, tmp_path, monkeyp
     [
         ("FOURCORNER_VALIDATION_WORKERS", "-1", "0 (one per core) or more"),
         ("FOURCORNER_VALIDATION_TIMEOUT", "0", "more than 0 seconds"),
+        ("FOURCORNER_VALIDATION_CACHE_MIB", "-1", "0 (no cache) or more"),
     ],
 )
 def test_validation_settings_are_checked(name, value, problem):

@@ -12,7 +12,11 @@ callers hold the whole blob anyway):
   blob is stored under a fresh version: the transaction writes the row (taking its lock, so
   two writers of one key take turns), removes the chunks of earlier versions and writes the
   new ones, so a blob exists whole or not at all, and ``put``/``adopt`` return once it is
-  committed (durable). A blob of one piece costs one round trip (the statements pipelined).
+  committed (durable). A blob of one piece (most: documents, receipts, reports) is two
+  statements pipelined in one round trip, without ``BEGIN``/``COMMIT``: the row with its piece
+  (``_ONE_PIECE``), then the removal of earlier versions' chunks, one implicit transaction (the
+  statements between two syncs; the second sees what a writer before it committed, as the row
+  lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
 - ``chunks`` reads the first piece with the blob's row, then each further one by version and
   number, a statement (and a pooled connection, only for that statement) each: a slow reader
   holds no connection, and a blob stored again or removed meanwhile ends the reading with
@@ -63,6 +67,15 @@ _UPSERT = (
 )
 _DROP_OLD = "DELETE FROM blob_chunks WHERE key = %s AND version <> %s"
 _ADD_CHUNK = "INSERT INTO blob_chunks (key, version, seq, data) VALUES (%s, %s, %s, %b)"
+# the row (its lock taken) and its one piece, in one statement; _DROP_OLD follows it
+_ONE_PIECE = (
+    "WITH row AS (INSERT INTO blobs (key, version, size, stored_at) "
+    "VALUES (%(key)s, %(version)s, %(size)s, %(at)s) "
+    "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
+    "stored_at = EXCLUDED.stored_at RETURNING key) "
+    "INSERT INTO blob_chunks (key, version, seq, data) SELECT key, %(version)s, 0, %(data)b "
+    "FROM row"
+)
 _SET_SIZE = "UPDATE blobs SET size = %s WHERE key = %s AND version = %s"
 _HEAD = (
     "SELECT b.version, b.size, c.data FROM blobs b LEFT JOIN blob_chunks c "
@@ -170,11 +183,19 @@ class PostgresBlobStore:
 
     async def adopt(self, key: str, incoming: Path) -> int:
         size = (await asyncio.to_thread(incoming.stat)).st_size
-        stored = await self._write(_check(key), file_chunks(incoming), size)
+        # one piece: read whole (a piece is held in memory anyway), unless it grew meanwhile
+        first = await asyncio.to_thread(_first_piece, incoming) if 0 < size <= CHUNK else None
+        if first is not None and 0 < len(first) <= CHUNK:
+            stored = await self._one_piece(_check(key), first)
+        else:
+            stored = await self._write(_check(key), file_chunks(incoming), size)
         await asyncio.to_thread(incoming.unlink, missing_ok=True)
         return stored
 
     async def put(self, key: str, data: bytes) -> int:
+        if 0 < len(data) <= CHUNK:
+            return await self._one_piece(_check(key), data)
+
         async def pieces() -> AsyncIterator[memoryview]:
             view = memoryview(data)
             for start in range(0, len(view), CHUNK):
@@ -206,6 +227,22 @@ class PostgresBlobStore:
             if written != size:  # the file changed while it was read: record what was
                 await conn.execute(_SET_SIZE, (written, key, version))
         return written
+
+    async def _one_piece(self, key: str, data: bytes) -> int:
+        """Store ``data`` (at most one piece) as the blob ``key``, in one round trip."""
+        params = {
+            "key": key,
+            "version": uuid.uuid4(),
+            "size": len(data),
+            "at": self._clock(),
+            "data": data,
+        }
+        # autocommit: the two statements before the pipeline's sync are one implicit
+        # transaction (all or nothing), lighter than BEGIN ... COMMIT around them
+        async with self._connection() as conn, conn.pipeline():
+            await conn.execute(_ONE_PIECE, params)
+            await conn.execute(_DROP_OLD, (key, params["version"]))
+        return len(data)
 
     async def delete(self, key: str) -> None:
         async with self._connection() as conn:
@@ -294,3 +331,9 @@ class PostgresBlobStore:
 
     async def discard_incoming(self, written_before: datetime) -> int:
         return await self._spool.discard(written_before)
+
+
+def _first_piece(path: Path) -> bytes:
+    """The file's first ``CHUNK`` bytes and one more (to tell a file longer than a piece)."""
+    with path.open("rb") as file:
+        return file.read(CHUNK + 1)

@@ -24,7 +24,7 @@ from fourcorner.adapters.validation import worker
 from fourcorner.domain.errors import ServiceUnavailable
 
 _CONTEXT = multiprocessing.get_context("spawn")
-_CLOSED = "the validator is shutting down"
+CLOSED = "the validator is shutting down"
 
 
 def cores() -> int:
@@ -82,7 +82,7 @@ class WorkerPool:
         try:
             future = self._threads.submit(self._call, request)
         except RuntimeError:  # closed
-            raise ServiceUnavailable(reason=_CLOSED) from None
+            raise ServiceUnavailable(reason=CLOSED) from None
         return await asyncio.wrap_future(future)
 
     def _call(self, request: Any) -> Any:
@@ -101,7 +101,7 @@ class WorkerPool:
         if current is None:
             with self._lock:
                 if self._closed:
-                    raise ServiceUnavailable(reason=_CLOSED)
+                    raise ServiceUnavailable(reason=CLOSED)
                 current = _Worker(self._dir)
                 self._workers.add(current)
             self._local.worker = current
@@ -113,6 +113,10 @@ class WorkerPool:
             self._workers.discard(current)
         current.stop()
         current.conn.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def pids(self) -> list[int]:
         """The process ids of the running workers."""

@@ -3,32 +3,51 @@
 Each rule set (``.sch``) is compiled with SchXslt 1.x and run by Saxon-HE in worker processes
 (``adapters.validation.pool``); a document is read first by intake's hardened parser, in the
 worker too, so the server's process does no XML work and holds no document in memory (a file
-is passed by path). Nothing starts until the first document arrives.
+is passed by path). Nothing starts until the first document arrives. An answer is kept, by the
+SHA-256 of the document's bytes, in a bounded cache (``adapters.validation.cache``, which says
+why that is sound and what it tells whom): the same bytes checked again are answered from it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
-from fourcorner.adapters.validation.pool import WorkerPool, cores
+from fourcorner.adapters.validation.cache import Answers, digest_bytes, digest_file
+from fourcorner.adapters.validation.pool import CLOSED, WorkerPool, cores
 from fourcorner.adapters.validation.rules import data_dir
 from fourcorner.adapters.validation.worker import Checked
-from fourcorner.domain.errors import Detail, InvalidInput, RulesFailed
+from fourcorner.domain.errors import Detail, InvalidInput, RulesFailed, ServiceUnavailable
 from fourcorner.domain.validation import FailedAssert, Flag, ValidationResult
 
 DEFAULT_TIMEOUT = 300.0
+DEFAULT_CACHE = 16 * 1024 * 1024
+_INLINE_HASH = 256 * 1024  # bytes hashed on the event loop; larger in a thread
 
 
 class SaxonValidator:
     """``workers``: processes checking documents at once (0: one per core); ``timeout``:
-    seconds one document may take before its worker is stopped."""
+    seconds one document may take before its worker is stopped; ``cache``: bytes of answers
+    kept for documents checked again (0: none)."""
 
-    def __init__(self, workers: int = 0, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, workers: int = 0, timeout: float = DEFAULT_TIMEOUT, cache: int = DEFAULT_CACHE
+    ) -> None:
         self.pool = WorkerPool(workers or cores(), timeout, data_dir())
+        self.answers = Answers(cache)
 
     async def validate(self, document: Path | bytes) -> ValidationResult:
-        kind, value = await self.pool.call(_source(document))
+        if self.pool.closed:  # closed: no answer, not even a kept one
+            raise ServiceUnavailable(reason=CLOSED)
+        source = _source(document)
+        key = await self._key(source) if self.answers.limit else None
+        answer = self.answers.get(key) if key is not None else None
+        if answer is None:
+            answer = await self.pool.call(source)
+            if key is not None:
+                self.answers.put(key, answer)
+        kind, value = answer
         if kind == "invalid":
             raise InvalidInput([Detail(field, problem) for field, problem in value])
         if kind == "failed":
@@ -41,6 +60,19 @@ class SaxonValidator:
 
     async def aclose(self) -> None:
         self.pool.close()
+
+    @staticmethod
+    async def _key(source: bytes | str) -> bytes | None:
+        """The cache's key for ``source``; None when its file cannot be read (the worker
+        then answers for it, as without a cache)."""
+        if isinstance(source, bytes):
+            if len(source) <= _INLINE_HASH:
+                return digest_bytes(source)
+            return await asyncio.to_thread(digest_bytes, source)
+        try:
+            return await asyncio.to_thread(digest_file, source)
+        except OSError:
+            return None
 
 
 def _source(document: Path | bytes) -> bytes | str:
