@@ -84,6 +84,10 @@ class Records(Generic[T]):
     async def add(self, item: T) -> None:
         await self._store.add(item)
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        """The storage port's bulk path (``Repository.add_many``)."""
+        await self._store.add_many(items)
+
     async def update(self, item: T) -> None:
         await self._store.update(item)
 

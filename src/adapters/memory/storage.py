@@ -197,6 +197,10 @@ class InMemoryRepository(Generic[T]):
         for item in items:
             await self.update(item)
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        for item in items:
+            await self.add(item)
+
     def _put(self, table: _Table, ident: str, item: T, row: dict[str, Scalar]) -> None:
         table.items[ident] = item
         table.rows[ident] = row
