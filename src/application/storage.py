@@ -281,6 +281,10 @@ class Repository(Protocol[T]):
 
     async def remove(self, ident: object) -> bool: ...
 
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        """Remove the records with these ids in one statement; return how many there were."""
+        ...
+
     async def list(self, query: Query) -> Page[T]: ...
 
     async def claim(self, query: Query) -> builtins.list[T]:

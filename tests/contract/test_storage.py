@@ -829,3 +829,16 @@ async def test_add_many_with_a_clash_conflicts_and_keeps_nothing_of_the_batch(
             await uow.repository(ORGANISATIONS).add_many([b, a])
             await uow.commit()
     assert await stored(store, ORGANISATIONS) == [a]
+
+
+async def test_remove_many_removes_those_there_and_counts_them(store: StorageUnderTest) -> None:
+    items = [org(str(i)) for i in range(4)]
+    await add_all(store, ORGANISATIONS, items)
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        gone = [items[0].id, uuid.uuid4(), items[2].id, items[0].id, "not-a-uuid"]
+        assert await repo.remove_many(gone) == 2
+        assert await repo.remove_many([]) == 0
+        await uow.commit()
+    kept = [items[1], items[3]]
+    assert await stored(store, ORGANISATIONS) == sorted(kept, key=lambda i: str(i.id))

@@ -216,6 +216,9 @@ class InMemoryRepository(Generic[T]):
         del table.items[key], table.rows[key], table.search[key]
         return True
 
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        return sum([await self.remove(i) for i in dict.fromkeys(map(str, idents))])
+
     async def claim(self, query: Query) -> list[T]:
         if self._uow.reading:
             raise RuntimeError("a reader() unit of work cannot lock records")

@@ -183,6 +183,13 @@ class SqlRepository(Generic[T]):
         self._x.wrote(self._t.name)
         return await self._x.write(self._t.delete_sql, (self._t.key(ident),), may_clash=False) > 0
 
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        if not idents:
+            return 0
+        self._x.wrote(self._t.name)
+        statement = self._t.delete_many(idents)
+        return await self._x.write(statement.sql, statement.params, may_clash=False)
+
     async def _clash_reason(self, item: T, *, check_id: bool) -> str:
         row = self._c.row(item)
         ident = str(row["id"])

@@ -197,6 +197,13 @@ class Table:
         lock = " FOR UPDATE" if self.dialect.skip_locked else ""
         return Statement(statement.sql + lock, statement.params)
 
+    def delete_many(self, idents: Sequence[object]) -> Statement:
+        """Remove the records with these ids (at least one)."""
+        values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
+        marks = self.dialect.param_list(len(values))
+        sql = f'DELETE FROM {_q(self.collection.name)} WHERE "id" IN ({marks})'  # noqa: S608
+        return Statement(sql, tuple(values))
+
     def lock_many(self, idents: Sequence[object]) -> Statement:
         """The records with these ids, in id order, locked for this transaction."""
         values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
