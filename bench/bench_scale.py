@@ -51,10 +51,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import psycopg  # noqa: E402
-import scale_records  # noqa: E402
 import seed_scale  # noqa: E402
 from psycopg import sql  # noqa: E402
 
+import scale_records  # noqa: E402
 from fourcorner.adapters.blobs.filesystem import FileBlobStore  # noqa: E402
 from fourcorner.adapters.postgres.blobs import PostgresBlobStore  # noqa: E402
 from fourcorner.adapters.system import random_id, system_clock, system_clock_ns  # noqa: E402
@@ -63,7 +63,7 @@ from fourcorner.application.collections import TRANSACTIONS  # noqa: E402
 from fourcorner.application.context import Context  # noqa: E402
 from fourcorner.application.listing import ListRequest, build_query, equals  # noqa: E402
 from fourcorner.application.repositories import Transactions  # noqa: E402
-from fourcorner.application.storage import Cursor, Page  # noqa: E402
+from fourcorner.application.storage import Page  # noqa: E402
 from fourcorner.domain import clock  # noqa: E402
 from fourcorner.domain.catalogue import Catalogue  # noqa: E402
 from fourcorner.domain.transaction import Direction  # noqa: E402
@@ -216,7 +216,10 @@ async def list_figures(
     await big_storage.open()
     await empty_storage.open()
     try:
-        on_big, on_empty = Lists(big_storage, org_id, args.limit), Lists(empty_storage, org_id, args.limit)
+        on_big, on_empty = (
+            Lists(big_storage, org_id, args.limit),
+            Lists(empty_storage, org_id, args.limit),
+        )
         first = await timed(args.runs, lambda: on_big.page())
         first_empty = await timed(args.runs, lambda: on_empty.page())
         rows.append(("page 1", first, first_empty, 1.5, "vs empty"))
@@ -282,8 +285,7 @@ async def bytes_figures(a: Any, args: argparse.Namespace) -> dict[str, float]:
     else:
         with sqlite3.connect(a.sqlite) as conn:
             tables = {
-                name: tbl
-                for name, tbl in conn.execute("SELECT name, tbl_name FROM sqlite_master")
+                name: tbl for name, tbl in conn.execute("SELECT name, tbl_name FROM sqlite_master")
             }
             used: dict[str, int] = {}
             for name, pages in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
@@ -296,10 +298,14 @@ async def bytes_figures(a: Any, args: argparse.Namespace) -> dict[str, float]:
         files = FileBlobStore(root)
         for _ in range(args.documents):
             await files.put(f"{random_id().hex}-bench-document", data)
-        blocks = sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())
-        sizes["document"] = blocks / args.documents
+        sizes["document"] = _allocated(root) / args.documents
     sizes["document (file)"] = len(data)
     return sizes
+
+
+def _allocated(root: Path) -> int:
+    """The bytes the files under ``root`` take on disk (whole blocks)."""
+    return sum(p.stat().st_blocks * 512 for p in root.rglob("*") if p.is_file())
 
 
 def _count_pg(conn: Any, schema: str) -> int:
@@ -394,7 +400,9 @@ def report(backend: str, args: argparse.Namespace) -> None:
     prepare(big, args.reuse)
     prepare(empty, args.reuse)
     rows, memory = asyncio.run(list_figures(big, empty, args))
-    print(f"\n{'query (limit ' + str(args.limit) + ')':<32} {'large':>9} {'baseline':>9} {'ratio':>6}")
+    print(
+        f"\n{'query (limit ' + str(args.limit) + ')':<32} {'large':>9} {'baseline':>9} {'ratio':>6}"
+    )
     for label, value, baseline, target, against in rows:
         ratio = value / baseline
         verdict = "ok" if ratio <= target else "MISSED"

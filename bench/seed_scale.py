@@ -28,7 +28,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import scale_records  # noqa: E402
-
 from fourcorner.adapters.auth.local import subject_for  # noqa: E402
 from fourcorner.adapters.postgres import PostgresStorage  # noqa: E402
 from fourcorner.adapters.sqlite import SqliteStorage  # noqa: E402
@@ -91,9 +90,7 @@ async def seed(args: argparse.Namespace) -> dict[str, float]:
         orgs = scale_records.organisations(shape)
         async with storage.unit_of_work() as uow:
             await uow.repository(ORGANISATIONS).add_many([o.organisation for o in orgs])
-            await uow.repository(PARTICIPANTS).add_many(
-                [p for o in orgs for p in o.participants]
-            )
+            await uow.repository(PARTICIPANTS).add_many([p for o in orgs for p in o.participants])
             await uow.repository(WEBHOOKS).add_many([o.webhook for o in orgs])
             if args.member_email:
                 await uow.repository(MEMBERS).add_many([member(orgs[0], args.member_email)])
@@ -150,7 +147,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sqlite", type=Path, default=Path("/tmp/fc_scale.sqlite"))
     add_shape(parser)
     parser.add_argument("--batch", type=int, default=5_000, help="transactions per commit")
-    parser.add_argument("--member-email", metavar="EMAIL", help="an orgadmin of the large organisation")
+    parser.add_argument(
+        "--member-email", metavar="EMAIL", help="an orgadmin of the large organisation"
+    )
     return parser.parse_args(argv)
 
 

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 import attrs
 
-from fourcorner.domain.events import TRANSACTION_RECEIVED, TRANSACTION_SENT, TRANSACTION_SEND_FAILED
-from fourcorner.domain.organisation import Organisation, UserRef
+from fourcorner.domain.events import TRANSACTION_RECEIVED, TRANSACTION_SEND_FAILED, TRANSACTION_SENT
 from fourcorner.domain.network_services import Environment
+from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.transaction import Direction, Status, Transaction
 from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus, Event, Webhook

@@ -124,7 +124,6 @@ def _filters(mine: list[Transaction]) -> list[str]:
         f"createdAt:gte:{at}",
         f"createdAt:lt:{at}",
         f"createdAt:eq:{at}",
-    ] + [
         f"createdAt:gte:{at}&transactionStatus:eq:FAILED",
         f"createdAt:gte:{at}&createdAt:lt:{later}&transactionStatus:eq:COMPLETED",
     ]
