@@ -33,14 +33,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -52,6 +55,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import psycopg  # noqa: E402
 import seed_scale  # noqa: E402
+from common import BIN, env_for, free_port, stop, wait_ready  # noqa: E402
 from psycopg import sql  # noqa: E402
 
 import scale_records  # noqa: E402
@@ -69,6 +73,7 @@ from fourcorner.domain.catalogue import Catalogue  # noqa: E402
 from fourcorner.domain.transaction import Direction  # noqa: E402
 
 EMPTY_TRANSACTIONS = 200
+EMAIL = "bench@example.com"  # an orgadmin of the large organisation (seed_scale --member-email)
 DOCUMENT = HERE.parent / "examples" / "invoice.sbd.xml"
 
 
@@ -84,7 +89,7 @@ def seed_args(args: argparse.Namespace, backend: str, name: str, empty: bool) ->
     else:
         argv += ["--transactions", str(args.transactions), "--big-share", str(args.big_share)]
     argv += ["--events-per-transaction", str(args.events_per_transaction)]
-    return seed_scale.arguments(argv)
+    return seed_scale.arguments([*argv, "--member-email", EMAIL])
 
 
 def exists(a: Any) -> bool:
@@ -243,6 +248,71 @@ async def list_figures(
         await big_storage.close()
         await empty_storage.close()
     return rows, memory
+
+
+# --- the server's memory ---------------------------------------------------------------------
+
+
+def server_memory(a: Any, args: argparse.Namespace) -> dict[str, float]:
+    """``fourcorner serve`` (workers off) on the large database: its RSS after the first page
+    of the large organisation's sent transactions, after reading its whole history page by
+    page (``limit=500``, both directions), and after doing it a second time."""
+    port = free_port()
+    if a.backend == "postgres":
+        extra = {"FOURCORNER_DATABASE_URL": a.pg_url, "FOURCORNER_DATABASE_SCHEMA": a.schema}
+    else:
+        extra = {"FOURCORNER_DATABASE_URL": f"sqlite:///{a.sqlite}"}
+    env = env_for(args.dir / f"serve-{a.backend}", port, FOURCORNER_WORKERS="false", **extra)
+    proc = subprocess.Popen([str(BIN / "fourcorner"), "serve"], env=env)
+    figures: dict[str, float] = {}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_ready(f"{base}/readyz", proc, timeout=120)
+        token = subprocess.run(
+            [str(BIN / "fourcorner"), "token", "--email", EMAIL],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        auth = {"Authorization": f"Bearer {token}"}
+        org = scale_records.organisations(seed_scale.shape_of(a))[0].organisation.id
+        lists = [f"{base}/orgs/{org}/transactions/{d}" for d in ("to_network", "from_network")]
+        _get(lists[0] + "?limit=20", auth)
+        figures["first_page"] = _rss(proc.pid)
+        started = time.perf_counter()
+        figures["history"] = sum(_walk(url, auth) for url in lists)
+        figures["seconds"] = time.perf_counter() - started
+        figures["after"] = _rss(proc.pid)
+        sum(_walk(url, auth) for url in lists)
+        figures["again"] = _rss(proc.pid)
+    finally:
+        stop(proc)
+    return figures
+
+
+def _get(url: str, auth: dict[str, str]) -> Any:
+    request = urllib.request.Request(url, headers=auth)
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def _walk(url: str, auth: dict[str, str]) -> int:
+    count, cursor = 0, None
+    while True:
+        query = "?limit=500" + (f"&cursor={cursor}" if cursor else "")
+        body = _get(url + query, auth)
+        count += len(body["items"])
+        cursor = body["nextCursor"]
+        if cursor is None:
+            return count
+
+
+def _rss(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 # --- bytes -----------------------------------------------------------------------------------
@@ -414,6 +484,13 @@ def report(backend: str, args: argparse.Namespace) -> None:
         f"\nmemory: RSS {memory['rss_before']:.0f} MiB before, {memory['rss_after']:.0f} MiB "
         f"after reading {memory['history']:,} transactions page by page "
         f"({memory['walk_seconds']:.1f} s)"
+    )
+    served = server_memory(big, args)
+    print(
+        f"server: RSS {served['first_page']:.0f} MiB after page 1, {served['after']:.0f} MiB "
+        f"after serving the {served['history']:,.0f} transactions of the large organisation "
+        f"page by page (500 a page, {served['seconds']:.1f} s), {served['again']:.0f} MiB after "
+        "doing it again"
     )
     sizes = asyncio.run(bytes_figures(big, args))
     total = sizes["transaction"] + sizes["events + deliveries"] + sizes["document"]

@@ -38,10 +38,12 @@ from fourcorner.application.collections import (  # noqa: E402
     ORGANISATIONS,
     PARTICIPANTS,
     TRANSACTIONS,
+    USERS,
     WEBHOOKS,
 )
 from fourcorner.domain.member import Member, MemberStatus  # noqa: E402
 from fourcorner.domain.roles import Role  # noqa: E402
+from fourcorner.domain.user import User  # noqa: E402
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -80,6 +82,23 @@ def member(org: scale_records.Org, email: str) -> Member:
     )
 
 
+def user(email: str) -> User:
+    """The user ``fourcorner token --email`` signs in, recorded as before it signed in once
+    (its id the local authority's subject; bound to its identity at its first request)."""
+    subject = subject_for(email)
+    at = scale_records.START
+    return User(
+        id=subject,
+        email=email,
+        name="Bench User",
+        created_at=at,
+        created_by=scale_records.ROOT,
+        last_modified_at=at,
+        last_modified_by=scale_records.ROOT,
+        terms_accepted_at=at,
+    )
+
+
 async def seed(args: argparse.Namespace) -> dict[str, float]:
     shape = shape_of(args)
     storage = storage_for(args)
@@ -93,6 +112,7 @@ async def seed(args: argparse.Namespace) -> dict[str, float]:
             await uow.repository(PARTICIPANTS).add_many([p for o in orgs for p in o.participants])
             await uow.repository(WEBHOOKS).add_many([o.webhook for o in orgs])
             if args.member_email:
+                await uow.repository(USERS).add_many([user(args.member_email)])
                 await uow.repository(MEMBERS).add_many([member(orgs[0], args.member_email)])
             await uow.commit()
         rng = random.Random(shape.seed + 2)
