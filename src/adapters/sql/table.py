@@ -5,9 +5,10 @@ field name in snake case, ``legalKey`` → ``legal_key``) holding the value in s
 (``Collection.row``: enums by value, booleans as 0/1; UUIDs and datetimes as text in SQLite,
 canonical and ``clock.sortable``, as ``uuid`` and ``timestamptz`` in PostgreSQL, which read
 that text), then ``search_text`` (``Collection.search_text``, lower-cased) and ``data`` (the
-whole record as JSON: ``jsonb`` in PostgreSQL). ``id`` is the primary key; each ``Collection.unique`` group is a
-UNIQUE constraint; (``created_at``, ``id``) is indexed for keyset pages, and so is
-(``org_id``, ``created_at``, ``id``) where the collection has an ``orgId`` column.
+whole record as JSON text, kept byte for byte: ``jsonb`` would rewrite its numbers). ``id``
+is the primary key; each ``Collection.unique`` group is a UNIQUE constraint; (``created_at``,
+``id``) is indexed for keyset pages, and so is (``org_id``, ``created_at``, ``id``) where the
+collection has an ``orgId`` column.
 
 A page is sorted as ``application.storage.Order`` says: by one column, NULL first (last when
 descending), then by ``id`` in the same direction; its keyset condition follows that order.
@@ -320,6 +321,8 @@ class Table:
         column cut to ``digits`` (a multiple of one unit) compares with ``value`` exactly as
         the column compares with the unit boundaries around ``value``."""
         p = self.dialect.param
+        if op is not Op.IN and isinstance(value, tuple):
+            return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
         if op is Op.IN or op is Op.EQ or op is Op.NE:
             values = value if isinstance(value, tuple) else (value,)
             if op is not Op.IN and value is None:
