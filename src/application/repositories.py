@@ -84,6 +84,10 @@ class Records(Generic[T]):
     async def add(self, item: T) -> None:
         await self._store.add(item)
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        """The storage port's bulk path (``Repository.add_many``)."""
+        await self._store.add_many(items)
+
     async def update(self, item: T) -> None:
         await self._store.update(item)
 
@@ -92,6 +96,9 @@ class Records(Generic[T]):
 
     async def remove(self, ident: object) -> bool:
         return await self._store.remove(ident)
+
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        return await self._store.remove_many(idents)
 
     async def list(self, query: Query) -> Page[T]:
         return await self._store.list(query)
@@ -283,6 +290,11 @@ class Deliveries(OrgRecords[Delivery]):
 
     async def of_event(self, event_id: uuid.UUID) -> list[Delivery]:
         return await self._store.all(eventId=event_id)
+
+    async def of_events(self, event_ids: Sequence[uuid.UUID]) -> list[Delivery]:
+        if not event_ids:
+            return []
+        return await self._every(one_of(DELIVERIES, "eventId", event_ids))
 
     async def count_pending(self) -> int:
         return await self._store.count(status=DeliveryStatus.PENDING)

@@ -14,12 +14,14 @@ import base64
 import binascii
 import builtins
 import json
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 import attrs
 
+from fourcorner.domain import clock
 from fourcorner.domain.errors import InvalidCursor, InvalidInput
 from fourcorner.domain.filtering import Condition, FieldSpec, FieldType, Scalar
 from fourcorner.domain.text import text_problem
@@ -176,9 +178,25 @@ def _holds(spec: FieldSpec, value: Scalar) -> bool:
         return isinstance(value, bool)
     if spec.type is FieldType.INT:  # and one a 64-bit column holds
         return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
-    if spec.type is FieldType.DATETIME:
-        return isinstance(value, str) and len(value) == 27
+    if spec.type is FieldType.DATETIME:  # in ``clock.sortable`` form
+        return isinstance(value, str) and len(value) == 27 and _sortable(value)
+    if spec.type is FieldType.UUID:  # in canonical form
+        return isinstance(value, str) and _canonical_uuid(value)
     return isinstance(value, str)
+
+
+def _sortable(text: str) -> bool:
+    try:
+        return clock.sortable(clock.parse(text)) == text
+    except ValueError:
+        return False
+
+
+def _canonical_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
 
 
 @attrs.frozen
@@ -242,6 +260,12 @@ class Repository(Protocol[T]):
         """Insert; ``domain.errors.Conflict`` when the id or a unique column group clashes."""
         ...
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        """Insert every item by the store's bulk path (``COPY`` in PostgreSQL, one
+        ``executemany`` in SQLite), for loading many records at once; ``Conflict`` when one
+        clashes, after which the unit of work can only be rolled back."""
+        ...
+
     async def update(self, item: T) -> None:
         """Replace the stored record with the same id; ``Conflict`` on a unique clash,
         ``domain.errors.NotFound`` when there is none: an update never inserts, so a record
@@ -256,6 +280,10 @@ class Repository(Protocol[T]):
         ...
 
     async def remove(self, ident: object) -> bool: ...
+
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        """Remove the records with these ids in one statement; return how many there were."""
+        ...
 
     async def list(self, query: Query) -> Page[T]: ...
 

@@ -259,17 +259,18 @@ def body_of(event: Event) -> bytes:
 
 
 async def purge(ctx: Context, *, now: datetime | None = None, batch: int = 500) -> int:
-    """Delete events older than the retention (14 days) and their deliveries."""
+    """Delete events older than the retention (14 days) and their deliveries, ``batch``
+    events to a transaction (three statements: claim the events, find their deliveries, remove
+    both), so that readers and writers wait for no long transaction."""
     cutoff = (now or ctx.clock()) - rules.RETENTION
     removed = 0
     while True:
         async with ctx.uow() as uow:
             stored, deliveries = Events(uow), Deliveries(uow)
             events = await stored.claim_older_than(cutoff, batch)
-            for e in events:
-                for d in await deliveries.of_event(e.id):
-                    await deliveries.remove(d.id)
-                await stored.remove(e.id)
+            ids = [e.id for e in events]
+            await deliveries.remove_many([d.id for d in await deliveries.of_events(ids)])
+            await stored.remove_many(ids)
             await uow.commit()
         removed += len(events)
         if len(events) < batch:

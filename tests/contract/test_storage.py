@@ -187,6 +187,25 @@ async def test_a_missing_record_is_none(store: StorageUnderTest) -> None:
         assert await uow.repository(USERS).first(email="nobody@example.com") is None
 
 
+async def test_an_id_no_record_can_have_finds_nothing(store: StorageUnderTest) -> None:
+    """A UUID column (a PostgreSQL ``uuid``) looked up by text that is no UUID in canonical
+    form: nothing, as text equal to no stored id finds nothing, never an error."""
+    a = org("1")
+    await add_all(store, ORGANISATIONS, [a])
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        for ident in ("not-a-uuid", str(a.id).upper(), "", "\x01"):
+            assert await repo.get(ident) is None
+            assert await repo.first(id=ident) is None
+            assert await repo.lock(ident) is None
+            assert await repo.lock_many([ident]) == []
+            assert not await repo.remove(ident)
+        assert await repo.lock_many(["not-a-uuid", a.id]) == [a]
+        assert await uow.repository(MEMBERS).all(orgId="not-a-uuid") == []
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [a]
+
+
 # --- add, update, remove -------------------------------------------------------------------
 
 
@@ -778,3 +797,48 @@ async def test_claims_at_the_same_time_get_different_records(store: StorageUnder
     first, second = await asyncio.gather(claim(first=True), claim(first=False))
     assert first == [items[0].id, items[1].id]
     assert sorted(first + second) == sorted(i.id for i in items)
+
+
+# --- the bulk path ---------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_add_many_stores_what_add_would(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    await store.reset()
+    collection = data.draw(st.sampled_from(ALL), label="collection")
+    items = data.draw(samples.record_lists(collection, max_size=8), label="items")
+    async with store.unit_of_work() as uow:
+        await uow.repository(collection).add_many(items)
+        await uow.commit()
+    assert await walk(store, collection) == sorted(items, key=lambda i: sort_key(collection, i))
+    async with store.unit_of_work() as uow:
+        for item in items:
+            assert await uow.repository(collection).get(item.id) == item
+
+
+async def test_add_many_with_a_clash_conflicts_and_keeps_nothing_of_the_batch(
+    store: StorageUnderTest,
+) -> None:
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a])
+    with pytest.raises(Conflict):
+        async with store.unit_of_work() as uow:
+            await uow.repository(ORGANISATIONS).add_many([b, a])
+            await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [a]
+
+
+async def test_remove_many_removes_those_there_and_counts_them(store: StorageUnderTest) -> None:
+    items = [org(str(i)) for i in range(4)]
+    await add_all(store, ORGANISATIONS, items)
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        gone = [items[0].id, uuid.uuid4(), items[2].id, items[0].id, "not-a-uuid"]
+        assert await repo.remove_many(gone) == 2
+        assert await repo.remove_many([]) == 0
+        await uow.commit()
+    kept = [items[1], items[3]]
+    assert await stored(store, ORGANISATIONS) == sorted(kept, key=lambda i: str(i.id))

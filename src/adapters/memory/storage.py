@@ -197,6 +197,10 @@ class InMemoryRepository(Generic[T]):
         for item in items:
             await self.update(item)
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        for item in items:
+            await self.add(item)
+
     def _put(self, table: _Table, ident: str, item: T, row: dict[str, Scalar]) -> None:
         table.items[ident] = item
         table.rows[ident] = row
@@ -211,6 +215,9 @@ class InMemoryRepository(Generic[T]):
         table = self._uow.writable(self._c.name)
         del table.items[key], table.rows[key], table.search[key]
         return True
+
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        return sum([await self.remove(i) for i in dict.fromkeys(map(str, idents))])
 
     async def claim(self, query: Query) -> list[T]:
         if self._uow.reading:

@@ -233,6 +233,22 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         except psycopg.Error as e:
             raise translate(e) from e
 
+    async def bulk(self, query: str, rows: Sequence[Sequence[object]]) -> None:
+        """``COPY ... FROM STDIN`` in the unit of work's transaction: rows go out in text
+        form, streamed, each column parsed by the server as its type."""
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        conn = self._connection()
+        try:
+            if not self._in_transaction:
+                await conn.execute("BEGIN", prepare=False)
+                self._in_transaction = True
+            async with conn.cursor() as cursor, cursor.copy(query.encode()) as copy:
+                for row in rows:
+                    await copy.write_row(row)
+        except psycopg.Error as e:
+            raise translate(e) from e
+
     async def _abandon(self, conn: Connection) -> None:
         self._in_transaction = False
         await roll_back_quietly(conn)

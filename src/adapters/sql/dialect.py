@@ -16,13 +16,35 @@ class Dialect:
     text: str  # text columns compare byte-wise (code point order), as Python's str does
     integer: str
     skip_locked: str = ""  # what makes a SELECT claim rows other transactions do not hold
+    # the types of UUID and datetime columns; SQLite keeps them as text (UUIDs in their
+    # canonical form, datetimes in ``clock.sortable`` form)
+    uuid: str = "TEXT"
+    timestamp: str = "TEXT"
+
+    @property
+    def typed_uuids(self) -> bool:
+        """Whether UUID columns hold UUIDs, so that a parameter must be one."""
+        return self.uuid != self.text
 
     def column_type(self, field_type: FieldType) -> str:
         if field_type is FieldType.BOOL:
             return "INTEGER"  # 0 and 1 in both dialects
         if field_type is FieldType.INT:
             return self.integer
-        return self.text  # strings, enum values, UUIDs and sortable datetimes
+        if field_type is FieldType.UUID:
+            return self.uuid
+        if field_type is FieldType.DATETIME:
+            return self.timestamp
+        return self.text  # strings and enum values
+
+    def as_text(self, column: str, field_type: FieldType) -> str:
+        """A column's value as the text ``domain.filtering.storable`` gives (for
+        ``contains``): UUIDs in canonical form, datetimes in ``clock.sortable`` form."""
+        if field_type is FieldType.UUID and self.uuid != self.text:
+            return f"({column}::text)"
+        if field_type is FieldType.DATETIME and self.timestamp != self.text:
+            return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
+        return column
 
     def contains(self, column: str) -> str:
         return f"{self.contains_fn}({column}, {self.param}) > 0"
@@ -48,4 +70,9 @@ POSTGRES = Dialect(
     text='TEXT COLLATE "C"',
     integer="BIGINT",
     skip_locked=" FOR UPDATE SKIP LOCKED",
+    # ``uuid`` orders as its canonical text does (bytes, most significant first), and
+    # ``timestamptz`` keeps microseconds, as ``clock.sortable`` does: orders and keyset
+    # cursors are those of the text columns they replace (migration 0014)
+    uuid="UUID",
+    timestamp="TIMESTAMP WITH TIME ZONE",
 )

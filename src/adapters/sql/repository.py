@@ -42,6 +42,11 @@ class Executor(Protocol):
         return the sum of their row counts."""
         ...
 
+    async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Load ``rows`` with ``Table.bulk_sql`` (PostgreSQL ``COPY``, a plain ``INSERT`` run
+        for each row in SQLite); ``Conflict`` when one breaks a unique constraint."""
+        ...
+
     def wrote(self, collection: str, *, added: bool = False) -> None:
         """A change to ``collection`` (``added``: an insert) is about to run: at commit, its
         cached records go, and an insert wakes the collection's watchers."""
@@ -92,7 +97,7 @@ class SqlRepository(Generic[T]):
         return found
 
     async def get(self, ident: object) -> T | None:
-        found = await self._read(self._t.get_sql, (str(ident),))
+        found = await self._read(self._t.get_sql, (self._t.key(ident),))
         return found[0] if found else None
 
     async def first(self, **equals: object) -> T | None:
@@ -136,6 +141,13 @@ class SqlRepository(Generic[T]):
         if await self._x.write(self._t.insert_sql, values, may_clash=False) == 0:
             raise Conflict(reason=await self._clash_reason(item, check_id=True))
 
+    async def add_many(self, items: Sequence[T]) -> None:
+        rows = [self._t.values(item, self._converter.dumps(item)) for item in items]
+        if not rows:
+            return
+        self._x.wrote(self._t.name, added=True)
+        await self._x.bulk(self._t.bulk_sql, rows)
+
     async def update(self, item: T) -> None:
         """Replace the record with the item's id: ``UPDATE``, never an insert, so a record
         removed meanwhile stays removed (``NotFound``); ``Conflict`` when another record holds
@@ -169,7 +181,14 @@ class SqlRepository(Generic[T]):
 
     async def remove(self, ident: object) -> bool:
         self._x.wrote(self._t.name)
-        return await self._x.write(self._t.delete_sql, (str(ident),), may_clash=False) > 0
+        return await self._x.write(self._t.delete_sql, (self._t.key(ident),), may_clash=False) > 0
+
+    async def remove_many(self, idents: Sequence[object]) -> int:
+        if not idents:
+            return 0
+        self._x.wrote(self._t.name)
+        statement = self._t.delete_many(idents)
+        return await self._x.write(statement.sql, statement.params, may_clash=False)
 
     async def _clash_reason(self, item: T, *, check_id: bool) -> str:
         row = self._c.row(item)

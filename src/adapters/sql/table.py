@@ -2,11 +2,13 @@
 
 Each collection is one table named after it: a column per ``Collection.columns`` entry (the
 field name in snake case, ``legalKey`` → ``legal_key``) holding the value in stored form
-(``Collection.row``: datetimes as fixed-width sortable text, enums by value, UUIDs as text,
-booleans as 0/1), then ``search_text`` (``Collection.search_text``, lower-cased) and ``data``
-(the whole record as JSON). ``id`` is the primary key; each ``Collection.unique`` group is a
-UNIQUE constraint; (``created_at``, ``id``) is indexed for keyset pages, and so is
-(``org_id``, ``created_at``, ``id``) where the collection has an ``orgId`` column.
+(``Collection.row``: enums by value, booleans as 0/1; UUIDs and datetimes as text in SQLite,
+canonical and ``clock.sortable``, as ``uuid`` and ``timestamptz`` in PostgreSQL, which read
+that text), then ``search_text`` (``Collection.search_text``, lower-cased) and ``data`` (the
+whole record as JSON text, kept byte for byte: ``jsonb`` would rewrite its numbers). ``id``
+is the primary key; each ``Collection.unique`` group is a UNIQUE constraint; (``created_at``,
+``id``) is indexed for keyset pages, and so is (``org_id``, ``created_at``, ``id``) where the
+collection has an ``orgId`` column.
 
 A page is sorted as ``application.storage.Order`` says: by one column, NULL first (last when
 descending), then by ``id`` in the same direction; its keyset condition follows that order.
@@ -14,21 +16,27 @@ descending), then by ``id`` in the same direction; its keyset condition follows 
 Conditions compile to SQL with exactly the semantics of ``domain.filtering.evaluate``:
 ``eq null`` is ``IS NULL``, ``ne`` is NULL-safe, a comparison with NULL holds for nothing,
 ``contains`` is a case-sensitive substring test, and text compares in code point order; a
-client's condition on a datetime (``Condition.digits``) compares the stored text cut to the
-precision the interface shows (``domain.clock.coarsen``, as ``substr(...) || '000Z'``).
+client's condition on a datetime (``Condition.digits``) compares the stored value cut to the
+precision the interface shows (``domain.clock.coarsen``), written as a range of the column
+itself (``_coarse``) so that its indexes serve it. In PostgreSQL a parameter a ``uuid`` column
+cannot hold (not a UUID in canonical form) equals nothing, as it equals no text in SQLite.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 import attrs
 
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.application.storage import Collection, Cursor, Order, Query
-from fourcorner.domain.clock import SORTABLE_DIGITS, SORTABLE_FRACTION
+from fourcorner.domain import clock
+from fourcorner.domain.clock import SORTABLE_DIGITS
+from fourcorner.domain.errors import InvalidCursor
 from fourcorner.domain.filtering import Condition, FieldType, Op, storable
 
 RESERVED = frozenset({"search_text", "data"})
@@ -50,6 +58,16 @@ def sql_value(value: object) -> object:
         return value
     stored = storable(value)
     return int(stored) if isinstance(stored, bool) else stored
+
+
+def canonical_uuid(value: object) -> bool:
+    """Whether ``value`` is a UUID's canonical text (what a ``uuid`` column can equal)."""
+    if not isinstance(value, str) or len(value) != 36:
+        return False
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
 
 
 def _q(name: str) -> str:
@@ -86,6 +104,9 @@ class Table:
         # Identifiers are checked against _IDENTIFIER above; values are always parameters.
         insert = f"INSERT INTO {name} ({listed}) VALUES ({marks})"  # noqa: S608
         self.insert_sql = f"{insert} ON CONFLICT DO NOTHING"
+        # the bulk path (``Executor.bulk``): COPY in PostgreSQL, the plain INSERT in SQLite
+        copy = f"COPY {name} ({listed}) FROM STDIN"
+        self.bulk_sql = copy if dialect.name == "postgres" else insert
         # Every column but the id, then the id: an update never inserts (0 rows: it is gone).
         self._updated = [i for i, c in enumerate(all_columns) if c != "id"]
         self._id_at = all_columns.index("id")
@@ -97,6 +118,12 @@ class Table:
         self._count = f"SELECT count(*) FROM {name}"  # noqa: S608
         self._order = ' ORDER BY "created_at", "id"'
         self._select_sql: dict[tuple[tuple[str, ...], bool], str] = {}
+        # the fields whose parameters must be UUIDs (PostgreSQL ``uuid`` columns)
+        self._uuids = frozenset(
+            field
+            for field, spec in collection.columns.items()
+            if dialect.typed_uuids and spec.type is FieldType.UUID
+        )
         # Records decoded from their stored JSON, by that JSON: records are immutable, so the
         # same text always decodes to an equal record (bounded; cleared when full).
         self.decoded: dict[str, Any] = {}
@@ -119,6 +146,21 @@ class Table:
         values = self.values(item, data)
         return (*(values[i] for i in self._updated), values[self._id_at])
 
+    def key(self, ident: object) -> str | None:
+        """The parameter of an id: ``None`` (equal to nothing) for one the column cannot hold."""
+        text = str(ident)
+        if "id" in self._uuids and not canonical_uuid(text):
+            return None
+        return text
+
+    def param(self, field: str, value: object) -> object:
+        """``value`` as a parameter compared with ``field``'s column; ``None`` (equal to
+        nothing) for a value the column cannot hold."""
+        stored = sql_value(value)
+        if field in self._uuids and stored is not None and not canonical_uuid(stored):
+            return None
+        return stored
+
     def column(self, field: str) -> str:
         if field not in self.columns:
             raise KeyError(f"{field} is not a column of {self.collection.name}")
@@ -129,7 +171,7 @@ class Table:
     def _equals(self, equals: Mapping[str, object]) -> tuple[list[str], list[object]]:
         p = self.dialect.param
         clauses = [f"{self.column(field)} = {p}" for field in equals]
-        return clauses, [sql_value(v) for v in equals.values()]
+        return clauses, [self.param(f, v) for f, v in equals.items()]
 
     def select(self, equals: Mapping[str, object], *, first: bool = False) -> Statement:
         """Records whose columns equal ``equals`` (a NULL equals nothing), in list order."""
@@ -139,7 +181,7 @@ class Table:
             clauses, _ = self._equals(equals)
             limit = " LIMIT 1" if first else ""
             sql = self._select_sql[shape] = self._select + _where(clauses) + self._order + limit
-        return Statement(sql, tuple(sql_value(v) for v in equals.values()))
+        return Statement(sql, tuple(self.param(f, v) for f, v in equals.items()))
 
     def count(self, equals: Mapping[str, object]) -> Statement:
         clauses, params = self._equals(equals)
@@ -156,9 +198,16 @@ class Table:
         lock = " FOR UPDATE" if self.dialect.skip_locked else ""
         return Statement(statement.sql + lock, statement.params)
 
+    def delete_many(self, idents: Sequence[object]) -> Statement:
+        """Remove the records with these ids (at least one)."""
+        values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
+        marks = self.dialect.param_list(len(values))
+        sql = f'DELETE FROM {_q(self.collection.name)} WHERE "id" IN ({marks})'  # noqa: S608
+        return Statement(sql, tuple(values))
+
     def lock_many(self, idents: Sequence[object]) -> Statement:
         """The records with these ids, in id order, locked for this transaction."""
-        values = sorted({str(i) for i in idents})
+        values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
         marks = self.dialect.param_list(len(values))
         lock = " FOR UPDATE" if self.dialect.skip_locked else ""
         sql = f'{self._select} WHERE "id" IN ({marks}) ORDER BY "id"{lock}'
@@ -203,10 +252,14 @@ class Table:
         """The records after ``cursor`` in ``order`` (see ``Order.after``)."""
         p = self.dialect.param
         beyond = "<" if order.descending else ">"
+        if self.key(cursor.id) is None:
+            raise InvalidCursor()  # not made by this service: its records' ids are UUIDs
         if order.field == "id":
             return f'"id" {beyond} {p}', [cursor.id]
         column = self.column(order.field)
         value = sql_value(cursor.value)
+        if value is not None and self.param(order.field, value) is None:
+            raise InvalidCursor()
         if order.field == "createdAt":
             return f'({column}, "id") {beyond} ({p}, {p})', [value, cursor.id]
         if value is None:  # NULLs come first: the rest of them, then every value
@@ -220,14 +273,22 @@ class Table:
 
     def condition(self, condition: Condition) -> tuple[str, Sequence[object]]:
         """``condition`` as a SQL predicate that holds exactly where ``evaluate`` does."""
-        column = self.column(condition.field.name)
-        if condition.digits is not None:
-            column = _coarsened(column, condition.digits)
-        kind = self.collection.columns[condition.field.name].type
+        name = condition.field.name
+        column = self.column(name)
+        kind = self.collection.columns[name].type
         op = condition.op
         value = condition.stored_value
         d = self.dialect
         p = d.param
+        if condition.digits is not None:
+            return self._coarse(column, condition.digits, op, value)
+        if name in self._uuids and op is not Op.CONTAINS:
+            # a value a uuid column cannot hold equals nothing (and differs from everything)
+            kept = value if isinstance(value, tuple) else (value,)
+            kept = tuple(v for v in kept if v is None or canonical_uuid(v))
+            if not isinstance(value, tuple) and not kept:
+                return ("1 = 1" if op is Op.NE else _NEVER), ()
+            value = kept if isinstance(value, tuple) else value
         if op is Op.IN:
             values = value if isinstance(value, tuple) else (value,)
             if not values:
@@ -250,8 +311,52 @@ class Table:
         if op is Op.CONTAINS:
             if not isinstance(value, str) or kind not in _TEXT_STORED:
                 return _NEVER, ()
-            return d.contains(column), [value]
+            return d.contains(d.as_text(column, kind)), [value]
         return f"{column} {_COMPARE[op]} {p}", [sql_value(value)]
+
+    def _coarse(
+        self, column: str, digits: int, op: Op, value: object
+    ) -> tuple[str, Sequence[object]]:
+        """``coarsen(column, digits) <op> value`` as conditions on the column itself: the
+        column cut to ``digits`` (a multiple of one unit) compares with ``value`` exactly as
+        the column compares with the unit boundaries around ``value``."""
+        p = self.dialect.param
+        if op is not Op.IN and isinstance(value, tuple):
+            return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
+        if op is Op.IN or op is Op.EQ or op is Op.NE:
+            values = value if isinstance(value, tuple) else (value,)
+            if op is not Op.IN and value is None:
+                return (f"{column} IS NULL" if op is Op.EQ else f"{column} IS NOT NULL"), ()
+            # only a value on the grid of units equals a cut one
+            spans = [_span(v, digits) for v in values if isinstance(v, str)]
+            ranges = [(s[0], s[2]) for s in spans if s is not None and s[0] == s[1]]
+            if not ranges:
+                return ("1 = 1" if op is Op.NE else _NEVER), ()
+            tests, params = [], []
+            for start, end in ranges:
+                if end is None:
+                    tests.append(f"{column} >= {p}")
+                    params.append(start)
+                else:
+                    tests.append(f"({column} >= {p} AND {column} < {p})")
+                    params += [start, end]
+            held = " OR ".join(tests)
+            if op is Op.NE:  # NULL differs from every value
+                return f"{column} IS NULL OR NOT ({held})", params
+            return held, params
+        if value is None or isinstance(value, tuple) or not isinstance(value, str):
+            return _NEVER, ()
+        span = _span(value, digits)
+        if span is None:
+            return _NEVER, ()
+        _, ceiling, after = span
+        # cut < v: the column is before the first unit at or after v; cut <= v: before the
+        # unit after v's; > and >= are their negations (NULL never holds)
+        bound = {Op.LT: ceiling, Op.GTE: ceiling, Op.LTE: after, Op.GT: after}[op]
+        if bound is None:  # beyond the last representable unit
+            return ((f"{column} IS NOT NULL" if op in (Op.LT, Op.LTE) else _NEVER), ())
+        below = op in (Op.LT, Op.LTE)
+        return f"{column} {'<' if below else '>='} {p}", [bound]
 
     def clash(self, group: Sequence[str]) -> str:
         """Another record (id differs) with these values in a unique group."""
@@ -314,12 +419,27 @@ class Tables:
         return table
 
 
-def _coarsened(column: str, digits: int) -> str:
-    """The SQL of ``domain.clock.coarsen`` over a sortable datetime column."""
+def _span(value: str, digits: int) -> tuple[str, str | None, str | None] | None:
+    """For a sortable datetime ``value`` and units of ``digits`` fraction digits: the unit
+    ``value`` is in (its start, ``coarsen``), the first unit start at or after ``value``, and
+    the start of the unit after ``value``'s (``None`` past the largest datetime); ``None``
+    when ``value`` is no sortable datetime."""
     if not 0 <= digits < SORTABLE_DIGITS:
         raise ValueError(f"cannot compare a datetime at {digits} fraction digits")
-    pad = "0" * (SORTABLE_DIGITS - digits)
-    return f"(substr({column}, 1, {SORTABLE_FRACTION + digits}) || '{pad}Z')"
+    try:
+        instant = clock.parse(value)
+    except ValueError:
+        return None
+    if clock.sortable(instant) != value:
+        return None
+    unit = 10 ** (SORTABLE_DIGITS - digits)
+    floor = instant - timedelta(microseconds=instant.microsecond % unit)
+    try:
+        after: str | None = clock.sortable(floor + timedelta(microseconds=unit))
+    except OverflowError:
+        after = None
+    ceiling = clock.sortable(floor) if floor == instant else after
+    return clock.sortable(floor), ceiling, after
 
 
 def _where(clauses: Sequence[str]) -> str:

@@ -288,6 +288,9 @@ class SqliteUnitOfWork(UnitOfWorkEnd):
         except sqlite3.Error as e:
             raise self._failed(e) from e
 
+    async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        await self.write_many(sql, rows)  # inside the unit of work's one transaction
+
 
 class SqliteReader(UnitOfWorkEnd):
     """A ``reader()`` unit of work: a cache hit takes no lock; a miss reads under the
@@ -323,6 +326,9 @@ class SqliteReader(UnitOfWorkEnd):
         raise RuntimeError("a reader() unit of work cannot write")
 
     async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> int:
+        raise RuntimeError("a reader() unit of work cannot write")
+
+    async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
 
     def wrote(self, collection: str, *, added: bool = False) -> None:

@@ -1,0 +1,113 @@
+"""Upgrading a PostgreSQL database to migration 0014 (UUID and datetime columns typed): the
+records stored before it, as the code before it wrote them (every column text), read back the
+same, list in the same order and are found by the same conditions."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from psycopg import sql
+
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.migration import PostgresMigrations
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.dialect import POSTGRES
+from fourcorner.adapters.sql.table import Table
+from fourcorner.application.collections import ALL
+from fourcorner.application.storage import Collection, Cursor, Order, Query
+from fourcorner.domain.filtering import Condition
+
+if TYPE_CHECKING:
+    from conftest import Samples
+
+TYPED = 14  # the migration that gives UUID and datetime columns their types
+# The dialect before it: every UUID and datetime column text in "C" collation.
+UNTYPED = attrs.evolve(POSTGRES, uuid=POSTGRES.text, timestamp=POSTGRES.text)
+
+
+def test_the_migration_is_where_this_test_says() -> None:
+    labels = [m.label for m in migrations.load("postgres")]
+    assert any(label.startswith(f"{TYPED:04d}_column_types") for label in labels)
+
+
+async def _walk(storage: PostgresStorage, collection: Collection[Any], **query: Any) -> list[Any]:
+    order = query.pop("order", Order())
+    found: list[Any] = []
+    after: Cursor | None = None
+    async with storage.unit_of_work() as uow:
+        repo = uow.repository(collection)
+        while True:
+            page = await repo.list(Query(after=after, limit=2, order=order, **query))
+            found.extend(page.items)
+            if page.next_cursor is None:
+                return found
+            after = Cursor.decode(page.next_cursor, order, collection.columns[order.field])
+
+
+@pytest.mark.postgres
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+async def test_records_stored_before_0014_read_back_the_same(
+    postgres_url_and_schema: tuple[str, str], samples: type[Samples], data: st.DataObject
+) -> None:
+    url, run_schema = postgres_url_and_schema
+    schema = f"{run_schema}_types_{uuid.uuid4().hex[:8]}"
+    before = [m for m in migrations.load("postgres") if m.version < TYPED]
+    converter = make_converter()
+    stored: dict[str, list[Any]] = {}
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, options=f"-c search_path={schema}"
+    )
+    try:
+        await migrations.apply_pending(PostgresMigrations(conn, schema), before)
+        for collection in ALL:
+            items = data.draw(samples.record_lists(collection, max_size=4), label=collection.name)
+            table = Table(collection, UNTYPED)
+            for item in items:
+                await conn.execute(table.insert_sql, table.values(item, converter.dumps(item)))
+            stored[collection.name] = items
+    finally:
+        await conn.close()
+    storage = PostgresStorage(url, schema=schema, cache=False)
+    try:
+        await storage.open()  # applies 0014 and what follows
+        for collection in ALL:
+            items = stored[collection.name]
+            async with storage.unit_of_work() as uow:
+                repo = uow.repository(collection)
+                for item in items:
+                    assert await repo.get(item.id) == item
+            order = Order(data.draw(st.sampled_from(sorted(collection.columns)), label="sort"))
+            column, ident = collection.columns[order.field], collection.columns["id"]
+            expected = sorted(
+                items, key=lambda i: order.key(column.column(i), str(ident.column(i)))
+            )
+            assert await _walk(storage, collection, order=order) == expected
+            if items:
+                condition: Condition = data.draw(samples.conditions(collection, items))
+                matching = [
+                    i for i in sorted(items, key=_list_key(collection)) if condition.matches(i)
+                ]
+                assert await _walk(storage, collection, where=(condition,)) == matching
+    finally:
+        await storage.close()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+            )
+
+
+def _list_key(collection: Collection[Any]) -> Any:
+    created, ident = collection.columns["createdAt"], collection.columns["id"]
+    return lambda i: (str(created.column(i)), str(ident.column(i)))
