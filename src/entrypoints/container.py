@@ -233,6 +233,7 @@ class Container(containers.DeclarativeContainer):
         Context,
         uow=storage.provided.unit_of_work,
         reader=storage.provided.reader,
+        stamp=storage.provided.read_stamp,
         catalogue=catalogue,
         network=network,
         clock=clock,

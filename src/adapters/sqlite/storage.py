@@ -72,6 +72,13 @@ class SqliteStorage:
     def reader(self) -> SqliteReader:
         return SqliteReader(self)
 
+    def read_stamp(self) -> int | None:
+        """The record cache's stamp, after a look for other connections' commits."""
+        if self._cache is None:
+            return None
+        self.notice_other_writers()
+        return self._cache.stamp()
+
     def notice_other_writers(self) -> None:
         """Clear the cache if another connection committed since the last look."""
         cache = self._cache
