@@ -58,6 +58,7 @@ class SqliteStorage:
         self._cache = RecordCache() if cache else None
         self.repositories = Repositories(SQLITE, self._cache)
         self._data_version: int | None = None
+        self._version_cursor: sqlite3.Cursor | None = None  # asks PRAGMA data_version
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
         self._watchers = Watchers()
 
@@ -85,7 +86,11 @@ class SqliteStorage:
         if cache is None:
             return
         try:
-            version = self.connection().execute("PRAGMA data_version").fetchone()[0]
+            conn = self.connection()
+            cursor = self._version_cursor
+            if cursor is None or cursor.connection is not conn:  # one cursor: a little faster
+                cursor = self._version_cursor = conn.cursor()
+            version = cursor.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as e:
             raise translate(e) from e
         if version != self._data_version:
