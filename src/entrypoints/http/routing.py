@@ -29,9 +29,10 @@ from fourcorner.entrypoints.http.rendering import Answer, Response
 JSON_TYPES = ("application/json",)
 _LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"
 REQUEST_ID = web.RequestKey("request_id", str)
-ORG_ID = web.RequestKey("org_id", str)
-# who called, for the request log: ("user", user id) or ("api_key", key id)
-CALLER = web.RequestKey("caller", tuple[str, str])
+ORG_ID = web.RequestKey("org_id", uuid.UUID)
+# who called, for the request log: ("user", user id) or ("api_key", key id); turned into text
+# only when a line is written
+CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
 # Set by a handler that may answer before it has read the whole body (a refusal before or
 # while reading it): such an answer then closes the connection at once, instead of aiohttp
 # reading the rest of the body away for up to ten seconds first.
@@ -296,10 +297,10 @@ def endpoint(
             request[PRIVATE] = True
         principal = await authenticate(request) if route.role is not None else None
         if principal is not None and principal.key is not None:
-            request[ORG_ID] = str(principal.key.org_id)
-            request[CALLER] = ("api_key", str(principal.key.id))
+            request[ORG_ID] = principal.key.org_id
+            request[CALLER] = ("api_key", principal.key.id)
         elif principal is not None and principal.user is not None:
-            request[CALLER] = ("user", str(principal.user.id))
+            request[CALLER] = ("user", principal.user.id)
         stamp = request.get(READ_STAMP)
         memo_key = None
         if answers is not None and stamp is not None:
