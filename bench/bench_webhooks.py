@@ -48,9 +48,12 @@ class Receiver:
     def __init__(self) -> None:
         self.arrivals: dict[str, float] = {}
         self.delays: list[float] = []
+        self.peers: set[object] = set()  # the workers' connections, by address and port
 
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
+        if request.transport is not None:
+            self.peers.add(request.transport.get_extra_info("peername"))
         now = time.time()
         self.arrivals.setdefault(body["id"], now)
         created = datetime.fromisoformat(body["createdAt"].replace("Z", "+00:00")).timestamp()
@@ -65,7 +68,7 @@ def _cpu_seconds(pid: int) -> float:
 
 async def run(
     args: argparse.Namespace, workers: int, tmp: Path
-) -> tuple[float, float, float, list[float]]:
+) -> tuple[float, float, float, int, list[float]]:
     schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(args.pg_url, autocommit=True) as c:
         c.execute(f'CREATE SCHEMA "{schema}"')
@@ -133,6 +136,7 @@ async def run(
             if recorded == args.events:
                 break
             await asyncio.sleep(0.05)
+        connections = len(receiver.peers)  # opened by the workers to deliver them
         # CPU of the workers from the first delivery on (their start-up is not counted)
         cpu = (sum(_cpu_seconds(p.pid) for p in procs) - (cpu_at_first or 0.0)) / args.events
         # phase 2: steady trickle, delay from creation to delivery
@@ -144,7 +148,7 @@ async def run(
                 await uow.commit()
             await asyncio.sleep(1 / args.trickle_rate)
         await asyncio.sleep(1.0)
-        return rate, with_start, cpu, list(receiver.delays)
+        return rate, with_start, cpu, connections, list(receiver.delays)
     finally:
         for p in procs:
             p.terminate()
@@ -173,7 +177,7 @@ def main() -> None:
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as t:
         for workers in map(int, args.workers.split(",")):
-            rate, with_start, cpu, delays = asyncio.run(run(args, workers, Path(t)))
+            rate, with_start, cpu, connections, delays = asyncio.run(run(args, workers, Path(t)))
             delays.sort()
             p50 = statistics.median(delays) * 1000 if delays else float("nan")
             p99 = delays[int(len(delays) * 0.99) - 1] * 1000 if delays else float("nan")
@@ -181,7 +185,7 @@ def main() -> None:
             print(
                 f"{workers} worker(s), {args.receivers} receivers: {rate:6.0f} deliveries/s"
                 f" ({with_start:.0f}/s from the workers' start; {cpu * 1e6:.0f} µs of worker CPU"
-                f" each; target >= 2,000 for one: {verdict})"
+                f" each, over {connections} connections; target >= 2,000 for one: {verdict})"
                 f"   delay at {args.trickle_rate:.0f} events/s: p50 {p50:.1f} ms, p99 {p99:.1f} ms"
             )
 

@@ -258,6 +258,9 @@ class Container(containers.DeclarativeContainer):
             AiohttpWebhookSender,
             timeout=config.webhook_timeout,
             allow_private_targets=config.webhook_allow_private_targets,
+            # a kept connection for every send the worker may have in flight (with the
+            # default 100, 28 of its 128 sends waited for one)
+            limit=config.webhook_concurrency,
         ),
     )
     delivery_settings = providers.Singleton(_delivery_settings, settings)
