@@ -16,7 +16,7 @@ themselves, so a test decides both; the container gives the system's (``adapters
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 
 import attrs
@@ -50,7 +50,8 @@ class Network:
 class Context:
     """``uow``: units of work that read and write; ``reader``: units of work that only read,
     possibly from recently committed records kept in memory (``Storage.reader``; ``uow`` when
-    not given). Use ``reads()`` for a request that changes nothing. ``clock``: now;
+    not given). Use ``reads()`` for a request that changes nothing; ``stamp``: the storage's
+    ``read_stamp``, which tells when what ``reads()`` answered may have changed. ``clock``: now;
     ``clock_ns``: now in nanoseconds since the epoch; ``new_id``: a new random id."""
 
     uow: UnitOfWorkFactory
@@ -59,6 +60,12 @@ class Context:
     clock_ns: Callable[[], int] = attrs.field(kw_only=True)
     new_id: Callable[[], uuid.UUID] = attrs.field(kw_only=True)
     reader: UnitOfWorkFactory | None = None
+    stamp: Callable[[], Hashable | None] | None = None
 
     def reads(self) -> UnitOfWork:
         return (self.reader or self.uow)()
+
+    def read_stamp(self) -> Hashable | None:
+        """``Storage.read_stamp``: equal while what ``reads()`` answers stays the same (at most
+        ``STAMP_MAX_AGE`` seconds); ``None``: keep nothing."""
+        return self.stamp() if self.stamp is not None else None

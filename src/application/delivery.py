@@ -27,10 +27,10 @@ from urllib.parse import urlsplit
 import attrs
 
 from fourcorner.application import idempotency, telemetry
-from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
+from fourcorner.application.collections import DELIVERIES, EVENTS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import KeySealer, SendResult, WebhookSender
-from fourcorner.application.repositories import Deliveries, Events
+from fourcorner.application.repositories import Deliveries, Events, Webhooks
 from fourcorner.application.sealed import WEBHOOK_SECRET
 from fourcorner.application.webhooks import body_of, purge
 from fourcorner.domain import webhook as rules
@@ -120,10 +120,9 @@ class DeliveryWorker:
             claimed = await deliveries.claim_due(now, limit, skip_webhooks=full)
             if not claimed:
                 return []
-            hooks: dict[uuid.UUID, Webhook | None] = {}
-            for d in claimed:
-                if d.webhook_id not in hooks:
-                    hooks[d.webhook_id] = await uow.repository(WEBHOOKS).get(d.webhook_id)
+            wanted_hooks = sorted({d.webhook_id for d in claimed}, key=str)
+            hooks: dict[uuid.UUID, Webhook | None] = dict.fromkeys(wanted_hooks)
+            hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
             taken: dict[str, int] = {}
             leased: list[Delivery] = []
             for d in claimed:

@@ -15,7 +15,7 @@ import binascii
 import builtins
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -29,6 +29,10 @@ from fourcorner.domain.text import text_problem
 T = TypeVar("T")
 
 MAX_LIMIT = 500
+#: seconds that something computed from ``Storage.reader()`` reads may be kept, at most, while
+#: ``Storage.read_stamp()`` stays equal: the bound on how long a change made to the database by
+#: anything but this service (``psql``, a restore) may go unseen, the record cache's too
+STAMP_MAX_AGE = 5.0
 DEFAULT_LIMIT = 100
 
 
@@ -355,6 +359,14 @@ class Storage(Protocol):
         store shared by several processes at most a moment (the adapter says how long) behind
         another process's commit. Writing, ``lock`` and ``claim`` raise ``RuntimeError``:
         read-modify-write belongs in ``unit_of_work()``, which always reads the store."""
+        ...
+
+    def read_stamp(self) -> Hashable | None:
+        """A value that stays equal while every record a ``reader()`` may answer from memory
+        stays as it is (no commit has changed one, as far as this process can tell), for at
+        most ``STAMP_MAX_AGE`` seconds; ``None`` when nothing read may be kept (no such
+        memory, or it is switched off). What was computed from such reads alone is still true
+        while the stamp is equal to one taken before the reads."""
         ...
 
     def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:

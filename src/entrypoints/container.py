@@ -132,6 +132,7 @@ class Container(containers.DeclarativeContainer):
         Context,
         uow=storage.provided.unit_of_work,
         reader=storage.provided.reader,
+        stamp=storage.provided.read_stamp,
         catalogue=catalogue,
         clock=clock,
         clock_ns=providers.Object(system_clock_ns),
@@ -155,6 +156,9 @@ class Container(containers.DeclarativeContainer):
             AiohttpWebhookSender,
             timeout=config.webhook_timeout,
             allow_private_targets=config.webhook_allow_private_targets,
+            # a kept connection for every send the worker may have in flight (with the
+            # default 100, 28 of its 128 sends waited for one)
+            limit=config.webhook_concurrency,
         ),
     )
     delivery_settings = providers.Singleton(setup.delivery_settings, settings)

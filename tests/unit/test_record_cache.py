@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fourcorner.adapters.sql.cache import RecordCache
+from fourcorner.entrypoints.http.memo import StampedMemo
 
 KEY = ("SELECT 1", ("a",))
 
@@ -95,3 +96,39 @@ def test_the_size_is_bounded() -> None:
         cache.put("users", ("q", (i,)), (i,), cache.generation("users"))
     assert sum(cache.get("users", ("q", (i,))) is not None for i in range(10)) <= 3
     assert cache.get("users", ("q", (9,))) == (9,)
+
+
+def test_the_stamp_moves_with_every_invalidation_and_is_none_while_suspended() -> None:
+    cache = RecordCache(["users", "members"], enabled=True)
+    seen = {cache.stamp()}
+    for step in (
+        lambda: cache.invalidate(["users"]),
+        lambda: cache.invalidate(["members"]),
+        cache.invalidate_all,
+    ):
+        step()
+        assert cache.stamp() not in seen
+        seen.add(cache.stamp())
+    before = cache.stamp()
+    cache.invalidate(["transactions"])  # not kept here: nothing it vouches for changed
+    assert cache.stamp() == before
+    cache.suspend()
+    assert cache.stamp() is None
+    cache.resume()
+    assert cache.stamp() not in seen
+
+
+def test_a_memo_answers_only_under_its_stamp_and_for_its_age() -> None:
+    clock = Clock()
+    memo: StampedMemo[str, int] = StampedMemo(max_entries=2, max_age=5.0, clock=clock)
+    memo.put("a", 1, stamp=7)
+    assert memo.get("a", 7) == 1
+    assert memo.get("a", 8) is None and memo.get("a", 7) is None  # a changed stamp drops it
+    memo.put("a", 1, stamp=None)
+    assert memo.get("a", None) is None and len(memo) == 0  # no stamp: nothing kept
+    memo.put("a", 1, stamp=7)
+    clock.now = 5.0
+    assert memo.get("a", 7) is None
+    for key in "abc":
+        memo.put(key, 1, stamp=7)
+    assert len(memo) <= 2

@@ -45,6 +45,10 @@ class InMemoryStorage:
         replaces whole tables, so a reader never sees half of one."""
         return InMemoryUnitOfWork(self, reading=True)
 
+    def read_stamp(self) -> None:
+        """Readers read the tables themselves: nothing is kept that a stamp could vouch for."""
+        return None
+
     async def open(self) -> None:
         return None
 

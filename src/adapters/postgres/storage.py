@@ -92,6 +92,10 @@ class PostgresStorage:
     def reader(self) -> PostgresUnitOfWork:
         return PostgresUnitOfWork(self, reading=True)
 
+    def read_stamp(self) -> int | None:
+        """The record cache's stamp (``None`` while the listener is down)."""
+        return self._cache.stamp() if self._cache is not None else None
+
     @property
     def listening(self) -> bool:
         """Whether the record cache's listener is connected (the cache in use)."""

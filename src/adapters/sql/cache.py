@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fourcorner.application.storage import STAMP_MAX_AGE
+
 Key = tuple[str, tuple[object, ...]]
 
 #: the collections read on (nearly) every authenticated request, written rarely
@@ -46,7 +48,7 @@ class RecordCache:
         collections: Iterable[str] = CACHED_COLLECTIONS,
         *,
         max_entries: int = 10_000,
-        max_age: float = 5.0,
+        max_age: float = STAMP_MAX_AGE,
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -54,6 +56,7 @@ class RecordCache:
             n: {} for n in collections
         }
         self._generations: dict[str, int] = dict.fromkeys(self._entries, 0)
+        self._epoch = 0  # moves with every invalidation of any collection
         self._max = max_entries
         self._max_age = max_age
         self._enabled = enabled
@@ -74,6 +77,17 @@ class RecordCache:
             return None
         return entry[1]
 
+    @property
+    def max_age(self) -> float:
+        return self._max_age
+
+    def stamp(self) -> int | None:
+        """A number that stays the same while no collection here is invalidated (no commit
+        that wrote one, here or, as far as this process has heard, elsewhere); ``None`` while
+        suspended. What was computed from reads of these collections alone is still true
+        while the stamp is the one taken before the reads, for ``max_age`` seconds at most."""
+        return self._epoch if self._enabled else None
+
     def generation(self, collection: str) -> int:
         """Pass to ``put``: a fill is stored only if no invalidation came in between."""
         return self._generations[collection]
@@ -92,6 +106,7 @@ class RecordCache:
             if entries is not None:
                 entries.clear()
                 self._generations[name] += 1
+                self._epoch += 1
 
     def invalidate_all(self) -> None:
         self.invalidate(list(self._entries))
@@ -100,7 +115,9 @@ class RecordCache:
         """Answer nothing and store nothing until ``resume`` (the invalidations are lost)."""
         self._enabled = False
         self.invalidate_all()
+        self._epoch += 1
 
     def resume(self) -> None:
         self.invalidate_all()
+        self._epoch += 1
         self._enabled = True

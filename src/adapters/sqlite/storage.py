@@ -58,6 +58,7 @@ class SqliteStorage:
         self._cache = RecordCache() if cache else None
         self.repositories = Repositories(SQLITE, self._cache)
         self._data_version: int | None = None
+        self._version_cursor: sqlite3.Cursor | None = None  # asks PRAGMA data_version
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
         self._watchers = Watchers()
 
@@ -72,13 +73,24 @@ class SqliteStorage:
     def reader(self) -> SqliteReader:
         return SqliteReader(self)
 
+    def read_stamp(self) -> int | None:
+        """The record cache's stamp, after a look for other connections' commits."""
+        if self._cache is None:
+            return None
+        self.notice_other_writers()
+        return self._cache.stamp()
+
     def notice_other_writers(self) -> None:
         """Clear the cache if another connection committed since the last look."""
         cache = self._cache
         if cache is None:
             return
         try:
-            version = self.connection().execute("PRAGMA data_version").fetchone()[0]
+            conn = self.connection()
+            cursor = self._version_cursor
+            if cursor is None or cursor.connection is not conn:  # one cursor: a little faster
+                cursor = self._version_cursor = conn.cursor()
+            version = cursor.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as e:
             raise translate(e) from e
         if version != self._data_version:

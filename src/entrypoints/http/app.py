@@ -151,7 +151,8 @@ def _access_log(
     if not log.isEnabledFor(logging.INFO):
         return
     info = request.match_info.route.resource
-    caller_kind, caller_id = request.get(CALLER) or (None, None)
+    caller_kind, caller = request.get(CALLER) or (None, None)
+    org_id = request.get(ORG_ID)
     log.info(
         "request",
         extra={
@@ -159,12 +160,12 @@ def _access_log(
             "request_id": request[REQUEST_ID],
             "error_code": code,
             "caller_kind": caller_kind,
-            "caller_id": caller_id,
+            "caller_id": str(caller) if caller is not None else None,
             "method": request.method,
             "route": info.canonical if info is not None else request.path,
             "status": response.status,
             "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "org_id": request.get(ORG_ID) or request.match_info.get("orgId"),
+            "org_id": str(org_id) if org_id is not None else request.match_info.get("orgId"),
         },
     )
 

@@ -7,6 +7,7 @@ caller over its allowance gets 429 before its credentials are looked at.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from aiohttp import web
 
@@ -15,14 +16,25 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.context import Context
 from fourcorner.application.identity import TokenVerifier
 from fourcorner.domain import api_key
+from fourcorner.domain.clock import utc
 from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
 from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http.memo import StampedMemo
+from fourcorner.entrypoints.http.routing import READ_STAMP
 from fourcorner.entrypoints.http.throttle import FailureTracker, address_key, prefix_key
 
 
 class Authenticator:
     """Verified tokens are remembered by the verifier (``CachingTokenVerifier``); the user
-    record and memberships are read through ``Context.reads()``, whose cache a commit clears."""
+    record and memberships are read through ``Context.reads()``, whose cache a commit clears.
+
+    The principal a credential (the bearer token or the API key, as sent) came to is kept
+    (``StampedMemo``) while the storage's ``read_stamp`` stays the one taken before its reads:
+    a commit that changes a user, a membership, an organisation or an API key (a deletion, a
+    revocation, a role change, an invitation) drops every entry. An entry also ends with its
+    token's ``exp`` or its key's ``expires``, checked on every use against the service's
+    clock; a token that does not say when it expires, or a refused credential, is not kept.
+    The throttle is consulted before the memo, as before credentials are looked at."""
 
     def __init__(
         self, ctx: Context, verifier: TokenVerifier, throttle: FailureTracker | None = None
@@ -30,6 +42,8 @@ class Authenticator:
         self._ctx = ctx
         self._verifier = verifier
         self._throttle = FailureTracker(0, 1.0) if throttle is None else throttle
+        # credential -> (principal, expires_at: datetime | None for a key, whose record says)
+        self._known: StampedMemo[str, tuple[Principal, datetime | None]] = StampedMemo()
 
     async def __call__(self, request: web.Request) -> Principal:
         header = request.headers.get("Authorization")
@@ -45,24 +59,41 @@ class Authenticator:
         wait = self._throttle.retry_after(counted)
         if wait:
             raise TooManyFailedAttempts(retry_after=wait)
+        credential = header if header is not None else "key:" + (key or "")
+        stamp = request[READ_STAMP] = self._ctx.read_stamp()
+        known = self._known.get(credential, stamp)
+        if known is not None and _still_valid(*known, self._ctx.clock()):
+            return known[0]
         try:
             if header is not None:
-                return await self._bearer(header)
-            assert key is not None
-            return await api_keys.authenticate(self._ctx, key)
+                principal, expires_at = await self._bearer(header)
+            else:
+                assert key is not None
+                principal, expires_at = await api_keys.authenticate(self._ctx, key), None
         except Unauthorised:
             self._throttle.failed(counted)
             raise
+        if principal.key is not None or expires_at is not None:
+            self._known.put(credential, (principal, expires_at), stamp)
+        return principal
 
-    async def _bearer(self, header: str) -> Principal:
+    async def _bearer(self, header: str) -> tuple[Principal, datetime | None]:
         scheme, _, token = header.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthorised(reason="the Authorization header is not 'Bearer <token>'")
         identity = await self._verifier.verify(token)
-        return Principal(user=await users.sign_in(self._ctx, identity))
+        user = await users.sign_in(self._ctx, identity)
+        expires_at = identity.expires_at
+        return Principal(user=user), utc(expires_at) if expires_at is not None else None
 
     async def check(self, principal: Principal, org_id: uuid.UUID, role: Role) -> None:
         """Whether ``principal`` holds ``role`` in ``org_id``; raises 403/404 errors if not."""
         async with self._ctx.reads() as uow:
             await authorise(uow, principal, org_id, role)
+
+
+def _still_valid(principal: Principal, expires_at: datetime | None, now: datetime) -> bool:
+    if principal.key is not None:
+        return principal.key.usable_at(now)
+    return expires_at is not None and now < expires_at

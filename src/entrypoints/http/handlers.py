@@ -237,6 +237,7 @@ ROUTES = (
         A,
         "organisations",
         response=responses.ORGANISATION,
+        memo=True,
     ),
     Route(
         "PUT",
@@ -258,6 +259,7 @@ ROUTES = (
         U,
         "users",
         response=responses.ME,
+        memo=True,
     ),
     Route(
         "PUT",

@@ -10,8 +10,10 @@ standard ones; no ``_created`` series is exposed."""
 
 from __future__ import annotations
 
+import bisect
 import logging
 import weakref
+from collections.abc import Iterator
 
 from aiohttp import web
 from dependency_injector.wiring import Provide
@@ -26,7 +28,10 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from fourcorner.application import gauges, telemetry
 from fourcorner.application.context import Context
@@ -45,19 +50,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)
-        self.requests = Counter(
-            "fourcorner_http_requests",
-            "HTTP requests",
-            ["method", "route", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "fourcorner_http_request_duration_seconds",
-            "HTTP request latency",
-            ["method", "route"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
-            registry=self.registry,
-        )
+        self.http = RequestStats()
+        self.registry.register(self.http)
         self.transactions = Counter(
             "fourcorner_transactions",
             "Documents that reached a final status, by direction and outcome",
@@ -97,19 +91,8 @@ class Metrics:
         )
         _LIVE.add(self)
 
-        # the labelled children, looked up once each: ``labels()`` takes a lock per call
-        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
-
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, status)
-        children = self._children.get(key)
-        if children is None:
-            children = self._children[key] = (
-                self.requests.labels(method, route, str(status)),
-                self.latency.labels(method, route),
-            )
-        children[0].inc()
-        children[1].observe(seconds)
+        self.http.observe(method, route, status, seconds)
 
     def count(self, record: logging.LogRecord) -> None:
         """Count one event of ``application.telemetry``."""
@@ -129,6 +112,58 @@ class Metrics:
             self.as4_messages.labels("in", "refused").inc()
         elif event == "webhook.attempt":
             self.webhook_attempts.labels(fields["outcome"]).inc()
+
+
+_HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
+
+
+class RequestStats(Collector):
+    """HTTP requests by method, route and status, and their latency by method and route.
+
+    Counted in plain dicts, since only the event loop's thread observes requests; turned into
+    the Prometheus families (``fourcorner_http_requests``, a counter, and
+    ``fourcorner_http_request_duration_seconds``, a histogram) when scraped.
+    ``prometheus_client``'s own metrics take a lock on every call, which was a tenth of a
+    cached read's time."""
+
+    def __init__(self, buckets: tuple[float, ...] = _HTTP_BUCKETS) -> None:
+        self._bounds = buckets
+        self._counts: dict[tuple[str, str, int], int] = {}
+        # (method, route) -> [count per bucket (not cumulative) ..., above the last; sum]
+        self._latency: dict[tuple[str, str], list[float]] = {}
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method, route, status)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        cells = self._latency.get((method, route))
+        if cells is None:
+            cells = self._latency[(method, route)] = [0.0] * (len(self._bounds) + 2)
+        cells[bisect.bisect_left(self._bounds, seconds)] += 1
+        cells[-1] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            "fourcorner_http_requests", "HTTP requests", labels=["method", "route", "status"]
+        )
+        for (method, route, status), n in list(self._counts.items()):
+            requests.add_metric([method, route, str(status)], n)
+        yield requests
+        latency = HistogramMetricFamily(
+            "fourcorner_http_request_duration_seconds",
+            "HTTP request latency",
+            labels=["method", "route"],
+        )
+        for (method, route), cells in list(self._latency.items()):
+            running, buckets = 0.0, []
+            for bound, n in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
+                running += n
+                buckets.append((bound, running))
+            latency.add_metric([method, route], buckets, cells[-1])
+        yield latency
+
+
+def _bound(value: float) -> str:
+    return floatToGoString(value)
 
 
 # every Metrics of the process counts the events (one per service; tests build several)

@@ -23,20 +23,24 @@ from fourcorner.domain.roles import Role
 from fourcorner.domain.text import text_problem
 from fourcorner.entrypoints.http.converter import load_json, structure
 from fourcorner.entrypoints.http.errors import UnsupportedMediaType
+from fourcorner.entrypoints.http.memo import StampedMemo
 from fourcorner.entrypoints.http.rendering import Answer, Response
 
 JSON_TYPES = ("application/json",)
 _LIMIT = re.compile("[0-9]{1,4}")  # ASCII digits: str.isdigit() also takes "²" and "٣"
 REQUEST_ID = web.RequestKey("request_id", str)
-ORG_ID = web.RequestKey("org_id", str)
-# who called, for the request log: ("user", user id) or ("api_key", key id)
-CALLER = web.RequestKey("caller", tuple[str, str])
+ORG_ID = web.RequestKey("org_id", uuid.UUID)
+# who called, for the request log: ("user", user id) or ("api_key", key id); turned into text
+# only when a line is written
+CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
 # Set by a handler that may answer before it has read the whole body (a refusal before or
 # while reading it): such an answer then closes the connection at once, instead of aiohttp
 # reading the rest of the body away for up to ten seconds first.
 CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
+# set by the authenticator: the storage's read stamp taken before it read anything (``memo``)
+READ_STAMP = web.RequestKey("read_stamp", object)
 
 
 @attrs.frozen
@@ -138,6 +142,12 @@ class Route:
     # the media types of a body that is not JSON (an SBD or billing document, an AS4 message),
     # read by the handler itself
     takes: tuple[str, ...] = ()
+    # A GET whose answer depends on nothing but the caller, the path and query, and records
+    # read through ``Context.reads()`` of the record cache's collections (users, members,
+    # organisations, certificates, API keys), never on the time: its 200 answer is kept per
+    # credential and path (``memo.StampedMemo``) and sent again while the storage's read stamp
+    # is unchanged (tests/unit/test_http_memo.py checks each such route's reads).
+    memo: bool = False
 
     @property
     def org_scoped(self) -> bool:
@@ -279,16 +289,26 @@ def endpoint(
     ``provided``: the container's objects the handler names (``bind``)."""
     run = bind(route.handler, provided or {})
     ignore = sent_back(route)
+    assert not route.memo or (route.method == "GET" and route.role is not None), route.path
+    answers: StampedMemo[tuple[str, str], bytes] | None = StampedMemo() if route.memo else None
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if route.role is not None:
             request[PRIVATE] = True
         principal = await authenticate(request) if route.role is not None else None
         if principal is not None and principal.key is not None:
-            request[ORG_ID] = str(principal.key.org_id)
-            request[CALLER] = ("api_key", str(principal.key.id))
+            request[ORG_ID] = principal.key.org_id
+            request[CALLER] = ("api_key", principal.key.id)
         elif principal is not None and principal.user is not None:
-            request[CALLER] = ("user", str(principal.user.id))
+            request[CALLER] = ("user", principal.user.id)
+        stamp = request.get(READ_STAMP)
+        memo_key = None
+        if answers is not None and stamp is not None:
+            h = request.headers
+            memo_key = (h.get("Authorization") or "key:" + h.get("X-Api-Key", ""), request.raw_path)
+            known = answers.get(memo_key, stamp)
+            if known is not None:
+                return web.Response(status=200, body=known, content_type="application/json")
         try:
             check_text(request)
             body = (
@@ -305,11 +325,10 @@ def endpoint(
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body
-        if isinstance(reply.body, bytes):  # already rendered JSON
-            return web.Response(
-                status=reply.status, body=reply.body, content_type="application/json"
-            )
-        return json_response(reply.status, reply.body)
+        body = reply.body if isinstance(reply.body, bytes) else dumps(reply.body)
+        if memo_key is not None and answers is not None and reply.status == 200:
+            answers.put(memo_key, body, stamp)
+        return web.Response(status=reply.status, body=body, content_type="application/json")
 
     handle.__name__ = route.operation_id
     return handle

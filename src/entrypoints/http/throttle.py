@@ -15,6 +15,7 @@ counts on its own.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import time
@@ -25,8 +26,10 @@ _MAX_ADDRESS_TEXT = 64
 _TOLERANCE = 1e-6  # seconds
 
 
+@functools.lru_cache(maxsize=4096)
 def address_key(remote: str | None) -> str:
-    """The key a client address is counted by: the address, or its /64 for IPv6."""
+    """The key a client address is counted by: the address, or its /64 for IPv6 (remembered
+    for the last few thousand addresses: it is asked on every authenticated request)."""
     text = (remote or "")[:_MAX_ADDRESS_TEXT]
     try:
         ip = ipaddress.ip_address(text)
