@@ -154,9 +154,10 @@ def _tree_parser() -> etree.XMLParser:
     )
 
 
-def _whole(data: bytes) -> Located | None:
-    """The business document of ``data`` read as one tree, or None when the stream must read
-    it (to refuse it in its own words, or because something is unusual)."""
+def _whole(data: bytes) -> tuple[Located, str] | None:
+    """The business document of ``data`` read as one tree, and its text (the payload's own,
+    in an SBD), or None when the stream must read it (to refuse it in its own words, or
+    because something is unusual)."""
     if data[:1] in (b"\xfe", b"\xff", b"\x00"):
         return None
     try:
@@ -189,7 +190,7 @@ def _whole(data: bytes) -> Located | None:
         element = document.find(path)
         if element is not None:
             found_ids[field] = (element.text or "").strip()[:MAX_ID]
-    return Located(
+    located = Located(
         namespace=namespace,
         local=local,
         syntax=syntax,
@@ -197,11 +198,22 @@ def _whole(data: bytes) -> Located | None:
         customization_id=found_ids.get("customization"),
         profile_id=found_ids.get("profile"),
     )
+    if not in_sbd:
+        return located, data.decode("utf-8-sig")
+    # the payload with every namespace declaration in scope, as XSLT's xsl:copy-of has it
+    return located, etree.tostring(document, encoding="unicode", with_tail=False)
 
 
 def locate(document: bytes | str | os.PathLike[str]) -> Located:
     """The business document of ``document`` (bytes, or the path of a file), once the whole
     input has been read; raises ``InvalidInput`` for anything intake's parser refuses."""
+    return read(document)[0]
+
+
+def read(document: bytes | str | os.PathLike[str]) -> tuple[Located, str | None]:
+    """``locate``, and the business document's text when the input was small enough to be
+    read as one tree (the payload alone, in an SBD): Saxon then parses that text, and neither
+    reads the file again nor extracts the payload itself. None: Saxon reads the input."""
     if isinstance(document, bytes):
         data: bytes | None = document
     else:
@@ -212,9 +224,9 @@ def locate(document: bytes | str | os.PathLike[str]) -> Located:
         if data is not None and len(data) > WHOLE_LIMIT:  # it grew: stream it from the file
             data = None
     if data is not None and len(data) <= WHOLE_LIMIT:
-        located = _whole(data)
-        if located is not None:
-            return located
+        whole = _whole(data)
+        if whole is not None:
+            return whole
     handler = _Handler()
     parser = Parser(handler, field=FIELD, max_depth=MAX_DEPTH)
     if data is not None:
@@ -224,4 +236,4 @@ def locate(document: bytes | str | os.PathLike[str]) -> Located:
             while chunk := file.read(FILE_CHUNK):
                 parser.feed(chunk)
     parser.close()
-    return _located(handler)
+    return _located(handler), None
