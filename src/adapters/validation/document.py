@@ -154,7 +154,7 @@ def _tree_parser() -> etree.XMLParser:
     )
 
 
-def _whole(data: bytes) -> tuple[Located, str] | None:
+def _whole(data: bytes) -> tuple[Located, str | None] | None:
     """The business document of ``data`` read as one tree, and its text (the payload's own,
     in an SBD), or None when the stream must read it (to refuse it in its own words, or
     because something is unusual)."""
@@ -186,7 +186,7 @@ def _whole(data: bytes) -> tuple[Located, str] | None:
     namespace, local = name.namespace or "", name.localname
     syntax = BILLING.get((namespace, local))
     found_ids: dict[str, str] = {}
-    for field, path in _ID_PATHS.get(syntax, {}).items() if syntax is not None else ():
+    for field, path in _ID_PATHS[syntax].items() if syntax is not None else ():
         element = document.find(path)
         if element is not None:
             found_ids[field] = (element.text or "").strip()[:MAX_ID]
@@ -198,6 +198,8 @@ def _whole(data: bytes) -> tuple[Located, str] | None:
         customization_id=found_ids.get("customization"),
         profile_id=found_ids.get("profile"),
     )
+    if syntax is None:  # not checked: Saxon never sees it
+        return located, None
     if not in_sbd:
         return located, data.decode("utf-8-sig")
     # the payload with every namespace declaration in scope, as XSLT's xsl:copy-of has it
