@@ -98,6 +98,23 @@ async def test_the_payload_of_an_sbd_is_checked(validator):
     assert valid.valid is True and valid.root == "Invoice"
 
 
+async def test_a_payload_using_the_namespaces_of_the_sbd_is_checked_as_itself(validator):
+    """The payload of a small SBD is handed to Saxon as lxml writes it: with the namespace
+    declarations it uses from the SBD's root, as XSLT's copy-of of a large one has them."""
+    cbc = b'\n    xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"'
+    broken = BASE.replace(b"<cbc:IssueDate>2017-11-13</cbc:IssueDate>", b"")
+    sbd = make_sbd(payload=broken)
+    assert sbd.count(cbc) == 1
+    moved = sbd.replace(cbc, b"").replace(
+        b"<sh:StandardBusinessDocument ", b"<sh:StandardBusinessDocument" + cbc + b" ", 1
+    )
+    bare = await validator.validate(broken)
+    wrapped = await validator.validate(moved)
+    assert (wrapped.customization_id, wrapped.profile_id) == (CUSTOMIZATION, PROFILE)
+    assert [e.id for e in wrapped.errors] == ["BR-03"]
+    assert wrapped.errors == bare.errors and wrapped.warnings == bare.warnings
+
+
 async def test_a_credit_note_gets_the_ubl_rules(validator):
     result = await validator.validate(EXAMPLES / "base-creditnote-correction.xml")
     assert (result.root, result.rules, result.valid) == ("CreditNote", UBL_RULES, True)

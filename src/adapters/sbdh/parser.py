@@ -35,7 +35,7 @@ class Handler(Protocol):
     def end(self, element: etree._Element, depth: int) -> None: ...
 
 
-def _prolog_end(data: bytes | bytearray, field: str, resume: int) -> tuple[int | None, int]:
+def prolog_end(data: bytes | bytearray, field: str, resume: int) -> tuple[int | None, int]:
     """``(where the root element starts or None, where to resume)``: ``None`` means more bytes
     are needed to tell, and the next scan may start at the second value. Refuses a DOCTYPE
     and any encoding but UTF-8."""
@@ -122,7 +122,7 @@ class Parser:
             self._prolog += data[: MAX_PROLOG + 1 - held]  # never more than the limit
             if bytes(self._prolog[:1]) in (b"\xfe", b"\xff", b"\x00"):
                 raise InvalidInput.one(self._field, "the document must be encoded in UTF-8")
-            found, self._resume = _prolog_end(self._prolog, self._field, self._resume)
+            found, self._resume = prolog_end(self._prolog, self._field, self._resume)
             if found is None:
                 if len(self._prolog) > MAX_PROLOG:
                     raise InvalidInput.one(self._field, "no root element in the first 64 KiB")

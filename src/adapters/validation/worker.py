@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 from lxml import etree
 
-from fourcorner.adapters.validation.document import Located, locate
+from fourcorner.adapters.validation.document import Located, read
 from fourcorner.adapters.validation.rules import PIPELINE, RULES, Syntax, titles
 from fourcorner.domain.errors import InvalidInput
 
@@ -76,7 +76,9 @@ class Engine:
             self._compiled[syntax] = compiled
         return self._compiled[syntax]
 
-    def _document(self, source: bytes | str, located: Located) -> Any:
+    def _document(self, source: bytes | str, located: Located, text: str | None) -> Any:
+        if text is not None:  # the business document itself, read by ``read``
+            return self._processor.parse_xml(xml_text=text)
         if isinstance(source, bytes):
             node = self._processor.parse_xml(xml_text=source.decode("utf-8-sig"))
         else:
@@ -87,9 +89,11 @@ class Engine:
             self._extract = self._compiler.compile_stylesheet(stylesheet_text=_EXTRACT)
         return self._extract.transform_to_value(xdm_node=node).head.get_node_value()
 
-    def _run(self, source: bytes | str, located: Located, compiled: list[Any]) -> Checked:
+    def _run(
+        self, source: bytes | str, located: Located, text: str | None, compiled: list[Any]
+    ) -> Checked:
         assert located.syntax is not None
-        document = self._document(source, located)
+        document = self._document(source, located, text)
         reports = [rules.transform_to_string(xdm_node=document) for rules in compiled]
         del document
         failed, svrl = _merge(reports, titles(located.syntax))
@@ -97,7 +101,7 @@ class Engine:
 
     def answer(self, source: bytes | str) -> tuple[str, Any]:
         try:
-            located = locate(source)
+            located, text = read(source)
             if located.syntax is None:
                 return "ok", located
             compiled = self.rules(located.syntax)
@@ -106,7 +110,7 @@ class Engine:
         except Exception:  # the rules did not compile: not the document's fault
             return "error", traceback.format_exc()
         try:
-            return "ok", self._run(source, located, compiled)
+            return "ok", self._run(source, located, text, compiled)
         except self.saxon_error as e:  # the rules raised an error on this document
             return "failed", " ".join(str(e).split())[:2000]
         except Exception:
