@@ -96,6 +96,8 @@ class DeliveryWorker:
         # outcomes waiting to be written, and the task writing them
         self._outcomes: list[tuple[Delivery, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
+        # opened signing secrets, by webhook and sealed text (a new secret is a new key)
+        self._secrets: dict[tuple[uuid.UUID, str], str] = {}
 
     def wake(self) -> None:
         """Look for work now (called when this process raised an event)."""
@@ -250,7 +252,7 @@ class DeliveryWorker:
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)
         try:
-            secret = WEBHOOK_SECRET.open(self._sealer, hook)
+            secret = self._secret(hook)
         except SecretUnusable as e:  # an attempt that failed, with the reason on the event
             log.error("webhook not sent", extra={"webhook_id": str(hook.id), "problem": str(e)})
             return SendResult(duration_ms=0.0, error=e.message())
@@ -265,6 +267,16 @@ class DeliveryWorker:
             self._settings.hex_signature_header: rules.hex_signature(secret, body),
         }
         return await self._sender.send(hook.url, body, headers)
+
+    def _secret(self, hook: Webhook) -> str:
+        """``hook``'s signing secret, opened once for as long as it is the same."""
+        key = (hook.id, hook.sealed_secret)
+        secret = self._secrets.get(key)
+        if secret is None:
+            if len(self._secrets) >= 10_000:  # bounded: start again when full
+                self._secrets.clear()
+            secret = self._secrets[key] = WEBHOOK_SECRET.open(self._sealer, hook)
+        return secret
 
     async def _record(self, delivery: Delivery) -> None:
         """Write ``delivery`` and its summary on its event; returns once it is committed, in
