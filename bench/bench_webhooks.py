@@ -4,7 +4,9 @@ Phase 1 (throughput): N events are written to the outbox at once, spread round-r
 ``--receivers`` organisations, each with one webhook to a receiver of its own (an aiohttp
 server on its own port, in this process); then the workers start. Deliveries/s is counted from
 the first delivery's arrival to the last (and, beside it, from the workers' start, which adds
-their 1-2 s start-up); the workers' CPU time per delivery from the first arrival on, too.
+their 1-2 s start-up); the workers' CPU time per delivery from the first arrival on, too,
+and beside it the receivers' (this process) and how busy the machine's cores were meanwhile
+(PostgreSQL, the receivers and the workers share them).
 Phase 2 (delay): events are raised at a steady rate while the workers run; the delay is
 receipt time minus the event's createdAt.
 Target (issue 17): >= 2,000 deliveries/s for one worker over 10 receivers.
@@ -72,6 +74,12 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _machine() -> tuple[int, int]:
+    """The machine's busy and total jiffies over all its cores so far (``/proc/stat``)."""
+    ticks = [int(t) for t in open("/proc/stat").readline().split()[1:]]  # noqa: SIM115
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
+
+
 def _spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
     """py-spy sampling ``pid`` until interrupted (SIGINT writes the raw profile)."""
     spy = shutil.which("py-spy") or str(BIN / "py-spy")
@@ -85,7 +93,7 @@ def _spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 
 async def run(
     args: argparse.Namespace, workers: int, tmp: Path, code: str | None = None, tag: str = ""
-) -> tuple[float, float, float, int, list[float]]:
+) -> tuple[float, float, float, int, list[float], float, float]:
     """One measure; ``code``: a PYTHONPATH the workers run (another version of the code)."""
     schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(args.pg_url, autocommit=True) as c:
@@ -142,10 +150,12 @@ async def run(
         ]
         spies: list[subprocess.Popen[bytes]] = []
         cpu_at_first = None
+        receivers_at_first, machine_at_first = 0.0, (0, 0)
         while len(receiver.arrivals) < args.events:
             await asyncio.sleep(0.01 if cpu_at_first is None else 0.05)
             if cpu_at_first is None and receiver.arrivals:
                 cpu_at_first = sum(_cpu_seconds(p.pid) for p in procs)
+                receivers_at_first, machine_at_first = time.process_time(), _machine()
                 if args.profile is not None:
                     spies = [
                         _spy(p.pid, args.profile / f"webhooks-{tag}-w{workers}-{n}.txt")
@@ -153,6 +163,9 @@ async def run(
                     ]
             if time.time() - started > 600:
                 raise SystemExit("deliveries did not finish in 10 minutes")
+        receivers_cpu = (time.process_time() - receivers_at_first) / args.events
+        machine = _machine()
+        busy = (machine[0] - machine_at_first[0]) / max(1, machine[1] - machine_at_first[1])
         for spy in spies:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
@@ -177,7 +190,7 @@ async def run(
                 await uow.commit()
             await asyncio.sleep(1 / args.trickle_rate)
         await asyncio.sleep(1.0)
-        return rate, with_start, cpu, connections, list(receiver.delays)
+        return rate, with_start, cpu, connections, list(receiver.delays), receivers_cpu, busy
     finally:
         for p in procs:
             p.terminate()
@@ -223,7 +236,7 @@ def main() -> None:
             for c in codes
         ):
             tag = f"{'base' if code else 'this'}{n}"
-            rate, with_start, cpu, connections, delays = asyncio.run(
+            rate, with_start, cpu, connections, delays, receivers_cpu, busy = asyncio.run(
                 run(args, workers, Path(t), code, tag)
             )
             delays.sort()
@@ -233,7 +246,9 @@ def main() -> None:
             print(
                 f"{'baseline' if code else 'this    '} {workers} worker(s), {args.receivers} receivers: {rate:6.0f} deliveries/s"
                 f" ({with_start:.0f}/s from the workers' start; {cpu * 1e6:.0f} µs of worker CPU"
-                f" each, over {connections} connections; target >= 2,000 for one: {verdict})"
+                f" each, over {connections} connections; the receivers' process"
+                f" {receivers_cpu * 1e6:.0f} µs; the machine's cores {busy:.0%} busy;"
+                f" target >= 2,000 for one: {verdict})"
                 f"   delay at {args.trickle_rate:.0f} events/s: p50 {p50:.1f} ms, p99 {p99:.1f} ms",
                 flush=True,
             )
