@@ -4,10 +4,16 @@ Phase 1 (throughput): N events are written to the outbox at once, spread round-r
 ``--receivers`` organisations, each with one webhook to a receiver of its own (an aiohttp
 server on its own port, in this process); then the workers start. Deliveries/s is counted from
 the first delivery's arrival to the last (and, beside it, from the workers' start, which adds
-their 1-2 s start-up); the workers' CPU time per delivery from the first arrival on, too.
+their 1-2 s start-up); the workers' CPU time per delivery from the first arrival on, too,
+and beside it the receivers' (this process) and how busy the machine's cores were meanwhile
+(PostgreSQL, the receivers and the workers share them).
 Phase 2 (delay): events are raised at a steady rate while the workers run; the delay is
 receipt time minus the event's createdAt.
 Target (issue 17): >= 2,000 deliveries/s for one worker over 10 receivers.
+
+``--baseline PYTHONPATH`` runs the workers of another version of the code too, in turn with this
+one (``--rounds`` times), in the same run; ``--profile DIR`` records each worker with py-spy
+from the first delivery to the last (raw profiles, ``bench/profile_summary.py`` reads them).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -66,9 +74,27 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _machine() -> tuple[int, int]:
+    """The machine's busy and total jiffies over all its cores so far (``/proc/stat``)."""
+    ticks = [int(t) for t in open("/proc/stat").readline().split()[1:]]  # noqa: SIM115
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
+
+
+def _spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling ``pid`` until interrupted (SIGINT writes the raw profile)."""
+    spy = shutil.which("py-spy") or str(BIN / "py-spy")
+    argv = [spy, "record", "--nonblocking", "--format", "raw", "--rate", "200"]
+    return subprocess.Popen(
+        [*argv, "--pid", str(pid), "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 async def run(
-    args: argparse.Namespace, workers: int, tmp: Path
-) -> tuple[float, float, float, int, list[float]]:
+    args: argparse.Namespace, workers: int, tmp: Path, code: str | None = None, tag: str = ""
+) -> tuple[float, float, float, int, list[float], float, float]:
+    """One measure; ``code``: a PYTHONPATH the workers run (another version of the code)."""
     schema = f"fc_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(args.pg_url, autocommit=True) as c:
         c.execute(f'CREATE SCHEMA "{schema}"')
@@ -81,6 +107,7 @@ async def run(
         FOURCORNER_DATABASE_SCHEMA=schema,
         FOURCORNER_WEBHOOK_ALLOW_PRIVATE_TARGETS="true",
     )
+    worker_env = env | ({"PYTHONPATH": code} if code else {})
     container = build_container(Settings.load(env))
     await container.init_resources()
     ctx = await resolve(container.context)
@@ -118,16 +145,30 @@ async def run(
         receiver.delays.clear()
         started = time.time()
         procs = [
-            subprocess.Popen([str(BIN / "fourcorner"), "worker"], env=env)  # noqa: ASYNC220
+            subprocess.Popen([str(BIN / "fourcorner"), "worker"], env=worker_env)  # noqa: ASYNC220
             for _ in range(workers)
         ]
+        spies: list[subprocess.Popen[bytes]] = []
         cpu_at_first = None
+        receivers_at_first, machine_at_first = 0.0, (0, 0)
         while len(receiver.arrivals) < args.events:
             await asyncio.sleep(0.01 if cpu_at_first is None else 0.05)
             if cpu_at_first is None and receiver.arrivals:
                 cpu_at_first = sum(_cpu_seconds(p.pid) for p in procs)
+                receivers_at_first, machine_at_first = time.process_time(), _machine()
+                if args.profile is not None:
+                    spies = [
+                        _spy(p.pid, args.profile / f"webhooks-{tag}-w{workers}-{n}.txt")
+                        for n, p in enumerate(procs)
+                    ]
             if time.time() - started > 600:
                 raise SystemExit("deliveries did not finish in 10 minutes")
+        receivers_cpu = (time.process_time() - receivers_at_first) / args.events
+        machine = _machine()
+        busy = (machine[0] - machine_at_first[0]) / max(1, machine[1] - machine_at_first[1])
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
         first, last = min(receiver.arrivals.values()), max(receiver.arrivals.values())
         rate = (args.events - 1) / (last - first)  # from the first delivery to the last
         with_start = args.events / (last - started)  # from the workers' start
@@ -149,7 +190,7 @@ async def run(
                 await uow.commit()
             await asyncio.sleep(1 / args.trickle_rate)
         await asyncio.sleep(1.0)
-        return rate, with_start, cpu, connections, list(receiver.delays)
+        return rate, with_start, cpu, connections, list(receiver.delays), receivers_cpu, busy
     finally:
         for p in procs:
             p.terminate()
@@ -175,19 +216,41 @@ def main() -> None:
     p.add_argument("--receivers", type=int, default=10, help="1 to 10")
     p.add_argument("--workers", default="1,2", help="worker counts to measure, in turn")
     p.add_argument("--pg-url", default=PG_URL)
+    p.add_argument(
+        "--baseline",
+        metavar="PYTHONPATH",
+        help="run the workers of this other version of the code too, in turn with this one (a"
+        " folder holding a `fourcorner` package, e.g. a worktree's .build/typecheck)",
+    )
+    p.add_argument("--rounds", type=int, default=1, help="this code and the baseline in turn")
+    p.add_argument("--profile", type=Path, help="py-spy raw profiles of the workers here")
     args = p.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    codes: list[str | None] = [None] + ([args.baseline] if args.baseline else [])
     with tempfile.TemporaryDirectory() as t:
-        for workers in map(int, args.workers.split(",")):
-            rate, with_start, cpu, connections, delays = asyncio.run(run(args, workers, Path(t)))
+        for n, workers, code in (
+            (n, w, c)
+            for n in range(args.rounds)
+            for w in map(int, args.workers.split(","))
+            for c in codes
+        ):
+            tag = f"{'base' if code else 'this'}{n}"
+            rate, with_start, cpu, connections, delays, receivers_cpu, busy = asyncio.run(
+                run(args, workers, Path(t), code, tag)
+            )
             delays.sort()
             p50 = statistics.median(delays) * 1000 if delays else float("nan")
             p99 = delays[int(len(delays) * 0.99) - 1] * 1000 if delays else float("nan")
             verdict = "ok" if rate >= 2000 or workers > 1 else "BELOW"
             print(
-                f"{workers} worker(s), {args.receivers} receivers: {rate:6.0f} deliveries/s"
+                f"{'baseline' if code else 'this    '} {workers} worker(s), {args.receivers} receivers: {rate:6.0f} deliveries/s"
                 f" ({with_start:.0f}/s from the workers' start; {cpu * 1e6:.0f} µs of worker CPU"
-                f" each, over {connections} connections; target >= 2,000 for one: {verdict})"
-                f"   delay at {args.trickle_rate:.0f} events/s: p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+                f" each, over {connections} connections; the receivers' process"
+                f" {receivers_cpu * 1e6:.0f} µs; the machine's cores {busy:.0%} busy;"
+                f" target >= 2,000 for one: {verdict})"
+                f"   delay at {args.trickle_rate:.0f} events/s: p50 {p50:.1f} ms, p99 {p99:.1f} ms",
+                flush=True,
             )
 
 

@@ -40,7 +40,8 @@ def main() -> None:
             total += n
             frames = stack.split(";")
             procs = [f for f in frames if f.startswith("process ")]
-            processes[procs[-1].split(" -c ")[0][:90]] += n
+            # without --subprocesses py-spy names no process: the one recorded
+            processes[procs[-1].split(" -c ")[0][:90] if procs else "(the process)"] += n
             frames = [f for f in frames if not f.startswith("process ")]
             for f in {frame(f) for f in frames}:
                 inclusive[f] += n

@@ -8,8 +8,8 @@ small concurrency bound, and a delivery whose endpoint is busy is deferred, not 
 
 Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
 and the outcomes that finish while one unit of work is being written go together in the next
-(one ``lock_many`` + ``update_many`` of their events, and of the deliveries), so recording
-costs a few round trips per batch rather than per delivery. A crash before the
+(one ``lock_many`` of their events, one ``update_many`` of the deliveries and one of the
+events), so recording costs a few round trips per batch rather than per delivery. A crash before the
 write loses nothing: the lease runs out and the delivery is sent again.
 """
 
@@ -96,6 +96,8 @@ class DeliveryWorker:
         # outcomes waiting to be written, and the task writing them
         self._outcomes: list[tuple[Delivery, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
+        # opened signing secrets, by webhook and sealed text (a new secret is a new key)
+        self._secrets: dict[tuple[uuid.UUID, str], str] = {}
 
     def wake(self) -> None:
         """Look for work now (called when this process raised an event)."""
@@ -250,7 +252,7 @@ class DeliveryWorker:
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)
         try:
-            secret = WEBHOOK_SECRET.open(self._sealer, hook)
+            secret = self._secret(hook)
         except SecretUnusable as e:  # an attempt that failed, with the reason on the event
             log.error("webhook not sent", extra={"webhook_id": str(hook.id), "problem": str(e)})
             return SendResult(duration_ms=0.0, error=e.message())
@@ -265,6 +267,16 @@ class DeliveryWorker:
             self._settings.hex_signature_header: rules.hex_signature(secret, body),
         }
         return await self._sender.send(hook.url, body, headers)
+
+    def _secret(self, hook: Webhook) -> str:
+        """``hook``'s signing secret, opened once for as long as it is the same."""
+        key = (hook.id, hook.sealed_secret)
+        secret = self._secrets.get(key)
+        if secret is None:
+            if len(self._secrets) >= 10_000:  # bounded: start again when full
+                self._secrets.clear()
+            secret = self._secrets[key] = WEBHOOK_SECRET.open(self._sealer, hook)
+        return secret
 
     async def _record(self, delivery: Delivery) -> None:
         """Write ``delivery`` and its summary on its event; returns once it is committed, in
@@ -294,15 +306,15 @@ class DeliveryWorker:
 
     async def _write(self, deliveries: list[Delivery]) -> None:
         """Write the outcomes of the deliveries still stored: retention (``purge``) may have
-        removed one with its event meanwhile. Events are locked before deliveries, in the order
-        ``purge`` takes them."""
+        removed one with its event meanwhile. Events are locked first, as ``purge`` takes
+        them; ``purge`` is the only way a delivery goes, always with its event and holding that
+        event's lock, so the deliveries of the events found here are all still stored (and
+        their rows need no read of their own)."""
         async with self._ctx.uow() as uow:
             events = uow.repository(EVENTS)
             found = {e.id: e for e in await events.lock_many([d.event_id for d in deliveries])}
-            stored = uow.repository(DELIVERIES)
-            present = {d.id for d in await stored.lock_many([d.id for d in deliveries])}
-            deliveries = [d for d in deliveries if d.id in present]
-            await stored.update_many(deliveries)
+            deliveries = [d for d in deliveries if d.event_id in found]
+            await uow.repository(DELIVERIES).update_many(deliveries)
             for d in deliveries:
                 event = found.get(d.event_id)
                 if event is not None:

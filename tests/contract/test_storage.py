@@ -180,6 +180,45 @@ async def test_every_field_of_every_record_type_round_trips(
         assert (await repo.list(Query())).items == [item]
 
 
+@PROPERTY
+@given(data=st.data())
+async def test_update_many_leaves_what_updates_one_by_one_leave(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    """Any record type, any values (NULLs, text, numbers, UUIDs, datetimes), an id given
+    twice: the last of each id is what is stored, as after one ``update`` per item (the SQL
+    adapters write a collection without unique groups in one statement)."""
+    await store.reset()
+    collection = data.draw(st.sampled_from([c for c in ALL if not c.unique]), label="collection")
+    ident = collection.columns["id"].get
+    made = data.draw(
+        st.lists(samples.records(collection), min_size=1, max_size=4, unique_by=ident),
+        label="made",
+    )
+    await add_all(store, collection, made)
+    changes = data.draw(
+        st.lists(
+            st.tuples(st.sampled_from(made), samples.records(collection)), min_size=1, max_size=6
+        ),
+        label="changes",
+    )
+    changed = [
+        attrs.evolve(new, **{_id_attribute(collection, new): ident(old)}) for old, new in changes
+    ]
+    async with store.unit_of_work() as uow:
+        await uow.repository(collection).update_many(changed)
+        await uow.commit()
+    expected = {str(ident(x)): x for x in (*made, *changed)}
+    got = await stored(store, collection)
+    assert sorted(got, key=lambda x: str(ident(x))) == [expected[k] for k in sorted(expected)]
+
+
+def _id_attribute(collection: Collection[Any], item: Any) -> str:
+    """The attribute of ``item`` that holds the collection's ``id`` column."""
+    value = collection.columns["id"].get(item)
+    return next(a.name for a in attrs.fields(type(item)) if getattr(item, a.name) is value)
+
+
 async def test_a_missing_record_is_none(store: StorageUnderTest) -> None:
     async with store.unit_of_work() as uow:
         assert await uow.repository(ORGANISATIONS).get(uuid.uuid4()) is None

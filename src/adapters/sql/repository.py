@@ -166,11 +166,24 @@ class SqlRepository(Generic[T]):
             for item in items:
                 await self.update(item)
             return
-        rows = [self._t.update_values(item, self._converter.dumps(item)) for item in items]
+        # the last of each id (an update's id comes last), as one statement after another
+        # would leave it
+        last = {
+            (row := self._t.update_values(item, self._converter.dumps(item)))[-1]: (row, item)
+            for item in items
+        }
+        rows = [row for row, _ in last.values()]
+        items = [item for _, item in last.values()]
         if not rows:
             return
         self._x.wrote(self._t.name)
-        if await self._x.write_many(self._t.update_sql, rows) < len(rows):
+        many = self._t.update_many_sql
+        param = self._t.update_many_values(rows) if many is not None else None
+        if many is not None and param is not None:  # one statement for them all
+            count = await self._x.write(many, param, may_clash=False)
+        else:
+            count = await self._x.write_many(self._t.update_sql, rows)
+        if count < len(rows):
             for item in items:  # name the first record that is gone
                 row = self._c.row(item)
                 if not await self._x.fetch(self._t.get_sql, (str(row["id"]),)):

@@ -31,6 +31,7 @@ from datetime import timedelta
 from typing import Any
 
 import attrs
+import orjson
 
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.application.storage import Collection, Cursor, Order, Query
@@ -112,6 +113,24 @@ class Table:
         self._id_at = all_columns.index("id")
         updates = ", ".join(f"{_q(all_columns[i])} = {p}" for i in self._updated)
         self.update_sql = f'UPDATE {name} SET {updates} WHERE "id" = {p}'  # noqa: S608
+        # Many records in one statement (PostgreSQL): the rows of ``update_values`` as one
+        # JSON array parameter, each row an array read by position and cast to its column's
+        # type, joined on id. One parameter, so the driver encodes no value on its own.
+        self.update_many_sql: str | None = None
+        if dialect.name == "postgres":
+            fields = {column: field for field, column in columns.items()}
+            order = [*(all_columns[i] for i in self._updated), "id"]
+            typed = {
+                c: f"(r.v->>{n})::{_element_type(collection, fields.get(c))}"
+                for n, c in enumerate(order)
+            }
+            sets = ", ".join(
+                f"{_q(all_columns[i])} = {typed[all_columns[i]]}" for i in self._updated
+            )
+            self.update_many_sql = (
+                f"UPDATE {name} AS t SET {sets}"  # noqa: S608
+                f' FROM json_array_elements({p}::json) AS r(v) WHERE t."id" = {typed["id"]}'
+            )
         self.get_sql = f'SELECT "data" FROM {name} WHERE "id" = {p}'  # noqa: S608
         self.delete_sql = f'DELETE FROM {name} WHERE "id" = {p}'  # noqa: S608
         self._select = f'SELECT "data" FROM {name}'  # noqa: S608
@@ -145,6 +164,16 @@ class Table:
         """The parameters of ``update_sql`` for ``item`` (JSON ``data``)."""
         values = self.values(item, data)
         return (*(values[i] for i in self._updated), values[self._id_at])
+
+    @staticmethod
+    def update_many_values(rows: Sequence[Sequence[object]]) -> tuple[str] | None:
+        """The parameter of ``update_many_sql``: rows of ``update_values`` as a JSON array;
+        ``None`` when one holds what JSON cannot (an integer past 64 bits, a lone surrogate),
+        to be written one row after another."""
+        try:
+            return (orjson.dumps(rows).decode(),)
+        except orjson.JSONEncodeError:
+            return None
 
     def key(self, ident: object) -> str | None:
         """The parameter of an id: ``None`` (equal to nothing) for one the column cannot hold."""
@@ -396,6 +425,17 @@ class Table:
                 f'CREATE INDEX {_q(name + "_org_id_idx")} ON {_q(name)} ("org_id", {keyset})'
             )
         return statements
+
+
+def _element_type(collection: Collection[Any], field: str | None) -> str:
+    """The PostgreSQL type of a column's values (``search_text`` and ``data``: ``None``)."""
+    kind = collection.columns[field].type if field is not None else FieldType.STRING
+    return {
+        FieldType.BOOL: "integer",
+        FieldType.INT: "bigint",
+        FieldType.UUID: "uuid",
+        FieldType.DATETIME: "timestamptz",
+    }.get(kind, "text")
 
 
 def ddl_script(collections: Sequence[Collection[Any]], dialect: Dialect) -> str:
