@@ -88,6 +88,21 @@ def _syntax_problem(error: etree.XMLSyntaxError) -> str:
     return f"not well-formed XML: {message} (line {line})"
 
 
+# libxml2's options for a document from outside: no entities, network, DTD or huge trees;
+# comments and processing instructions dropped. The stream below and the validator's whole
+# tree (``adapters.validation.document``) read with these.
+HARDENED_OPTIONS: dict[str, object] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "encoding": "UTF-8",
+}
+
+
 class Parser:
     """Feed bytes in any pieces, then ``close()``; every refusal is an ``InvalidInput`` whose
     field is ``field`` (the document's name, e.g. ``StandardBusinessDocument``)."""
@@ -101,17 +116,7 @@ class Parser:
         self._prolog: bytearray | None = bytearray()
         self._resume = 0
         self._seen_bytes = False
-        self._parser = etree.XMLPullParser(
-            events=("start", "end"),
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            dtd_validation=False,
-            huge_tree=False,
-            remove_comments=True,
-            remove_pis=True,
-            encoding="UTF-8",
-        )
+        self._parser = etree.XMLPullParser(events=("start", "end"), **HARDENED_OPTIONS)
 
     def feed(self, data: bytes) -> None:
         if not data:

@@ -22,7 +22,13 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH
-from fourcorner.adapters.sbdh.parser import MAX_PROLOG, Parser, drop, prolog_end
+from fourcorner.adapters.sbdh.parser import (
+    HARDENED_OPTIONS,
+    MAX_PROLOG,
+    Parser,
+    drop,
+    prolog_end,
+)
 from fourcorner.adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
 from fourcorner.domain.errors import InvalidInput
 
@@ -142,16 +148,7 @@ _ID_PATHS = {
 
 def _tree_parser() -> etree.XMLParser:
     """The options of intake's stream parser (``adapters.sbdh.parser``), for a whole tree."""
-    return etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        encoding="UTF-8",
-    )
+    return etree.XMLParser(**HARDENED_OPTIONS)
 
 
 def _whole(data: bytes) -> tuple[Located, str | None] | None:
