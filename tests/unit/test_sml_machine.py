@@ -15,21 +15,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from core_world import started
 from fourcorner.adapters.memory.sml import InMemoryLocator, InMemorySml
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.application import (
-    operator_setup,
-    organisations,
     participants,
-    services_to_use,
     sml,
     sml_worker,
-    users,
 )
-from fourcorner.application.access import Principal
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
-from fourcorner.application.identity import Identity
-from fourcorner.application.organisations import CreateOrganisation
 from fourcorner.application.participants import CreateParticipant
 from fourcorner.domain.checkdigits import gs1_check_digit
 from fourcorner.domain.errors import DomainError
@@ -37,7 +31,7 @@ from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import ParticipantStatus
 from fourcorner.domain.sml import LocatorOperation
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, resolve
+from fourcorner.entrypoints.container import build_container
 
 TEST = Environment.TEST
 OURS, THEIRS = "SMP-OURS", "SMP-THEIRS"
@@ -67,23 +61,11 @@ class SmlMirrorsParticipants(RuleBasedStateMachine):
         self.runner.run(self._start())
 
     async def _start(self) -> None:
-        await self.container.init_resources()
-        self.ctx = await resolve(self.container.context)
-        self.net = await resolve(self.container.network)
-        await operator_setup.ensure_operator(
-            self.ctx, self.net, self.container.operator_environments()
-        )
+        world = await started(self.container)
+        self.ctx, self.net, self.me = world.ctx, world.net, world.me
+        self.org, self.smp, self.ap = world.org, world.smp, world.ap
         await sml.ensure_smp(self.ctx, self.net, {TEST: "https://ours.example.org/smp"})
         await self.theirs.register_smp(TEST, "https://theirs.example.org/smp")
-        user = await users.sign_in(self.ctx, Identity("u1", "u@example.com", "U"))
-        self.me = Principal(user=user)
-        org = await organisations.create(
-            self.ctx, self.me, CreateOrganisation("2120000787", "ACME", "SE", "SE:ORGNR")
-        )
-        self.org = org.id
-        smps = await services_to_use.smps_to_use(self.ctx, self.me, self.org)
-        aps = await services_to_use.aps_to_use(self.ctx, self.me, self.org)
-        self.smp, self.ap = smps[0].id, aps[0].id
         self.worker = sml_worker.LocatorWorker(self.ctx, self.net)
         await self.worker.run_once()  # the SMP itself, and the operator's participant
 

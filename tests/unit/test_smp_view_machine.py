@@ -11,18 +11,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from core_world import started
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.application import (
-    operator_setup,
-    organisations,
     participants,
-    services_to_use,
-    users,
 )
-from fourcorner.application.access import Principal
 from fourcorner.application.collections import PARTICIPANTS
-from fourcorner.application.identity import Identity
-from fourcorner.application.organisations import CreateOrganisation
 from fourcorner.application.participants import (
     CreateParticipant,
     SupportedDocumentTypes,
@@ -32,7 +26,7 @@ from fourcorner.domain.checkdigits import gs1_check_digit
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import SupportedDocumentType
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, resolve
+from fourcorner.entrypoints.container import build_container
 
 _PKI = Path(tempfile.mkdtemp(prefix="fc-pki-"))
 ensure_test_pki(_PKI)
@@ -53,30 +47,11 @@ class SmpMirrorsDatabase(RuleBasedStateMachine):
         self.runner.run(self._start())
 
     async def _start(self) -> None:
-        await self.container.init_resources()
-        self.ctx = await resolve(self.container.context)
-        self.net = await resolve(self.container.network)
-        await operator_setup.ensure_operator(
-            self.ctx, self.net, self.container.operator_environments()
-        )
-        user = await users.sign_in(self.ctx, Identity("u1", "u@example.com", "U"))
-        self.me = Principal(user=user)
-        org = await organisations.create(
-            self.ctx,
-            self.me,
-            CreateOrganisation("2120000787", "ACME", "SE", "SE:ORGNR"),
-        )
-        self.org = org.id
-        smps, aps = await self._to_use()
-        self.smp, self.ap = smps[0].id, aps[0].id
+        world = await started(self.container)
+        self.ctx, self.net, self.me = world.ctx, world.net, world.me
+        self.org, self.smp, self.ap = world.org, world.smp, world.ap
         docs = [d for d in self.ctx.catalogue.document_types if d.state == "active"][:6]
         self.entries = [SupportedDocumentType(d.id, d.process_ids[0].process_id) for d in docs]
-
-    async def _to_use(self):
-        return (
-            await services_to_use.smps_to_use(self.ctx, self.me, self.org),
-            await services_to_use.aps_to_use(self.ctx, self.me, self.org),
-        )
 
     def teardown(self) -> None:
         self.runner.run(self.container.shutdown_resources())
