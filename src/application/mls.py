@@ -229,17 +229,19 @@ async def take(
         # environment: the operator's 0242 participant is in each)
         addressee = await Participants(uow).by_identifier(envelope.receiver.value, ap.environment)
         sent = await Transactions(uow).sent_documents(status.original_instance_id)
+        candidates = [t for t in sent if is_about(t, status, inbound.sender_certificate_cn)]
         # a status comes back in the environment its document went out in: one about a
         # document sent through a TEST access point is no answer at the PROD one
         aps = uow.repository(ACCESS_POINTS)
-        sent_here = []
-        for t in sent:
-            through = await aps.get(t.ap_id)
-            if through is not None and through.environment is ap.environment:
-                sent_here.append(t)
+        sent_through = {ap_id: await aps.get(ap_id) for ap_id in {t.ap_id for t in candidates}}
+        about = [
+            t
+            for t in candidates
+            if (through := sent_through[t.ap_id]) is not None
+            and through.environment is ap.environment
+        ]
     if addressee is None or addressee.ap_ref != ap.id:
         raise As4Refusal("EBMS:0004", "Other", "PEPPOL:NOT_SERVICED", inbound.message_id)
-    about = [t for t in sent_here if is_about(t, status, inbound.sender_certificate_cn)]
     if not about:
         raise As4Refusal(
             "EBMS:0004", "Other", "PEPPOL:NOT_SERVICED (no such document)", inbound.message_id

@@ -131,7 +131,7 @@ async def _ensure_environment(
 ) -> None:
     certs = uow.repository(CERTIFICATES)
     ids = {}
-    renewed: set[Service] = set()
+    ap_renewed = False
     cert_env = (
         CertificateEnvironment.TEST
         if env.environment is Environment.TEST
@@ -172,7 +172,7 @@ async def _ensure_environment(
             await certs.add(cert)
         else:
             await certs.update(cert)
-            renewed.add(service)
+            ap_renewed = ap_renewed or service is Service.AP
     smp = Smp(
         id=_operator_id("smp", env.environment),
         org_id=OPERATOR_ORG_ID,
@@ -206,17 +206,12 @@ async def _ensure_environment(
     )
     if old_ap is None:
         await aps.add(ap)
-    elif (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref):
+        return
+    moved = (old_ap.ap_url, old_ap.certificate_ref) != (ap.ap_url, ap.certificate_ref)
+    if moved:
         await aps.update(ap)
-        await _republish_served_by(ctx, net, uow, ap)
-    elif Service.AP in renewed:
-        # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be
-        # what senders encrypt for from now on, not the one the registrations were made with
-        await _republish_served_by(ctx, net, uow, ap)
-
-
-async def _republish_served_by(
-    ctx: Context, net: Network, uow: UnitOfWork, ap: AccessPoint
-) -> None:
-    for p in await Participants(uow).served_by(ap.id):
-        await participant_cases.republish(ctx, net, uow, p)
+    # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be what
+    # senders encrypt for from now on, not the one the registrations were made with
+    if moved or ap_renewed:
+        for p in await Participants(uow).served_by(ap.id):
+            await participant_cases.republish(ctx, net, uow, p)

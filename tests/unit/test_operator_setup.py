@@ -46,7 +46,30 @@ async def test_the_operator_participant_is_in_every_environment_and_follows_a_re
     try:
         ctx = await resolve(container.context)
         net = await resolve(container.network)
-        environments = container.operator_environments()
+        pki = load_test_pki(tmp_path / "pki")
+
+        def leaf() -> tuple[str, str]:
+            now = datetime.now(UTC)
+            cert, key = issue_leaf(
+                pki.ap_ca,
+                pki.ap_ca_key,
+                SEAT,
+                not_before=now - timedelta(minutes=5),
+                not_after=now + timedelta(days=30),
+            )
+            return cert_pem(cert), key_pem(key)
+
+        # each environment's access point with a certificate of its own (the test PKI gives
+        # both the same), so that a published certificate tells which environment it is from
+        prod_cert, prod_key = leaf()
+        environments = [
+            attrs.evolve(e, ap_cert_pem=prod_cert, ap_key_pem=prod_key)
+            if e.environment is Environment.PROD
+            else e
+            for e in container.operator_environments()
+        ]
+        own = {e.environment: e.ap_cert_pem for e in environments}
+        assert own[Environment.TEST] != own[Environment.PROD]
         await operator_setup.ensure_operator(ctx, net, environments, seat_spid(SEAT))
         ident = spid_participant(seat_spid(SEAT)).value.lower()
         async with ctx.uow() as uow:
@@ -55,30 +78,20 @@ async def test_the_operator_participant_is_in_every_environment_and_follows_a_re
         assert len({p.id for p in found.values() if p is not None}) == 2
         for env in Environment:
             published = await published_certificate(ctx, net, env, ident)
-            assert published == der(environments[0].ap_cert_pem)
+            assert published == der(own[env])
 
         # the TEST AP certificate is renewed (a new key, the same CA): the TEST SMP publishes
         # the new one at the next start, the PROD one keeps its own
-        pki = load_test_pki(tmp_path / "pki")
-        now = datetime.now(UTC)
-        renewed, key = issue_leaf(
-            pki.ap_ca,
-            pki.ap_ca_key,
-            SEAT,
-            not_before=now - timedelta(minutes=5),
-            not_after=now + timedelta(days=30),
-        )
+        renewed, key = leaf()
         changed = [
-            attrs.evolve(e, ap_cert_pem=cert_pem(renewed), ap_key_pem=key_pem(key))
+            attrs.evolve(e, ap_cert_pem=renewed, ap_key_pem=key)
             if e.environment is Environment.TEST
             else e
             for e in environments
         ]
         await operator_setup.ensure_operator(ctx, net, changed, seat_spid(SEAT))
-        assert await published_certificate(ctx, net, Environment.TEST, ident) == der(
-            cert_pem(renewed)
-        )
+        assert await published_certificate(ctx, net, Environment.TEST, ident) == der(renewed)
         prod = await published_certificate(ctx, net, Environment.PROD, ident)
-        assert prod == der(environments[0].ap_cert_pem)
+        assert prod == der(own[Environment.PROD])
     finally:
         await container.shutdown_resources()
