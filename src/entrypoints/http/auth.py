@@ -6,6 +6,7 @@ caller over its allowance gets 429 before its credentials are looked at.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import datetime
 
@@ -20,7 +21,7 @@ from fourcorner.domain.clock import utc
 from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
 from fourcorner.domain.roles import Role
 from fourcorner.entrypoints.http.memo import StampedMemo
-from fourcorner.entrypoints.http.routing import READ_STAMP
+from fourcorner.entrypoints.http.routing import CREDENTIAL, READ_STAMP
 from fourcorner.entrypoints.http.throttle import FailureTracker, address_key, prefix_key
 
 
@@ -28,7 +29,8 @@ class Authenticator:
     """Verified tokens are remembered by the verifier (``CachingTokenVerifier``); the user
     record and memberships are read through ``Context.reads()``, whose cache a commit clears.
 
-    The principal a credential (the bearer token or the API key, as sent) came to is kept
+    The principal a credential (the bearer token or the API key, as sent; filed under its
+    SHA-256, ``CREDENTIAL``, which the kept answers use too) came to is kept
     (``StampedMemo``) while the storage's ``read_stamp`` stays the one taken before its reads:
     a commit that changes a user, a membership, an organisation or an API key (a deletion, a
     revocation, a role change, an invitation) drops every entry. An entry also ends with its
@@ -42,7 +44,7 @@ class Authenticator:
         self._ctx = ctx
         self._verifier = verifier
         self._throttle = FailureTracker(0, 1.0) if throttle is None else throttle
-        # credential -> (principal, expires_at: datetime | None for a key, whose record says)
+        # SHA-256 of the credential -> (principal, expires_at: None for a key, whose record says)
         self._known: StampedMemo[str, tuple[Principal, datetime | None]] = StampedMemo()
 
     async def __call__(self, request: web.Request) -> Principal:
@@ -59,7 +61,11 @@ class Authenticator:
         wait = self._throttle.retry_after(counted)
         if wait:
             raise TooManyFailedAttempts(retry_after=wait)
-        credential = header if header is not None else "key:" + (key or "")
+        sent = header if header is not None else "key:" + (key or "")
+        # a header's bytes that are not UTF-8 come as lone surrogates: hashed as they are
+        credential = request[CREDENTIAL] = hashlib.sha256(
+            sent.encode("utf-8", "surrogatepass")
+        ).hexdigest()
         stamp = request[READ_STAMP] = self._ctx.read_stamp()
         known = self._known.get(credential, stamp)
         if known is not None and _still_valid(*known, self._ctx.clock()):

@@ -41,6 +41,9 @@ CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 PRIVATE = web.RequestKey("private", bool)
 # set by the authenticator: the storage's read stamp taken before it read anything (``memo``)
 READ_STAMP = web.RequestKey("read_stamp", object)
+# the SHA-256 of the credential the request came with (``Authenticator``): what the kept
+# principals and answers are filed under, never the token or key itself
+CREDENTIAL = web.RequestKey("credential", str)
 
 
 @attrs.frozen
@@ -142,11 +145,11 @@ class Route:
     # the media types of a body that is not JSON (an SBD or billing document, an AS4 message),
     # read by the handler itself
     takes: tuple[str, ...] = ()
-    # A GET whose answer depends on nothing but the caller, the path and query, and records
+    # A GET whose answer depends on nothing but the caller, the path (not the query), and records
     # read through ``Context.reads()`` of the record cache's collections (users, members,
     # organisations, certificates, API keys), never on the time: its 200 answer is kept per
     # credential and path (``memo.StampedMemo``) and sent again while the storage's read stamp
-    # is unchanged (tests/unit/test_http_memo.py checks each such route's reads).
+    # is unchanged (tests/contract/http/test_answer_memo.py checks each such route's reads).
     memo: bool = False
 
     @property
@@ -303,9 +306,8 @@ def endpoint(
             request[CALLER] = ("user", principal.user.id)
         stamp = request.get(READ_STAMP)
         memo_key = None
-        if answers is not None and stamp is not None:
-            h = request.headers
-            memo_key = (h.get("Authorization") or "key:" + h.get("X-Api-Key", ""), request.raw_path)
+        if answers is not None and stamp is not None and CREDENTIAL in request:
+            memo_key = (request[CREDENTIAL], request.path)
             known = answers.get(memo_key, stamp)
             if known is not None:
                 return web.Response(status=200, body=known, content_type="application/json")
@@ -327,7 +329,7 @@ def endpoint(
             return reply.body
         body = reply.body if isinstance(reply.body, bytes) else dumps(reply.body)
         if memo_key is not None and answers is not None and reply.status == 200:
-            answers.put(memo_key, body, stamp)
+            answers.put(memo_key, bytes(body), stamp)  # orjson's bytes carry spare capacity
         return web.Response(status=reply.status, body=body, content_type="application/json")
 
     handle.__name__ = route.operation_id
