@@ -139,8 +139,9 @@ class DeliveryWorker:
                 leased.append(attrs.evolve(d, lease_until=now + self._settings.lease))
             if not leased:
                 return []
-            wanted = sorted(map(str, {d.event_id for d in leased}))
-            events = {e.id: e for e in await Events(uow).with_ids(wanted)}
+            events = {
+                e.id: e for e in await Events(uow).with_ids(list({d.event_id for d in leased}))
+            }
             await deliveries.update_many(leased)
             await uow.commit()
         for endpoint, count in taken.items():
@@ -316,9 +317,7 @@ class DeliveryWorker:
             deliveries = [d for d in deliveries if d.event_id in found]
             await uow.repository(DELIVERIES).update_many(deliveries)
             for d in deliveries:
-                event = found.get(d.event_id)
-                if event is not None:
-                    found[d.event_id] = event.with_delivery(d.summary())
+                found[d.event_id] = found[d.event_id].with_delivery(d.summary())
             await events.update_many([found[i] for i in sorted(found, key=str)])
             await uow.commit()
 

@@ -106,6 +106,10 @@ class Records(Generic[T]):
     async def claim(self, query: Query) -> builtins.list[T]:
         return await self._store.claim(query)
 
+    async def with_ids(self, ids: Sequence[uuid.UUID]) -> builtins.list[T]:
+        """The records of these ids that exist (as few queries as their number needs)."""
+        return await self._every(one_of(self.collection, "id", ids)) if ids else []
+
     async def _every(self, *where: Condition) -> builtins.list[T]:
         """Every record ``where`` holds for, however many pages that takes."""
         found: builtins.list[T] = []
@@ -270,18 +274,9 @@ class IdempotencyKeys(OrgRecords[IdempotencyKey]):
 class Webhooks(OrgRecords[Webhook]):
     collection = WEBHOOKS
 
-    async def with_ids(self, ids: Sequence[uuid.UUID]) -> builtins.list[Webhook]:
-        """The webhooks of these ids that exist, in one query."""
-        return await self._every(one_of(WEBHOOKS, "id", ids)) if ids else []
-
 
 class Events(OrgRecords[Event]):
     collection = EVENTS
-
-    async def with_ids(self, ids: Sequence[object]) -> list[Event]:
-        """The events of these ids that exist (at most ``len(ids)``)."""
-        query = Query(where=(one_of(EVENTS, "id", ids),), limit=len(ids))
-        return (await self._store.list(query)).items
 
     async def claim_older_than(self, cutoff: datetime, limit: int) -> list[Event]:
         """Up to ``limit`` events created before ``cutoff``, claimed (``Repository.claim``)."""
@@ -322,10 +317,6 @@ class Deliveries(OrgRecords[Delivery]):
 
 class Transactions(OrgRecords[Transaction]):
     collection = TRANSACTIONS
-
-    async def with_ids(self, ids: Sequence[uuid.UUID]) -> list[Transaction]:
-        """The transactions of these ids that exist."""
-        return await self._every(one_of(TRANSACTIONS, "id", ids))
 
     async def by_dedup_key(self, dedup_key: str) -> Transaction | None:
         return await self._store.first(dedupKey=dedup_key)

@@ -80,6 +80,7 @@ async def test_refusals_are_kept_and_raised_again():
     for _ in range(2):
         with pytest.raises(InvalidInput):
             await validator.validate(b"<")
+    assert len(pool.asked) == 1
     validator, pool = with_pool(("failed", "cannot convert"))
     for _ in range(2):
         with pytest.raises(RulesFailed):
