@@ -307,7 +307,6 @@ def run(
                     if profile is not None:
                         name = profile / f"{backend}-{'base' if code else 'this'}-{mode}"
                         spies = record(procs, name, args.profile_seconds)
-                    t0 = time.time()
                     if mode == "burst":
                         out[mode] = await lp.burst(args.transactions, args.concurrency)
                         n = args.transactions
@@ -323,7 +322,6 @@ def run(
                     cpu0 = cpu_seconds(procs)
                     for spy in spies:
                         spy.wait()
-                    del t0
 
         asyncio.run(measure())
     finally:

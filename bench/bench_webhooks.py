@@ -213,7 +213,9 @@ def main() -> None:
     p.add_argument("--events", type=int, default=10_000)
     p.add_argument("--trickle", type=int, default=300)
     p.add_argument("--trickle-rate", type=float, default=100.0)
-    p.add_argument("--receivers", type=int, default=10, help="1 to 10")
+    p.add_argument(
+        "--receivers", type=int, default=10, choices=range(1, len(LEGAL_IDS) + 1), metavar="1-10"
+    )
     p.add_argument("--workers", default="1,2", help="worker counts to measure, in turn")
     p.add_argument("--pg-url", default=PG_URL)
     p.add_argument(

@@ -380,16 +380,18 @@ async def lookup(a: Operator, org: dict[str, Any], receiver: str) -> dict[str, A
     query = urllib.parse.urlencode(
         {"participantId": receiver, "docTypeId": DOCUMENT_TYPE, "environment": "TEST"}
     )
-    # 503: the network's DNS did not answer, as while the test SML restarts it after a
-    # registration (a participant of either operator); asked again, as a sender would
-    deadline = time.monotonic() + 30
-    while True:
-        status, found = await a.call("GET", f"/orgs/{org['id']}/lookup?{query}")
-        if status != 503 or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.2)
+    answers: list[tuple[int, Any]] = []
+
+    async def answered() -> bool:
+        # 503: the network's DNS did not answer, as while the test SML restarts it after a
+        # registration (a participant of either operator); asked again, as a sender would
+        answers.append(await a.call("GET", f"/orgs/{org['id']}/lookup?{query}"))
+        return answers[-1][0] != 503
+
+    await eventually(answered, "the lookup answers", a, within=30)
+    status, found = answers[-1]
     assert status == 200, found
-    return found
+    return dict(found)
 
 
 async def received(b: Operator, org: dict[str, Any]) -> list[dict[str, Any]]:

@@ -77,10 +77,6 @@ class RecordCache:
             return None
         return entry[1]
 
-    @property
-    def max_age(self) -> float:
-        return self._max_age
-
     def stamp(self) -> int | None:
         """A number that stays the same while no collection here is invalidated (no commit
         that wrote one, here or, as far as this process has heard, elsewhere); ``None`` while
