@@ -185,7 +185,7 @@ def _holds(spec: FieldSpec, value: Scalar) -> bool:
     if spec.type is FieldType.DATETIME:  # in ``clock.sortable`` form
         return isinstance(value, str) and len(value) == 27 and _sortable(value)
     if spec.type is FieldType.UUID:  # in canonical form
-        return isinstance(value, str) and _canonical_uuid(value)
+        return canonical_uuid(value)
     return isinstance(value, str)
 
 
@@ -196,9 +196,12 @@ def _sortable(text: str) -> bool:
         return False
 
 
-def _canonical_uuid(text: str) -> bool:
+def canonical_uuid(value: object) -> bool:
+    """Whether ``value`` is a UUID's canonical text (what a ``uuid`` column can equal)."""
+    if not isinstance(value, str) or len(value) != 36:
+        return False
     try:
-        return str(uuid.UUID(text)) == text
+        return str(uuid.UUID(value)) == value
     except ValueError:
         return False
 

@@ -25,7 +25,6 @@ cannot hold (not a UUID in canonical form) equals nothing, as it equals no text 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -34,7 +33,7 @@ import attrs
 import orjson
 
 from fourcorner.adapters.sql.dialect import Dialect
-from fourcorner.application.storage import Collection, Cursor, Order, Query
+from fourcorner.application.storage import Collection, Cursor, Order, Query, canonical_uuid
 from fourcorner.domain import clock
 from fourcorner.domain.clock import SORTABLE_DIGITS
 from fourcorner.domain.errors import InvalidCursor
@@ -59,16 +58,6 @@ def sql_value(value: object) -> object:
         return value
     stored = storable(value)
     return int(stored) if isinstance(stored, bool) else stored
-
-
-def canonical_uuid(value: object) -> bool:
-    """Whether ``value`` is a UUID's canonical text (what a ``uuid`` column can equal)."""
-    if not isinstance(value, str) or len(value) != 36:
-        return False
-    try:
-        return str(uuid.UUID(value)) == value
-    except ValueError:
-        return False
 
 
 def _q(name: str) -> str:
