@@ -203,11 +203,12 @@ async def _accept(
     envelope, built = _read(ctx, docs, incoming, mls)
     _check_catalogue(ctx, envelope)
     async with ctx.uow() as uow:
-        found = await Participants(uow).of_identifier(envelope.sender.value)
-    # the organisation's participant in the access point's environment; else its participant
-    # of the other one, which _same_environment refuses with the reason
-    own = [p for p in found if p.org_id == org_id]
-    sender = next((p for p in own if p.environment is ap.environment), own[0] if own else None)
+        # the organisation's participant in the access point's environment; else its
+        # participant of the other one, which _same_environment refuses with the reason
+        here, other = await Participants(uow).in_environment(
+            envelope.sender.value, ap.environment, org_id=org_id
+        )
+    sender = here or other
     if sender is None:
         if built:  # the sender comes from the document: it may not send for this one
             raise Forbidden(

@@ -189,12 +189,13 @@ async def _take_document(
                 return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
         # the receiver of this access point's environment (an identifier is unique per
         # environment); one of the other environment only says why it is refused
-        found = await Participants(uow).of_identifier(envelope.receiver.value)
-        receiver = next((p for p in found if p.environment is ap.environment), None)
+        receiver, other = await Participants(uow).in_environment(
+            envelope.receiver.value, ap.environment
+        )
         own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
         org = await uow.repository(ORGANISATIONS).get(receiver.org_id) if receiver else None
-    if receiver is None and found:
-        raise OtherEnvironment(found[0], ap, inbound.message_id)
+    if other is not None:
+        raise OtherEnvironment(other, ap, inbound.message_id)
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = await asyncio.to_thread(reader.receipt, inbound, creds)

@@ -206,6 +206,16 @@ class Participants(OrgRecords[Participant]):
         """The participants with this identifier in every environment (one each at most)."""
         return await self._store.all(identifierKey=identifier.lower())
 
+    async def in_environment(
+        self, identifier: str, environment: Environment, *, org_id: uuid.UUID | None = None
+    ) -> tuple[Participant | None, Participant | None]:
+        """The participant with this identifier in ``environment`` (of ``org_id``, when given),
+        and, when there is none, the one of the other environment, which only says why a
+        document for it is refused here."""
+        found = [p for p in await self.of_identifier(identifier) if org_id in (None, p.org_id)]
+        here = next((p for p in found if p.environment is environment), None)
+        return here, None if here is not None else next(iter(found), None)
+
     async def served_by(self, ap_id: uuid.UUID) -> list[Participant]:
         """The participants whose documents the access point ``ap_id`` receives."""
         return await self._store.all(apRef=ap_id)
