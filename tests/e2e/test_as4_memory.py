@@ -111,9 +111,12 @@ def test_bodies_to_unknown_access_points_are_refused_unread(tmp_path: Path) -> N
             results = asyncio.run(three())
         assert peak.grew <= 32 * MiB, f"peak RSS grew {peak.grew / MiB:.1f} MiB"
         for status, sent in results:
+            # 404, or None: the connection closed with the body unread may reset before the
+            # client reads the answer (a race in the network stack, not the server)
             assert status in (404, None)
             assert sent < size // 2, "the server read the body instead of closing"
-        assert any(status == 404 for status, _ in results)
+        # what the refusal says, where no reset can race it: a body sent whole before the answer
+        assert asyncio.run(upload(port, paths[0], 1024))[0] == 404
     finally:
         server.stop()
     assert "unhandled error" not in server.log.read_text()
