@@ -8,7 +8,10 @@ loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seco
 sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
 50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
 Each figure comes with the CPU time per transaction of serve, of its validation workers and of
-the worker, and the machine's load average. ``--baseline PYTHONPATH`` measures another version
+the worker, and the machine's load average. ``--payloads invoice,order`` runs the loop with a
+BIS Order 3 too, in turn with the invoice: the published rules apply to billing documents only,
+so an order of the same size is the loop with validation off, measured in the same run.
+``--baseline PYTHONPATH`` measures another version
 of the code in turn with this one (``--rounds``), in the same run; ``--profile DIR`` writes
 py-spy profiles of serve (with its validation workers) and the worker
 (``bench/profile_summary.py`` reads them). Also: the server's peak memory while taking in one
@@ -45,6 +48,40 @@ from fourcorner.domain.checkdigits import gs1_check_digit
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1"
 BILLING = "cenbii-procid-ubl::urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
+ORDER = "urn:oasis:names:specification:ubl:schema:xsd:Order-2::Order##urn:fdc:peppol.eu:poacc:trns:order:3::2.1"
+ORDERING = "cenbii-procid-ubl::urn:fdc:peppol.eu:poacc:bis:ordering:3"
+# a BIS Order 3 (no published rules apply to it, so the loop carries it unvalidated)
+ORDER_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"
+    xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+    xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2">
+  <cbc:CustomizationID>urn:fdc:peppol.eu:poacc:trns:order:3</cbc:CustomizationID>
+  <cbc:ProfileID>urn:fdc:peppol.eu:poacc:bis:ordering:3</cbc:ProfileID>
+  <cbc:ID>bench-1</cbc:ID>
+  <cbc:IssueDate>2026-11-25</cbc:IssueDate>
+  <cbc:DocumentCurrencyCode>SEK</cbc:DocumentCurrencyCode>
+  <cac:BuyerCustomerParty><cac:Party>
+    <cbc:EndpointID schemeID="0088">{buyer}</cbc:EndpointID>
+    <cac:PartyLegalEntity><cbc:RegistrationName>Buyer</cbc:RegistrationName></cac:PartyLegalEntity>
+  </cac:Party></cac:BuyerCustomerParty>
+  <cac:SellerSupplierParty><cac:Party>
+    <cbc:EndpointID schemeID="0088">{seller}</cbc:EndpointID>
+    <cac:PartyLegalEntity><cbc:RegistrationName>Seller</cbc:RegistrationName></cac:PartyLegalEntity>
+  </cac:Party></cac:SellerSupplierParty>
+  <cac:AnticipatedMonetaryTotal>
+    <cbc:PayableAmount currencyID="SEK">100.00</cbc:PayableAmount>
+  </cac:AnticipatedMonetaryTotal>
+  <cac:OrderLine><cac:LineItem>
+    <cbc:ID>1</cbc:ID>
+    <cbc:Quantity unitCode="EA">1</cbc:Quantity>
+    <cbc:LineExtensionAmount currencyID="SEK">100.00</cbc:LineExtensionAmount>
+    <cac:Item><cbc:Name>Paper</cbc:Name></cac:Item>
+  </cac:LineItem></cac:OrderLine>
+</Order>
+"""
+# --payloads: the SBDH's document type and process, and the business document (None: the
+# BIS Billing 3 base example invoice)
+PAYLOADS: dict[str, tuple[str, str]] = {"invoice": (INVOICE, BILLING), "order": (ORDER, ORDERING)}
 
 
 def gln(n: int) -> str:
@@ -103,14 +140,15 @@ async def setup(
         tok,
         json={"name": "p", "participantIdentifier": ident, "smpRef": smp, "apRef": ap},
     )
-    _, docs = await call(s, "GET", f"{base}/document_types?filter=state:eq:active", tok)
-    doc = next(d for d in docs["items"] if d["value"] == INVOICE)  # type: ignore[index]
+    _, docs = await call(s, "GET", f"{base}/document_types?state=active&limit=500", tok)
+    ids = {d["value"]: d["id"] for d in docs["items"]}  # type: ignore[index]
+    supported = [{"documentId": ids[v], "processId": process} for v, process in PAYLOADS.values()]
     await call(
         s,
         "PUT",
         f"{base}/orgs/{oid}/participants/{p['id']}/supported_document_types",
         tok,  # type: ignore[index]
-        json={"supportedDocumentTypes": [{"documentId": doc["id"], "processId": BILLING}]},
+        json={"supportedDocumentTypes": supported},
     )
     return oid, ap
 
@@ -119,8 +157,9 @@ class Loop:
     """Organisation A sends to organisation B on the same server; ``posted`` and ``done``
     are the (intended) POST time and the time COMPLETED was seen, by transaction id."""
 
-    def __init__(self, base: str, env: dict[str, str], size: int) -> None:
+    def __init__(self, base: str, env: dict[str, str], size: int, kind: str = "invoice") -> None:
         self.base = base
+        self.kind = kind
         self.env = env
         self.size = size
         self.posted: dict[str, float] = {}
@@ -137,9 +176,21 @@ class Loop:
     async def __aexit__(self, *exc: object) -> None:
         await self.session.close()
 
-    def payloads(self, n: int) -> list[bytes]:
+    def payloads(self, n: int, kind: str = "invoice") -> list[bytes]:
+        document, process = PAYLOADS[kind]
+        body = None
+        if kind == "order":
+            body = ORDER_XML.format(buyer=gln(1), seller=gln(2)).encode()
         return [
-            make_sbd(sender=gln(1), receiver=gln(2), pad_to=self.size or None) for _ in range(n)
+            make_sbd(
+                sender=gln(1),
+                receiver=gln(2),
+                document=document,
+                process=process.partition("::")[2],  # the value; make_sbd adds the scheme
+                payload=body,
+                pad_to=self.size or None,
+            )
+            for _ in range(n)
         ]
 
     async def post(self, sbd: bytes, at: float) -> None:
@@ -197,7 +248,7 @@ class Loop:
 
     async def burst(self, n: int, concurrency: int) -> dict[str, float]:
         """``n`` transactions posted ``concurrency`` at a time, as fast as they are taken."""
-        payloads = self.payloads(n)
+        payloads = self.payloads(n, self.kind)
         before = set(self.posted)
         gate = asyncio.Semaphore(concurrency)
 
@@ -215,7 +266,7 @@ class Loop:
         time whether or not the earlier ones were answered; latency counts from that time
         (a late POST does not hide the queue in front of it)."""
         n = int(rate * seconds)
-        payloads = self.payloads(n)
+        payloads = self.payloads(n, self.kind)
         before = set(self.posted)
         started = time.time() + 0.1
 
@@ -279,10 +330,15 @@ def record(
 
 
 def run(
-    args: argparse.Namespace, backend: str, code: str | None, workdir: Path, profile: Path | None
+    args: argparse.Namespace,
+    backend: str,
+    code: str | None,
+    workdir: Path,
+    profile: Path | None,
+    kind: str = "invoice",
 ) -> dict[str, dict[str, float]]:
     """The figures of one backend and one version of the code (``code``: a PYTHONPATH to run,
-    None: this checkout)."""
+    None: this checkout), with documents of one kind (``PAYLOADS``)."""
     port = free_port()
     extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}", **dict(args.set)}
     if code is not None:
@@ -299,13 +355,13 @@ def run(
     try:
 
         async def measure() -> None:
-            async with Loop(f"http://127.0.0.1:{port}", env, args.size) as lp:
+            async with Loop(f"http://127.0.0.1:{port}", env, args.size, kind) as lp:
                 await lp.burst(args.warmup, args.warmup)  # rules compiled, connections open
                 cpu0 = cpu_seconds(procs)
                 for mode in args.modes.split(","):
                     spies = []
                     if profile is not None:
-                        name = profile / f"{backend}-{'base' if code else 'this'}-{mode}"
+                        name = profile / f"{backend}-{'base' if code else 'this'}-{kind}-{mode}"
                         spies = record(procs, name, args.profile_seconds)
                     if mode == "burst":
                         out[mode] = await lp.burst(args.transactions, args.concurrency)
@@ -428,33 +484,56 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="a setting for serve and worker, e.g. FOURCORNER_VALIDATION_CACHE_MIB=0",
     )
+    p.add_argument(
+        "--payloads",
+        default="invoice",
+        help="invoice (validated), order (no rules apply: the loop without validation), or both",
+    )
     p.add_argument("--pg-url", default=PG_URL)
     args = p.parse_args()
+    kinds = args.payloads.split(",")
+    if unknown := set(kinds) - set(PAYLOADS):
+        p.error(f"--payloads: unknown {', '.join(sorted(unknown))}; known: {', '.join(PAYLOADS)}")
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     codes: list[str | None] = [None] if not args.baseline else [args.baseline, None]
-    results: dict[tuple[str, str | None, str], list[dict[str, float]]] = {}
+    results: dict[tuple[str, str | None, str, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as t:
         for backend in args.backends.split(","):
             for _ in range(args.rounds):
                 for code in codes:
-                    for mode, f in run(args, backend, code, Path(t), args.profile).items():
-                        results.setdefault((backend, code, mode), []).append(f)
-                        print(
-                            f"  {backend} {'baseline' if code else 'this'} {mode}: {_fmt(f)}",
-                            flush=True,
-                        )
+                    for kind in kinds:
+                        figures = run(args, backend, code, Path(t), args.profile, kind)
+                        for mode, f in figures.items():
+                            results.setdefault((backend, code, kind, mode), []).append(f)
+                            print(
+                                f"  {backend} {'baseline' if code else 'this'} {kind} {mode}:"
+                                f" {_fmt(f)}",
+                                flush=True,
+                            )
         print(
             f"\n{args.size} B SBDs, validation on, serve (workers off) + one worker; medians of {args.rounds} round(s)"
         )
         for backend in args.backends.split(","):
             for mode in args.modes.split(","):
-                this = _median(results[(backend, None, mode)])
-                line = f"{backend:9} {mode:5} {_fmt(this)}"
-                if args.baseline:
-                    base = _median(results[(backend, args.baseline, mode)])
-                    line += f"  | baseline {_fmt(base)}  ({this['tx/s'] / base['tx/s']:.2f}x tx/s)"
-                print(line + "  " + _verdict(mode, this))
+                for kind in kinds:
+                    this = _median(results[(backend, None, kind, mode)])
+                    line = f"{backend:9} {kind:7} {mode:5} {_fmt(this)}"
+                    if args.baseline:
+                        base = _median(results[(backend, args.baseline, kind, mode)])
+                        line += (
+                            f"  | baseline {_fmt(base)}  ({this['tx/s'] / base['tx/s']:.2f}x tx/s)"
+                        )
+                    if kind == "invoice":
+                        line += "  " + _verdict(mode, this)
+                    print(line)
+                if {"invoice", "order"} <= set(kinds):
+                    on = _median(results[(backend, None, "invoice", mode)])
+                    off = _median(results[(backend, None, "order", mode)])
+                    print(
+                        f"{backend:9} {mode:5} validation on / off: {on['tx/s'] / off['tx/s']:.2f}x"
+                        f" tx/s, {on['cpu/tx ms'] / off['cpu/tx ms']:.2f}x CPU per transaction"
+                    )
         if args.big_mib:
             for backend in args.backends.split(","):
                 intake(args, backend, Path(t))
