@@ -10,8 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from fourcorner.adapters.directory import IndexerDirectoryPublisher
-from fourcorner.adapters.memory.smp import InMemoryDirectory
+from fourcorner.adapters.directory import EnvironmentDirectories, IndexerDirectoryPublisher
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.application.locator import ServiceLocator
@@ -25,10 +24,18 @@ from fourcorner.entrypoints import operator, sml_setup
 from fourcorner.entrypoints.config import Settings
 
 
-def directory(url: str) -> DirectoryPublisher:
-    """The directory's indexer when one is configured; otherwise publication is recorded and
-    the business card is served by the built-in SMP, and no outside directory is contacted."""
-    return IndexerDirectoryPublisher(url) if url else InMemoryDirectory()
+def directory(settings: Settings) -> DirectoryPublisher:
+    """The directory's indexer of each environment whose URL is set, as the SML of each
+    (``FOURCORNER_DIRECTORY_URL_TEST``, ``_PROD``). In an environment without one, publication
+    is recorded and the business card is served by that environment's built-in SMP only: no
+    outside directory is contacted."""
+    urls = {
+        Environment.TEST: settings.directory_url_test,
+        Environment.PROD: settings.directory_url_prod,
+    }
+    return EnvironmentDirectories(
+        {env: IndexerDirectoryPublisher(url) for env, url in urls.items() if url}
+    )
 
 
 async def opened(storage: Storage) -> AsyncIterator[Storage]:
