@@ -89,7 +89,7 @@ def _read_file(file: str) -> dict[str, Any]:
         raise ConfigError(f"{file} is not valid TOML: it is not UTF-8 text") from None
     values = {k.lower(): v for k, v in data.items()}
     for name in values.keys() & RETIRED.keys():
-        raise ConfigError(f"{name} in {file} {RETIRED[name]} ({SEE})")
+        raise ConfigError(f"{file}: {name!r} {RETIRED[name]} ({SEE})")
     known = setting_names()
     unknown = [k for k in values if k not in known]
     if unknown:
