@@ -5,7 +5,9 @@ interface, ``PUT <indexer>/`` with ``iso6523-actorid-upis::<id>`` as text, ``DEL
 Like the network's directory, it reads the business card from the SMP it is given (one
 environment's: the directory of TEST reads TEST's SMP) when asked to index a participant,
 and keeps it; an SMP without that card is answered 404. ``refuse``: the status to answer
-every call with instead (a directory that is down).
+every call with instead (a directory that is down). Served over TLS that asks for a client
+certificate, it keeps the common name of the certificate each call came with in ``clients``
+(the network's directory knows the SMP by it).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import urllib.parse
 
 import aiohttp
 from aiohttp import web
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 
 SCHEME = "iso6523-actorid-upis"
 PATH = "/indexer/1.0/"
@@ -25,6 +29,14 @@ class Indexer:
         self.cards: dict[str, bytes] = {}  # participant (scheme::value) -> its card, as read
         self.calls: list[tuple[str, str]] = []  # (method, participant), in order
         self.refuse: int | None = None
+        self.clients: list[str] = []  # over TLS: the client certificate's CN of each call
+
+    def _client(self, request: web.Request) -> None:
+        tls = request.transport.get_extra_info("ssl_object") if request.transport else None
+        der = tls.getpeercert(binary_form=True) if tls is not None else None
+        if der:
+            name = x509.load_der_x509_certificate(der).subject
+            self.clients.append(str(name.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value))
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -35,6 +47,7 @@ class Indexer:
     async def index(self, request: web.Request) -> web.Response:
         participant = (await request.text()).strip()
         self.calls.append(("PUT", participant))
+        self._client(request)
         if self.refuse is not None:
             return web.Response(status=self.refuse)
         if request.content_type != "text/plain" or not participant.startswith(f"{SCHEME}::"):
@@ -55,6 +68,7 @@ class Indexer:
     async def remove(self, request: web.Request) -> web.Response:
         participant = request.match_info["participant"]  # percent-decoded by the router
         self.calls.append(("DELETE", participant))
+        self._client(request)
         if self.refuse is not None:
             return web.Response(status=self.refuse)
         if self.cards.pop(participant, None) is None:

@@ -1,11 +1,15 @@
 """The directory adapter over real HTTP, against a test indexer on 127.0.0.1 per environment
 (``directory_indexer``): what it sends the indexer (NETWORK.md section 6), that each
-environment's participant goes to that environment's indexer only, and how a directory that
-refuses or cannot be reached is told."""
+environment's participant goes to that environment's indexer only (over https, with that
+environment's SMP certificate as TLS client certificate), and how a directory that refuses or
+cannot be reached is told."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,10 +17,13 @@ from aiohttp import web
 
 from directory_indexer import PATH, Indexer
 from fourcorner.adapters.directory import EnvironmentDirectories, IndexerDirectoryPublisher
+from fourcorner.adapters.pki import testpki
+from fourcorner.adapters.pki.testpki import TestPki, cert_pem
 from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.adapter_setup import directory
 from fourcorner.entrypoints.config import Settings
+from sml_service import server_certificate
 
 TEST, PROD = Environment.TEST, Environment.PROD
 ServerFactory = Callable[[web.Application], Coroutine[Any, Any, Any]]
@@ -106,3 +113,80 @@ async def test_a_directory_that_cannot_be_reached_is_unavailable(aiohttp_server)
             assert e.value.reason.startswith("the directory cannot be reached")
     finally:
         await gone.aclose()
+
+
+# --- over https, as the network's directory: the SMP known by its certificate ---------------
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
+    return testpki.ensure_test_pki(tmp_path_factory.mktemp("directory-pki"))
+
+
+def operator_certs(folder: Path, pki: TestPki, now: datetime) -> Path:
+    """FOURCORNER_OPERATOR_CERTS_DIR with an SMP certificate of its own per environment, its
+    CN ``SMP TEST`` or ``SMP PROD``, under the test PKI's SMP CA."""
+    for env in ("test", "prod"):
+        smp, smp_key = testpki.issue_leaf(
+            pki.smp_ca,
+            pki.smp_ca_key,
+            f"SMP {env.upper()}",
+            not_before=now - timedelta(hours=1),
+            not_after=now + timedelta(days=1),
+        )
+        files = {
+            "ap.pem": pki.ap_certificate_pem,
+            "ap.key": pki.ap_key_pem,
+            "ap-chain.pem": pki.ap_chain_pem,
+            "smp.pem": cert_pem(smp),
+            "smp.key": testpki.key_pem(smp_key),
+            "smp-chain.pem": pki.smp_chain_pem,
+        }
+        (folder / env).mkdir(parents=True)
+        for name, text in files.items():
+            (folder / env / name).write_text(text)
+    return folder
+
+
+async def test_over_https_each_directory_is_shown_its_environments_smp_certificate(
+    pki: TestPki, tmp_path: Path, aiohttp_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the SML of each environment: the TEST directory is reached with the TEST SMP
+    certificate, the PROD directory with the PROD one; the directories ask for a client
+    certificate under the SMP CA, and their own is trusted as the system's CAs are."""
+    now = datetime.now(UTC)
+    certs = operator_certs(tmp_path / "certs", pki, now)
+    ca, ca_key = testpki.new_ca("fourcorner test directory CA")
+    server_pem, server_key = server_certificate(ca, ca_key, now)
+    for name, text in (
+        ("ca.pem", cert_pem(ca)),
+        ("server.pem", server_pem),
+        ("server.key", server_key),
+    ):
+        (tmp_path / name).write_text(text)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # the "system's" CAs
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=pki.smp_chain_pem)
+    tls.verify_mode = ssl.CERT_REQUIRED
+    tls.load_cert_chain(tmp_path / "server.pem", tmp_path / "server.key")
+    indexers, urls = {}, {}
+    for env in (TEST, PROD):
+        indexers[env] = Indexer()
+        urls[env] = str((await aiohttp_server(indexers[env].app(), ssl=tls)).make_url(PATH))
+        assert urls[env].startswith("https://127.0.0.1:")
+    settings = Settings(
+        data_dir=tmp_path,
+        operator_certs_dir=str(certs),
+        directory_url_test=urls[TEST],
+        directory_url_prod=urls[PROD],
+    ).check()
+    made = directory(settings)
+    assert isinstance(made, EnvironmentDirectories)
+    try:
+        for env in (TEST, PROD):
+            await made.publish(env, ID)
+            await made.withdraw(env, ID)
+    finally:
+        await made.aclose()
+    assert indexers[TEST].clients == ["SMP TEST", "SMP TEST"]
+    assert indexers[PROD].clients == ["SMP PROD", "SMP PROD"]
+    assert [m for m, _ in indexers[TEST].calls] == ["PUT", "DELETE"] and not indexers[TEST].cards
