@@ -9,8 +9,9 @@ first, then the sending side is shut (the client reads the answer, then the end 
 and what the client goes on sending is read and dropped, one buffer at a time, until it stops or
 a bound of ``Linger`` is reached; then the connection is closed. A client cannot hold the
 connection longer than ``Linger.total`` seconds, nor make the service read more than
-``Linger.max_bytes`` bytes, and the bytes read are never kept: aiohttp's flow control holds at
-most a few of its read buffers of them at once.
+``Linger.max_bytes`` bytes, and the bytes read are dropped as they come: aiohttp stops reading
+the socket while more than twice its read buffer waits (128 KiB; 2 MiB once a JSON body was
+read, 512 KiB once a document was streamed).
 """
 
 from __future__ import annotations
