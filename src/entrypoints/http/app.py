@@ -17,10 +17,17 @@ from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
 from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http import openapi
+from fourcorner.entrypoints.http.lingering import (
+    BOUNDS,
+    LINGER,
+    Linger,
+    answer_and_close,
+    body_unread,
+    linger,
+)
 from fourcorner.entrypoints.http.metrics import Metrics
 from fourcorner.entrypoints.http.routing import (
     CALLER,
-    CLOSE_UNREAD,
     ORG_ID,
     PRIVATE,
     REQUEST_ID,
@@ -122,27 +129,20 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
                 "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}
             )
             response = error_response(error := errors.DomainError(), request_id)
-        if request.get(CLOSE_UNREAD) and not request.content.is_eof():
-            await _answer_and_close(request, response)
+        # an answer before the body has arrived whole ends the connection, lingering
+        unread = body_unread(request)
+        if unread:
+            await answer_and_close(request, response)
         if metrics is not None:
             resource = request.match_info.route.resource
             route = resource.canonical if resource is not None else "(unmatched)"
             metrics.observe(request.method, route, response.status, time.perf_counter() - started)
         _access_log(request, response, started, error.code if error is not None else None)
+        if unread:
+            await linger(request, request.config_dict[LINGER])
         return response
 
     return handle
-
-
-async def _answer_and_close(request: web.Request, response: web.StreamResponse) -> None:
-    """Send ``response`` now, then drop the connection: the rest of the body stays unread."""
-    response.force_close()
-    try:
-        await response.prepare(request)
-        await response.write_eof()
-    except ConnectionError:
-        pass  # the peer is gone already
-    request.protocol.force_close()  # the transport sends what it holds, then closes
 
 
 def _access_log(
@@ -181,11 +181,15 @@ def build_app(
     title: str = "fourcorner",
     version: str = "0.1.0",
     hsts: bool = False,
+    lingering: Linger = BOUNDS,
 ) -> web.Application:
     """``provided``: the container's objects that the handlers name (``routing.dependencies``);
-    ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer)."""
+    ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer);
+    ``lingering``: the bounds of the lingering close of a connection whose request body is
+    left unread (``lingering``; the app's ``LINGER``)."""
     table = list(routes)
     app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
+    app[LINGER] = lingering
     app.on_response_prepare.append(_prepare(hsts))
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 

@@ -33,10 +33,6 @@ ORG_ID = web.RequestKey("org_id", uuid.UUID)
 # who called, for the request log: ("user", user id) or ("api_key", key id); turned into text
 # only when a line is written
 CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
-# Set by a handler that may answer before it has read the whole body (a refusal before or
-# while reading it): such an answer then closes the connection at once, instead of aiohttp
-# reading the rest of the body away for up to ten seconds first.
-CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
 # set by the authenticator: the storage's read stamp taken before it read anything (``memo``)
@@ -249,6 +245,9 @@ async def read_body(
     ctype = request.content_type
     if ctype not in JSON_TYPES and not ctype.endswith("+json"):
         raise UnsupportedMediaType(got=ctype if request.can_read_body else "")
+    declared, limit = request.content_length, request.client_max_size
+    if declared is not None and declared > limit:  # refused before a byte of it is read
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=declared)
     raw = await request.read()
     if not raw.strip():
         raise MalformedBody(reason="the body is empty; a JSON object is expected")
