@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from fourcorner.application.absent import ABSENT, Absent
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
 from fourcorner.application.context import Context
@@ -52,7 +53,8 @@ class CreateOrganisation:
 
 @attrs.frozen
 class UpdateOrganisation:
-    """A PUT body: fields left out (or null) keep their value; read-only fields are ignored."""
+    """A PUT body: fields left out (or null) keep their value; read-only fields are ignored.
+    ``modeChangeRequest`` left out keeps the request; null withdraws it."""
 
     legal_name: str | None = None
     short_name: str | None = None
@@ -62,7 +64,8 @@ class UpdateOrganisation:
     contacts: tuple[Contact, ...] | None = None
     business_address: Address | None = None
     website: str | None = None
-    mode_change_request: Mode | None = None
+    # null withdraws a pending request; left out, it is kept
+    mode_change_request: Mode | Absent | None = ABSENT
     organisation_mode: Mode | None = None
     validation: ValidationPolicy | None = None
     inbound_validation: ValidationPolicy | None = None
@@ -203,7 +206,9 @@ async def update(
             changes |= {"legal_identifier": ident, "legal_identifier_code": code, "legal_key": key}
         org = attrs.evolve(org, **changes)
         wanted = cmd.mode_change_request
-        if wanted is not None and wanted is not org.mode_change_request:
+        if wanted is None:
+            org = org.withdraw_mode_change()
+        elif isinstance(wanted, Mode) and wanted is not org.mode_change_request:
             org = org.request_mode_change(wanted)
         mode = cmd.organisation_mode
         if mode is not None and (mode is not org.organisation_mode or org.mode_change_request):

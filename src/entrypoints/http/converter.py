@@ -31,6 +31,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
+from fourcorner.application.absent import Absent
 from fourcorner.domain import clock
 from fourcorner.domain.errors import Detail, InvalidInput, MalformedBody
 from fourcorner.domain.text import text_problem
@@ -144,6 +145,17 @@ def _sequence(conv: cattrs.Converter, item: Any) -> Any:
     return hook
 
 
+def present(tp: Any) -> Any:
+    """``tp`` without ``Absent``: what a field that may be left out takes when it is sent."""
+    args = tuple(a for a in typing.get_args(tp) if a is not Absent)
+    return args[0] if len(args) == 1 else typing.Union[args]  # noqa: UP007
+
+
+def _present(conv: cattrs.Converter, tp: Any) -> Any:
+    inner = present(tp)
+    return lambda value, _: conv.structure(value, inner)
+
+
 def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
     conv.register_structure_hook(str, _strict(str, "a string"))
@@ -159,6 +171,9 @@ def make_converter() -> cattrs.Converter:
     )
     conv.register_unstructure_hook_factory(
         lambda t: isinstance(t, type) and issubclass(t, enum.Enum), lambda _: lambda e: e.value
+    )
+    conv.register_structure_hook_factory(
+        lambda t: Absent in typing.get_args(t), lambda t: _present(conv, t)
     )
     conv.register_structure_hook_factory(
         lambda t: typing.get_origin(t) in (tuple, list),

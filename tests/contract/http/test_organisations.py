@@ -239,3 +239,32 @@ async def test_bad_bodies_are_400_naming_the_field_and_change_nothing(api, body,
     assert err["code"] in ("AT-1001", "AT-1006")
     assert field in [d["field"] for d in err["details"]]
     assert (await api.me(ALICE))["memberships"] == []
+
+
+async def test_a_pending_mode_change_request_is_withdrawn_with_null(api):
+    org = await api.org(ALICE)
+    contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    path = f"/orgs/{org['id']}"
+    body = {"contacts": [contact], "modeChangeRequest": "WHITELABEL"}
+    status, asked = await api.call("PUT", path, as_=ALICE, json=body)
+    assert status == 200 and asked["modeChangeRequest"] == "WHITELABEL", asked
+    # a body without the field, or the record sent back, keeps the request
+    status, kept = await api.call("PUT", path, as_=ALICE, json={"legalName": "ACME Two"})
+    assert status == 200 and kept["modeChangeRequest"] == "WHITELABEL", kept
+    status, kept = await api.call("PUT", path, as_=ALICE, json=kept)
+    assert status == 200 and kept["modeChangeRequest"] == "WHITELABEL", kept
+    status, withdrawn = await api.call("PUT", path, as_=ALICE, json={"modeChangeRequest": None})
+    assert status == 200 and withdrawn["modeChangeRequest"] is None, withdrawn
+    assert withdrawn["organisationMode"] == "DEMO"
+    _, got = await api.call("GET", path, as_=ALICE)
+    assert got["modeChangeRequest"] is None
+    # nothing pending: null changes nothing, and needs no BUSINESS contact
+    status, again = await api.call(
+        "PUT", path, as_=ALICE, json={"contacts": [], "modeChangeRequest": None}
+    )
+    assert status == 200 and again["modeChangeRequest"] is None, again
+    # a superadmin then finds nothing to grant
+    status, listed = await api.call(
+        "GET", "/orgs?filter=modeChangeRequest:ne:null", as_=ROOT, superadmin=True
+    )
+    assert status == 200 and listed["items"] == []
