@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
@@ -23,6 +22,7 @@ from fourcorner.domain.errors import (
     InvalidInput,
     RoleNotPermitted,
 )
+from fourcorner.domain.fields import contact_problems, country_problem, optional_problems
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import (
     Address,
@@ -33,10 +33,6 @@ from fourcorner.domain.organisation import (
     ValidationPolicy,
 )
 from fourcorner.domain.roles import Role
-
-_COUNTRY = re.compile(r"[A-Z]{2}")
-_URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
 
 
 @attrs.frozen
@@ -82,15 +78,10 @@ def _check_fields(
         problems.append(Detail("$.legalName", "must not be empty"))
     if legal_name is not None and len(legal_name) > 300:
         problems.append(Detail("$.legalName", "at most 300 characters"))
-    if country_code is not None and not _COUNTRY.fullmatch(country_code):
-        problems.append(Detail("$.countryCode", "a two-letter country code in capitals, e.g. SE"))
-    if website and not _URL.fullmatch(website):
-        problems.append(Detail("$.website", "an http or https URL"))
-    for i, c in enumerate(contacts or ()):
-        if c.email and not _EMAIL.fullmatch(c.email):
-            problems.append(Detail(f"$.contacts[{i}].email", "an email address"))
-        if c.web_contact_url and not _URL.fullmatch(c.web_contact_url):
-            problems.append(Detail(f"$.contacts[{i}].webContactUrl", "an http or https URL"))
+    if country_code is not None and (problem := country_problem(country_code)):
+        problems.append(Detail("$.countryCode", problem))
+    problems += optional_problems("$", None, website)
+    problems += contact_problems(contacts or (), "$.contacts")
     if problems:
         raise InvalidInput(problems)
 
