@@ -193,8 +193,10 @@ def build_app(
         return web.Response(body=spec, content_type="application/json")
 
     by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": openapi_json}}
+    gets = {route.path: route for route in table if route.method == "GET"}
     for route in table:
-        handler = endpoint(route, converter, authenticate, provided)
+        current = gets.get(route.reads or route.path) if route.method == "PUT" else None
+        handler = endpoint(route, converter, authenticate, provided, current)
         by_path.setdefault(route.path, {})[route.method] = handler
     for path in sorted(by_path, key=_specificity):
         resource = app.router.add_resource(path)

@@ -8,7 +8,8 @@ Every request body is read by ``load_json`` (nesting depth, text that can be wri
 An object may hold only the fields its class declares: any other is refused (AT-1001, one
 detail per field, ``$.legalname``), at every depth. The one exception is for whole records sent
 back (``structure(..., ignore=...)``): fields the resource shows but a request does not take
-(``id``, ``createdAt``, ...) are accepted and ignored at the top of the body.
+(``id``, ``createdAt``, ...) are accepted at the top of the body and left out of the command
+(``read_only`` refuses those sent with a value other than the record's).
 """
 
 from __future__ import annotations

@@ -156,19 +156,35 @@ async def test_shared_mode_enabled_follows_the_granted_mode(api):
     assert (await grant(api, second, "SHARED"))["sharedModeEnabled"] is True
 
 
-async def test_read_only_fields_sent_back_are_ignored(api):
+async def test_read_only_fields_sent_back_must_keep_their_values(api):
     org = await api.org(ALICE)
+    path = f"/orgs/{org['id']}"
+    # the record's bookkeeping is ignored: it says which version the client read
     edited = {
         **org,
         "id": "00000000-0000-0000-0000-000000000000",
         "createdAt": "2000-01-01T00:00:00Z",
+        "legalName": "ACME Renamed",
     }
-    edited["sharedModeEnabled"] = False
-    edited["legalName"] = "ACME Renamed"
-    status, body = await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json=edited)
+    status, body = await api.call("PUT", path, as_=ALICE, json=edited)
     assert status == 200, body
     assert body["id"] == org["id"] and body["createdAt"] == org["createdAt"]
     assert body["sharedModeEnabled"] is True and body["legalName"] == "ACME Renamed"
+    # a read-only field with another value is a change the PUT cannot make
+    status, err = await api.call(
+        "PUT", path, as_=ALICE, json={**body, "sharedModeEnabled": False, "legalName": "X"}
+    )
+    assert status == 400 and err["code"] == "AT-1001", err
+    assert [d["field"] for d in err["details"]] == ["$.sharedModeEnabled"]
+    assert "read-only" in err["error"]
+    _, after = await api.call("GET", path, as_=ALICE)
+    assert after["legalName"] == "ACME Renamed" and after["sharedModeEnabled"] is True
+    # an orgadmin cannot set the mode either (a superadmin's change)
+    status, err = await api.call("PUT", path, as_=ALICE, json={"organisationMode": "SHARED"})
+    assert status == 403, err
+    # a caller who may not change the organisation learns nothing from the values
+    status, err = await api.call("PUT", path, as_=BOB, json={"sharedModeEnabled": False})
+    assert status == 403, err
 
 
 async def test_only_a_superadmin_lists_every_organisation(api):
