@@ -200,9 +200,12 @@ def build_app(
         by_path.setdefault(route.path, {})[route.method] = handler
     for path in sorted(by_path, key=_specificity):
         resource = app.router.add_resource(path)
-        for method, handler in by_path[path].items():
+        methods = dict(by_path[path])
+        if "GET" in methods:  # HEAD: the GET's status and headers, without its body
+            methods.setdefault("HEAD", methods["GET"])
+        for method, handler in methods.items():
             resource.add_route(method, handler)
-        resource.add_route("*", _refuse_method(tuple(sorted(by_path[path]))))
+        resource.add_route("*", _refuse_method(tuple(sorted(methods))))
     return app
 
 
