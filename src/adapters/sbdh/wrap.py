@@ -23,6 +23,7 @@ from fourcorner.adapters.sbdh.reader import ROOT as SBD_ROOT
 from fourcorner.adapters.sbdh.writer import PAYLOAD_MAX_DEPTH, envelope_parts
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.text import quoted
 from fourcorner.domain.ubl import Endpoint, UblFacts, is_ubl_billing
 
 _FIELD = "document"  # the parser's name for the document until its root is known
@@ -116,7 +117,7 @@ def read_bare_file(
     except _Neither as e:
         raise InvalidInput.one(
             e.root.localname,
-            f"the root element {e.root.text!r} is neither an SBD ({SBD_ROOT} in the "
+            f"the root element {quoted(e.root.text)} is neither an SBD ({SBD_ROOT} in the "
             f"namespace {SH}) nor a UBL Invoice or CreditNote",
         ) from None
     except InvalidInput as e:

@@ -20,7 +20,7 @@ from fourcorner.application.listing import ListRequest
 from fourcorner.application.storage import Collection
 from fourcorner.domain.errors import DomainError, ErrorKind, InvalidInput, MalformedBody
 from fourcorner.domain.roles import Role
-from fourcorner.domain.text import text_problem
+from fourcorner.domain.text import quoted, text_problem
 from fourcorner.entrypoints.http.converter import json_fields, load_json, structure
 from fourcorner.entrypoints.http.errors import UnsupportedMediaType
 from fourcorner.entrypoints.http.memo import StampedMemo
@@ -101,7 +101,7 @@ class Req:
         try:
             return uuid.UUID(text)
         except ValueError:
-            raise InvalidInput.one(name, f"{text!r} is not a UUID") from None
+            raise InvalidInput.one(name, f"{quoted(text)} is not a UUID") from None
 
     def path(self, name: str) -> str:
         return self.raw.match_info[name]

@@ -207,3 +207,37 @@ async def test_head_answers_where_get_does_without_a_body(api):
     # a path without GET has no HEAD either
     resp = await api.client.head(f"/orgs/{org['id']}/participants/batch-delete", headers=auth)
     assert resp.status == 405 and resp.headers["Allow"] == "POST"
+
+
+async def test_error_answers_quote_a_large_input_only_in_part(api):
+    org = await api.org(ALICE)
+    auth = {"Authorization": f"Bearer {api.token(ALICE)}"}
+    big = "k" * 5000
+    answers = [
+        await api.client.get("/constants", params={"key": big}, headers=auth),
+        await api.client.get(f"/orgs/{org['id']}/participants/{big}", headers=auth),
+        await api.client.get(f"/{big}", headers=auth),
+        await api.client.get(
+            f"/orgs/{org['id']}/participants", params={"filter": big}, headers=auth
+        ),
+        await api.client.put(f"/orgs/{org['id']}", json={big: 1}, headers=auth),
+        await api.client.put(
+            f"/orgs/{org['id']}", json={"modeChangeRequest": "B" * 200}, headers=auth
+        ),
+        await api.client.post(
+            "/orgs",
+            json={
+                "legalIdentifier": "1" * 200,
+                "legalName": "X",
+                "countryCode": "SE",
+                "legalIdentifierCode": "SE:ORGNR",
+            },
+            headers=auth,
+        ),
+    ]
+    for resp in answers:
+        body = await resp.json()
+        assert 400 <= resp.status < 500, body
+        texts = [body["error"]] + [t for d in body.get("details", []) for t in d.values()]
+        assert all(len(t) <= 500 for t in texts), body
+        assert not any("k" * 100 in t or "1" * 100 in t or "B" * 100 in t for t in texts), body
