@@ -24,6 +24,7 @@ from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
+from fourcorner.domain.fields import check_business_card
 from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
@@ -131,6 +132,8 @@ async def create(
     checked = ctx.catalogue.validate_participant_identifier(cmd.participant_identifier)
     if not cmd.name.strip():
         raise InvalidInput.one("$.name", "must not be empty")
+    if cmd.business_card is not None:
+        check_business_card(cmd.business_card, ctx.catalogue)
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -208,6 +211,7 @@ async def update(
                 raise InvalidInput.one("$.name", "must not be empty")
             changes["name"] = cmd.name
         if cmd.business_card is not None:
+            check_business_card(cmd.business_card, ctx.catalogue)
             changes["business_card"] = cmd.business_card
         ap_ref = cmd.ap_ref or p.ap_ref
         profile = cmd.transport_profile or p.transport_profile

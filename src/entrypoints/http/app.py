@@ -71,15 +71,32 @@ def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitabl
     return prepare
 
 
+# The most characters of an error sentence, a detail's field or its problem: what an answer
+# quotes of the input is bounded where it is quoted (``domain.text.quoted``); this bounds
+# whatever text a message was made of, so that no error answer repeats a large input back.
+MAX_ERROR_TEXT = 500
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
+
+
 def _detail(d: errors.Detail) -> dict[str, str]:
-    item = {"field": d.field, "problem": d.problem}
     if d.rule is not None:  # a failed validation rule, named as the rules name it
-        item |= {"id": d.rule, "location": d.field, "text": d.problem}
-    return item
+        return {"field": d.field, "problem": d.problem} | {
+            "id": d.rule,
+            "location": d.field,
+            "text": d.problem,
+        }
+    return {"field": _bounded(d.field), "problem": _bounded(d.problem)}
 
 
 def error_response(error: DomainError, request_id: str) -> web.Response:
-    body: dict[str, Any] = {"code": error.code, "error": error.message(), **error.members()}
+    body: dict[str, Any] = {
+        "code": error.code,
+        "error": _bounded(error.message()),
+        **error.members(),
+    }
     details = error.details()
     if details:
         body["details"] = [_detail(d) for d in details]
@@ -197,14 +214,19 @@ def build_app(
         return web.Response(body=spec, content_type="application/json")
 
     by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": openapi_json}}
+    gets = {route.path: route for route in table if route.method == "GET"}
     for route in table:
-        handler = endpoint(route, converter, authenticate, provided)
+        current = gets.get(route.reads or route.path) if route.method == "PUT" else None
+        handler = endpoint(route, converter, authenticate, provided, current)
         by_path.setdefault(route.path, {})[route.method] = handler
     for path in sorted(by_path, key=_specificity):
         resource = app.router.add_resource(path)
-        for method, handler in by_path[path].items():
+        methods = dict(by_path[path])
+        if "GET" in methods:  # HEAD: the GET's status and headers, without its body
+            methods.setdefault("HEAD", methods["GET"])
+        for method, handler in methods.items():
             resource.add_route(method, handler)
-        resource.add_route("*", _refuse_method(tuple(sorted(by_path[path]))))
+        resource.add_route("*", _refuse_method(tuple(sorted(methods))))
     return app
 
 

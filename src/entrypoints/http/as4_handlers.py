@@ -36,7 +36,7 @@ async def as4_inbound(
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
     except InvalidInput:
-        raise NotFound(resource="access point", ident=raw.path) from None
+        raise NotFound(resource="access point", ident=raw.match_info["apId"]) from None
     to = await receiving.receiver(ctx, sealer, org_id, ap_id)
     if to is None:
         raise NotFound(resource="access point", ident=str(ap_id))
