@@ -7,7 +7,11 @@ are accepted when they hold the value the record has, which is what a record rea
 sent back unchanged holds. A different value is a change the PUT cannot make: 400 AT-1001,
 one detail per field, instead of an answer that looks as if it had been made. The record's
 own bookkeeping (``RECORD_METADATA``: its id, kind and who changed it when) stays ignored: it
-says which version of the record the client read, not what it wants changed.
+says which version of the record the client read, not what it wants changed. So does the state
+the service moves on its own (``SERVICE_STATE``: a participant's ``status`` once the SML has
+taken it, its ``directory`` publication): a client that read the record a moment earlier holds
+an older value through no fault of its own, and refusing it would fail a read-modify-write
+that changes nothing of that state.
 """
 
 from __future__ import annotations
@@ -22,15 +26,17 @@ from fourcorner.domain.errors import Detail, InvalidInput
 RECORD_METADATA = frozenset(
     {"id", "type", "createdAt", "createdBy", "lastModifiedAt", "lastModifiedBy"}
 )
+SERVICE_STATE = frozenset({"status", "directory"})
 _SHOWN = 80  # characters of the current value a problem quotes
 
 
 def sent_read_only(data: Any, read_only: frozenset[str]) -> dict[str, Any]:
     """The read-only fields of a PUT body (``data``, the JSON value) that are compared with the
-    record: those of ``read_only`` that it holds, bookkeeping left out."""
+    record: those of ``read_only`` that it holds, bookkeeping and the service's state left out."""
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if k in read_only and k not in RECORD_METADATA}
+    ignored = RECORD_METADATA | SERVICE_STATE
+    return {k: v for k, v in data.items() if k in read_only and k not in ignored}
 
 
 def check_unchanged(sent: Mapping[str, Any], current: Any) -> None:
