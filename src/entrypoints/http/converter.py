@@ -81,6 +81,10 @@ def _datetime(value: Any, _: Any) -> datetime:
         raise TypeError(f"expected an ISO 8601 timestamp string, got {_json_type(value)}")
     try:
         return clock.parse(value)
+    except clock.OutOfRange:
+        raise Refused(
+            f"{value!r} is outside the timestamps this service takes, {clock.RANGE}"
+        ) from None
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO 8601 timestamp") from None
 
