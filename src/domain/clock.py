@@ -51,13 +51,21 @@ def coarsen(text: str, digits: int) -> str:
     return text[:keep] + "0" * (SORTABLE_DIGITS - digits) + "Z"
 
 
-def parse(text: str) -> datetime:
-    """Parse an ISO 8601 timestamp; one without a zone is taken to be UTC. ``ValueError`` for
-    text that is no timestamp, ``OutOfRange`` (one) for an instant outside UTC's years."""
+class NoZone(ValueError):
+    """A time without a zone (``2027-12-31T00:00:00``) where one is required."""
+
+
+def parse(text: str, *, zoned: bool = False) -> datetime:
+    """Parse an ISO 8601 timestamp; one without a zone is taken to be UTC, or, ``zoned``,
+    refused (``NoZone``). ``ValueError`` for text that is no timestamp, ``OutOfRange`` (one)
+    for an instant outside UTC's years."""
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
-    return utc(datetime.fromisoformat(value))
+    moment = datetime.fromisoformat(value)
+    if zoned and moment.tzinfo is None:
+        raise NoZone(f"{text!r} has no zone")
+    return utc(moment)
 
 
 def iso_ns(ns: int) -> str:

@@ -113,3 +113,13 @@ def test_an_as4_timestamp_is_read_or_refused(case):
             parse_timestamp(text)
     else:
         assert parse_timestamp(text) == instant
+
+
+@given(local_times)
+def test_a_body_timestamp_without_a_zone_is_refused(local):
+    text = local.isoformat()
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {"name": "ci", "expires": text, "role": "orgmember"}, CreateApiKey)
+    [detail] = refused.value.details()
+    assert detail.field == "$.expires" and "has no time zone" in detail.problem
+    assert clock.parse(text) == local.replace(tzinfo=UTC)  # a filter's value may leave it out

@@ -68,6 +68,24 @@ async def test_expiry_must_be_in_the_future_and_role_an_org_role(api):
     assert status == 400 and body["details"][0]["field"] == "$.role"
 
 
+async def test_an_expiry_without_a_time_zone_is_refused(api):
+    """API.md: timestamps are UTC, ending in Z; a time without a zone names no instant."""
+    org = await api.org(ALICE)
+    naive = future().removesuffix("Z")
+    status, body = await make_key(api, org["id"], expires=naive)
+    assert status == 400 and body["code"] == "AT-1001", body
+    assert body["details"] == [
+        {
+            "field": "$.expires",
+            "problem": f"{naive!r} has no time zone; write the time in UTC ending in Z"
+            " (2027-12-31T00:00:00Z) or with its offset (+01:00)",
+        }
+    ]
+    for zoned in (naive + "Z", naive + "+01:00"):
+        status, body = await make_key(api, org["id"], expires=zoned)
+        assert status == 201, body
+
+
 async def test_an_orgmember_key_cannot_do_orgadmin_work_nor_mint_an_admin_key(api):
     org = await api.org(ALICE)
     _, member_key = await make_key(api, org["id"], role="orgmember")
