@@ -193,34 +193,52 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
 
 
 async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> list[str]:
-    """A superadmin deletes users and their memberships; unknown ids are left out of the answer.
+    """A superadmin deletes users and their memberships, all or none: an id that is no UUID
+    is refused (400, ``$.ids[i]``) and an unknown one not found (404), as in every batch
+    delete. A user made before users got random ids keeps their token's subject as id, which
+    need not be a UUID: such an id is taken when it names a user.
 
     Each deletion is recorded against the user's identity: tokens issued before it never sign
     in again, and a later sign-in of the identity creates a new user with a new id. A deleted
     user's id is never used again, so the API keys they created stay dead.
     """
     principal.require(Role.SUPERADMIN)
-    done: list[str] = []
     now = ctx.clock()
     async with ctx.uow() as uow:
         users, members = Users(uow), Members(uow)
+        found = await _users_to_delete(users, ids)
         deletions = DeletedIdentities(uow)
-        for uid in dict.fromkeys(ids):
-            user = await users.lock(uid)
-            if user is None or not await users.remove(uid):
-                continue
-            for m in await members.of_user(uid):
+        for user in found:
+            await users.remove(user.id)
+            for m in await members.of_user(user.id):
                 await members.remove(m.id)
             key = user.identity_key or identity_key("", user.id)
             earlier = await deletions.by_identity(key)
             if earlier is None:
-                await deletions.add(DeletedIdentity(ctx.new_id(), key, uid, now, now))
+                await deletions.add(DeletedIdentity(ctx.new_id(), key, user.id, now, now))
             else:
                 latest = max(earlier.deleted_at, now)
-                await deletions.update(attrs.evolve(earlier, user_id=uid, deleted_at=latest))
-            done.append(uid)
+                await deletions.update(attrs.evolve(earlier, user_id=user.id, deleted_at=latest))
         await uow.commit()
-    return done
+    return [user.id for user in found]
+
+
+async def _users_to_delete(users: Users, ids: list[str]) -> list[User]:
+    """The users of ``ids`` (each once), locked until the unit of work ends."""
+    found: dict[str, User] = {}
+    for i, uid in enumerate(ids):
+        if uid in found:
+            continue
+        user = await users.lock(uid)
+        if user is None:
+            try:
+                uuid.UUID(uid)
+            except ValueError:
+                problem = f"{uid!r} is not a user id (a UUID)"
+                raise InvalidInput.one(f"$.ids[{i}]", problem) from None
+            raise NotFound(resource="user", ident=uid)
+        found[uid] = user
+    return list(found.values())
 
 
 async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:

@@ -173,6 +173,26 @@ async def test_superadmin_deletes_users(api):
         "/users/batch-delete",
         as_=ROOT,
         superadmin=True,
-        json={"ids": [bob["id"], "nobody"]},
+        json={"ids": [bob["id"], bob["id"]]},
     )
     assert status == 200 and body == {"ids": [bob["id"]]}
+    status, body = await api.call("GET", "/users/me", as_=BOB)
+    assert status == 401, body
+
+
+async def test_a_batch_of_users_with_a_bad_or_unknown_id_deletes_none(api):
+    """As every batch delete: an id that is no UUID is 400 AT-1001 at its place in the list,
+    an unknown one 404, and neither deletes the others."""
+    bob = await api.me(BOB)
+    unknown = "0b9d3b4e-5f7a-4c1e-9a51-3c2f0a6d7e81"
+    for ids, code in (([bob["id"], "nobody"], 400), ([bob["id"], unknown], 404)):
+        status, body = await api.call(
+            "POST", "/users/batch-delete", as_=ROOT, superadmin=True, json={"ids": ids}
+        )
+        assert status == code, body
+        if code == 400:
+            assert body["code"] == "AT-1001"
+            assert [d["field"] for d in body["details"]] == ["$.ids[1]"]
+        else:
+            assert body["code"] == "AT-1040" and unknown in body["error"]
+        assert (await api.me(BOB))["id"] == bob["id"]
