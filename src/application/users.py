@@ -193,7 +193,8 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
 
 
 async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> list[str]:
-    """A superadmin deletes users and their memberships, all or none: an id that is no UUID
+    """A superadmin deletes users and their memberships, all or none: refused (409
+    ``LastOrgAdmin``) when that leaves an organisation without an orgadmin. An id that is no UUID
     is refused (400, ``$.ids[i]``) and an unknown one not found (404), as in every batch
     delete. A user made before users got random ids keeps their token's subject as id, which
     need not be a UUID: such an id is taken when it names a user.
@@ -207,11 +208,11 @@ async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> lis
     async with ctx.uow() as uow:
         users, members = Users(uow), Members(uow)
         found = await _users_to_delete(users, ids)
+        memberships = await _memberships_kept_to(uow, [user.id for user in found])
+        await members.remove_many([m.id for m in memberships])
         deletions = DeletedIdentities(uow)
         for user in found:
             await users.remove(user.id)
-            for m in await members.of_user(user.id):
-                await members.remove(m.id)
             key = user.identity_key or identity_key("", user.id)
             earlier = await deletions.by_identity(key)
             if earlier is None:
@@ -223,22 +224,54 @@ async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> lis
     return [user.id for user in found]
 
 
+async def _memberships_kept_to(uow: UnitOfWork, user_ids: list[str]) -> list[Member]:
+    """Every membership of the users ``user_ids``, each organisation of them locked (as every
+    change of an organisation's members locks it, ``application.members``) and checked to
+    keep an orgadmin without them (``LastOrgAdmin``)."""
+    orgs, members = uow.repository(ORGANISATIONS), Members(uow)
+    gone = set(user_ids)
+    locked: set[uuid.UUID] = set()
+    while True:
+        found = [m for uid in user_ids for m in await members.of_user(uid)]
+        # read again once their organisations are locked: a membership added meanwhile counts
+        fresh = sorted({m.org_id for m in found} - locked, key=str)  # one lock order for all
+        if not fresh:
+            return found
+        for org_id in fresh:
+            await orgs.lock(org_id)
+            membership.ensure_an_admin_remains_without(await members.of_org(org_id), gone)
+        locked.update(fresh)
+
+
 async def _users_to_delete(users: Users, ids: list[str]) -> list[User]:
-    """The users of ``ids`` (each once), locked until the unit of work ends."""
+    """The users of ``ids`` (each once, in the order given), locked until the unit of work
+    ends: in the order of their ids, one lock order for every deletion. Ids that name no user
+    are refused: 400 for those that are no UUID (each at its place), else 404."""
     found: dict[str, User] = {}
-    for i, uid in enumerate(ids):
-        if uid in found:
-            continue
-        user = await users.lock(uid)
+    missing: dict[int, str] = {}
+    for i, uid in sorted(enumerate(ids), key=lambda place: place[1]):
+        user = found.get(uid) or await users.lock(uid)
         if user is None:
-            try:
-                uuid.UUID(uid)
-            except ValueError:
-                problem = f"{uid!r} is not a user id (a UUID)"
-                raise InvalidInput.one(f"$.ids[{i}]", problem) from None
-            raise NotFound(resource="user", ident=uid)
-        found[uid] = user
-    return list(found.values())
+            missing[i] = uid
+        else:
+            found[uid] = user
+    malformed = [
+        Detail(f"$.ids[{i}]", f"{uid!r} is not a user id (a UUID)")
+        for i, uid in sorted(missing.items())
+        if not _uuid_text(uid)
+    ]
+    if malformed:
+        raise InvalidInput(malformed)
+    if missing:
+        raise NotFound(resource="user", ident=missing[min(missing)])
+    return [found[uid] for uid in dict.fromkeys(ids)]
+
+
+def _uuid_text(text: str) -> bool:
+    try:
+        return bool(uuid.UUID(text))
+    except ValueError:
+        return False
 
 
 async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:

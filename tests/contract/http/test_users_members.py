@@ -196,3 +196,30 @@ async def test_a_batch_of_users_with_a_bad_or_unknown_id_deletes_none(api):
         else:
             assert body["code"] == "AT-1040" and unknown in body["error"]
         assert (await api.me(BOB))["id"] == bob["id"]
+
+
+async def test_deleting_the_last_orgadmin_of_an_organisation_is_refused(api):
+    """API.md: an organisation keeps at least one orgadmin. A batch that would delete its last
+    one (or its last ones together) is refused whole, 409 AT-1093 naming the organisation."""
+    org = await api.org(ALICE)
+    alice, bob = (await api.me(ALICE))["id"], (await api.me(BOB))["id"]
+
+    async def delete(*ids):
+        return await api.call(
+            "POST", "/users/batch-delete", as_=ROOT, superadmin=True, json={"ids": list(ids)}
+        )
+
+    status, body = await delete(bob, alice)
+    assert status == 409 and body["code"] == "AT-1093", body
+    assert org["id"] in body["error"]
+    assert (await api.me(BOB))["id"] == bob  # the whole batch was refused
+    status, body = await api.call(
+        "POST", f"/orgs/{org['id']}/members", as_=ALICE, json={"userId": bob, "role": "orgadmin"}
+    )
+    assert status == 201, body
+    status, body = await delete(alice, bob)
+    assert status == 409 and body["code"] == "AT-1093", body
+    status, body = await delete(alice)
+    assert status == 200 and body == {"ids": [alice]}
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members", as_=BOB)
+    assert [(m["userRef"], m["role"]) for m in body["items"]] == [(bob, "orgadmin")]
