@@ -312,7 +312,11 @@ async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID)
         members = Members(uow)
         mine = await members.of_user_in(org_id, user.id)
         if mine is None or mine.status is MemberStatus.REJECTED:
-            raise NotFound(resource="membership", ident=str(org_id))
+            raise NotFound(
+                resource="membership",
+                ident=str(org_id),
+                missing=f"User {user.id} is no member of organisation {org_id}",
+            )
         membership.ensure_an_admin_remains(await members.of_org(org_id), mine, None)
         await members.remove(mine.id)
         await uow.commit()

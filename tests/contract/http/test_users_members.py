@@ -137,6 +137,12 @@ async def test_create_member_update_role_and_the_last_admin_rule(api):
     assert (await api.me(ALICE))["memberships"] == []
     status, _ = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
     assert status == 403
+    # leaving again: what is missing is her membership of the organisation
+    status, body = await api.call(
+        "POST", f"/users/{me_alice['id']}/leave_org", as_=ALICE, json={"orgId": org["id"]}
+    )
+    assert status == 404 and body["code"] == "AT-1040", body
+    assert body["error"] == f"User {me_alice['id']} is no member of organisation {org['id']}."
 
 
 async def test_delete_member_and_unknown_member(api):
