@@ -56,6 +56,11 @@ async def test_join_approve_and_membership_shows(api):
     assert status == 403 and body["code"] == "AT-1019"
     status, listed = await api.call("GET", f"/orgs/{org['id']}/members", as_=ALICE)
     assert sorted(m["role"] for m in listed["items"]) == ["orgadmin", "orgmember"]
+    # the founding member shows their address, as a member who joined does
+    assert sorted((m["role"], m["email"]) for m in listed["items"]) == [
+        ("orgadmin", ALICE),
+        ("orgmember", BOB),
+    ]
 
 
 async def test_reject_and_ask_again(api):

@@ -1,0 +1,91 @@
+"""A database upgraded from an older schema: the migrations before ``upgrade`` applied, rows
+written as the code of that time wrote them, then a storage opened, which applies the rest.
+
+``rows``: ``(statement, values)`` pairs, the statement an ``INSERT`` whose ``{}`` takes the
+placeholders of the values (``?`` in SQLite, ``%s`` in PostgreSQL)."""
+
+from __future__ import annotations
+
+import pathlib
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres.migration import PostgresMigrations
+from fourcorner.adapters.sql import migrations
+from fourcorner.adapters.sqlite import SqliteStorage
+from fourcorner.adapters.sqlite.migration import SqliteMigrations
+
+Rows = Sequence[tuple[str, tuple[Any, ...]]]
+Upgraded = Callable[[int, Rows], AbstractAsyncContextManager[Any]]
+
+
+def _before(dialect: str, upgrade: int) -> list[migrations.Migration]:
+    return [m for m in migrations.load(dialect) if m.version < upgrade]
+
+
+def _filled(statement: str, values: tuple[Any, ...], marker: str) -> str:
+    return statement.format(", ".join([marker] * len(values)))
+
+
+@asynccontextmanager
+async def sqlite_upgraded(
+    path: pathlib.Path, upgrade: int, rows: Rows
+) -> AsyncIterator[SqliteStorage]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        await migrations.apply_pending(SqliteMigrations(conn), _before("sqlite", upgrade))
+        for statement, values in rows:
+            conn.execute(_filled(statement, values, "?"), values)
+    finally:
+        conn.close()
+    storage = SqliteStorage(path)
+    await storage.open()  # applies ``upgrade`` and the rest
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+@asynccontextmanager
+async def postgres_upgraded(
+    url: str, schema: str, upgrade: int, rows: Rows
+) -> AsyncIterator[PostgresStorage]:
+    """In a schema ``schema`` of its own, dropped afterwards."""
+    conn = await psycopg.AsyncConnection.connect(
+        url, autocommit=True, options=f"-c search_path={schema}"
+    )
+    try:
+        await migrations.apply_pending(
+            PostgresMigrations(conn, schema), _before("postgres", upgrade)
+        )
+        for statement, values in rows:
+            await conn.execute(_filled(statement, values, "%s"), values)
+    finally:
+        await conn.close()
+    storage = PostgresStorage(url, schema=schema)
+    await storage.open()  # applies ``upgrade`` and the rest
+    try:
+        yield storage
+    finally:
+        await storage.close()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+            )
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def upgraded(request: Any, tmp_path: pathlib.Path) -> Upgraded:
+    """``upgraded(upgrade, rows)``: the database of each SQL adapter, upgraded as above (the
+    PostgreSQL one in a schema of its own under this run's)."""
+    if request.param == "sqlite":
+        return lambda upgrade, rows: sqlite_upgraded(tmp_path / "db.sqlite", upgrade, rows)
+    url, run_schema = request.getfixturevalue("postgres_url_and_schema")
+    return lambda upgrade, rows: postgres_upgraded(url, f"{run_schema}_{upgrade}", upgrade, rows)
