@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from fourcorner.application import invitations
+from fourcorner.application import api_keys, invitations
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
@@ -210,6 +210,8 @@ async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> lis
         found = await _users_to_delete(users, ids)
         memberships = await _memberships_kept_to(uow, [user.id for user in found])
         await members.remove_many([m.id for m in memberships])
+        for m in memberships:
+            await api_keys.end_with_membership(uow, m.org_id, m.user_ref, now)
         deletions = DeletedIdentities(uow)
         for user in found:
             await users.remove(user.id)
@@ -319,5 +321,6 @@ async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID)
             )
         membership.ensure_an_admin_remains(await members.of_org(org_id), mine, None)
         await members.remove(mine.id)
+        await api_keys.end_with_membership(uow, org_id, user.id, ctx.clock())
         await uow.commit()
     return mine

@@ -4,19 +4,16 @@ user's; invitations and records of no user keep theirs."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.application.collections import MEMBERS
-from fourcorner.domain import clock
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import Role
 from records import user as make_user
-from upgrade import Upgraded
+from upgrade import Upgraded, member_row, user_row
 
 UPGRADE = 15  # the migration under test
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -46,52 +43,14 @@ def member(ident: uuid.UUID, user_ref: str, status: MemberStatus, email: str) ->
 
 def rows() -> list[tuple[str, tuple[Any, ...]]]:
     """The users row and the members rows as the code before 0015 wrote them."""
-    conv = make_converter()
-    created = clock.sortable(NOW)
-    user = (
-        USER.id,
-        USER.email,
-        USER.name,
-        "user",
-        "",
-        created,
-        "carol",
-        json.dumps(conv.unstructure(USER)),
-    )
-    found: list[tuple[str, tuple[Any, ...]]] = [(INSERT["users"], user)]
-    members = [
-        member(FOUNDER, USER.id, MemberStatus.ACTIVE, ""),
-        member(OLDER, USER.id, MemberStatus.PENDING, ""),
-        member(INVITED, "", MemberStatus.INVITED, "dan@example.com"),
-        member(NOBODYS, "gone", MemberStatus.ACTIVE, ""),
+    return [
+        user_row(USER),
+        member_row(member(FOUNDER, USER.id, MemberStatus.ACTIVE, "")),
+        # written before members had an address
+        member_row(member(OLDER, USER.id, MemberStatus.PENDING, ""), without="email"),
+        member_row(member(INVITED, "", MemberStatus.INVITED, "dan@example.com")),
+        member_row(member(NOBODYS, "gone", MemberStatus.ACTIVE, "")),
     ]
-    for m in members:
-        data = conv.unstructure(m)
-        if m.id == OLDER:
-            del data["email"]  # written before members had an address
-        row = (
-            str(m.id),
-            m.role.value,
-            m.status.value,
-            m.user_ref or None,
-            "",
-            "",
-            created,
-            str(m.org_id),
-            "",
-            json.dumps(data),
-            m.invited_email,
-        )
-        found.append((INSERT["members"], row))
-    return found
-
-
-INSERT = {
-    "users": 'INSERT INTO "users" ("id", "email", "name", "role", "country_code", "created_at", '
-    '"search_text", "data") VALUES ({})',
-    "members": 'INSERT INTO "members" ("id", "role", "status", "user_ref", "first_name", '
-    '"last_name", "created_at", "org_id", "search_text", "data", "invited_email") VALUES ({})',
-}
 
 
 async def check_the_addresses(storage: Any) -> None:
