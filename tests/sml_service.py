@@ -126,7 +126,7 @@ class TestSml:
         self.ca, self._ca_key = new_ca("fourcorner test SML CA")
         self.ca_file = folder / "sml-ca.pem"
         self.ca_file.write_text(cert_pem(self.ca))
-        self._server = _server_certificate(self.ca, self._ca_key, now)
+        self._server = server_certificate(self.ca, self._ca_key, now)
         (folder / "sml-server.pem").write_text(self._server[0])
         (folder / "sml-server.key").write_text(self._server[1])
         self._folder = folder
@@ -322,7 +322,7 @@ class TestSml:
         )
 
 
-def _server_certificate(ca: x509.Certificate, ca_key: object, now: datetime) -> tuple[str, str]:
+def server_certificate(ca: x509.Certificate, ca_key: object, now: datetime) -> tuple[str, str]:
     key = new_rsa_key()
     cert = (
         x509.CertificateBuilder()

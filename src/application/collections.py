@@ -272,6 +272,7 @@ DELIVERIES: Collection[Delivery] = Collection(
         _ORG_ID,
     ),
     filterable=frozenset(),
+    lease="leaseUntil",
 )
 
 _TRANSACTION_FILTERS = fields(

@@ -125,6 +125,7 @@ class DeliveryWorker:
             wanted_hooks = sorted({d.webhook_id for d in claimed}, key=str)
             hooks: dict[uuid.UUID, Webhook | None] = dict.fromkeys(wanted_hooks)
             hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
+            until = now + self._settings.lease
             taken: dict[str, int] = {}
             leased: list[Delivery] = []
             for d in claimed:
@@ -136,13 +137,13 @@ class DeliveryWorker:
                         self.blocked = True  # left due, for when a send has finished
                         continue
                 taken[endpoint] = taken.get(endpoint, 0) + 1
-                leased.append(attrs.evolve(d, lease_until=now + self._settings.lease))
+                leased.append(attrs.evolve(d, lease_until=until))
             if not leased:
                 return []
             events = {
                 e.id: e for e in await Events(uow).with_ids(list({d.event_id for d in leased}))
             }
-            await deliveries.update_many(leased)
+            await deliveries.lease([d.id for d in leased], until)  # the lease's column alone
             await uow.commit()
         for endpoint, count in taken.items():
             self._claimed[endpoint] = self._claimed.get(endpoint, 0) + count

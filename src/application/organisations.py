@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
 import attrs
 
+from fourcorner.application.absent import ABSENT, Absent
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
 from fourcorner.application.context import Context
@@ -22,6 +22,7 @@ from fourcorner.domain.errors import (
     InvalidInput,
     RoleNotPermitted,
 )
+from fourcorner.domain.fields import contact_problems, country_problem, optional_problems
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import (
     Address,
@@ -32,10 +33,6 @@ from fourcorner.domain.organisation import (
     ValidationPolicy,
 )
 from fourcorner.domain.roles import Role
-
-_COUNTRY = re.compile(r"[A-Z]{2}")
-_URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
 
 
 @attrs.frozen
@@ -52,7 +49,8 @@ class CreateOrganisation:
 
 @attrs.frozen
 class UpdateOrganisation:
-    """A PUT body: fields left out (or null) keep their value; read-only fields are ignored."""
+    """A PUT body: fields left out (or null) keep their value; read-only fields are ignored.
+    ``modeChangeRequest`` left out keeps the request; null withdraws it."""
 
     legal_name: str | None = None
     short_name: str | None = None
@@ -62,7 +60,8 @@ class UpdateOrganisation:
     contacts: tuple[Contact, ...] | None = None
     business_address: Address | None = None
     website: str | None = None
-    mode_change_request: Mode | None = None
+    # null withdraws a pending request; left out, it is kept
+    mode_change_request: Mode | Absent | None = ABSENT
     organisation_mode: Mode | None = None
     validation: ValidationPolicy | None = None
     inbound_validation: ValidationPolicy | None = None
@@ -79,15 +78,10 @@ def _check_fields(
         problems.append(Detail("$.legalName", "must not be empty"))
     if legal_name is not None and len(legal_name) > 300:
         problems.append(Detail("$.legalName", "at most 300 characters"))
-    if country_code is not None and not _COUNTRY.fullmatch(country_code):
-        problems.append(Detail("$.countryCode", "a two-letter country code in capitals, e.g. SE"))
-    if website and not _URL.fullmatch(website):
-        problems.append(Detail("$.website", "an http or https URL"))
-    for i, c in enumerate(contacts or ()):
-        if c.email and not _EMAIL.fullmatch(c.email):
-            problems.append(Detail(f"$.contacts[{i}].email", "an email address"))
-        if c.web_contact_url and not _URL.fullmatch(c.web_contact_url):
-            problems.append(Detail(f"$.contacts[{i}].webContactUrl", "an http or https URL"))
+    if country_code is not None and (problem := country_problem(country_code)):
+        problems.append(Detail("$.countryCode", problem))
+    problems += optional_problems("$", None, website)
+    problems += contact_problems(contacts or (), "$.contacts")
     if problems:
         raise InvalidInput(problems)
 
@@ -204,7 +198,9 @@ async def update(
             changes |= {"legal_identifier": ident, "legal_identifier_code": code, "legal_key": key}
         org = attrs.evolve(org, **changes)
         wanted = cmd.mode_change_request
-        if wanted is not None and wanted is not org.mode_change_request:
+        if wanted is None:
+            org = org.withdraw_mode_change()
+        elif isinstance(wanted, Mode) and wanted is not org.mode_change_request:
             org = org.request_mode_change(wanted)
         mode = cmd.organisation_mode
         if mode is not None and (mode is not org.organisation_mode or org.mode_change_request):

@@ -24,6 +24,7 @@ from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
+from fourcorner.domain.fields import check_business_card
 from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
@@ -131,6 +132,8 @@ async def create(
     checked = ctx.catalogue.validate_participant_identifier(cmd.participant_identifier)
     if not cmd.name.strip():
         raise InvalidInput.one("$.name", "must not be empty")
+    if cmd.business_card is not None:
+        check_business_card(cmd.business_card, ctx.catalogue)
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -182,6 +185,15 @@ async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participan
     return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
 
 
+async def _chosen(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[Participant]:
+    """The organisation's participants ``ids`` (each once), as an orgadmin asks for them."""
+    async with ctx.uow() as uow:
+        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        return [await _own(uow, org_id, pid) for pid in dict.fromkeys(ids)]
+
+
 async def update(
     ctx: Context,
     net: Network,
@@ -199,6 +211,7 @@ async def update(
                 raise InvalidInput.one("$.name", "must not be empty")
             changes["name"] = cmd.name
         if cmd.business_card is not None:
+            check_business_card(cmd.business_card, ctx.catalogue)
             changes["business_card"] = cmd.business_card
         ap_ref = cmd.ap_ref or p.ap_ref
         profile = cmd.transport_profile or p.transport_profile
@@ -218,6 +231,14 @@ async def update(
 async def delete_many(
     ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
+    """Remove participants from their SMP (and SML). A business card published in the
+    directory is withdrawn first, from the directory of the participant's environment only
+    (the same identifier's card in the other environment stays): should that directory not
+    answer, nothing is deleted and the request may be repeated."""
+    chosen = await _chosen(ctx, principal, org_id, ids)
+    for p in chosen:  # network calls, outside any unit of work
+        if p.directory.state is PublicationState.PUBLISHED:
+            await net.directory.withdraw(p.environment, p.identifier_key)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         done = []
@@ -264,12 +285,11 @@ async def set_supported(
 async def request_publication(
     ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
-    """Ask the directory to index each participant's business card (served by its SMP)."""
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        chosen = [await _own(uow, org_id, pid) for pid in dict.fromkeys(ids)]
+    """Ask the directory of each participant's environment to index its business card (served
+    by that environment's SMP)."""
+    chosen = await _chosen(ctx, principal, org_id, ids)
     for p in chosen:  # network calls, outside any unit of work
-        await net.directory.publish(p.identifier_key)
+        await net.directory.publish(p.environment, p.identifier_key)
     now = ctx.clock()
     async with ctx.uow() as uow:
         for p in chosen:

@@ -82,9 +82,16 @@ class KeySealer(Protocol):
 
 
 class DirectoryPublisher(Protocol):
-    """Asks the network's directory to index a participant's business card."""
+    """The network's directory of each environment: TEST and PROD have one each, as they have
+    an SML and an SMP each, so the same identifier may have a card in both. ``publish`` asks
+    the directory of ``environment`` to index the participant's business card (it fetches the
+    card from that environment's SMP); ``withdraw`` asks it to remove the card. Participants
+    are canonical identifiers (``0088:5798000000001``) of the scheme ``iso6523-actorid-upis``.
+    Both raise ``ServiceUnavailable`` when that directory cannot be reached or refuses."""
 
-    async def publish(self, participant: str) -> None: ...
+    async def publish(self, environment: Environment, participant: str) -> None: ...
+
+    async def withdraw(self, environment: Environment, participant: str) -> None: ...
 
 
 @attrs.frozen

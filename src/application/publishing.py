@@ -7,6 +7,7 @@ from datetime import datetime
 from fourcorner.domain.catalogue import Catalogue
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.fields import country_problem, published_contact_link, published_url
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ContactType, Organisation
 from fourcorner.domain.participant import Participant, SupportedDocumentType
@@ -36,11 +37,11 @@ def wire_profile(catalogue: Catalogue, profile_id: str) -> str:
 def technical_contact(org: Organisation | None) -> str:
     for c in org.contacts if org else ():
         if c.contact_type is ContactType.TECHNICAL:
-            if c.web_contact_url:
+            if c.web_contact_url and published_url(c.web_contact_url):
                 return c.web_contact_url
-            if c.email:
+            if c.email and published_contact_link(f"mailto:{c.email}"):
                 return f"mailto:{c.email}"
-    return org.website if org and org.website else ""
+    return published_url(org.website) if org else ""
 
 
 def check_supported(
@@ -116,7 +117,10 @@ def registration(
 def business_card(participant: Participant, org: Organisation | None) -> EntityCard:
     card = participant.business_card
     name = (card.legal_name if card else "") or (org.legal_name if org else "") or participant.name
-    country = (card.country_code if card else "") or (org.country_code if org else "")
+    # the card's country, else the organisation's: one that is a country code (stored before
+    # the rule was checked on input, a card may hold one that is not)
+    countries = (card.country_code if card else "", org.country_code if org else "")
+    country = next((c for c in countries if c and not country_problem(c)), "")
     identifiers: list[tuple[str, str]] = []
     if card and card.tax_identifier:
         identifiers.append(("VAT", card.tax_identifier))
@@ -136,7 +140,8 @@ def business_card(participant: Participant, org: Organisation | None) -> EntityC
         if address
         else ""
     )
-    website = (card.website if card else "") or (org.website if org else "")
+    sites = (card.website if card else "", org.website if org else "")
+    website = next((published_url(w) for w in sites if w and published_url(w)), "")
     return EntityCard(
         name=name,
         country_code=country,

@@ -106,6 +106,10 @@ class Records(Generic[T]):
     async def claim(self, query: Query) -> builtins.list[T]:
         return await self._store.claim(query)
 
+    async def lease(self, idents: Sequence[object], until: datetime) -> int:
+        """Set the lease of these records (``Repository.lease``)."""
+        return await self._store.lease(idents, until)
+
     async def with_ids(self, ids: Sequence[uuid.UUID]) -> builtins.list[T]:
         """The records of these ids that exist (as few queries as their number needs)."""
         return await self._every(one_of(self.collection, "id", ids)) if ids else []

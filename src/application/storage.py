@@ -16,6 +16,7 @@ import builtins
 import json
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -46,6 +47,10 @@ class Collection(Generic[T]):
     tuples that are unique together (``None`` values never clash). A client may sort a list by
     ``createdAt`` and by any filterable column (``sortable``); ``default_sort`` is the order of
     a list that names none (``-createdAt``: newest first).
+
+    ``lease``: the datetime column of a claim's lease (its field in the record under the
+    column's snake-case name), written on its own by ``Repository.lease``: a store that also
+    keeps the whole record reads that field from the column, never from the record's copy.
     """
 
     name: str
@@ -55,8 +60,15 @@ class Collection(Generic[T]):
     search: tuple[str, ...] = ()
     unique: tuple[tuple[str, ...], ...] = ()
     default_sort: str = "createdAt"
+    lease: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        if self.lease is not None:
+            spec = self.columns.get(self.lease)
+            if spec is None or spec.type is not FieldType.DATETIME:
+                raise ValueError(f"the lease of {self.name} is not a datetime column")
+            if self.lease_attribute not in attrs.fields_dict(self.type):  # type: ignore[arg-type]
+                raise ValueError(f"{self.name} records have no field {self.lease_attribute}")
         for required in ("id", "createdAt"):
             if required not in self.columns:
                 raise ValueError(f"collection {self.name} needs a column {required}")
@@ -86,6 +98,13 @@ class Collection(Generic[T]):
                 "sort", f"{wanted!r} is not a sort of this list; sorts: {choices}"
             )
         return Order(field, descending)
+
+    @property
+    def lease_attribute(self) -> str:
+        """The record's field of ``lease`` (``leaseUntil`` → ``lease_until``)."""
+        if self.lease is None:
+            raise ValueError(f"{self.name} has no lease")
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in self.lease)
 
     def row(self, item: T) -> dict[str, Scalar]:
         """The column values of ``item`` in stored form."""
@@ -298,6 +317,12 @@ class Repository(Protocol[T]):
         """Up to ``query.limit`` records of ``query``, in list order, locked against every other
         unit of work that claims them until this one ends; records locked elsewhere are skipped
         (``FOR UPDATE SKIP LOCKED``). Adapters whose units of work never overlap list them."""
+        ...
+
+    async def lease(self, idents: Sequence[object], until: datetime) -> int:
+        """Set the lease (``Collection.lease``) of the records with these ids to ``until``,
+        and nothing else of them, in one statement; return how many there were. A claim
+        leases what it took in its own unit of work, without writing the whole records."""
         ...
 
     async def count(self, **equals: object) -> int: ...

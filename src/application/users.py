@@ -26,6 +26,7 @@ from fourcorner.domain.errors import (
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import quoted
 from fourcorner.domain.user import DeletedIdentity, User, identity_key, issued_in_time
 
 
@@ -258,7 +259,7 @@ async def _users_to_delete(users: Users, ids: list[str]) -> list[User]:
         else:
             found[uid] = user
     malformed = [
-        Detail(f"$.ids[{i}]", f"{uid!r} is not a user id (a UUID)")
+        Detail(f"$.ids[{i}]", f"{quoted(uid)} is not a user id (a UUID)")
         for i, uid in sorted(missing.items())
         if not _uuid_text(uid)
     ]

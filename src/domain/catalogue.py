@@ -289,16 +289,27 @@ class Catalogue:
             raise InvalidIdentifier(value=value, rule=problem, field=field)
         return ValidatedIdentifier(identifier, scheme, scheme.warning)
 
-    def validate_legal_identifier(self, code: str, identifier: str) -> tuple[IdentifierScheme, str]:
-        """An organisation's (legal identifier code, legal identifier): the scheme, and the
-        identifier without white space, upper case. Removed schemes are refused."""
+    def legal_scheme(self, code: str, within: str = "") -> IdentifierScheme:
+        """The scheme of a legal identifier code (either spelling, or the ICD); unknown and
+        removed schemes are refused (AT-1006, field ``<within>legalIdentifierCode``)."""
         scheme = self.scheme_by_code(code)
         if scheme is None or scheme.state == REMOVED:
             why = "is not a participant identifier scheme" if scheme is None else "was removed"
             rule = f"the scheme code {code!r} {why}"
-            raise InvalidIdentifier(value=code, rule=rule, field="legalIdentifierCode")
+            raise InvalidIdentifier(value=code, rule=rule, field=f"{within}legalIdentifierCode")
+        return scheme
+
+    def validate_legal_identifier(
+        self, code: str, identifier: str, within: str = ""
+    ) -> tuple[IdentifierScheme, str]:
+        """An organisation's (legal identifier code, legal identifier): the scheme, and the
+        identifier without white space, upper case. Removed schemes are refused. ``within``:
+        the path of the object holding the two fields (``businessCard.``), for the error."""
+        scheme = self.legal_scheme(code, within)
         normalised = "".join(identifier.split()).upper()
         problem = local_part_problem(normalised) or scheme.rule.problem(normalised)
         if problem is not None:
-            raise InvalidIdentifier(value=identifier, rule=problem, field="legalIdentifier")
+            raise InvalidIdentifier(
+                value=identifier, rule=problem, field=f"{within}legalIdentifier"
+            )
         return scheme, normalised

@@ -16,6 +16,8 @@ from typing import ClassVar
 
 import attrs
 
+from fourcorner.domain.text import quoted
+
 
 class ErrorKind(enum.Enum):
     INVALID = "invalid"  # 400
@@ -108,10 +110,10 @@ class InvalidFilter(DomainError):
     reason: str = ""
 
     def message(self) -> str:
-        return f"Invalid filter {self.expression!r}: {self.reason}."
+        return f"Invalid filter {quoted(self.expression)}: {self.reason}."
 
     def details(self) -> list[Detail]:
-        return [Detail("filter", f"{self.expression}: {self.reason}")]
+        return [Detail("filter", f"{quoted(self.expression)}: {self.reason}")]
 
 
 @attrs.define(eq=False, slots=False)
@@ -136,7 +138,7 @@ class InvalidIdentifier(DomainError):
     field: str = "participantIdentifier"
 
     def message(self) -> str:
-        return f"Invalid identifier {self.value!r}: {self.rule}."
+        return f"Invalid identifier {quoted(self.value)}: {self.rule}."
 
     def details(self) -> list[Detail]:
         return [Detail(f"$.{self.field}", self.rule)]
@@ -218,7 +220,7 @@ class NotFound(DomainError):
     def message(self) -> str:
         if self.missing:
             return f"{self.missing}."
-        return f"No {self.resource} with id {self.ident!r}."
+        return f"No {self.resource} with id {quoted(self.ident)}."
 
 
 def catalogue() -> list[type[DomainError]]:

@@ -105,6 +105,11 @@ class Organisation:
             raise ModeChangeNeedsBusinessContact(org_id=str(self.id))
         return attrs.evolve(self, mode_change_request=mode)
 
+    def withdraw_mode_change(self) -> Organisation:
+        """The organisation takes back its pending request (none pending: unchanged); unlike a
+        request, it needs no BUSINESS contact."""
+        return attrs.evolve(self, mode_change_request=None)
+
     def set_mode(self, mode: Mode) -> Organisation:
         """A superadmin grants a pending request: the mode is set and the request cleared.
 

@@ -29,3 +29,15 @@ def text_problem(text: str) -> str | None:
         f"a control character (U+{point:04X}) at character {at}; text holds none but tab, "
         "line feed and carriage return"
     )
+
+
+QUOTED_LENGTH = 60  # characters of a value an answer quotes back
+
+
+def quoted(value: object, limit: int = QUOTED_LENGTH) -> str:
+    """``value`` quoted as an answer echoes it (``repr``): at most ``limit`` characters of it,
+    then how long it was, so that no answer repeats a large input back."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"

@@ -48,7 +48,7 @@ _ICD = re.compile(r"[0-9]{4}")
 
 def is_ubl_billing(namespace: str | None, local_name: str) -> bool:
     """Whether a root element is a UBL Invoice or CreditNote (the documents sent bare)."""
-    return UBL_NAMESPACES.get(local_name) == namespace
+    return local_name in UBL_NAMESPACES and UBL_NAMESPACES[local_name] == namespace
 
 
 @attrs.frozen

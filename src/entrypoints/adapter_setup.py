@@ -5,13 +5,14 @@ closing."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from fourcorner.adapters.directory import IndexerDirectoryPublisher
-from fourcorner.adapters.memory.smp import InMemoryDirectory
+from fourcorner.adapters.directory import EnvironmentDirectories, IndexerDirectoryPublisher
+from fourcorner.adapters.pki.tls import client_context
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.application.locator import ServiceLocator
@@ -25,10 +26,28 @@ from fourcorner.entrypoints import operator, sml_setup
 from fourcorner.entrypoints.config import Settings
 
 
-def directory(url: str) -> DirectoryPublisher:
-    """The directory's indexer when one is configured; otherwise publication is recorded and
-    the business card is served by the built-in SMP, and no outside directory is contacted."""
-    return IndexerDirectoryPublisher(url) if url else InMemoryDirectory()
+def directory(settings: Settings) -> DirectoryPublisher:
+    """The directory's indexer of each environment whose URL is set, as the SML of each
+    (``FOURCORNER_DIRECTORY_URL_TEST``, ``_PROD``), reached over https with that environment's
+    SMP certificate as TLS client certificate (the directory authenticates the SMP by it). In
+    an environment without one, publication is recorded and the business card is served by
+    that environment's built-in SMP only: no outside directory is contacted."""
+    urls = {
+        Environment.TEST: settings.directory_url_test,
+        Environment.PROD: settings.directory_url_prod,
+    }
+    indexers = {}
+    for env, url in urls.items():
+        if url:
+            tls = smp_client(settings, env) if url.lower().startswith("https://") else None
+            indexers[env] = IndexerDirectoryPublisher(url, ssl=tls)
+    return EnvironmentDirectories(indexers)
+
+
+def smp_client(settings: Settings, environment: Environment) -> ssl.SSLContext:
+    """A TLS client context presenting the operator's SMP certificate of ``environment``."""
+    (own,) = [e for e in operator.environments(settings) if e.environment is environment]
+    return client_context(own.smp_cert_pem, own.smp_key_pem, own.smp_chain_pem)
 
 
 async def opened(storage: Storage) -> AsyncIterator[Storage]:

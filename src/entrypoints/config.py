@@ -32,6 +32,15 @@ CONFIG_FILE = PREFIX + "CONFIG_FILE"
 # test suite's database (read by tests/pg.py only).
 NOT_SETTINGS = frozenset({CONFIG_FILE, PREFIX + "TEST_DATABASE_URL"})
 SEE = "see docs/operations.md"
+# Settings that were replaced, with what to set instead. Given, they are refused at start (a
+# value ignored would look as if it still worked).
+RETIRED = {
+    "directory_url": (
+        "is no longer a setting: one indexer for both environments mixed the TEST and PROD "
+        f"cards of an identifier; set {PREFIX}DIRECTORY_URL_TEST and/or "
+        f"{PREFIX}DIRECTORY_URL_PROD, the directory's indexer of each environment"
+    ),
+}
 
 
 class ConfigError(ValueError):
@@ -79,6 +88,8 @@ def _read_file(file: str) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"{file} is not valid TOML: it is not UTF-8 text") from None
     values = {k.lower(): v for k, v in data.items()}
+    for name in values.keys() & RETIRED.keys():
+        raise ConfigError(f"{file}: {name!r} {RETIRED[name]} ({SEE})")
     known = setting_names()
     unknown = [k for k in values if k not in known]
     if unknown:
@@ -128,7 +139,9 @@ class Settings:
     smp_prefix: str = "/smp"
     seat_id: str = "PFC000001"
     at_rest_key: str = ""
-    directory_url: str = ""
+    # the directory's indexer per environment (business cards); unset: none in that environment
+    directory_url_test: str = ""
+    directory_url_prod: str = ""
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
     webhook_allow_private_targets: bool = False
@@ -254,6 +267,9 @@ class Settings:
         """As ``load``, but without ``check``: values are converted to their types only (for
         ``fourcorner check``, which lists every ``problems()`` line)."""
         env = dict(os.environ if environ is None else environ)
+        for name in sorted(RETIRED):
+            if PREFIX + name.upper() in env:
+                raise ConfigError(f"{PREFIX}{name.upper()} {RETIRED[name]} ({SEE})")
         values: dict[str, Any] = {}
         source: dict[str, str] = {}
         file = env.get(CONFIG_FILE)

@@ -115,7 +115,8 @@ class Container(containers.DeclarativeContainer):
         KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
-    directory = providers.Singleton(setup.directory, config.directory_url)
+    # the directory of each environment, where business cards are published
+    directory = providers.Resource(setup.closing, providers.Singleton(setup.directory, settings))
     # the network's SML, where the built-in SMP registers itself and its participants
     locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
     certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors)

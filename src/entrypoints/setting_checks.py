@@ -87,7 +87,14 @@ def problems(s: Settings) -> list[str]:
                 f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
                 "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
             )
-    for name in ("public_url", "ap_host", "smp_lookup_url", "directory_url", "oidc_jwks_url"):
+    for name in (
+        "public_url",
+        "ap_host",
+        "smp_lookup_url",
+        "directory_url_test",
+        "directory_url_prod",
+        "oidc_jwks_url",
+    ):
         value = getattr(s, name)
         problem = setting_values.url_problem(value) if value else None
         need(problem is None, f"{PREFIX}{name.upper()}={value!r} {problem}")

@@ -26,6 +26,7 @@ from fourcorner.application.collections import (
     ORGANISATIONS,
     USERS,
 )
+from fourcorner.application.listing import condition
 from fourcorner.application.storage import Collection, Cursor, Order, Query
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.errors import Conflict, InvalidCursor, NotFound
@@ -34,7 +35,7 @@ from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import User
-from fourcorner.domain.webhook import Delivery
+from fourcorner.domain.webhook import Attempt, Delivery
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import Samples, StorageUnderTest
@@ -333,6 +334,51 @@ async def test_update_many_of_a_collection_without_unique_groups(store: StorageU
     async with store.unit_of_work() as uow:
         got = [await uow.repository(DELIVERIES).get(d.id) for d in made]
     assert got == [made[0], *leased, made[4]]
+
+
+async def test_a_lease_changes_its_field_alone_and_the_claims_see_it(
+    store: StorageUnderTest,
+) -> None:
+    """``lease`` writes the lease column alone (the SQL adapters keep the record's copy in
+    ``data`` as it was): every read and every claim sees the new lease, and a whole-record
+    update afterwards replaces it."""
+    event = uuid.uuid4()
+    attempt = Attempt(1, T0, 12.5, status_code=500, response_body="busy")
+    made = [
+        Delivery(uuid.uuid4(), event, uuid.uuid4(), uuid.uuid4(), T0, T0, attempts=(attempt,))
+        for _ in range(3)
+    ]
+    await add_all(store, DELIVERIES, made)
+    until = T0 + timedelta(minutes=1)
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        assert await repo.lease([made[0].id, made[2].id, uuid.uuid4()], until) == 2
+        await uow.commit()
+    leased = [attrs.evolve(made[i], lease_until=until) for i in (0, 2)]
+    due = Query(
+        where=(condition(DELIVERIES, "leaseUntil", Op.LT, T0 + timedelta(seconds=1)),), limit=10
+    )
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        assert [await repo.get(d.id) for d in made] == [leased[0], made[1], leased[1]]
+        assert await repo.lock_many([d.id for d in made]) == sorted(
+            [leased[0], made[1], leased[1]], key=lambda d: str(d.id)
+        )
+        assert await repo.claim(due) == [made[1]]
+        await repo.update(attrs.evolve(leased[0], lease_until=T0))
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        assert await repo.get(made[0].id) == attrs.evolve(made[0], lease_until=T0)
+        assert {d.id for d in await repo.claim(due)} == {made[0].id, made[1].id}
+
+
+async def test_a_lease_without_a_commit_changes_nothing(store: StorageUnderTest) -> None:
+    made = Delivery(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), T0, T0)
+    await add_all(store, DELIVERIES, [made])
+    async with store.unit_of_work() as uow:
+        await uow.repository(DELIVERIES).lease([made.id], T0 + timedelta(hours=1))
+    assert await stored(store, DELIVERIES) == [made]
 
 
 async def test_update_many_without_a_commit_changes_nothing(store: StorageUnderTest) -> None:

@@ -21,7 +21,7 @@ from fourcorner.adapters.sbdh.reader import read_envelope_file
 from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
 from fourcorner.domain.envelope import MlsType
 from fourcorner.domain.errors import InvalidInput
-from fourcorner.domain.ubl import Endpoint, MlsRequest, UblFacts, ubl_envelope
+from fourcorner.domain.ubl import Endpoint, MlsRequest, UblFacts, is_ubl_billing, ubl_envelope
 from fourcorner.entrypoints.harness.strategies import BILLING_PROCESS, billing_documents
 
 CATALOGUE = load_catalogue()
@@ -181,14 +181,28 @@ def test_the_example_invoice_gets_the_header_of_the_example_sbd(tmp_path):
     assert built == attrs.evolve(expected, country_c1="GB", receiver_country="")
 
 
-def test_an_sbd_or_another_root_is_not_bare(tmp_path):
-    order = tmp_path / "order.xml"
-    order.write_bytes(b'<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"/>')
+def test_an_sbd_is_not_bare_and_another_root_is_neither(tmp_path):
     doctype = tmp_path / "doctype.xml"
     doctype.write_bytes(b'<!DOCTYPE Invoice [<!ENTITY a "b">]><Invoice/>')
     assert read_bare_file(EXAMPLE_SBD) is None
-    assert read_bare_file(order) is None
     assert read_bare_file(doctype) is None  # refused by the SBD reader, as before
+    for root in (
+        b'<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"/>',
+        b"<Invoice/>",  # no namespace
+        b"<a/>",
+        b"<StandardBusinessDocument/>",
+    ):
+        other = tmp_path / "other.xml"
+        other.write_bytes(root)
+        with pytest.raises(InvalidInput) as refused:
+            read_bare_file(other)
+        assert "neither an SBD" in refused.value.message(), root
+
+
+@given(st.sampled_from([None, "", "urn:x", *NAMESPACES.values()]), st.text(max_size=20))
+def test_only_invoice_and_credit_note_in_their_namespaces_are_ubl_billing(namespace, name):
+    expected = name in NAMESPACES and NAMESPACES[name] == namespace
+    assert is_ubl_billing(namespace, name) is expected
 
 
 def test_a_broken_bare_document_is_refused_under_its_root_name(tmp_path):

@@ -186,3 +186,48 @@ def test_a_good_at_rest_key_passes_and_every_problem_is_listed():
         "FOURCORNER_LOG_LEVEL",
         "FOURCORNER_DB_POOL_SIZE",
     ]
+
+
+# --- the directory of each environment ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("env", ["test", "prod"])
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("test-directory.example/indexer/1.0/", "is not an absolute http:// or https:// URL"),
+        ("ftp://directory.example/indexer/", "is not an absolute http:// or https:// URL"),
+        (
+            "https://directory.example/indexer/?x=1",
+            "has a query or fragment; give the base URL only",
+        ),
+    ],
+)
+def test_a_bad_directory_url_of_either_environment_is_refused_at_start(tmp_path, env, url, says):
+    name = f"FOURCORNER_DIRECTORY_URL_{env.upper()}"
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, **{f"directory_url_{env}": url})
+    assert str(e.value) == f"{name}={url!r} {says}"
+
+
+def test_each_environment_names_its_own_directory(tmp_path):
+    test, prod = "https://test-directory.example/indexer/1.0/", "https://directory.example/i/"
+    settings = load(tmp_path, f'directory_url_prod = "{prod}"\n', directory_url_test=test)
+    assert (settings.directory_url_test, settings.directory_url_prod) == (test, prod)
+    assert Settings().directory_url_test == Settings().directory_url_prod == ""
+
+
+def test_the_former_single_directory_url_is_refused_naming_the_two_settings(tmp_path):
+    """One indexer for both environments mixed an identifier's TEST and PROD cards: neither
+    read as both nor ignored (a publication would seem to work), it stops the start."""
+    url = "https://directory.example/indexer/1.0/"
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, directory_url=url)
+    said = str(e.value)
+    assert said.startswith("FOURCORNER_DIRECTORY_URL is no longer a setting") and "\n" not in said
+    assert "FOURCORNER_DIRECTORY_URL_TEST" in said and "FOURCORNER_DIRECTORY_URL_PROD" in said
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, f'directory_url = "{url}"\n')
+    said = str(e.value)
+    assert said.startswith(f"{tmp_path / 'fourcorner.toml'}: 'directory_url' is no longer")
+    assert "FOURCORNER_DIRECTORY_URL_TEST" in said and url not in said

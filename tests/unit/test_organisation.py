@@ -103,3 +103,14 @@ def test_the_mode_does_not_change_without_a_pending_request():
     with pytest.raises(NoModeChangePending):
         org().set_mode(Mode.WHITELABEL)
     assert org().set_mode(Mode.DEMO).organisation_mode is Mode.DEMO  # same mode: a no-op
+
+
+@given(contacts, modes, st.sampled_from([None, Mode.WHITELABEL, Mode.SHARED]))
+def test_a_withdrawn_request_leaves_nothing_pending_and_the_mode_as_it_was(cs, current, pending):
+    """Withdrawing needs no BUSINESS contact, and is a no-op when nothing is pending."""
+    o = org(contacts=cs, organisation_mode=current, mode_change_request=pending)
+    after = o.withdraw_mode_change()
+    assert after.mode_change_request is None
+    assert attrs.evolve(after, mode_change_request=pending) == o
+    with pytest.raises(NoModeChangePending):
+        after.set_mode(Mode.WHITELABEL if current is not Mode.WHITELABEL else Mode.SHARED)

@@ -90,3 +90,28 @@ def test_an_organisation_reference_is_named_as_sent():
     with pytest.raises(InvalidInput) as refused:
         structure(CONV, {"orgId": "nope"}, route.body)
     assert [d.field for d in refused.value.details()] == ["$.orgId"]
+
+
+@given(st.sampled_from(WITH_BODY), st.data())
+def test_a_wrong_value_is_explained_in_plain_words(route, data):
+    """Every problem of a body speaks JSON (types, allowed values), never Python: no module
+    path, type union or class name; and a long value sent is quoted only in part."""
+    fields = sorted(json_fields(route.body))
+    chosen = data.draw(st.lists(st.sampled_from(fields), min_size=1, unique=True), label="f")
+    body = {k: data.draw(JSON | st.just("x" * 300), label=k) for k in chosen}
+    try:
+        structure(CONV, body, route.body)
+    except InvalidInput as e:
+        for d in e.details():
+            assert "fourcorner" not in d.problem and " | " not in d.problem, d
+            assert "<class" not in d.problem and "typing." not in d.problem, d
+            assert "x" * 100 not in d.problem, d
+
+
+def test_an_unknown_enum_value_names_the_allowed_ones():
+    route = next(r for r in WITH_BODY if r.path == "/orgs/{orgId}" and r.method == "PUT")
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {"modeChangeRequest": "BOGUS"}, route.body)
+    assert refused.value.details() == [
+        Detail("$.modeChangeRequest", "expected one of DEMO, SHARED, WHITELABEL, got 'BOGUS'")
+    ]

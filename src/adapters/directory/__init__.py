@@ -1,5 +1,5 @@
-"""Publication in the network's directory through its indexer interface."""
+"""Publication in the network's directory of each environment through its indexer interface."""
 
-from fourcorner.adapters.directory.indexer import IndexerDirectoryPublisher
+from fourcorner.adapters.directory.indexer import EnvironmentDirectories, IndexerDirectoryPublisher
 
-__all__ = ["IndexerDirectoryPublisher"]
+__all__ = ["EnvironmentDirectories", "IndexerDirectoryPublisher"]

@@ -4,8 +4,8 @@ One for every port the core calls: storage, the SMP and the directory, the parti
 lookup, the AP transport and its message reader (a loopback between access points of one
 process), the webhook sender and the network's SML (registration). Each keeps what it was
 given for its caller to read back. ``build_container(settings, participant_lookup=...,
-ap_transport=..., message_reader=..., webhook_sender=..., locator=...)`` puts them in place of
-the network's.
+ap_transport=..., message_reader=..., webhook_sender=..., locator=..., directory=...)`` puts
+them in place of the network's.
 """
 
 from fourcorner.adapters.memory.lookup import InMemoryParticipantLookup

@@ -39,10 +39,22 @@ class InMemorySmpRegistrar:
 
 
 class InMemoryDirectory:
-    """Records which participants were sent for indexing, and when."""
+    """The directory of each environment, in memory: ``published`` and ``withdrawn`` record
+    the calls in order, ``cards`` what each environment's directory holds now."""
 
     def __init__(self) -> None:
-        self.published: list[str] = []
+        self.published: list[tuple[Environment, str]] = []
+        self.withdrawn: list[tuple[Environment, str]] = []
+        self._cards: dict[Environment, set[str]] = {env: set() for env in Environment}
 
-    async def publish(self, participant: str) -> None:
-        self.published.append(participant.lower())
+    def cards(self, environment: Environment) -> set[str]:
+        """The participants whose card the directory of ``environment`` holds."""
+        return set(self._cards[environment])
+
+    async def publish(self, environment: Environment, participant: str) -> None:
+        self.published.append((environment, participant.lower()))
+        self._cards[environment].add(participant.lower())
+
+    async def withdraw(self, environment: Environment, participant: str) -> None:
+        self.withdrawn.append((environment, participant.lower()))
+        self._cards[environment].discard(participant.lower())

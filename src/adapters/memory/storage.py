@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any, Generic, Self, TypeVar
 
 import attrs
@@ -200,6 +201,17 @@ class InMemoryRepository(Generic[T]):
     async def update_many(self, items: Sequence[T]) -> None:
         for item in items:
             await self.update(item)
+
+    async def lease(self, idents: Sequence[object], until: datetime) -> int:
+        if self._c.lease is None:
+            raise ValueError(f"{self._c.name} has no lease")
+        table = self._uow.writable(self._c.name)
+        change = {self._c.lease_attribute: until}
+        found = [i for i in dict.fromkeys(map(str, idents)) if i in table.items]
+        for ident in found:
+            item = attrs.evolve(table.items[ident], **change)
+            self._put(table, ident, item, self._c.row(item))
+        return len(found)
 
     async def add_many(self, items: Sequence[T]) -> None:
         for item in items:

@@ -16,11 +16,14 @@ from typing import BinaryIO
 
 from lxml import etree
 
+from fourcorner.adapters.sbdh.header import SH
 from fourcorner.adapters.sbdh.parser import BOM, MAX_PROLOG, Parser, drop
 from fourcorner.adapters.sbdh.reader import CAC, CBC, FILE_CHUNK
+from fourcorner.adapters.sbdh.reader import ROOT as SBD_ROOT
 from fourcorner.adapters.sbdh.writer import PAYLOAD_MAX_DEPTH, envelope_parts
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.text import quoted
 from fourcorner.domain.ubl import Endpoint, UblFacts, is_ubl_billing
 
 _FIELD = "document"  # the parser's name for the document until its root is known
@@ -40,11 +43,19 @@ _WANTED = {
     (*_CUSTOMER, f"{{{CBC}}}EndpointID"): "customer",
 }
 _DEEPEST = max(len(path) for path in _WANTED)
+_SBD_ROOT = f"{{{SH}}}{SBD_ROOT}"
 
 
 class _NotBare(Exception):
-    """The root element is not a UBL Invoice or CreditNote: the document is left to the
-    SBD reader."""
+    """The root element is an SBD's: the document is left to the SBD reader."""
+
+
+class _Neither(Exception):
+    """The root element is neither an SBD's nor a UBL Invoice or CreditNote."""
+
+    def __init__(self, root: etree.QName) -> None:
+        super().__init__(root.text)
+        self.root = root
 
 
 class _FactsHandler:
@@ -56,8 +67,10 @@ class _FactsHandler:
     def start(self, element: etree._Element, depth: int) -> None:
         if depth == 1:
             name = etree.QName(element)
-            if not is_ubl_billing(name.namespace, name.localname):
+            if element.tag == _SBD_ROOT:
                 raise _NotBare
+            if not is_ubl_billing(name.namespace, name.localname):
+                raise _Neither(name)
             self.root = name
         else:
             self._path.append(element.tag)
@@ -89,9 +102,9 @@ def read_bare_file(
     path: str | os.PathLike[str], *, max_depth: int = PAYLOAD_MAX_DEPTH
 ) -> UblFacts | None:
     """What the envelope of the bare UBL invoice or credit note in ``path`` is built from;
-    None when the document's root is anything else (an SBD, or a document the SBD reader
-    refuses, with its own reasons). Raises ``InvalidInput`` when a UBL document is not
-    well-formed or passes a limit."""
+    None when the document is an SBD, or one the SBD reader refuses before its root (with its
+    own reasons). Raises ``InvalidInput`` when a UBL document is not well-formed or passes a
+    limit, and when the root is neither an SBD's nor a UBL Invoice or CreditNote."""
     handler = _FactsHandler()
     parser = Parser(handler, field=_FIELD, max_depth=max_depth)
     try:
@@ -101,6 +114,12 @@ def read_bare_file(
         parser.close()
     except _NotBare:
         return None
+    except _Neither as e:
+        raise InvalidInput.one(
+            e.root.localname,
+            f"the root element {quoted(e.root.text)} is neither an SBD ({SBD_ROOT} in the "
+            f"namespace {SH}) nor a UBL Invoice or CreditNote",
+        ) from None
     except InvalidInput as e:
         if handler.root is None:
             return None  # refused before the root: the SBD reader says why, as it always has

@@ -17,10 +17,8 @@ that is not SOAP is ``UNREACHABLE``.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import ssl
-import tempfile
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -29,6 +27,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.answer import AnswerTooLarge, read_capped
+from fourcorner.adapters.pki.tls import client_context
 from fourcorner.application.locator import LocatorError, LocatorFault
 from fourcorner.domain.network_services import Environment
 
@@ -208,28 +207,14 @@ class SoapLocator:
             )
         return found
 
-    def _ssl(self, endpoint: SmlEndpoint) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=self._cafile)
-        # load_cert_chain reads files only: the PEMs go to a private file for the moment
-        with tempfile.TemporaryDirectory(prefix="fourcorner-sml-") as folder:
-            cert = os.path.join(folder, "cert.pem")
-            key = os.path.join(folder, "key.pem")
-            for path, text in (
-                (cert, endpoint.cert_pem + "\n" + endpoint.chain_pem),
-                (key, endpoint.key_pem),
-            ):
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
-            context.load_cert_chain(cert, key)
-        return context
-
     def _session(self, environment: Environment) -> aiohttp.ClientSession:
         session = self._sessions.get(environment)
         if session is None or session.closed:
             endpoint = self._endpoint(environment)
             try:
-                context = self._ssl(endpoint)
+                context = client_context(
+                    endpoint.cert_pem, endpoint.key_pem, endpoint.chain_pem, self._cafile
+                )
             except (ssl.SSLError, OSError) as e:
                 raise LocatorError(
                     f"the {environment.value} SMP certificate cannot be used as TLS client "

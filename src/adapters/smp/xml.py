@@ -21,6 +21,7 @@ from lxml import etree
 from fourcorner.adapters.smp.signature import sign_enveloped
 from fourcorner.domain.clock import parse as parse_timestamp
 from fourcorner.domain.clock import utc
+from fourcorner.domain.fields import published_contact_link, published_url
 from fourcorner.domain.smp import PARTICIPANT_SCHEME, Endpoint, ServiceEntry, SmpRegistration
 
 SMP = "http://busdox.org/serviceMetadata/publishing/1.0/"
@@ -124,7 +125,9 @@ def _endpoint(parent: etree._Element, endpoint: Endpoint) -> None:
         _sub(element, SMP, "ServiceExpirationDate", xs_datetime(endpoint.expiration))
     _sub(element, SMP, "Certificate", endpoint.certificate)
     _sub(element, SMP, "ServiceDescription", endpoint.description)
-    _sub(element, SMP, "TechnicalContactUrl", endpoint.technical_contact_url)
+    _sub(
+        element, SMP, "TechnicalContactUrl", published_contact_link(endpoint.technical_contact_url)
+    )
 
 
 def signed_service_metadata(
@@ -170,7 +173,7 @@ def business_card(registration: SmpRegistration) -> bytes:
             _sub(entity, BC, "GeographicalInformation", card.geographical_information)
         for scheme, value in card.identifiers:
             _sub(entity, BC, "Identifier", value).set("scheme", scheme)
-        for website in card.websites:
+        for website in filter(None, map(published_url, card.websites)):
             _sub(entity, BC, "WebsiteURI", website)
         for contact in card.contacts:
             element = _sub(entity, BC, "Contact")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+import attrs
 from cattrs.preconf.json import JsonConverter
 
 from fourcorner.adapters.sql.cache import RecordCache
@@ -18,6 +20,7 @@ from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.adapters.sql.table import Table, Tables, sql_value
 from fourcorner.application.storage import Collection, Page, Query, page_of
+from fourcorner.domain import clock
 from fourcorner.domain.errors import Conflict, NotFound
 
 T = TypeVar("T")
@@ -70,7 +73,9 @@ class SqlRepository(Generic[T]):
         self._converter = converter
         self._cache = cache if cache is not None and cache.holds(table.name) else None
 
-    def _load(self, data: str) -> T:
+    def _load(self, row: Sequence[Any]) -> T:
+        """A record from its row: ``data``, then the lease's column where there is one."""
+        data = row[0]
         cache = self._t.decoded
         item: T | None = cache.get(data)
         if item is None:
@@ -78,10 +83,15 @@ class SqlRepository(Generic[T]):
             if len(cache) >= DECODED_CACHE:
                 cache.clear()
             cache[data] = item
+        lease = self._t.lease_attribute
+        if lease is not None:
+            until = _instant(row[1])
+            if getattr(item, lease) != until:
+                item = attrs.evolve(item, **{lease: until})  # type: ignore[misc]
         return item
 
     async def _all(self, sql: str, params: Sequence[object], *, locking: bool = False) -> list[T]:
-        return [self._load(row[0]) for row in await self._x.fetch(sql, params, locking=locking)]
+        return [self._load(row) for row in await self._x.fetch(sql, params, locking=locking)]
 
     async def _read(self, sql: str, params: tuple[object, ...]) -> Sequence[T]:
         cache = self._cache
@@ -133,6 +143,13 @@ class SqlRepository(Generic[T]):
     async def claim(self, query: Query) -> builtins.list[T]:
         statement = self._t.claim(query)
         return await self._all(statement.sql, statement.params, locking=True)
+
+    async def lease(self, idents: Sequence[object], until: datetime) -> int:
+        if not idents:
+            return 0
+        statement = self._t.lease(idents, until)
+        self._x.wrote(self._t.name)
+        return await self._x.write(statement.sql, statement.params, may_clash=False)
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))
@@ -216,6 +233,14 @@ class SqlRepository(Generic[T]):
                 return f"a {self._c.name} record with this {', '.join(group)} exists"
         # The clashing record belongs to a transaction not yet committed.
         return f"a {self._c.name} record with this id or unique key exists"
+
+
+def _instant(value: object) -> datetime:
+    """A datetime column's value as read: a ``datetime`` (PostgreSQL) or the sortable text
+    (SQLite), in UTC."""
+    if isinstance(value, datetime):
+        return clock.utc(value)
+    return clock.parse(str(value))
 
 
 class Repositories:

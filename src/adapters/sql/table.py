@@ -120,9 +120,13 @@ class Table:
                 f"UPDATE {name} AS t SET {sets}"  # noqa: S608
                 f' FROM json_array_elements({p}::json) AS r(v) WHERE t."id" = {typed["id"]}'
             )
-        self.get_sql = f'SELECT "data" FROM {name} WHERE "id" = {p}'  # noqa: S608
+        # a record is read as its ``data`` and, where the collection has a lease, the lease's
+        # column: ``Repository.lease`` writes that column alone
+        self.lease_attribute = collection.lease_attribute if collection.lease else None
+        read = f'"data", {_q(columns[collection.lease])}' if collection.lease else '"data"'
+        self.get_sql = f'SELECT {read} FROM {name} WHERE "id" = {p}'  # noqa: S608
         self.delete_sql = f'DELETE FROM {name} WHERE "id" = {p}'  # noqa: S608
-        self._select = f'SELECT "data" FROM {name}'  # noqa: S608
+        self._select = f"SELECT {read} FROM {name}"  # noqa: S608
         self._count = f"SELECT count(*) FROM {name}"  # noqa: S608
         self._order = ' ORDER BY "created_at", "id"'
         self._select_sql: dict[tuple[tuple[str, ...], bool], str] = {}
@@ -218,18 +222,30 @@ class Table:
 
     def delete_many(self, idents: Sequence[object]) -> Statement:
         """Remove the records with these ids (at least one)."""
+        ids, values = self._ids(idents)
+        sql = f"DELETE FROM {_q(self.collection.name)} WHERE {ids}"  # noqa: S608
+        return Statement(sql, values)
+
+    def _ids(self, idents: Sequence[object]) -> tuple[str, tuple[object, ...]]:
+        """``"id" IN (...)`` of these ids (at least one) and its parameters, in id order."""
         values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
-        marks = self.dialect.param_list(len(values))
-        sql = f'DELETE FROM {_q(self.collection.name)} WHERE "id" IN ({marks})'  # noqa: S608
-        return Statement(sql, tuple(values))
+        return f'"id" IN ({self.dialect.param_list(len(values))})', tuple(values)
+
+    def lease(self, idents: Sequence[object], until: object) -> Statement:
+        """Set the lease column (``Collection.lease``) of the records with these ids (at
+        least one) to ``until``."""
+        if self.collection.lease is None:
+            raise ValueError(f"{self.name} has no lease")
+        ids, values = self._ids(idents)
+        column = self.column(self.collection.lease)
+        sql = f"UPDATE {_q(self.name)} SET {column} = {self.dialect.param} WHERE {ids}"  # noqa: S608
+        return Statement(sql, (sql_value(until), *values))
 
     def lock_many(self, idents: Sequence[object]) -> Statement:
         """The records with these ids, in id order, locked for this transaction."""
-        values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
-        marks = self.dialect.param_list(len(values))
+        ids, values = self._ids(idents)
         lock = " FOR UPDATE" if self.dialect.skip_locked else ""
-        sql = f'{self._select} WHERE "id" IN ({marks}) ORDER BY "id"{lock}'
-        return Statement(sql, tuple(values))
+        return Statement(f'{self._select} WHERE {ids} ORDER BY "id"{lock}', values)
 
     def claim(self, query: Query) -> Statement:
         """Up to ``query.limit`` records, locked for this transaction, skipping locked ones

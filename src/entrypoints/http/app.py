@@ -17,10 +17,17 @@ from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
 from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http import openapi
+from fourcorner.entrypoints.http.lingering import (
+    BOUNDS,
+    LINGER,
+    Linger,
+    answer_and_close,
+    body_unread,
+    linger,
+)
 from fourcorner.entrypoints.http.metrics import Metrics
 from fourcorner.entrypoints.http.routing import (
     CALLER,
-    CLOSE_UNREAD,
     ORG_ID,
     PRIVATE,
     REQUEST_ID,
@@ -64,15 +71,32 @@ def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitabl
     return prepare
 
 
+# The most characters of an error sentence, a detail's field or its problem: what an answer
+# quotes of the input is bounded where it is quoted (``domain.text.quoted``); this bounds
+# whatever text a message was made of, so that no error answer repeats a large input back.
+MAX_ERROR_TEXT = 500
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
+
+
 def _detail(d: errors.Detail) -> dict[str, str]:
-    item = {"field": d.field, "problem": d.problem}
     if d.rule is not None:  # a failed validation rule, named as the rules name it
-        item |= {"id": d.rule, "location": d.field, "text": d.problem}
-    return item
+        return {"field": d.field, "problem": d.problem} | {
+            "id": d.rule,
+            "location": d.field,
+            "text": d.problem,
+        }
+    return {"field": _bounded(d.field), "problem": _bounded(d.problem)}
 
 
 def error_response(error: DomainError, request_id: str) -> web.Response:
-    body: dict[str, Any] = {"code": error.code, "error": error.message(), **error.members()}
+    body: dict[str, Any] = {
+        "code": error.code,
+        "error": _bounded(error.message()),
+        **error.members(),
+    }
     details = error.details()
     if details:
         body["details"] = [_detail(d) for d in details]
@@ -122,27 +146,20 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
                 "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}
             )
             response = error_response(error := errors.DomainError(), request_id)
-        if request.get(CLOSE_UNREAD) and not request.content.is_eof():
-            await _answer_and_close(request, response)
+        # an answer before the body has arrived whole ends the connection, lingering
+        unread = body_unread(request)
+        if unread:
+            await answer_and_close(request, response)
         if metrics is not None:
             resource = request.match_info.route.resource
             route = resource.canonical if resource is not None else "(unmatched)"
             metrics.observe(request.method, route, response.status, time.perf_counter() - started)
         _access_log(request, response, started, error.code if error is not None else None)
+        if unread:
+            await linger(request, request.config_dict[LINGER])
         return response
 
     return handle
-
-
-async def _answer_and_close(request: web.Request, response: web.StreamResponse) -> None:
-    """Send ``response`` now, then drop the connection: the rest of the body stays unread."""
-    response.force_close()
-    try:
-        await response.prepare(request)
-        await response.write_eof()
-    except ConnectionError:
-        pass  # the peer is gone already
-    request.protocol.force_close()  # the transport sends what it holds, then closes
 
 
 def _access_log(
@@ -181,11 +198,15 @@ def build_app(
     title: str = "fourcorner",
     version: str = "0.1.0",
     hsts: bool = False,
+    lingering: Linger = BOUNDS,
 ) -> web.Application:
     """``provided``: the container's objects that the handlers name (``routing.dependencies``);
-    ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer)."""
+    ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer);
+    ``lingering``: the bounds of the lingering close of a connection whose request body is
+    left unread (``lingering``; the app's ``LINGER``)."""
     table = list(routes)
     app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
+    app[LINGER] = lingering
     app.on_response_prepare.append(_prepare(hsts))
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
@@ -193,14 +214,19 @@ def build_app(
         return web.Response(body=spec, content_type="application/json")
 
     by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": openapi_json}}
+    gets = {route.path: route for route in table if route.method == "GET"}
     for route in table:
-        handler = endpoint(route, converter, authenticate, provided)
+        current = gets.get(route.reads or route.path) if route.method == "PUT" else None
+        handler = endpoint(route, converter, authenticate, provided, current)
         by_path.setdefault(route.path, {})[route.method] = handler
     for path in sorted(by_path, key=_specificity):
         resource = app.router.add_resource(path)
-        for method, handler in by_path[path].items():
+        methods = dict(by_path[path])
+        if "GET" in methods:  # HEAD: the GET's status and headers, without its body
+            methods.setdefault("HEAD", methods["GET"])
+        for method, handler in methods.items():
             resource.add_route(method, handler)
-        resource.add_route("*", _refuse_method(tuple(sorted(by_path[path]))))
+        resource.add_route("*", _refuse_method(tuple(sorted(methods))))
     return app
 
 

@@ -16,7 +16,7 @@ from fourcorner.application.transactions import Documents
 from fourcorner.domain.errors import InvalidInput, NotFound
 from fourcorner.entrypoints.http.errors import BodyTooLarge
 from fourcorner.entrypoints.http.rendering import XML
-from fourcorner.entrypoints.http.routing import CLOSE_UNREAD, Reply, Req, Route
+from fourcorner.entrypoints.http.routing import Reply, Req, Route
 from fourcorner.entrypoints.http.spooling import copy
 
 
@@ -30,14 +30,13 @@ async def as4_inbound(
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first: a message to
-    none is refused unread, its connection closed. A known one's message is streamed to a file
+    none is refused unread, its connection closed (``lingering``). A known one's message is streamed to a file
     (at most ``gate``'s number at once, each under the size limit), and read from there."""
     raw = req.raw
-    raw[CLOSE_UNREAD] = True
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
     except InvalidInput:
-        raise NotFound(resource="access point", ident=raw.path) from None
+        raise NotFound(resource="access point", ident=raw.match_info["apId"]) from None
     to = await receiving.receiver(ctx, sealer, org_id, ap_id)
     if to is None:
         raise NotFound(resource="access point", ident=str(ap_id))

@@ -8,7 +8,8 @@ Every request body is read by ``load_json`` (nesting depth, text that can be wri
 An object may hold only the fields its class declares: any other is refused (AT-1001, one
 detail per field, ``$.legalname``), at every depth. The one exception is for whole records sent
 back (``structure(..., ignore=...)``): fields the resource shows but a request does not take
-(``id``, ``createdAt``, ...) are accepted and ignored at the top of the body.
+(``id``, ``createdAt``, ...) are accepted at the top of the body and left out of the command
+(``read_only`` refuses those sent with a value other than the record's).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+import types
 import typing
 import uuid
 from datetime import datetime
@@ -31,9 +33,10 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
+from fourcorner.application.absent import Absent
 from fourcorner.domain import clock
 from fourcorner.domain.errors import Detail, InvalidInput, MalformedBody
-from fourcorner.domain.text import text_problem
+from fourcorner.domain.text import QUOTED_LENGTH, quoted, text_problem
 from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 
 
@@ -50,6 +53,10 @@ class UnknownFields(Exception):
         self.names = names
 
 
+class Refused(ValueError):
+    """A value refused by a rule of this edge; its message is the problem as clients read it."""
+
+
 def json_fields(cls: type) -> frozenset[str]:
     """The JSON names of an attrs class's fields."""
     return frozenset(camel(a.name) for a in attrs.fields(cls))
@@ -58,7 +65,7 @@ def json_fields(cls: type) -> frozenset[str]:
 def _strict(kind: type, label: str) -> Any:
     def hook(value: Any, _: Any) -> Any:
         if type(value) is not kind and not (kind is float and type(value) is int):
-            raise TypeError(f"expected {label}, got {_json_type(value)}")
+            raise Refused(f"expected {label}, got {_json_type(value)}")
         return value
 
     return hook
@@ -78,30 +85,30 @@ def _json_type(value: Any) -> str:
 
 def _datetime(value: Any, _: Any) -> datetime:
     if not isinstance(value, str):
-        raise TypeError(f"expected an ISO 8601 timestamp string, got {_json_type(value)}")
+        raise Refused(f"expected an ISO 8601 timestamp string, got {_json_type(value)}")
     try:
         # API.md: timestamps are UTC, written with Z; an offset names the instant as well
         return clock.parse(value, zoned=True)
     except clock.NoZone:
         raise Refused(
-            f"{value!r} has no time zone; write the time in UTC ending in Z"
+            f"{quoted(value)} has no time zone; write the time in UTC ending in Z"
             " (2027-12-31T00:00:00Z) or with its offset (+01:00)"
         ) from None
     except clock.OutOfRange:
         raise Refused(
-            f"{value!r} is outside the timestamps this service takes, {clock.RANGE}"
+            f"{quoted(value)} is outside the timestamps this service takes, {clock.RANGE}"
         ) from None
     except ValueError:
-        raise ValueError(f"{value!r} is not an ISO 8601 timestamp") from None
+        raise Refused(f"{quoted(value)} is not an ISO 8601 timestamp") from None
 
 
 def _uuid(value: Any, _: Any) -> uuid.UUID:
     if not isinstance(value, str):
-        raise TypeError(f"expected a UUID string, got {_json_type(value)}")
+        raise Refused(f"expected a UUID string, got {_json_type(value)}")
     try:
         return uuid.UUID(value)
     except ValueError:
-        raise ValueError(f"{value!r} is not a UUID") from None
+        raise Refused(f"{quoted(value)} is not a UUID") from None
 
 
 def _enum(cls: type[enum.Enum]) -> Any:
@@ -110,13 +117,9 @@ def _enum(cls: type[enum.Enum]) -> Any:
             if member.value == value:
                 return member
         allowed = ", ".join(str(m.value) for m in cls)
-        raise ValueError(f"expected one of {allowed}, got {value!r}")
+        raise Refused(f"expected one of {allowed}, got {_shown(value)}")
 
     return hook
-
-
-class Refused(ValueError):
-    """A value refused by a rule of this edge; its message is the problem as clients read it."""
 
 
 def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
@@ -138,7 +141,7 @@ def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
 def _sequence(conv: cattrs.Converter, item: Any) -> Any:
     def hook(value: Any, tp: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
-            raise TypeError(f"expected an array, got {_json_type(value)}")
+            raise Refused(f"expected an array, got {_json_type(value)}")
         out, failed = [], []
         for i, v in enumerate(value):
             try:
@@ -152,6 +155,17 @@ def _sequence(conv: cattrs.Converter, item: Any) -> Any:
         return tuple(out)
 
     return hook
+
+
+def present(tp: Any) -> Any:
+    """``tp`` without ``Absent``: what a field that may be left out takes when it is sent."""
+    args = tuple(a for a in typing.get_args(tp) if a is not Absent)
+    return args[0] if len(args) == 1 else typing.Union[args]  # noqa: UP007
+
+
+def _present(conv: cattrs.Converter, tp: Any) -> Any:
+    inner = present(tp)
+    return lambda value, _: conv.structure(value, inner)
 
 
 def make_converter() -> cattrs.Converter:
@@ -169,6 +183,9 @@ def make_converter() -> cattrs.Converter:
     )
     conv.register_unstructure_hook_factory(
         lambda t: isinstance(t, type) and issubclass(t, enum.Enum), lambda _: lambda e: e.value
+    )
+    conv.register_structure_hook_factory(
+        lambda t: Absent in typing.get_args(t), lambda t: _present(conv, t)
     )
     conv.register_structure_hook_factory(
         lambda t: typing.get_origin(t) in (tuple, list),
@@ -189,7 +206,7 @@ def make_converter() -> cattrs.Converter:
 
         def hook(value: Any, t: Any) -> Any:
             if not isinstance(value, dict):
-                raise TypeError(f"expected an object, got {_json_type(value)}")
+                raise Refused(f"expected an object, got {_json_type(value)}")
             unknown = [k for k in value if k not in known]
             if not unknown:
                 return inner(value, t)
@@ -271,8 +288,43 @@ def json_path(where: Where) -> str:
     return "$" + "".join(reversed(steps))
 
 
-def _format(exc: BaseException, tp: type | None) -> str:
-    return str(exc) if isinstance(exc, Refused) else format_exception(exc, tp)
+def _format(exc: BaseException, tp: Any) -> str:
+    """The problem as clients read it: the edge's own words (``Refused``), else the JSON the
+    field takes, in plain words (never a Python type's name)."""
+    if isinstance(exc, Refused):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return format_exception(exc, tp)  # "required field missing"
+    return f"expected {plain(tp)}" if tp is not None else "invalid value"
+
+
+def plain(tp: Any) -> str:
+    """The JSON a field of type ``tp`` takes, in words: "one of DEMO, SHARED or null"."""
+    words = {
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        datetime: "an ISO 8601 timestamp string",
+        uuid.UUID: "a UUID string",
+        type(None): "null",
+    }
+    if tp in words:
+        return words[tp]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return "one of " + ", ".join(str(m.value) for m in tp)
+    if typing.get_origin(tp) in (tuple, list):
+        return "an array"
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return " or ".join(plain(a) for a in typing.get_args(tp) if a is not Absent)
+    if attrs.has(tp):
+        return "an object"
+    return "a JSON value"
+
+
+def _shown(value: Any) -> str:
+    """A JSON value as a problem quotes it: text quoted and bounded, others by their type."""
+    return quoted(value) if isinstance(value, str) else _json_type(value)
 
 
 def structure(
@@ -312,5 +364,8 @@ def _details(exc: BaseException, path: str, tp: Any) -> list[Detail]:
 
 
 def _member(name: str) -> str:
-    """The JSON path step to the member ``name`` of an object."""
+    """The JSON path step to the member ``name`` of an object; a long name (never a field's)
+    is cut at ``QUOTED_LENGTH`` characters, an ellipsis marking the cut."""
+    if len(name) > QUOTED_LENGTH:
+        return f"[{json.dumps(name[:QUOTED_LENGTH] + '…', ensure_ascii=False)}]"
     return f".{name}" if name.isidentifier() else f"[{json.dumps(name)}]"

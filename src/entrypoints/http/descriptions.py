@@ -147,7 +147,8 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "website": f"{_WEBSITE} Absent: unchanged.",
         "modeChangeRequest": (
             "Ask for a mode: `WHITELABEL` or `SHARED`. The organisation needs a contact of "
-            "type BUSINESS (else 422 AT-1120); a superadmin grants it."
+            "type BUSINESS (else 422 AT-1120); a superadmin grants it. Null withdraws a "
+            "pending request; absent: unchanged."
         ),
         "organisationMode": (
             "Set the mode (superadmin only); clears a pending modeChangeRequest. Absent: unchanged."

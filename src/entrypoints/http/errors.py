@@ -8,6 +8,7 @@ import attrs
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError, ErrorKind
+from fourcorner.domain.text import quoted
 
 
 @attrs.define(eq=False, slots=False)
@@ -18,7 +19,7 @@ class RouteNotFound(DomainError):
     path: str = ""
 
     def message(self) -> str:
-        return f"No route matches {self.path!r}."
+        return f"No route matches {quoted(self.path)}."
 
 
 @attrs.define(eq=False, slots=False)

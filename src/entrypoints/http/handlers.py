@@ -270,6 +270,7 @@ ROUTES = (
         "users",
         body=UpdateUser,
         response=responses.ME,
+        reads="/users/me",  # uid is the caller's own
         errors=("AT-1022",),
     ),
     Route(

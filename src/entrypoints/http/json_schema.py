@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from fourcorner.application.absent import Absent
 from fourcorner.entrypoints.http.converter import camel
 from fourcorner.entrypoints.http.limits import text_length
 
@@ -41,7 +42,7 @@ def schema_of(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     if origin in (dict, Mapping):
         return {"type": "object"}
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        args = [a for a in typing.get_args(tp) if a not in (type(None), Absent)]
         inner = (
             schema_of(args[0], components)
             if len(args) == 1

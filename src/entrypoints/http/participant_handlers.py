@@ -206,7 +206,8 @@ ROUTES = (
         "POST",
         "/orgs/{orgId}/participants/batch-delete",
         delete_participants,
-        "Delete participants (and their SMP registrations).",
+        "Delete participants (their SMP registrations, and their business cards in their "
+        "environment's directory).",
         A,
         "participants",
         body=Ids,
@@ -216,7 +217,7 @@ ROUTES = (
         "POST",
         "/orgs/{orgId}/participants/request-pd-publish",
         request_publication,
-        "Publish participants' business cards in the directory.",
+        "Publish participants' business cards, each in its environment's directory.",
         A,
         "participants",
         body=Ids,

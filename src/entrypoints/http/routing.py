@@ -20,10 +20,11 @@ from fourcorner.application.listing import ListRequest
 from fourcorner.application.storage import Collection
 from fourcorner.domain.errors import DomainError, ErrorKind, InvalidInput, MalformedBody
 from fourcorner.domain.roles import Role
-from fourcorner.domain.text import text_problem
-from fourcorner.entrypoints.http.converter import load_json, structure
+from fourcorner.domain.text import quoted, text_problem
+from fourcorner.entrypoints.http.converter import json_fields, load_json, structure
 from fourcorner.entrypoints.http.errors import UnsupportedMediaType
 from fourcorner.entrypoints.http.memo import StampedMemo
+from fourcorner.entrypoints.http.read_only import check_unchanged, sent_read_only
 from fourcorner.entrypoints.http.rendering import Answer, Response
 
 JSON_TYPES = ("application/json",)
@@ -33,10 +34,6 @@ ORG_ID = web.RequestKey("org_id", uuid.UUID)
 # who called, for the request log: ("user", user id) or ("api_key", key id); turned into text
 # only when a line is written
 CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
-# Set by a handler that may answer before it has read the whole body (a refusal before or
-# while reading it): such an answer then closes the connection at once, instead of aiohttp
-# reading the rest of the body away for up to ten seconds first.
-CLOSE_UNREAD = web.RequestKey("close_unread", bool)
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
 # set by the authenticator: the storage's read stamp taken before it read anything (``memo``)
@@ -100,7 +97,7 @@ class Req:
         try:
             return uuid.UUID(text)
         except ValueError:
-            raise InvalidInput.one(name, f"{text!r} is not a UUID") from None
+            raise InvalidInput.one(name, f"{quoted(text)} is not a UUID") from None
 
     def path(self, name: str) -> str:
         return self.raw.match_info[name]
@@ -151,6 +148,8 @@ class Route:
     # credential and path (``memo.StampedMemo``) and sent again while the storage's read stamp
     # is unchanged (tests/contract/http/test_answer_memo.py checks each such route's reads).
     memo: bool = False
+    # of a PUT: the path of the GET answering the record it changes, when not its own path
+    reads: str | None = None
 
     @property
     def org_scoped(self) -> bool:
@@ -245,14 +244,20 @@ def check_text(request: web.Request) -> None:
 
 async def read_body(
     request: web.Request, conv: cattrs.Converter, cls: type, ignore: frozenset[str] = frozenset()
-) -> Any:
+) -> tuple[Any, dict[str, Any]]:
+    """The body as ``cls``, and the read-only fields of ``ignore`` it holds (``read_only``)."""
     ctype = request.content_type
     if ctype not in JSON_TYPES and not ctype.endswith("+json"):
         raise UnsupportedMediaType(got=ctype if request.can_read_body else "")
+    declared, limit = request.content_length, request.client_max_size
+    if declared is not None and declared > limit:  # refused before a byte of it is read
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=declared)
     raw = await request.read()
     if not raw.strip():
         raise MalformedBody(reason="the body is empty; a JSON object is expected")
-    return structure(conv, load_json(raw), cls, ignore=ignore)
+    data = load_json(raw)
+    body = structure(conv, data, cls, ignore=ignore)
+    return body, sent_read_only(data, ignore - json_fields(cls))
 
 
 def sent_back(route: Route) -> frozenset[str]:
@@ -264,6 +269,10 @@ def sent_back(route: Route) -> frozenset[str]:
 
 
 Authenticate = Callable[[web.Request], Awaitable[Principal]]
+
+
+def _json(reply: Reply) -> Any:
+    return orjson.loads(reply.body) if isinstance(reply.body, bytes) else reply.body
 
 
 _INPUT_ERRORS = frozenset({ErrorKind.INVALID, ErrorKind.UNSUPPORTED_MEDIA, ErrorKind.TOO_LARGE})
@@ -287,10 +296,14 @@ def endpoint(
     conv: cattrs.Converter,
     authenticate: Authenticate,
     provided: Mapping[str, Any] | None = None,
+    current: Route | None = None,
 ) -> Any:
     """The aiohttp handler of a route: authenticate, read the body, run, answer JSON.
-    ``provided``: the container's objects the handler names (``bind``)."""
+    ``provided``: the container's objects the handler names (``bind``). ``current``: of a PUT,
+    the GET that answers the record it changes, which read-only fields sent back must match
+    (``read_only``)."""
     run = bind(route.handler, provided or {})
+    read_current = bind(current.handler, provided or {}) if current is not None else None
     ignore = sent_back(route)
     assert not route.memo or (route.method == "GET" and route.role is not None), route.path
     answers: StampedMemo[tuple[str, str], bytes] | None = StampedMemo() if route.memo else None
@@ -313,11 +326,15 @@ def endpoint(
                 return web.Response(status=200, body=known, content_type="application/json")
         try:
             check_text(request)
-            body = (
+            body, sent = (
                 await read_body(request, conv, route.body, ignore)
                 if route.body is not None
-                else None
+                else (None, {})
             )
+            if sent and read_current is not None:
+                if principal is not None and route.org_scoped:  # who may not PUT learns nothing
+                    await _guard(authenticate, request, principal, route.role or Role.ORGMEMBER)
+                check_unchanged(sent, _json(await read_current(Req(request, principal, None))))
             reply = await run(Req(request, principal, body))
         except DomainError as e:
             # a caller with no business in the organisation learns nothing from how the input

@@ -153,6 +153,11 @@ async def test_unknown_access_points_and_garbage(api):
     b, _, path = await setup(api)
     status, _ = await api.call("POST", f"/as4/{b['id']}/{uuid.uuid4()}", data=b"x")
     assert status == 404
+    # ids that are not UUIDs: the answer names the id, not the path
+    status, err = await api.call("POST", "/as4/not-uuid/x", data=b"x")
+    assert status == 404 and err["error"] == "No access point with id 'x'.", err
+    status, err = await api.call("POST", f"/as4/{b['id']}/not-uuid", data=b"x")
+    assert status == 404 and err["error"] == "No access point with id 'not-uuid'.", err
     resp = await api.client.post(
         path, data=b"not a multipart", headers={"Content-Type": "text/plain"}
     )

@@ -120,18 +120,18 @@ async def test_metrics_in_the_prometheus_text_format(api):
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
-        ("DELETE", "/orgs", "GET, POST"),
-        ("TRACE", "/orgs", "GET, POST"),
-        ("TRACE", "/users/me", "GET"),
-        ("PATCH", "/orgs/{org}", "GET, PUT"),
+        ("DELETE", "/orgs", "GET, HEAD, POST"),
+        ("TRACE", "/orgs", "GET, HEAD, POST"),
+        ("TRACE", "/users/me", "GET, HEAD"),
+        ("PATCH", "/orgs/{org}", "GET, HEAD, PUT"),
         ("GET", "/orgs/{org}/members/approve", "PUT"),
         ("DELETE", "/orgs/{org}/members/reject", "PUT"),
-        ("PUT", "/orgs/{org}/members/pending", "GET"),
+        ("PUT", "/orgs/{org}/members/pending", "GET, HEAD"),
         ("GET", "/orgs/{org}/participants/batch-delete", "POST"),
         ("GET", "/orgs/{org}/webhooks/trigger-test-event", "POST"),
-        ("PUT", "/orgs/{org}/transactions/upload_url", "GET"),
+        ("PUT", "/orgs/{org}/transactions/upload_url", "GET, HEAD"),
         ("GET", "/users/batch-delete", "POST"),
-        ("POST", "/openapi.json", "GET"),
+        ("POST", "/openapi.json", "GET, HEAD"),
     ],
 )
 async def test_a_known_path_with_another_method_is_405_with_allow(api, method, path, allow):
@@ -185,3 +185,59 @@ async def test_details_name_the_field_of_the_request(api, method, path, body, fi
     status, err = await api.call(method, path.format(**fill), as_=ALICE, json=sent)
     assert status == 400 and err["code"] == "AT-1001", err
     assert [d["field"] for d in err["details"]] == [field]
+
+
+async def test_head_answers_where_get_does_without_a_body(api):
+    org = await api.org(ALICE)
+    auth = {"Authorization": f"Bearer {api.token(ALICE)}"}
+    for path, headers in (
+        ("/healthz", {}),
+        ("/users/me", auth),
+        (f"/orgs/{org['id']}", auth),
+        ("/openapi.json", {}),
+    ):
+        got = await api.client.get(path, headers=headers)
+        head = await api.client.head(path, headers=headers)
+        assert head.status == got.status == 200, path
+        assert head.headers["Content-Type"] == got.headers["Content-Type"], path
+        assert await head.read() == b"", path
+    # the same refusals as a GET: no credentials, no such route
+    assert (await api.client.head("/users/me")).status == 401
+    assert (await api.client.head("/no/such/route")).status == 404
+    # a path without GET has no HEAD either
+    resp = await api.client.head(f"/orgs/{org['id']}/participants/batch-delete", headers=auth)
+    assert resp.status == 405 and resp.headers["Allow"] == "POST"
+
+
+async def test_error_answers_quote_a_large_input_only_in_part(api):
+    org = await api.org(ALICE)
+    auth = {"Authorization": f"Bearer {api.token(ALICE)}"}
+    big = "k" * 5000
+    answers = [
+        await api.client.get("/constants", params={"key": big}, headers=auth),
+        await api.client.get(f"/orgs/{org['id']}/participants/{big}", headers=auth),
+        await api.client.get(f"/{big}", headers=auth),
+        await api.client.get(
+            f"/orgs/{org['id']}/participants", params={"filter": big}, headers=auth
+        ),
+        await api.client.put(f"/orgs/{org['id']}", json={big: 1}, headers=auth),
+        await api.client.put(
+            f"/orgs/{org['id']}", json={"modeChangeRequest": "B" * 200}, headers=auth
+        ),
+        await api.client.post(
+            "/orgs",
+            json={
+                "legalIdentifier": "1" * 200,
+                "legalName": "X",
+                "countryCode": "SE",
+                "legalIdentifierCode": "SE:ORGNR",
+            },
+            headers=auth,
+        ),
+    ]
+    for resp in answers:
+        body = await resp.json()
+        assert 400 <= resp.status < 500, body
+        texts = [body["error"]] + [t for d in body.get("details", []) for t in d.values()]
+        assert all(len(t) <= 500 for t in texts), body
+        assert not any("k" * 100 in t or "1" * 100 in t or "B" * 100 in t for t in texts), body

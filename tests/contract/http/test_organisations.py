@@ -156,19 +156,35 @@ async def test_shared_mode_enabled_follows_the_granted_mode(api):
     assert (await grant(api, second, "SHARED"))["sharedModeEnabled"] is True
 
 
-async def test_read_only_fields_sent_back_are_ignored(api):
+async def test_read_only_fields_sent_back_must_keep_their_values(api):
     org = await api.org(ALICE)
+    path = f"/orgs/{org['id']}"
+    # the record's bookkeeping is ignored: it says which version the client read
     edited = {
         **org,
         "id": "00000000-0000-0000-0000-000000000000",
         "createdAt": "2000-01-01T00:00:00Z",
+        "legalName": "ACME Renamed",
     }
-    edited["sharedModeEnabled"] = False
-    edited["legalName"] = "ACME Renamed"
-    status, body = await api.call("PUT", f"/orgs/{org['id']}", as_=ALICE, json=edited)
+    status, body = await api.call("PUT", path, as_=ALICE, json=edited)
     assert status == 200, body
     assert body["id"] == org["id"] and body["createdAt"] == org["createdAt"]
     assert body["sharedModeEnabled"] is True and body["legalName"] == "ACME Renamed"
+    # a read-only field with another value is a change the PUT cannot make
+    status, err = await api.call(
+        "PUT", path, as_=ALICE, json={**body, "sharedModeEnabled": False, "legalName": "X"}
+    )
+    assert status == 400 and err["code"] == "AT-1001", err
+    assert [d["field"] for d in err["details"]] == ["$.sharedModeEnabled"]
+    assert "read-only" in err["error"]
+    _, after = await api.call("GET", path, as_=ALICE)
+    assert after["legalName"] == "ACME Renamed" and after["sharedModeEnabled"] is True
+    # an orgadmin cannot set the mode either (a superadmin's change)
+    status, err = await api.call("PUT", path, as_=ALICE, json={"organisationMode": "SHARED"})
+    assert status == 403, err
+    # a caller who may not change the organisation learns nothing from the values
+    status, err = await api.call("PUT", path, as_=BOB, json={"sharedModeEnabled": False})
+    assert status == 403, err
 
 
 async def test_only_a_superadmin_lists_every_organisation(api):
@@ -239,3 +255,32 @@ async def test_bad_bodies_are_400_naming_the_field_and_change_nothing(api, body,
     assert err["code"] in ("AT-1001", "AT-1006")
     assert field in [d["field"] for d in err["details"]]
     assert (await api.me(ALICE))["memberships"] == []
+
+
+async def test_a_pending_mode_change_request_is_withdrawn_with_null(api):
+    org = await api.org(ALICE)
+    contact = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    path = f"/orgs/{org['id']}"
+    body = {"contacts": [contact], "modeChangeRequest": "WHITELABEL"}
+    status, asked = await api.call("PUT", path, as_=ALICE, json=body)
+    assert status == 200 and asked["modeChangeRequest"] == "WHITELABEL", asked
+    # a body without the field, or the record sent back, keeps the request
+    status, kept = await api.call("PUT", path, as_=ALICE, json={"legalName": "ACME Two"})
+    assert status == 200 and kept["modeChangeRequest"] == "WHITELABEL", kept
+    status, kept = await api.call("PUT", path, as_=ALICE, json=kept)
+    assert status == 200 and kept["modeChangeRequest"] == "WHITELABEL", kept
+    status, withdrawn = await api.call("PUT", path, as_=ALICE, json={"modeChangeRequest": None})
+    assert status == 200 and withdrawn["modeChangeRequest"] is None, withdrawn
+    assert withdrawn["organisationMode"] == "DEMO"
+    _, got = await api.call("GET", path, as_=ALICE)
+    assert got["modeChangeRequest"] is None
+    # nothing pending: null changes nothing, and needs no BUSINESS contact
+    status, again = await api.call(
+        "PUT", path, as_=ALICE, json={"contacts": [], "modeChangeRequest": None}
+    )
+    assert status == 200 and again["modeChangeRequest"] is None, again
+    # a superadmin then finds nothing to grant
+    status, listed = await api.call(
+        "GET", "/orgs?filter=modeChangeRequest:ne:null", as_=ROOT, superadmin=True
+    )
+    assert status == 200 and listed["items"] == []

@@ -2,7 +2,9 @@
 
 A field a request does not take is refused (400 AT-1001, the detail naming it), at any depth,
 except the fields of the record itself sent back with a PUT (``id``, ``createdAt``, ...):
-existing clients send whole records back, and those are accepted and ignored.
+existing clients send whole records back, and those are accepted with the record's values
+(its bookkeeping, ``id``, ``createdAt``, ..., with any); another value of a read-only field is
+a change the PUT cannot make (400 naming the field).
 """
 
 from __future__ import annotations
@@ -73,8 +75,6 @@ async def test_read_only_fields_sent_back_keep_their_stored_values(api):
     edited = {
         **p,
         "id": "00000000-0000-0000-0000-000000000000",
-        "orgId": "00000000-0000-0000-0000-000000000000",
-        "status": "SOMETHING",
         "createdAt": "2000-01-01T00:00:00Z",
         "name": "Renamed",
     }
@@ -82,6 +82,47 @@ async def test_read_only_fields_sent_back_keep_their_stored_values(api):
     assert status == 200, body
     assert (body["id"], body["orgId"], body["status"]) == (p["id"], p["orgId"], p["status"])
     assert body["createdAt"] == p["createdAt"] and body["name"] == "Renamed"
+
+
+async def _other_smp(api, org, p):
+    _, smps = await api.call("GET", f"/orgs/{org['id']}/smps/alltouse", as_=ALICE)
+    return next(s["id"] for s in smps["items"] if s["id"] != p["smpRef"])
+
+
+async def test_read_only_fields_with_other_values_are_refused_naming_them(api):
+    """A PUT that would change a field it does not take answers 400 naming the field, never
+    200 with the field unchanged; sent with the current value, the field is fine."""
+    org = await whitelabel(api)
+    o = f"/orgs/{org['id']}"
+    certificate, ap = await own_access_point(api, org)
+    status, p = await participant(api, org["id"], f"0088:{gln(903)}")
+    assert status == 201, p
+    me = await api.me(ALICE)
+    zero = "00000000-0000-0000-0000-000000000000"
+    cases = [
+        (f"{o}/participants/{p['id']}", "smpRef", await _other_smp(api, org, p)),
+        (f"{o}/participants/{p['id']}", "participantIdentifier", f"0088:{gln(904)}"),
+        (f"{o}/participants/{p['id']}", "environment", "PROD"),
+        (f"{o}/participants/{p['id']}", "orgId", zero),
+        (f"{o}/participants/{p['id']}", "status", "FAILED"),
+        (f"{o}/aps/{ap['id']}", "environment", "PROD" if ap["environment"] == "TEST" else "TEST"),
+        (f"{o}/certificates/{certificate['id']}", "certPem", "x"),
+        (o, "sharedModeEnabled", None),  # the other boolean
+        (f"/users/{me['id']}", "role", "superadmin"),
+        (f"/users/{me['id']}", "email", "root@example.com"),
+    ]
+    for path, field, value in cases:
+        read = "/users/me" if path.startswith("/users/") else path
+        rename = {"legalName" if path == o else "name": "N"}  # a change the PUT takes
+        _, before = await api.call("GET", read, as_=ALICE)
+        value = (not before[field]) if value is None else value
+        status, err = await api.call("PUT", path, as_=ALICE, json={field: value, **rename})
+        assert status == 400 and err["code"] == "AT-1001", (field, err)
+        assert [d["field"] for d in err["details"]] == [f"$.{field}"], (field, err)
+        _, after = await api.call("GET", read, as_=ALICE)
+        assert after == before, field  # nothing changed, the name neither
+        status, same = await api.call("PUT", path, as_=ALICE, json={field: before[field], **rename})
+        assert status == 200 and same[field] == before[field], (field, same)
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ async def test_a_timestamp_beyond_the_years_is_a_bad_filter_on_every_list(api):
             assert body["code"] == "AT-1004", (path, body)
             [detail] = body["details"]
             assert detail["field"] == "filter"
-            assert detail["problem"].startswith(f"{expression}: createdAt is a timestamp from")
+            assert detail["problem"].startswith(f"{expression!r}: createdAt is a timestamp from")
             checked.append(path)
     assert {f"/orgs/{org['id']}/participants", "/orgs", f"/orgs/{org['id']}/api_keys"} <= set(
         checked

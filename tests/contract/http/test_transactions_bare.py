@@ -137,7 +137,7 @@ async def test_bare_refusals_name_the_element_and_store_nothing(api):
         (invoice, "&mlsType=SOMETIMES", 400, "mlsType"),
         (invoice, "&mlsTo=not-a-participant", 400, "mlsTo"),
         (EXAMPLE_SBD.read_bytes(), "&mlsType=ALWAYS_SEND", 400, "mlsType"),
-        (order, "", 400, "StandardBusinessDocument"),
+        (order, "", 400, "Order"),  # neither an SBD nor a UBL Invoice or CreditNote
     ]
     for data, query, expected, field in cases:
         status, body = await api.call("POST", url + query, as_=ALICE, data=data, headers=XML)
@@ -170,3 +170,13 @@ async def test_the_upload_url_takes_a_bare_invoice(api):
     tx = {"id": body["transactionId"]}
     envelope = read_envelope(await _stored(api, org, tx))
     assert envelope.sender.value == SENDER and envelope.mls_type is MlsType.FAILURE_ONLY
+
+
+async def test_a_document_neither_an_sbd_nor_a_ubl_invoice_says_so(api):
+    org, ap = await _setup(api)
+    url = f"/orgs/{org['id']}/transactions?ap={ap}"
+    for data in (b"<a/>", b"<a><b/></a>", b'<Order xmlns="urn:x"><ID>1</ID></Order>'):
+        status, body = await api.call("POST", url, as_=ALICE, data=data, headers=XML)
+        assert status == 400 and body["code"] == "AT-1001", body
+        assert "neither" in body["error"] and "SBD" in body["error"], body
+        assert "UBL Invoice or CreditNote" in body["error"], body

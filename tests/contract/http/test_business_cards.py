@@ -1,0 +1,102 @@
+"""A participant's business card is published by its SMP and the directory: its fields follow
+the organisation's rules (SPEC section 2, API.md), and a value stored before they were checked
+is not published."""
+
+from __future__ import annotations
+
+import urllib.parse
+import uuid
+
+import attrs
+import pytest
+from lxml import etree
+
+from fourcorner.application.collections import PARTICIPANTS
+from fourcorner.domain.participant import BusinessCard
+from fourcorner.entrypoints.container import resolve
+
+from .test_participants import ALICE, gln, participant
+
+BC = "{http://www.peppol.eu/schema/pd/businesscard/20180621/}"
+CARD = {
+    "legalName": "ACME AB",
+    "legalIdentifier": "2120000787",
+    "legalIdentifierCode": "SE:ORGNR",
+    "countryCode": "SE",
+    "website": "https://www.acme.example",
+}
+
+BAD = [
+    ({"countryCode": "XXX"}, "$.businessCard.countryCode", "AT-1001"),
+    ({"countryCode": "1"}, "$.businessCard.countryCode", "AT-1001"),
+    ({"countryCode": "se"}, "$.businessCard.countryCode", "AT-1001"),
+    ({"website": "javascript:alert(1)"}, "$.businessCard.website", "AT-1001"),
+    ({"website": "ftp://files.example.com"}, "$.businessCard.website", "AT-1001"),
+    ({"website": "www.acme.example"}, "$.businessCard.website", "AT-1001"),
+    ({"website": "https://"}, "$.businessCard.website", "AT-1001"),
+    ({"website": "https://a b.example"}, "$.businessCard.website", "AT-1001"),
+    (
+        {"contacts": [{"name": "B", "webContactUrl": "data:text/html,x"}]},
+        "$.businessCard.contacts[0].webContactUrl",
+        "AT-1001",
+    ),
+    (
+        {"contacts": [{"name": "B", "email": "not an email"}]},
+        "$.businessCard.contacts[0].email",
+        "AT-1001",
+    ),
+    ({"legalIdentifierCode": "NOPE"}, "$.businessCard.legalIdentifierCode", "AT-1006"),
+    ({"legalIdentifier": "2120000788"}, "$.businessCard.legalIdentifier", "AT-1006"),
+]
+
+
+def card_path(ident: str) -> str:
+    return "/smp/test/businesscard/" + urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
+
+
+@pytest.mark.parametrize(("change", "field", "code"), BAD)
+async def test_bad_card_fields_are_refused_on_create_and_update(api, change, field, code):
+    org = await api.org(ALICE)
+    ident = f"0088:{gln(931)}"
+    status, err = await participant(api, org["id"], ident, businessCard={**CARD, **change})
+    assert status == 400 and err["code"] == code, err
+    assert field in [d["field"] for d in err["details"]]
+    status, p = await participant(api, org["id"], ident, businessCard=CARD)
+    assert status == 201, p
+    path = f"/orgs/{org['id']}/participants/{p['id']}"
+    status, err = await api.call("PUT", path, as_=ALICE, json={"businessCard": {**CARD, **change}})
+    assert status == 400 and err["code"] == code, err
+    assert field in [d["field"] for d in err["details"]]
+    _, after = await api.call("GET", path, as_=ALICE)
+    assert after["businessCard"] == p["businessCard"]  # nothing changed
+
+
+@pytest.mark.parametrize("code", ["SE:ORGNR", "SE_ORGNR", "0007"])
+async def test_the_legal_identifier_code_takes_either_spelling_or_the_icd(api, code):
+    org = await api.org(ALICE)
+    card = {**CARD, "legalIdentifierCode": code, "website": "http://acme.example:8080/a?b=c"}
+    status, p = await participant(api, org["id"], f"0088:{gln(932)}", businessCard=card)
+    assert status == 201, p
+    assert p["businessCard"]["legalIdentifierCode"] == code
+
+
+async def test_a_bad_card_stored_before_the_rules_is_not_published(api):
+    org = await api.org(ALICE)
+    ident = f"0088:{gln(933)}"
+    status, p = await participant(api, org["id"], ident, businessCard=CARD)
+    assert status == 201, p
+    bad = BusinessCard(legal_name="ACME AB", country_code="XXX", website="javascript:alert(1)")
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        stored = await uow.repository(PARTICIPANTS).get(uuid.UUID(p["id"]))
+        await uow.repository(PARTICIPANTS).update(attrs.evolve(stored, business_card=bad))
+        await uow.commit()
+    # any change publishes the participant again, from what is stored
+    path = f"/orgs/{org['id']}/participants/{p['id']}"
+    status, renamed = await api.call("PUT", path, as_=ALICE, json={"name": "Renamed"})
+    assert status == 200, renamed
+    resp = await api.client.get(card_path(ident))
+    assert resp.status == 200
+    entity = etree.fromstring(await resp.read()).find(f"{BC}BusinessEntity")
+    assert entity.find(f"{BC}WebsiteURI") is None
+    assert entity.findtext(f"{BC}CountryCode") == "SE"  # the organisation's
