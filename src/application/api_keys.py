@@ -13,6 +13,7 @@ from fourcorner.application.collections import API_KEYS
 from fourcorner.application.context import Context
 from fourcorner.application.repositories import ApiKeys
 from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import api_key
 from fourcorner.domain.api_key import KEY_PREFIX, ApiKey
 from fourcorner.domain.errors import Unauthorised
@@ -73,6 +74,15 @@ async def revoke(
         await uow.repository(API_KEYS).remove(key_id)
         await uow.commit()
     return record
+
+
+async def end_with_membership(
+    uow: UnitOfWork, org_id: uuid.UUID, user_id: str, at: datetime
+) -> None:
+    """Make the keys ``user_id`` created in ``org_id`` inactive for good, in the unit of work
+    that ends their membership (``domain.api_key.ended_with_membership``)."""
+    keys = ApiKeys(uow)
+    await keys.update_many(api_key.ended_with_membership(await keys.of_org(org_id), user_id, at))
 
 
 async def authenticate(ctx: Context, presented: str) -> Principal:

@@ -12,7 +12,7 @@ import uuid
 
 import attrs
 
-from fourcorner.application import invitations
+from fourcorner.application import api_keys, invitations
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import MEMBERS, USERS
 from fourcorner.application.context import Context
@@ -147,5 +147,6 @@ async def delete(
         m = await _member(uow, org_id, member_id)
         membership.ensure_an_admin_remains(await members.of_org(org_id), m, None)
         await members.remove(m.id)
+        await api_keys.end_with_membership(uow, org_id, m.user_ref, ctx.clock())
         await uow.commit()
     return m

@@ -133,6 +133,7 @@ async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) ->
             status=MemberStatus.ACTIVE,
             first_name=user.first_name,
             last_name=user.last_name,
+            email=user.email,
             member_since=now,
             created_at=now,
             created_by=me,

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from fourcorner.application import invitations
+from fourcorner.application import api_keys, invitations
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
@@ -26,6 +26,7 @@ from fourcorner.domain.errors import (
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import quoted
 from fourcorner.domain.user import DeletedIdentity, User, identity_key, issued_in_time
 
 
@@ -193,34 +194,87 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
 
 
 async def delete_many(ctx: Context, principal: Principal, ids: list[str]) -> list[str]:
-    """A superadmin deletes users and their memberships; unknown ids are left out of the answer.
+    """A superadmin deletes users and their memberships, all or none: refused (409
+    ``LastOrgAdmin``) when that leaves an organisation without an orgadmin. An id that is no UUID
+    is refused (400, ``$.ids[i]``) and an unknown one not found (404), as in every batch
+    delete. A user made before users got random ids keeps their token's subject as id, which
+    need not be a UUID: such an id is taken when it names a user.
 
     Each deletion is recorded against the user's identity: tokens issued before it never sign
     in again, and a later sign-in of the identity creates a new user with a new id. A deleted
     user's id is never used again, so the API keys they created stay dead.
     """
     principal.require(Role.SUPERADMIN)
-    done: list[str] = []
     now = ctx.clock()
     async with ctx.uow() as uow:
         users, members = Users(uow), Members(uow)
+        found = await _users_to_delete(users, ids)
+        memberships = await _memberships_kept_to(uow, [user.id for user in found])
+        await members.remove_many([m.id for m in memberships])
+        for m in memberships:
+            await api_keys.end_with_membership(uow, m.org_id, m.user_ref, now)
         deletions = DeletedIdentities(uow)
-        for uid in dict.fromkeys(ids):
-            user = await users.lock(uid)
-            if user is None or not await users.remove(uid):
-                continue
-            for m in await members.of_user(uid):
-                await members.remove(m.id)
+        for user in found:
+            await users.remove(user.id)
             key = user.identity_key or identity_key("", user.id)
             earlier = await deletions.by_identity(key)
             if earlier is None:
-                await deletions.add(DeletedIdentity(ctx.new_id(), key, uid, now, now))
+                await deletions.add(DeletedIdentity(ctx.new_id(), key, user.id, now, now))
             else:
                 latest = max(earlier.deleted_at, now)
-                await deletions.update(attrs.evolve(earlier, user_id=uid, deleted_at=latest))
-            done.append(uid)
+                await deletions.update(attrs.evolve(earlier, user_id=user.id, deleted_at=latest))
         await uow.commit()
-    return done
+    return [user.id for user in found]
+
+
+async def _memberships_kept_to(uow: UnitOfWork, user_ids: list[str]) -> list[Member]:
+    """Every membership of the users ``user_ids``, each organisation of them locked (as every
+    change of an organisation's members locks it, ``application.members``) and checked to
+    keep an orgadmin without them (``LastOrgAdmin``)."""
+    orgs, members = uow.repository(ORGANISATIONS), Members(uow)
+    gone = set(user_ids)
+    locked: set[uuid.UUID] = set()
+    while True:
+        found = [m for uid in user_ids for m in await members.of_user(uid)]
+        # read again once their organisations are locked: a membership added meanwhile counts
+        fresh = sorted({m.org_id for m in found} - locked, key=str)  # one lock order for all
+        if not fresh:
+            return found
+        for org_id in fresh:
+            await orgs.lock(org_id)
+            membership.ensure_an_admin_remains_without(await members.of_org(org_id), gone)
+        locked.update(fresh)
+
+
+async def _users_to_delete(users: Users, ids: list[str]) -> list[User]:
+    """The users of ``ids`` (each once, in the order given), locked until the unit of work
+    ends: in the order of their ids, one lock order for every deletion. Ids that name no user
+    are refused: 400 for those that are no UUID (each at its place), else 404."""
+    found: dict[str, User] = {}
+    missing: dict[int, str] = {}
+    for i, uid in sorted(enumerate(ids), key=lambda place: place[1]):
+        user = found.get(uid) or await users.lock(uid)
+        if user is None:
+            missing[i] = uid
+        else:
+            found[uid] = user
+    malformed = [
+        Detail(f"$.ids[{i}]", f"{quoted(uid)} is not a user id (a UUID)")
+        for i, uid in sorted(missing.items())
+        if not _uuid_text(uid)
+    ]
+    if malformed:
+        raise InvalidInput(malformed)
+    if missing:
+        raise NotFound(resource="user", ident=missing[min(missing)])
+    return [found[uid] for uid in dict.fromkeys(ids)]
+
+
+def _uuid_text(text: str) -> bool:
+    try:
+        return bool(uuid.UUID(text))
+    except ValueError:
+        return False
 
 
 async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:
@@ -261,8 +315,13 @@ async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID)
         members = Members(uow)
         mine = await members.of_user_in(org_id, user.id)
         if mine is None or mine.status is MemberStatus.REJECTED:
-            raise NotFound(resource="membership", ident=str(org_id))
+            raise NotFound(
+                resource="membership",
+                ident=str(org_id),
+                missing=f"User {user.id} is no member of organisation {org_id}",
+            )
         membership.ensure_an_admin_remains(await members.of_org(org_id), mine, None)
         await members.remove(mine.id)
+        await api_keys.end_with_membership(uow, org_id, user.id, ctx.clock())
         await uow.commit()
     return mine

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
@@ -40,6 +41,17 @@ class ApiKey:
 
     def usable_at(self, now: datetime) -> bool:
         return self.is_active and now < self.expires
+
+
+def ended_with_membership(keys: Iterable[ApiKey], user_id: str, at: datetime) -> list[ApiKey]:
+    """The active keys among ``keys`` (of one organisation) that ``user_id`` created, made
+    inactive for good: a member's keys end when they leave the organisation or are removed
+    from it (or deleted), so that none comes back to life when they join it again."""
+    return [
+        attrs.evolve(k, is_active=False, last_modified_at=at)
+        for k in keys
+        if k.is_active and k.created_by.user_id == user_id
+    ]
 
 
 def prefix_of(key: str) -> str:

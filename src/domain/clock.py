@@ -5,13 +5,28 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 
+class OutOfRange(ValueError):
+    """A time whose instant lies outside the years 1 to 9999 in UTC, so it has no UTC value
+    (``9999-12-31T23:59:59-14:00`` is an instant of the year 10000)."""
+
+
+RANGE = "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z"
+"""The instants a timestamp may name, as a problem text says it."""
+
+
 def utc(dt: datetime) -> datetime:
-    """The same instant in UTC; a naive datetime is taken to be UTC already."""
+    """The same instant in UTC; a naive datetime is taken to be UTC already. ``OutOfRange``
+    for an instant that UTC cannot hold (a time near the years' limits, with an offset)."""
     if dt.tzinfo is UTC:
         return dt
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    try:
+        return dt.astimezone(UTC)
+    except OverflowError:
+        raise OutOfRange(
+            f"{dt.isoformat()} is outside the instants a timestamp names, {RANGE}"
+        ) from None
 
 
 def iso(dt: datetime) -> str:
@@ -36,12 +51,21 @@ def coarsen(text: str, digits: int) -> str:
     return text[:keep] + "0" * (SORTABLE_DIGITS - digits) + "Z"
 
 
-def parse(text: str) -> datetime:
-    """Parse an ISO 8601 timestamp; one without a zone is taken to be UTC."""
+class NoZone(ValueError):
+    """A time without a zone (``2027-12-31T00:00:00``) where one is required."""
+
+
+def parse(text: str, *, zoned: bool = False) -> datetime:
+    """Parse an ISO 8601 timestamp; one without a zone is taken to be UTC, or, ``zoned``,
+    refused (``NoZone``). ``ValueError`` for text that is no timestamp, ``OutOfRange`` (one)
+    for an instant outside UTC's years."""
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
-    return utc(datetime.fromisoformat(value))
+    moment = datetime.fromisoformat(value)
+    if zoned and moment.tzinfo is None:
+        raise NoZone(f"{text!r} has no zone")
+    return utc(moment)
 
 
 def iso_ns(ns: int) -> str:

@@ -53,9 +53,11 @@ class LastOrgAdmin(DomainError):
     code = "AT-1093"
     kind = ErrorKind.CONFLICT
     title = "Last orgadmin"
+    org_id: str = ""  # named when the change is not to one organisation (a user's deletion)
 
     def message(self) -> str:
-        return "An organisation keeps at least one orgadmin; this change would remove the last."
+        text = "An organisation keeps at least one orgadmin; this change would remove the last"
+        return f"{text} of organisation {self.org_id}." if self.org_id else f"{text}."
 
 
 @attrs.define(eq=False, slots=False)

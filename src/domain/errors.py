@@ -214,8 +214,12 @@ class NotFound(DomainError):
     title = "Not found"
     resource: str = "resource"
     ident: str = ""
+    # what is missing, said whole, where the id given is not the missing record's own
+    missing: str = ""
 
     def message(self) -> str:
+        if self.missing:
+            return f"{self.missing}."
         return f"No {self.resource} with id {quoted(self.ident)}."
 
 

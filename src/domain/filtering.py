@@ -147,6 +147,8 @@ def _read_int(spec: FieldSpec, raw: str) -> Scalar:
 def _read_datetime(spec: FieldSpec, raw: str) -> Scalar:
     try:
         return clock.parse(raw)
+    except clock.OutOfRange:
+        raise ValueError(f"{spec.name} is a timestamp {clock.RANGE}, not {raw!r}") from None
     except ValueError:
         raise ValueError(f"{spec.name} is an ISO 8601 timestamp, not {raw!r}") from None
 

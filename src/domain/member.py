@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
 import attrs
@@ -148,3 +148,14 @@ def ensure_an_admin_remains(
         return
     if not any(m.is_admin and m.id != changed.id for m in members):
         raise LastOrgAdmin()
+
+
+def ensure_an_admin_remains_without(members: Iterable[Member], users: Collection[str]) -> None:
+    """Refuse removing every membership of ``users`` (deleted) from an organisation whose
+    members are ``members`` when that leaves it no active orgadmin."""
+    current = list(members)
+    leaving = [m for m in current if m.user_ref in users]
+    if not any(m.is_admin for m in leaving):
+        return
+    if not any(m.is_admin and m.user_ref not in users for m in current):
+        raise LastOrgAdmin(org_id=str(leaving[0].org_id))

@@ -32,6 +32,7 @@ from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.application.storage import Collection, Storage, UnitOfWork
 from fourcorner.domain.filtering import OPS_BY_TYPE, Condition, FieldSpec, FieldType, Op
 from fourcorner.domain.text import text_problem
+from upgrade import upgraded  # noqa: F401 (a fixture of the upgrade tests)
 
 ADAPTERS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

@@ -4,24 +4,15 @@ before it keep their ids (their token's subject), memberships and sign-in."""
 from __future__ import annotations
 
 import json
-import pathlib
-import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
-import psycopg
 import pytest
-from psycopg import sql
 
 from fourcorner.adapters.auth.local import subject_for
-from fourcorner.adapters.postgres import PostgresStorage
-from fourcorner.adapters.postgres.migration import PostgresMigrations
-from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.codec import make_converter
-from fourcorner.adapters.sqlite import SqliteStorage
-from fourcorner.adapters.sqlite.migration import SqliteMigrations
 from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
 from fourcorner.application import users
 from fourcorner.application.access import Principal
@@ -34,11 +25,12 @@ from fourcorner.domain.errors import Unauthorised
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import identity_key
 from records import user as legacy_user
+from upgrade import Upgraded
 
 EMAIL = "carol@example.com"
 OLD_ID = subject_for(EMAIL)
 ORG = uuid.UUID(int=9)
-BEFORE = 4  # the last migration before users were bound to identities
+UPGRADE = 5  # the migration that binds users to their identities
 
 
 def old_rows() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -115,49 +107,11 @@ async def check_the_old_user_signs_in(storage: Any) -> None:
         await users.sign_in(ctx, identity)
 
 
-async def test_sqlite_users_from_before_0005_keep_their_ids(tmp_path: pathlib.Path) -> None:
-    path = tmp_path / "db.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        await migrations.apply_pending(SqliteMigrations(conn), migrations.load("sqlite")[:BEFORE])
-        user_row, member_row = old_rows()
-        conn.execute(INSERT_USER.format(", ".join("?" * len(user_row))), user_row)
-        conn.execute(INSERT_MEMBER.format(", ".join("?" * len(member_row))), member_row)
-    finally:
-        conn.close()
-    storage = SqliteStorage(path)
-    await storage.open()  # applies 0005
-    try:
-        await check_the_old_user_signs_in(storage)
-    finally:
-        await storage.close()
+def old_inserts() -> list[tuple[str, tuple[Any, ...]]]:
+    user_row, member_row = old_rows()
+    return [(INSERT_USER, user_row), (INSERT_MEMBER, member_row)]
 
 
-@pytest.mark.postgres
-async def test_postgres_users_from_before_0005_keep_their_ids(
-    postgres_url_and_schema: tuple[str, str],
-) -> None:
-    url, run_schema = postgres_url_and_schema
-    schema = f"{run_schema}_up"
-    conn = await psycopg.AsyncConnection.connect(
-        url, autocommit=True, options=f"-c search_path={schema}"
-    )
-    try:
-        await migrations.apply_pending(
-            PostgresMigrations(conn, schema), migrations.load("postgres")[:BEFORE]
-        )
-        user_row, member_row = old_rows()
-        await conn.execute(INSERT_USER.format(", ".join(["%s"] * len(user_row))), user_row)
-        await conn.execute(INSERT_MEMBER.format(", ".join(["%s"] * len(member_row))), member_row)
-    finally:
-        await conn.close()
-    storage = PostgresStorage(url, schema=schema)
-    await storage.open()  # applies 0005
-    try:
+async def test_users_from_before_0005_keep_their_ids(upgraded: Upgraded) -> None:
+    async with upgraded(UPGRADE, old_inserts()) as storage:
         await check_the_old_user_signs_in(storage)
-    finally:
-        await storage.close()
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
-            await admin.execute(
-                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
-            )

@@ -3,6 +3,7 @@
 import uuid
 from datetime import UTC, datetime
 
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -10,7 +11,7 @@ from fourcorner.domain import member as membership
 from fourcorner.domain.errors import AlreadyMember, LastOrgAdmin, NotPending
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import UserRef
-from fourcorner.domain.roles import Role
+from fourcorner.domain.roles import ORG_ROLES, Role
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 USERS = ["founder", "ann", "bob", "cid"]
@@ -118,3 +119,26 @@ class Membership(RuleBasedStateMachine):
 
 
 TestMembership = Membership.TestCase
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(USERS), st.sampled_from(MemberStatus), st.sampled_from(ORG_ROLES)
+        ),
+        unique_by=lambda m: m[0],
+    ),
+    st.sets(st.sampled_from(USERS)),
+)
+def test_deleting_users_keeps_an_orgadmin_that_was_there(rows, deleted):
+    """Deleting users (all their memberships) is refused exactly when an orgadmin goes and
+    none stays."""
+    members = [fresh(user, status, role) for user, status, role in rows]
+    admins = {m.user_ref for m in members if m.is_admin}
+    try:
+        membership.ensure_an_admin_remains_without(members, deleted)
+    except LastOrgAdmin as refused:
+        assert admins & deleted and not admins - deleted
+        assert refused.org_id == str(uuid.UUID(int=1))
+    else:
+        assert not admins & deleted or admins - deleted

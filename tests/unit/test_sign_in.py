@@ -198,7 +198,7 @@ async def test_concurrent_first_sign_ins_make_one_user(ctx: Context) -> None:
 async def test_a_deleted_users_tokens_never_sign_in_again(ctx: Context) -> None:
     clock: Clock = ctx.clock  # type: ignore[assignment]
     ann = await users.sign_in(ctx, token("ann"))
-    await add(ctx, member(ann.id))
+    await add(ctx, member(ann.id, Role.ORGMEMBER))  # not the last orgadmin: she may be deleted
     clock.now = deleted = NOW + timedelta(minutes=5)
     assert await users.delete_many(ctx, ROOT, [ann.id]) == [ann.id]
     clock.now = NOW + timedelta(hours=1)
@@ -245,7 +245,7 @@ async def test_a_deleted_users_api_keys_stay_dead(ctx: Context) -> None:
     clock: Clock = ctx.clock  # type: ignore[assignment]
     ann = await users.sign_in(ctx, token("ann"))
     record, secret = key_of(ann.id)
-    await add(ctx, member(ann.id), record)
+    await add(ctx, member(ann.id), member("bob"), record)  # bob: the orgadmin who stays
     assert (await api_keys.authenticate(ctx, secret)).key == record
     await users.delete_many(ctx, ROOT, [ann.id])
     with pytest.raises(Unauthorised):

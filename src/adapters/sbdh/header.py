@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import attrs
 from lxml import etree
 
+from fourcorner.domain import clock
 from fourcorner.domain.envelope import Identifier, MlsType
 from fourcorner.domain.errors import Detail, InvalidIdentifier
 from fourcorner.domain.identifier import PARTICIPANT_SCHEME, ParticipantIdentifier
@@ -186,7 +187,8 @@ def _partner(header: Header, role: str, element: etree._Element | None) -> Ident
 
 
 def parse_date_time(text: str) -> datetime | None:
-    """An ``xs:dateTime`` that carries a zone, or ``None`` if ``text`` is not one."""
+    """An ``xs:dateTime`` that carries a zone, or ``None`` if ``text`` is not one (or names an
+    instant outside the years UTC holds, ``clock.OutOfRange``)."""
     match = _DATE_TIME.fullmatch(text)
     if match is None or match[8] is None:
         return None
@@ -202,9 +204,11 @@ def parse_date_time(text: str) -> datetime | None:
         offset = timedelta(hours=hours, minutes=minutes)
         tz = timezone(-offset if zone[0] == "-" else offset)
     try:
-        return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-    except ValueError:
+        moment = datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+        clock.utc(moment)
+    except ValueError:  # clock.OutOfRange too
         return None
+    return moment
 
 
 def _identification(header: Header, element: etree._Element | None) -> None:
@@ -230,7 +234,8 @@ def _identification(header: Header, element: etree._Element | None) -> None:
         if header.created_at is None:
             header.problem(
                 f"{path}/CreationDateAndTime",
-                f"{created!r} is not a date and time with a timezone (2026-01-02T10:00:00Z)",
+                f"{created!r} is not a date and time with a timezone (2026-01-02T10:00:00Z)"
+                f" {clock.RANGE}",
             )
 
 

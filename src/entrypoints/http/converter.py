@@ -87,7 +87,17 @@ def _datetime(value: Any, _: Any) -> datetime:
     if not isinstance(value, str):
         raise Refused(f"expected an ISO 8601 timestamp string, got {_json_type(value)}")
     try:
-        return clock.parse(value)
+        # API.md: timestamps are UTC, written with Z; an offset names the instant as well
+        return clock.parse(value, zoned=True)
+    except clock.NoZone:
+        raise Refused(
+            f"{quoted(value)} has no time zone; write the time in UTC ending in Z"
+            " (2027-12-31T00:00:00Z) or with its offset (+01:00)"
+        ) from None
+    except clock.OutOfRange:
+        raise Refused(
+            f"{quoted(value)} is outside the timestamps this service takes, {clock.RANGE}"
+        ) from None
     except ValueError:
         raise Refused(f"{quoted(value)} is not an ISO 8601 timestamp") from None
 

@@ -12,7 +12,7 @@ import pytest
 from fourcorner.adapters.sql.cache import CACHED_COLLECTIONS
 from fourcorner.entrypoints.container import resolve
 
-from .test_identity import ALICE, BOB, MovableClock, delete_user, new_key
+from .test_identity import ALICE, BOB, CAROL, MovableClock, delete_user, new_key
 
 CACHED = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -118,6 +118,8 @@ async def test_kept_principals_end_with_the_user_and_the_token(timed):
     alice = (await api.me(ALICE))["id"]
     for _ in range(2):
         assert (await api.call("GET", f"/orgs/{org['id']}", as_=ALICE))[0] == 200
+    carol = {"userId": (await api.me(CAROL))["id"], "role": "orgadmin"}  # the orgadmin who stays
+    assert (await api.call("POST", f"/orgs/{org['id']}/members", as_=ALICE, json=carol))[0] == 201
     await delete_user(api, alice)
     assert (await api.call("GET", "/users/me", as_=ALICE))[0] == 401
     assert (await api.call("GET", f"/orgs/{org['id']}", as_=ALICE))[0] == 401

@@ -68,6 +68,24 @@ async def test_expiry_must_be_in_the_future_and_role_an_org_role(api):
     assert status == 400 and body["details"][0]["field"] == "$.role"
 
 
+async def test_an_expiry_without_a_time_zone_is_refused(api):
+    """API.md: timestamps are UTC, ending in Z; a time without a zone names no instant."""
+    org = await api.org(ALICE)
+    naive = future().removesuffix("Z")
+    status, body = await make_key(api, org["id"], expires=naive)
+    assert status == 400 and body["code"] == "AT-1001", body
+    assert body["details"] == [
+        {
+            "field": "$.expires",
+            "problem": f"{naive!r} has no time zone; write the time in UTC ending in Z"
+            " (2027-12-31T00:00:00Z) or with its offset (+01:00)",
+        }
+    ]
+    for zoned in (naive + "Z", naive + "+01:00"):
+        status, body = await make_key(api, org["id"], expires=zoned)
+        assert status == 201, body
+
+
 async def test_an_orgmember_key_cannot_do_orgadmin_work_nor_mint_an_admin_key(api):
     org = await api.org(ALICE)
     _, member_key = await make_key(api, org["id"], role="orgmember")
@@ -92,3 +110,58 @@ async def test_an_admin_key_cannot_mint_a_key_above_its_role(api):
         json={"name": "x", "expires": future(), "role": "orgmember"},
     )
     assert status == 201, body
+
+
+CAROL, ROOT = "carol@example.com", "root@example.com"
+
+
+async def test_a_members_keys_end_for_good_when_they_go(api):
+    """Carol's keys of an organisation end when she leaves it, is removed from it or is
+    deleted: they stay refused once she is a member again, and the list shows them inactive."""
+    org = await api.org(ALICE)
+    o = f"/orgs/{org['id']}"
+    carol = (await api.me(CAROL))["id"]
+
+    async def add_carol() -> str:
+        admin = {"userId": carol, "role": "orgadmin"}
+        status, member = await api.call("POST", f"{o}/members", as_=ALICE, json=admin)
+        assert status == 201, member
+        return str(member["id"])
+
+    async def carols_key() -> dict:
+        body = {"name": "carol's", "expires": future(), "role": "orgadmin"}
+        status, created = await api.call("POST", f"{o}/api_keys", as_=CAROL, json=body)
+        assert status == 201, created
+        assert (await api.call("GET", o, key=created["key"]))[0] == 200
+        return created
+
+    async def refused(created: dict) -> None:
+        status, body = await api.call("GET", o, key=created["key"])
+        assert status == 401 and body["code"] == "AT-1018", body
+
+    member = await add_carol()
+    left = await carols_key()
+    path = f"/users/{carol}/leave_org"
+    assert (await api.call("POST", path, as_=CAROL, json={"orgId": org["id"]}))[0] == 200
+    await refused(left)
+    member = await add_carol()
+    await refused(left)  # back again, her old key stays dead
+
+    removed = await carols_key()
+    assert (await api.call("DELETE", f"{o}/members/{member}", as_=ALICE))[0] == 200
+    await refused(removed)
+    await add_carol()
+    await refused(removed)
+
+    deleted = await carols_key()
+    status, body = await api.call(
+        "POST", "/users/batch-delete", as_=ROOT, superadmin=True, json={"ids": [carol]}
+    )
+    assert status == 200, body
+    await refused(deleted)
+    _, listed = await api.call("GET", f"{o}/api_keys", as_=ALICE)
+    assert {k["id"]: k["isActive"] for k in listed["items"]} == {
+        left["id"]: False,
+        removed["id"]: False,
+        deleted["id"]: False,
+    }

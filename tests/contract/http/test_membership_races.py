@@ -250,3 +250,35 @@ async def test_of_concurrent_revocations_of_one_api_key_exactly_one_succeeds(
         assert sorted(status for status, _ in outcomes) == [200, 404], (round_, outcomes)
         status, body = await api.call("GET", f"/orgs/{org['id']}", key=created["key"])
         assert status == 401, (round_, body)
+
+
+async def test_deleting_users_never_leaves_an_organisation_without_an_orgadmin(api: Any) -> None:
+    """Of an organisation's two orgadmins, a superadmin deletes one while the other is deleted
+    in another request, leaves or steps down: at most one of the two changes is made (the
+    other is 409 AT-1093), and the organisation keeps an orgadmin."""
+    for round_ in range(ROUNDS):
+        first, second = f"first{round_}@example.com", f"second{round_}@example.com"
+        org = await api.org(first, legal_id=org_number(1000 + round_))
+        users = {who: (await api.me(who))["id"] for who in (first, second)}
+        await make_orgadmin(api, org["id"], users[second])
+        mine = (await active_members(api, org["id"]))[users[first]]["id"]
+        other = ("delete", "leave", "demote")[round_ % 3]
+        if other == "delete":
+            racing = as_root(api, "POST", "/users/batch-delete", json={"ids": [users[first]]})
+        elif other == "leave":
+            path = f"/users/{users[first]}/leave_org"
+            racing = api.call("POST", path, as_=first, json={"orgId": org["id"]})
+        else:
+            path = f"/orgs/{org['id']}/members/{mine}"
+            racing = api.call("PUT", path, as_=first, json={"role": "orgmember"})
+        outcomes = await asyncio.gather(
+            as_root(api, "POST", "/users/batch-delete", json={"ids": [users[second]]}), racing
+        )
+        statuses = sorted(status for status, _ in outcomes)
+        assert statuses == [200, 409], (round_, other, outcomes)
+        refused = next(body for status, body in outcomes if status == 409)
+        assert error_shaped(refused) and refused["code"] == "AT-1093", refused
+        admins = [
+            m for m in (await active_members(api, org["id"])).values() if m["role"] == "orgadmin"
+        ]
+        assert len(admins) == 1, (round_, other, outcomes, admins)

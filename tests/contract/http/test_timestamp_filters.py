@@ -7,6 +7,8 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from fourcorner.entrypoints.http.routes import routes
+
 from .test_participants import ALICE, BOB, ROOT, gln, participant
 
 EXPECTED = {"eq": True, "gte": True, "lte": True, "gt": False, "lt": False, "ne": False}
@@ -55,3 +57,55 @@ async def test_each_list_finds_a_record_by_its_own_shown_created_at(api):
     await check(api, f"{o}/webhooks/events", event, as_=ALICE)
     _, aps = await api.call("GET", f"{o}/aps/alltouse", as_=ALICE)
     assert aps["items"][0]["createdAt"].count(".") == 1  # shown with a fraction
+
+
+EDGES = ("9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00")
+
+
+async def test_a_timestamp_beyond_the_years_is_a_bad_filter_on_every_list(api):
+    """A time of the last (first) day of the years with an offset names an instant after
+    (before) them: each list with a timestamp field refuses it as its filter, 400 AT-1004."""
+    org = await api.org(ALICE)
+    lists = [
+        r.path.replace("{orgId}", org["id"])
+        for r in routes()
+        if r.method == "GET"
+        and any(q.name == "sort" for q in r.query)
+        and "{" not in r.path.replace("{orgId}", "")
+    ]
+    checked = []
+    for path in lists:
+        for edge in EDGES:
+            expression = f"createdAt:gt:{edge}"
+            query = urllib.parse.urlencode({"filter": expression})
+            status, body = await api.call("GET", f"{path}?{query}", as_=ROOT, superadmin=True)
+            assert status == 400, (path, status, body)
+            if "unknown field 'createdAt'" in body["error"]:
+                continue
+            assert body["code"] == "AT-1004", (path, body)
+            [detail] = body["details"]
+            assert detail["field"] == "filter"
+            assert detail["problem"].startswith(f"{expression!r}: createdAt is a timestamp from")
+            checked.append(path)
+    assert {f"/orgs/{org['id']}/participants", "/orgs", f"/orgs/{org['id']}/api_keys"} <= set(
+        checked
+    )
+
+
+async def test_an_expiry_beyond_the_years_is_refused_with_the_range(api):
+    org = await api.org(ALICE)
+    for edge in EDGES:
+        status, body = await api.call(
+            "POST",
+            f"/orgs/{org['id']}/api_keys",
+            as_=ALICE,
+            json={"name": "k", "expires": edge, "role": "orgmember"},
+        )
+        assert status == 400 and body["code"] == "AT-1001", body
+        assert body["details"] == [
+            {
+                "field": "$.expires",
+                "problem": f"{edge!r} is outside the timestamps this service takes, "
+                "from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z",
+            }
+        ]

@@ -56,6 +56,11 @@ async def test_join_approve_and_membership_shows(api):
     assert status == 403 and body["code"] == "AT-1019"
     status, listed = await api.call("GET", f"/orgs/{org['id']}/members", as_=ALICE)
     assert sorted(m["role"] for m in listed["items"]) == ["orgadmin", "orgmember"]
+    # the founding member shows their address, as a member who joined does
+    assert sorted((m["role"], m["email"]) for m in listed["items"]) == [
+        ("orgadmin", ALICE),
+        ("orgmember", BOB),
+    ]
 
 
 async def test_reject_and_ask_again(api):
@@ -137,6 +142,12 @@ async def test_create_member_update_role_and_the_last_admin_rule(api):
     assert (await api.me(ALICE))["memberships"] == []
     status, _ = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
     assert status == 403
+    # leaving again: what is missing is her membership of the organisation
+    status, body = await api.call(
+        "POST", f"/users/{me_alice['id']}/leave_org", as_=ALICE, json={"orgId": org["id"]}
+    )
+    assert status == 404 and body["code"] == "AT-1040", body
+    assert body["error"] == f"User {me_alice['id']} is no member of organisation {org['id']}."
 
 
 async def test_delete_member_and_unknown_member(api):
@@ -173,6 +184,53 @@ async def test_superadmin_deletes_users(api):
         "/users/batch-delete",
         as_=ROOT,
         superadmin=True,
-        json={"ids": [bob["id"], "nobody"]},
+        json={"ids": [bob["id"], bob["id"]]},
     )
     assert status == 200 and body == {"ids": [bob["id"]]}
+    status, body = await api.call("GET", "/users/me", as_=BOB)
+    assert status == 401, body
+
+
+async def test_a_batch_of_users_with_a_bad_or_unknown_id_deletes_none(api):
+    """As every batch delete: an id that is no UUID is 400 AT-1001 at its place in the list,
+    an unknown one 404, and neither deletes the others."""
+    bob = await api.me(BOB)
+    unknown = "0b9d3b4e-5f7a-4c1e-9a51-3c2f0a6d7e81"
+    for ids, code in (([bob["id"], "nobody"], 400), ([bob["id"], unknown], 404)):
+        status, body = await api.call(
+            "POST", "/users/batch-delete", as_=ROOT, superadmin=True, json={"ids": ids}
+        )
+        assert status == code, body
+        if code == 400:
+            assert body["code"] == "AT-1001"
+            assert [d["field"] for d in body["details"]] == ["$.ids[1]"]
+        else:
+            assert body["code"] == "AT-1040" and unknown in body["error"]
+        assert (await api.me(BOB))["id"] == bob["id"]
+
+
+async def test_deleting_the_last_orgadmin_of_an_organisation_is_refused(api):
+    """API.md: an organisation keeps at least one orgadmin. A batch that would delete its last
+    one (or its last ones together) is refused whole, 409 AT-1093 naming the organisation."""
+    org = await api.org(ALICE)
+    alice, bob = (await api.me(ALICE))["id"], (await api.me(BOB))["id"]
+
+    async def delete(*ids):
+        return await api.call(
+            "POST", "/users/batch-delete", as_=ROOT, superadmin=True, json={"ids": list(ids)}
+        )
+
+    status, body = await delete(bob, alice)
+    assert status == 409 and body["code"] == "AT-1093", body
+    assert org["id"] in body["error"]
+    assert (await api.me(BOB))["id"] == bob  # the whole batch was refused
+    status, body = await api.call(
+        "POST", f"/orgs/{org['id']}/members", as_=ALICE, json={"userId": bob, "role": "orgadmin"}
+    )
+    assert status == 201, body
+    status, body = await delete(alice, bob)
+    assert status == 409 and body["code"] == "AT-1093", body
+    status, body = await delete(alice)
+    assert status == 200 and body == {"ids": [alice]}
+    status, body = await api.call("GET", f"/orgs/{org['id']}/members", as_=BOB)
+    assert [(m["userRef"], m["role"]) for m in body["items"]] == [(bob, "orgadmin")]
