@@ -9,11 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 import pg
 from fourcorner.adapters.validation import SaxonValidator
 
 pytest_plugins = ["dnsmasq", "sml_service"]  # a real DNS server; the SML that feeds it
+
+# No per-example deadline: the suite runs on a 2-core machine beside other work, where an
+# example's time says more of the machine than of the code (a property that must be fast is
+# measured in bench/, never by a timed test); a test may still set its own
+settings.register_profile("fourcorner", deadline=None)
+settings.load_profile("fourcorner")
 
 ROOT = Path(__file__).resolve().parents[1]
 _BEFORE = pytest.StashKey[frozenset[str] | None]()
