@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pstats
 import subprocess
 import sys
@@ -21,7 +20,18 @@ import uuid
 from pathlib import Path
 
 import psycopg
-from common import BIN, env_for, free_port, http, need_wrk, pinned, stop, wait_ready, wrk
+from common import (
+    BIN,
+    cpu_seconds,
+    env_for,
+    free_port,
+    http,
+    need_wrk,
+    pinned,
+    stop,
+    wait_ready,
+    wrk,
+)
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -110,16 +120,11 @@ def measure(
     return results
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _run(pid: int, url: str, headers: dict[str, str], args: argparse.Namespace) -> dict:
     """One wrk run, with the server's CPU microseconds per request over it."""
-    before = _cpu_seconds(pid)
+    before = cpu_seconds(pid)
     result = wrk(url, headers, duration=args.duration, connections=args.connections)
-    used = _cpu_seconds(pid) - before
+    used = cpu_seconds(pid) - before
     return result | {"cpu_us": used / (result["rps"] * args.duration) * 1e6}
 
 

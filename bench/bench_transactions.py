@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,8 @@ from typing import Any
 
 import aiohttp
 import psycopg
-from common import BIN, env_for, free_port, stop, wait_ready
+from common import BIN, env_for, free_port, py_spy, stop, wait_ready
+from common import cpu_seconds as process_cpu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sbd_factory import make_sbd
@@ -303,28 +303,8 @@ def record(
     procs: list[subprocess.Popen[bytes]], out: Path, seconds: float
 ) -> list[subprocess.Popen[bytes]]:
     """py-spy sampling each process (and its validation workers) for ``seconds``."""
-    spy = shutil.which("py-spy") or str(BIN / "py-spy")
     return [
-        subprocess.Popen(
-            [
-                spy,
-                "record",
-                "--subprocesses",
-                "--nonblocking",
-                "--format",
-                "raw",
-                "--rate",
-                "200",
-                "--duration",
-                str(int(seconds)),
-                "--pid",
-                str(p.pid),
-                "-o",
-                str(out.with_suffix(f".{role}.txt")),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        py_spy(p.pid, out.with_suffix(f".{role}.txt"), seconds=seconds, subprocesses=True)
         for p, role in zip(procs, ("serve", "worker"), strict=True)
     ]
 
@@ -401,16 +381,12 @@ def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
 
 def _cpu(pids: list[int], *, deep: bool = False) -> float:
     total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
     for pid in pids:
         if deep:
             pids += [int(c) for c in _children(pid)]
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
+        with contextlib.suppress(OSError):  # the process ended
+            total += process_cpu(pid)
     return total
 
 

@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
+from common import cpu_seconds  # noqa: E402
+
 from fourcorner.adapters.validation import SaxonValidator  # noqa: E402
 from fourcorner.adapters.validation.pool import cores  # noqa: E402
 from validation_cases import big_invoice  # noqa: E402
@@ -91,11 +93,6 @@ print((hwm() - before) * 1024)
 )
 
 
-def _cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _status(pid: int, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -108,11 +105,13 @@ async def ours(validator: SaxonValidator, path: Path, seconds: float) -> tuple[f
     result = await validator.validate(path)
     assert result.valid, result.errors
     (pid,) = validator.pool.pids()
-    count, wall, cpu = 0, time.perf_counter(), time.process_time() + _cpu_of(pid)
+    count, wall, cpu = 0, time.perf_counter(), time.process_time() + cpu_seconds(pid)
     while time.perf_counter() - wall < seconds or count < 3:
         await validator.validate(path)
         count += 1
-    return count / (time.perf_counter() - wall), count / (time.process_time() + _cpu_of(pid) - cpu)
+    return count / (time.perf_counter() - wall), count / (
+        time.process_time() + cpu_seconds(pid) - cpu
+    )
 
 
 def bare(paths: list[Path], seconds: float) -> list[tuple[float, float]]:

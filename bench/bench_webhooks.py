@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -34,7 +32,7 @@ from pathlib import Path
 
 import psycopg
 from aiohttp import web
-from common import BIN, env_for, free_port
+from common import BIN, cpu_seconds, env_for, free_port, py_spy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
@@ -69,26 +67,10 @@ class Receiver:
         return web.Response(status=200)
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _machine() -> tuple[int, int]:
     """The machine's busy and total jiffies over all its cores so far (``/proc/stat``)."""
     ticks = [int(t) for t in open("/proc/stat").readline().split()[1:]]  # noqa: SIM115
     return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
-
-
-def _spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    """py-spy sampling ``pid`` until interrupted (SIGINT writes the raw profile)."""
-    spy = shutil.which("py-spy") or str(BIN / "py-spy")
-    argv = [spy, "record", "--nonblocking", "--format", "raw", "--rate", "200"]
-    return subprocess.Popen(
-        [*argv, "--pid", str(pid), "-o", str(out)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 async def run(
@@ -154,11 +136,11 @@ async def run(
         while len(receiver.arrivals) < args.events:
             await asyncio.sleep(0.01 if cpu_at_first is None else 0.05)
             if cpu_at_first is None and receiver.arrivals:
-                cpu_at_first = sum(_cpu_seconds(p.pid) for p in procs)
+                cpu_at_first = sum(cpu_seconds(p.pid) for p in procs)
                 receivers_at_first, machine_at_first = time.process_time(), _machine()
                 if args.profile is not None:
                     spies = [
-                        _spy(p.pid, args.profile / f"webhooks-{tag}-w{workers}-{n}.txt")
+                        py_spy(p.pid, args.profile / f"webhooks-{tag}-w{workers}-{n}.txt")
                         for n, p in enumerate(procs)
                     ]
             if time.time() - started > 600:
@@ -180,7 +162,7 @@ async def run(
             await asyncio.sleep(0.05)
         connections = len(receiver.peers)  # opened by the workers to deliver them
         # CPU of the workers from the first delivery on (their start-up is not counted)
-        cpu = (sum(_cpu_seconds(p.pid) for p in procs) - (cpu_at_first or 0.0)) / args.events
+        cpu = (sum(cpu_seconds(p.pid) for p in procs) - (cpu_at_first or 0.0)) / args.events
         # phase 2: steady trickle, delay from creation to delivery
         receiver.delays.clear()
         for n in range(args.trickle):

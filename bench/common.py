@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: free ports, starting servers, running wrk."""
+"""Helpers shared by the benchmarks: free ports, starting servers, running wrk, reading a
+process's CPU time, sampling it with py-spy."""
 
 from __future__ import annotations
 
@@ -95,3 +96,28 @@ def env_for(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
         "FOURCORNER_LOG_LEVEL": "warning",
     }
     return env | extra
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of ``pid`` so far (``/proc/<pid>/stat``); raises OSError once
+    the process is gone."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def py_spy(
+    pid: int, out: Path, *, seconds: float | None = None, subprocesses: bool = False
+) -> subprocess.Popen[bytes]:
+    """py-spy sampling ``pid`` (and its children with ``subprocesses``) into the raw profile
+    ``out``, for ``seconds`` or until interrupted (SIGINT writes the profile)."""
+    spy = shutil.which("py-spy") or str(BIN / "py-spy")
+    argv = [spy, "record", "--nonblocking", "--format", "raw", "--rate", "200"]
+    if subprocesses:
+        argv.append("--subprocesses")
+    if seconds is not None:
+        argv += ["--duration", str(int(seconds))]
+    return subprocess.Popen(
+        [*argv, "--pid", str(pid), "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
