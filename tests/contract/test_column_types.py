@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from typing import TYPE_CHECKING, Any
+from unittest import mock
 
 import attrs
 import psycopg
@@ -80,8 +81,15 @@ async def test_records_stored_before_0014_read_back_the_same(
     finally:
         await conn.close()
     storage = PostgresStorage(url, schema=schema, cache=False)
+    # 0014 alone: the migrations after it change data on purpose (0015 gives members their
+    # user's email, 0016 ends the keys of creators who left; each has an upgrade test of its
+    # own), and these random records would meet their conditions
+    load = migrations.load
     try:
-        await storage.open()  # applies 0014 and what follows
+        with mock.patch.object(
+            migrations, "load", lambda kind: [m for m in load(kind) if m.version <= TYPED]
+        ):
+            await storage.open()
         for collection in ALL:
             items = stored[collection.name]
             async with storage.unit_of_work() as uow:
