@@ -144,7 +144,10 @@ def alternate(
     port = free_port()
     here = Path(__file__).parent
     proc = subprocess.Popen(
-        pinned(0, [sys.executable, str(here / "bare_server.py"), str(port), str(f)])
+        pinned(
+            0,
+            [sys.executable, str(here / "bare_server.py"), str(port), str(f), args.bare_loop],
+        )
     )
     ours: list[dict] = []
     bare: list[dict] = []
@@ -176,6 +179,13 @@ def main() -> None:
     p.add_argument("--duration", type=int, default=5, help="seconds per run")
     p.add_argument("--rounds", type=int, default=3, help="runs of each server, alternating")
     p.add_argument("--connections", type=int, default=64)
+    p.add_argument(
+        "--bare-loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="the bare handler's event loop: uvloop (as fourcorner serve's) or asyncio's "
+        "(aiohttp's default)",
+    )
     p.add_argument("--pg-url", default=PG_URL)
     p.add_argument(
         "--routes",
