@@ -33,7 +33,13 @@ from cryptography.x509.oid import NameOID
 from lxml import etree
 
 from dnsmasq import Dnsmasq, Naptr
-from fourcorner.adapters.pki.testpki import cert_pem, issue_leaf, key_pem, new_ca, new_rsa_key
+from fourcorner.adapters.pki.testpki import (
+    cert_pem,
+    current_leaf_pem,
+    key_pem,
+    new_ca,
+    new_rsa_key,
+)
 from fourcorner.adapters.smp.discovery import sml_name
 
 HERE = Path(__file__).resolve().parent / "sml"
@@ -150,15 +156,7 @@ class TestSml:
 
     def smp_certificate(self, name: str) -> tuple[str, str]:
         """A client certificate (PEM) and key an SMP presents."""
-        now = datetime.now(UTC)
-        cert, key = issue_leaf(
-            self.ca,
-            self._ca_key,
-            name,
-            not_before=now - timedelta(minutes=5),
-            not_after=now + timedelta(days=2),
-        )
-        return cert_pem(cert), key_pem(key)
+        return current_leaf_pem(self.ca, self._ca_key, name, days=2)
 
     async def start(self) -> None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(self.ca_file))

@@ -21,7 +21,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import pytest
 from aiohttp import web
 from cryptography import x509
 
-from fourcorner.adapters.pki.testpki import cert_pem, issue_leaf, key_pem, new_ca
+from fourcorner.adapters.pki.testpki import cert_pem, current_leaf_pem, new_ca
 from fourcorner.adapters.smp.discovery import SmlDiscovery
 from fourcorner.adapters.smp.errors import SmpLookupError
 from fourcorner.domain.checkdigits import gs1_check_digit
@@ -70,14 +70,7 @@ class Ca:
     key: Any
 
     def issue(self, cn: str) -> tuple[str, str]:
-        cert, key = issue_leaf(
-            self.cert,
-            self.key,
-            cn,
-            not_before=NOW - timedelta(minutes=5),
-            not_after=NOW + timedelta(days=2),
-        )
-        return cert_pem(cert), key_pem(key)
+        return current_leaf_pem(self.cert, self.key, cn, days=2, now=NOW)
 
 
 @attrs.frozen

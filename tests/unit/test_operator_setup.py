@@ -4,7 +4,6 @@ the SMP publishing the access point certificate the operator has now (after a re
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import attrs
@@ -12,7 +11,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from fourcorner.adapters.pki import ensure_test_pki
-from fourcorner.adapters.pki.testpki import cert_pem, issue_leaf, key_pem, load_test_pki
+from fourcorner.adapters.pki.testpki import (
+    current_leaf_pem,
+    load_test_pki,
+)
 from fourcorner.application import operator_setup
 from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import Participants
@@ -49,15 +51,7 @@ async def test_the_operator_participant_is_in_every_environment_and_follows_a_re
         pki = load_test_pki(tmp_path / "pki")
 
         def leaf() -> tuple[str, str]:
-            now = datetime.now(UTC)
-            cert, key = issue_leaf(
-                pki.ap_ca,
-                pki.ap_ca_key,
-                SEAT,
-                not_before=now - timedelta(minutes=5),
-                not_after=now + timedelta(days=30),
-            )
-            return cert_pem(cert), key_pem(key)
+            return current_leaf_pem(pki.ap_ca, pki.ap_ca_key, SEAT, days=30)
 
         # each environment's access point with a certificate of its own (the test PKI gives
         # both the same), so that a published certificate tells which environment it is from

@@ -154,6 +154,27 @@ def issue_leaf(
     return cert, leaf_key
 
 
+def current_leaf_pem(
+    issuer_cert: x509.Certificate,
+    issuer_key: PrivateKey,
+    common_name: str,
+    *,
+    days: float,
+    now: datetime | None = None,
+) -> tuple[str, str]:
+    """``issue_leaf`` valid from five minutes before ``now`` (default: the clock's now; the
+    window ``new_ca`` starts at too) for ``days``, as PEM certificate and key."""
+    start = now if now is not None else datetime.now(UTC)
+    cert, key = issue_leaf(
+        issuer_cert,
+        issuer_key,
+        common_name,
+        not_before=start - timedelta(minutes=5),
+        not_after=start + timedelta(days=days),
+    )
+    return cert_pem(cert), key_pem(key)
+
+
 def new_ca(
     common_name: str,
     *,
