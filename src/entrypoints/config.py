@@ -139,6 +139,7 @@ class Settings:
     smp_prefix: str = "/smp"
     seat_id: str = "PFC000001"
     at_rest_key: str = ""
+    metrics_token: str = ""  # empty: /metrics is public
     # the directory's indexer per environment (business cards); unset: none in that environment
     directory_url_test: str = ""
     directory_url_prod: str = ""

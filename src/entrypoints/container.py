@@ -249,7 +249,7 @@ class Container(containers.DeclarativeContainer):
     # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
     sending_wake = sending_worker.provided.wake
     render_cache = providers.Singleton(RenderCache)
-    metrics = providers.Singleton(Metrics)
+    metrics = providers.Singleton(Metrics, config.metrics_token)
     auth_throttle = providers.Singleton(
         FailureTracker,
         config.auth_failure_limit,

@@ -87,6 +87,13 @@ def problems(s: Settings) -> list[str]:
                 f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
                 "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
             )
+    token = s.metrics_token
+    need(
+        not token
+        or (len(token) >= 16 and token.isascii() and token.isprintable() and " " not in token),
+        f"{PREFIX}METRICS_TOKEN must be at least 16 printable ASCII characters without spaces "
+        "(`openssl rand -base64 24`), or unset for public metrics",
+    )
     for name in (
         "public_url",
         "ap_host",

@@ -122,6 +122,8 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"webhook_timeout": "0"}, "FOURCORNER_WEBHOOK_TIMEOUT=0 must be more than 0 seconds"),
         ({"db_pool_size": "0"}, "FOURCORNER_DB_POOL_SIZE=0 must be at least 1"),
         ({"at_rest_key": "c2hvcnQ="}, "FOURCORNER_AT_REST_KEY is not the base64 of 32 bytes"),
+        ({"metrics_token": "short"}, "FOURCORNER_METRICS_TOKEN must be at least 16 printable"),
+        ({"metrics_token": "sixteen chars or more"}, "FOURCORNER_METRICS_TOKEN must be at least"),
         ({"database_url": "mysql://u:pw@h/d"}, "FOURCORNER_DATABASE_URL has an unknown scheme"),
         ({"database_schema": "a b"}, "FOURCORNER_DATABASE_SCHEMA='a b' is not a plain"),
         ({"public_url": "example.com"}, "FOURCORNER_PUBLIC_URL='example.com' is not an absolute"),

@@ -5,13 +5,21 @@ logs (``application.telemetry``): requests by route and status with their latenc
 the middleware), transactions reaching a final status by direction and outcome, AS4 messages
 in and out by outcome, webhook delivery attempts by outcome, the duration of each sending
 attempt and the time from intake to COMPLETED. Gauges are only for the current depth of the
-work queues, read from storage at each scrape. The process and runtime metrics are the
-standard ones; no ``_created`` series is exposed."""
+work queues, read from storage at most once a second (``GAUGE_SECONDS``): scrapes in between
+answer the last depths, so a flood of scrapes costs no more queries. The process and runtime
+metrics are the standard ones; no ``_created`` series is exposed.
+
+With ``FOURCORNER_METRICS_TOKEN`` set, a scrape must send ``Authorization: Bearer <token>``;
+others are refused (401), and their failures count against the client's address in the same
+throttle as every other credential (``throttle``)."""
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import hmac
 import logging
+import time
 import weakref
 from collections.abc import Iterator
 
@@ -35,7 +43,9 @@ from prometheus_client.utils import floatToGoString
 
 from fourcorner.application import gauges, telemetry
 from fourcorner.application.context import Context
+from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
 from fourcorner.entrypoints.http.routing import Reply, Req
+from fourcorner.entrypoints.http.throttle import FailureTracker, address_key
 
 disable_created_metrics()
 
@@ -44,8 +54,15 @@ _SECONDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 _INTAKE = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400)
 
 
+GAUGE_SECONDS = 1.0
+
+
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, token: str = "") -> None:
+        # only the token's digest is kept, and compared in constant time
+        self._token = hashlib.sha256(token.encode()).digest() if token else None
+        self._depths: gauges.Gauges | None = None
+        self._depths_until = 0.0
         self.registry = CollectorRegistry(auto_describe=True)
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -112,6 +129,28 @@ class Metrics:
             self.as4_messages.labels("in", "refused").inc()
         elif event == "webhook.attempt":
             self.webhook_attempts.labels(fields["outcome"]).inc()
+
+    def admit(self, request: web.Request, throttle: FailureTracker) -> None:
+        """Whether ``request`` may scrape: always without a token, else with it (401)."""
+        if self._token is None:
+            return
+        counted = [address_key(request.remote)]
+        wait = throttle.retry_after(counted)
+        if wait:
+            raise TooManyFailedAttempts(retry_after=wait)
+        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        digest = hashlib.sha256(sent.strip().encode("utf-8", "surrogatepass")).digest()
+        if scheme.lower() != "bearer" or not hmac.compare_digest(digest, self._token):
+            throttle.failed(counted)
+            raise Unauthorised(reason="the metrics need 'Authorization: Bearer <metrics token>'")
+
+    async def depths(self, ctx: Context) -> gauges.Gauges:
+        """The queues' depths, read again when the last reading is a second old."""
+        now = time.monotonic()
+        if self._depths is None or now >= self._depths_until:
+            self._depths = await gauges.read(ctx)
+            self._depths_until = time.monotonic() + GAUGE_SECONDS
+        return self._depths
 
 
 _HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
@@ -183,9 +222,13 @@ telemetry.log.addHandler(_Counting())
 
 
 async def scrape(
-    req: Req, ctx: Context = Provide["context"], metrics: Metrics = Provide["metrics"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    metrics: Metrics = Provide["metrics"],
+    throttle: FailureTracker = Provide["auth_throttle"],
 ) -> Reply:
-    depths = await gauges.read(ctx)
+    metrics.admit(req.raw, throttle)
+    depths = await metrics.depths(ctx)
     metrics.queue.labels("webhook_deliveries").set(depths.deliveries)
     metrics.queue.labels("transactions_to_send").set(depths.transactions)
     body = generate_latest(metrics.registry)

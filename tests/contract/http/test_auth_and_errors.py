@@ -1,5 +1,7 @@
 """Authentication failures, error shapes, and bad input that changes nothing."""
 
+import json
+
 import pytest
 
 ALICE = "alice@example.com"
@@ -115,6 +117,68 @@ async def test_metrics_in_the_prometheus_text_format(api):
     assert "fourcorner_http_request_duration_seconds_bucket" in text
     assert 'fourcorner_queue_depth{queue="transactions_to_send"} 0.0' in text
     assert 'fourcorner_queue_depth{queue="webhook_deliveries"} 0.0' in text
+
+
+METRICS_TOKEN = "scrape-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        None,
+        "Bearer",
+        f"Basic {METRICS_TOKEN}",
+        f"Bearer {METRICS_TOKEN}x",
+        f"Bearer {METRICS_TOKEN[:-1]}",
+        "Bearer \udcff",
+    ],
+)
+async def test_with_a_metrics_token_a_scrape_without_it_is_401(start_api, sent):
+    api = await start_api("sqlite", metrics_token=METRICS_TOKEN)
+    headers = (
+        {}
+        if sent is None
+        else {"Authorization": sent.encode("utf-8", "surrogatepass").decode("latin-1")}
+    )
+    resp = await api.client.get("/metrics", headers=headers)
+    body = await resp.json()
+    assert resp.status == 401 and body["code"] == "AT-1018"
+    assert "fourcorner_" not in json.dumps(body)
+    ok = await api.client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    assert ok.status == 200 and "fourcorner_queue_depth" in await ok.text()
+    # another credential of the API is no metrics token
+    status, _ = await api.call("GET", "/users/me", as_=ALICE)
+    assert status == 200
+
+
+async def test_wrong_metrics_tokens_are_throttled_per_address(start_api):
+    api = await start_api("sqlite", metrics_token=METRICS_TOKEN, auth_failure_limit=3)
+    wrong = {"Authorization": "Bearer not-the-token-at-all"}
+    statuses = [(await api.client.get("/metrics", headers=wrong)).status for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    # refused before the token is looked at, the right one included, until the window passes
+    right = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+    assert (await api.client.get("/metrics", headers=right)).status == 429
+
+
+async def test_queue_depths_are_read_at_most_once_a_second_however_often_scraped(
+    start_api, monkeypatch
+):
+    from fourcorner.application import gauges
+
+    api = await start_api("sqlite")
+    reads = 0
+    real = gauges.read
+
+    async def counted(ctx):
+        nonlocal reads
+        reads += 1
+        return await real(ctx)
+
+    monkeypatch.setattr(gauges, "read", counted)
+    for _ in range(20):
+        assert (await api.client.get("/metrics")).status == 200
+    assert reads == 1
 
 
 @pytest.mark.parametrize(
