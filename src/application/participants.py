@@ -205,7 +205,9 @@ async def update(
     cmd: UpdateParticipant,
 ) -> Participant:
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation held, as its update holds it: the card published here is made of
+        # what that one committed (and it, of what this one commits)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         p = await _own(uow, org_id, pid)
         changes: dict[str, Any] = {}
         if cmd.name is not None:
