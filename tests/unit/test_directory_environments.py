@@ -298,3 +298,25 @@ async def test_a_directory_that_does_not_answer_leaves_the_card_outdated_until_a
     world.directory.down = None
     await world.delete(made)
     assert world.directory.withdrawn == [(TEST, made.identifier_key)]
+
+
+async def test_a_card_changed_while_request_pd_publish_asks_stays_outdated(world):
+    """The directory read the card before a change that could not be announced: the
+    publication that asked it is not recorded over the change's OUTDATED."""
+    made = await published_one(world, 80)
+    asked = world.directory.publish
+
+    async def meddling(environment: Environment, participant: str) -> None:
+        await asked(environment, participant)
+        world.directory.publish = asked  # once
+        world.directory.down = "the directory answered 502"
+        card = BusinessCard(legal_name="Changed meanwhile", country_code="SE")
+        await world.update(made, business_card=card)
+        world.directory.down = None
+
+    world.directory.publish = meddling  # type: ignore[method-assign]
+    await world.publish(made)
+    now = (await world.get(made)).directory
+    assert (now.state, now.reason) == (PublicationState.OUTDATED, "the directory answered 502")
+    await world.publish(made)
+    assert (await world.get(made)).directory.state is PublicationState.PUBLISHED
