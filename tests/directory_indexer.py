@@ -28,6 +28,7 @@ class Indexer:
         self.smp = smp  # the base URL of the SMP the cards are read from; "": none read
         self.cards: dict[str, bytes] = {}  # participant (scheme::value) -> its card, as read
         self.calls: list[tuple[str, str]] = []  # (method, participant), in order
+        self.read: dict[int, bytes] = {}  # the card each PUT read, by its place in calls
         self.refuse: int | None = None
         self.clients: list[str] = []  # over TLS: the client certificate's CN of each call
 
@@ -47,6 +48,7 @@ class Indexer:
     async def index(self, request: web.Request) -> web.Response:
         participant = (await request.text()).strip()
         self.calls.append(("PUT", participant))
+        place = len(self.calls) - 1
         self._client(request)
         if self.refuse is not None:
             return web.Response(status=self.refuse)
@@ -62,7 +64,7 @@ class Indexer:
                 if resp.status != 200:
                     return web.Response(status=404, text=f"the SMP answered {resp.status}")
                 card = await resp.read()
-        self.cards[participant] = card
+        self.cards[participant] = self.read[place] = card
         return web.Response(status=200)
 
     async def remove(self, request: web.Request) -> web.Response:

@@ -7,12 +7,13 @@ from typing import Any
 
 import attrs
 
+from fourcorner.application import directory_cards, participants
 from fourcorner.application.absent import ABSENT, Absent
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import MEMBERS, ORGANISATIONS, USERS
-from fourcorner.application.context import Context
+from fourcorner.application.collections import MEMBERS, ORGANISATIONS, PARTICIPANTS, USERS
+from fourcorner.application.context import Context, Network
 from fourcorner.application.listing import ListRequest, build_query
-from fourcorner.application.repositories import Certificates, Organisations
+from fourcorner.application.repositories import Certificates, Organisations, Participants
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import (
@@ -166,14 +167,23 @@ async def get(ctx: Context, principal: Principal, org_id: uuid.UUID) -> Organisa
         return await _view(uow, (await authorise(uow, principal, org_id, Role.ORGADMIN)).org)
 
 
+# what the SMP publishes of the organisation: the business card's fallbacks (legal name,
+# country, website; publishing.business_card) and the endpoints' technical contact
+PUBLISHED_FIELDS = ("legal_name", "country_code", "website", "contacts")
+
+
 async def update(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: UpdateOrganisation
+    ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, cmd: UpdateOrganisation
 ) -> OrganisationView:
+    """Change the organisation. A change of what the SMP publishes of it publishes its
+    participants again, and the directory indexes again the cards that changed by it
+    (``directory_cards``)."""
     _check_fields(cmd.legal_name, cmd.country_code, cmd.website, cmd.contacts)
+    outdated = []
     async with ctx.uow() as uow:
         # locked: a concurrent grant of the mode (or any edit) is not overwritten by this one
         access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        org = access.org
+        org = before = access.org
         changes: dict[str, Any] = {
             k: v
             for k, v in {
@@ -216,8 +226,16 @@ async def update(
                 legal_identifier_code=org.legal_identifier_code,
                 legal_identifier=org.legal_identifier,
             ) from None
+        if any(getattr(org, f) != getattr(before, f) for f in PUBLISHED_FIELDS):
+            for p in await Participants(uow).of_org(org.id):
+                changed = await participants.republish(ctx, net, uow, p)
+                marked = directory_cards.after_change(ctx, p, changed)
+                if marked is not p:
+                    await uow.repository(PARTICIPANTS).update(marked)
+                    outdated.append(marked)
         view = await _view(uow, org)
         await uow.commit()
+    await directory_cards.reindex(ctx, net, outdated)
     return view
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from fourcorner.application import sml, sml_tasks
+from fourcorner.application import directory_cards, sml, sml_tasks
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import (
     ACCESS_POINTS,
@@ -28,9 +28,7 @@ from fourcorner.domain.fields import check_business_card
 from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
     BusinessCard,
-    DirectoryPublication,
     Participant,
-    PublicationState,
     SupportedDocumentType,
 )
 from fourcorner.domain.roles import Role
@@ -100,8 +98,9 @@ def _check_transport(ap: AccessPoint, profile: str) -> None:
         )
 
 
-async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Participant) -> None:
-    """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of work)."""
+async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Participant) -> bool:
+    """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of work):
+    whether the business card it serves changed by it (not on its first publication)."""
     ap = await uow.repository(ACCESS_POINTS).get(participant.ap_ref)
     if ap is None:
         raise NotFound(resource="access point", ident=str(participant.ap_ref))
@@ -119,7 +118,10 @@ async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Pa
         created_at=old.created_at if old else ctx.clock(),
         now=ctx.clock(),
     )
+    # what the SMP served until now (the stored registration, with the built-in SMP)
+    served = await net.smp.lookup(uow, participant.environment, participant.identifier_key)
     await net.smp.publish(uow, reg)
+    return served is not None and served.business_card != reg.business_card
 
 
 def registration_id(participant: Participant) -> uuid.UUID:
@@ -203,7 +205,9 @@ async def update(
     cmd: UpdateParticipant,
 ) -> Participant:
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation held, as its update holds it: the card published here is made of
+        # what that one committed (and it, of what this one commits)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         p = await _own(uow, org_id, pid)
         changes: dict[str, Any] = {}
         if cmd.name is not None:
@@ -222,10 +226,11 @@ async def update(
         p = attrs.evolve(
             p, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
+        p = directory_cards.after_change(ctx, p, await republish(ctx, net, uow, p))
         await uow.repository(PARTICIPANTS).update(p)
-        await republish(ctx, net, uow, p)
         await uow.commit()
-    return p
+    # a card in the directory that this change altered is indexed again
+    return await directory_cards.reindexed(ctx, net, p)
 
 
 async def delete_many(
@@ -237,7 +242,7 @@ async def delete_many(
     answer, nothing is deleted and the request may be repeated."""
     chosen = await _chosen(ctx, principal, org_id, ids)
     for p in chosen:  # network calls, outside any unit of work
-        if p.directory.state is PublicationState.PUBLISHED:
+        if p.directory.in_directory:
             await net.directory.withdraw(p.environment, p.identifier_key)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
@@ -286,17 +291,19 @@ async def request_publication(
     ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     """Ask the directory of each participant's environment to index its business card (served
-    by that environment's SMP)."""
+    by that environment's SMP): the first time, again, or an ``OUTDATED`` one whose asking
+    after a change failed. Should a directory not answer, nothing is recorded (503) and the
+    request may be repeated."""
     chosen = await _chosen(ctx, principal, org_id, ids)
     for p in chosen:  # network calls, outside any unit of work
         await net.directory.publish(p.environment, p.identifier_key)
     now = ctx.clock()
     async with ctx.uow() as uow:
         for p in chosen:
-            current = await uow.repository(PARTICIPANTS).get(p.id)
-            if current is None:
-                continue
-            published = DirectoryPublication(PublicationState.PUBLISHED, now)
+            current = await uow.repository(PARTICIPANTS).lock(p.id)
+            if current is None or current.directory != p.directory:
+                continue  # changed meanwhile: the change asks the directory again itself
+            published = p.directory.reindexed(now)
             await uow.repository(PARTICIPANTS).update(attrs.evolve(current, directory=published))
         await uow.commit()
     return [str(p.id) for p in chosen]

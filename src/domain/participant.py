@@ -23,8 +23,13 @@ class ParticipantStatus(enum.Enum):
 
 
 class PublicationState(enum.Enum):
+    """``PUBLISHED`` once the directory was asked to index the card (``request-pd-publish``);
+    ``OUTDATED`` when the card the SMP serves changed since and the directory is still to be
+    asked to index it again (``reason``: what the directory answered the last time)."""
+
     NOT_REQUESTED = "NOT_REQUESTED"
     PUBLISHED = "PUBLISHED"
+    OUTDATED = "OUTDATED"
 
 
 @attrs.frozen
@@ -52,6 +57,27 @@ class SupportedDocumentType:
 class DirectoryPublication:
     state: PublicationState = PublicationState.NOT_REQUESTED
     published_at: datetime | None = None
+    # OUTDATED: when the served card last changed, and why the directory was not told yet
+    changed_at: datetime | None = None
+    reason: str | None = None
+
+    @property
+    def in_directory(self) -> bool:
+        """Whether the directory was asked to index the card (it may hold an older one)."""
+        return self.state is not PublicationState.NOT_REQUESTED
+
+    def card_changed(self, now: datetime) -> DirectoryPublication:
+        """The served card changed at ``now``: a card in the directory is outdated."""
+        if not self.in_directory:
+            return self
+        return attrs.evolve(self, state=PublicationState.OUTDATED, changed_at=now, reason=None)
+
+    def reindexed(self, now: datetime) -> DirectoryPublication:
+        """The directory was asked at ``now`` to index the current card."""
+        return DirectoryPublication(PublicationState.PUBLISHED, now)
+
+    def not_reindexed(self, reason: str) -> DirectoryPublication:
+        return attrs.evolve(self, reason=reason)
 
 
 @attrs.frozen

@@ -31,7 +31,9 @@ def directory(settings: Settings) -> DirectoryPublisher:
     (``FOURCORNER_DIRECTORY_URL_TEST``, ``_PROD``), reached over https with that environment's
     SMP certificate as TLS client certificate (the directory authenticates the SMP by it). In
     an environment without one, publication is recorded and the business card is served by
-    that environment's built-in SMP only: no outside directory is contacted."""
+    that environment's built-in SMP only: no outside directory is contacted. The directory's
+    server certificate is verified under ``FOURCORNER_DIRECTORY_CA_FILE`` when it is set, else
+    under the system's CAs."""
     urls = {
         Environment.TEST: settings.directory_url_test,
         Environment.PROD: settings.directory_url_prod,
@@ -39,15 +41,17 @@ def directory(settings: Settings) -> DirectoryPublisher:
     indexers = {}
     for env, url in urls.items():
         if url:
-            tls = smp_client(settings, env) if url.lower().startswith("https://") else None
+            https = url.lower().startswith("https://")
+            tls = smp_client(settings, env, settings.directory_ca_file) if https else None
             indexers[env] = IndexerDirectoryPublisher(url, ssl=tls)
     return EnvironmentDirectories(indexers)
 
 
-def smp_client(settings: Settings, environment: Environment) -> ssl.SSLContext:
-    """A TLS client context presenting the operator's SMP certificate of ``environment``."""
+def smp_client(settings: Settings, environment: Environment, cafile: str = "") -> ssl.SSLContext:
+    """A TLS client context presenting the operator's SMP certificate of ``environment``,
+    verifying the server under the CAs of ``cafile`` (empty: the system's)."""
     (own,) = [e for e in operator.environments(settings) if e.environment is environment]
-    return client_context(own.smp_cert_pem, own.smp_key_pem, own.smp_chain_pem)
+    return client_context(own.smp_cert_pem, own.smp_key_pem, own.smp_chain_pem, cafile or None)
 
 
 async def opened(storage: Storage) -> AsyncIterator[Storage]:

@@ -143,6 +143,7 @@ class Settings:
     # the directory's indexer per environment (business cards); unset: none in that environment
     directory_url_test: str = ""
     directory_url_prod: str = ""
+    directory_ca_file: str = ""  # CAs of the directories' TLS certificates; empty: the system's
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
     webhook_allow_private_targets: bool = False

@@ -143,6 +143,13 @@ def problems(s: Settings) -> list[str]:
     except ValueError as e:
         out.append(f"{PREFIX}DNS_NAMESERVERS={s.dns_nameservers!r}: {e}")
     out += sml_setup.problems(s)
+    if s.directory_ca_file:
+        problem = setting_values.pem_certificates_problem(s.directory_ca_file)
+        need(
+            problem is None,
+            f"{PREFIX}DIRECTORY_CA_FILE={s.directory_ca_file!r} {problem}; name a PEM bundle of "
+            "the CAs of the directory's TLS certificate, or unset it to use the system's",
+        )
     need(
         s.blob_sweep_grace_seconds >= 1,
         f"{PREFIX}BLOB_SWEEP_GRACE_SECONDS={s.blob_sweep_grace_seconds:g} must be at "

@@ -1,5 +1,6 @@
 """How a setting's text (from the environment, or a TOML value) becomes its value: whole
-and decimal numbers, true or false, paths, DNS servers; and what is wrong with a base URL.
+and decimal numbers, true or false, paths, DNS servers; and what is wrong with a base URL or
+with a file of CA certificates.
 A refusal is a ``ValueError`` (``url_problem``: the text) that completes the sentence
 "<setting>=<value> ..."; ``entrypoints.config`` names the setting."""
 
@@ -10,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from cryptography import x509
 
 PREFIX = "FOURCORNER_"  # of every setting's name in the environment
 
@@ -81,4 +84,18 @@ def url_problem(url: str) -> str | None:
         return "is not an absolute http:// or https:// URL"
     if parts.query or parts.fragment:
         return "has a query or fragment; give the base URL only"
+    return None
+
+
+def pem_certificates_problem(path: str) -> str | None:
+    """What keeps the file ``path`` from being a bundle of PEM certificates (a TLS client's
+    CAs), or None when it is one."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return f"cannot be read ({(e.strerror or str(e)).lower()})"
+    try:
+        x509.load_pem_x509_certificates(data)
+    except ValueError:
+        return "holds no PEM certificate (or one that cannot be parsed)"
     return None

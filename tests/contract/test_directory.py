@@ -148,6 +148,41 @@ def operator_certs(folder: Path, pki: TestPki, now: datetime) -> Path:
     return folder
 
 
+async def https_indexers(
+    pki: TestPki, folder: Path, aiohttp_server: Any, now: datetime
+) -> tuple[dict[Environment, Indexer], dict[Environment, str], Path]:
+    """A TEST and a PROD indexer over https that ask for a client certificate under the SMP CA,
+    their own certificate issued by a new CA of their own; with the file of that CA."""
+    ca, ca_key = testpki.new_ca("fourcorner test directory CA")
+    server_pem, server_key = server_certificate(ca, ca_key, now)
+    for name, text in (
+        ("ca.pem", cert_pem(ca)),
+        ("server.pem", server_pem),
+        ("server.key", server_key),
+    ):
+        (folder / name).write_text(text)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=pki.smp_chain_pem)
+    tls.verify_mode = ssl.CERT_REQUIRED
+    tls.load_cert_chain(folder / "server.pem", folder / "server.key")
+    indexers, urls = {}, {}
+    for env in (TEST, PROD):
+        indexers[env] = Indexer()
+        urls[env] = str((await aiohttp_server(indexers[env].app(), ssl=tls)).make_url(PATH))
+        assert urls[env].startswith("https://127.0.0.1:")
+    return indexers, urls, folder / "ca.pem"
+
+
+async def through(settings: Settings, *steps: tuple[str, Environment]) -> None:
+    """Make the directories of ``settings`` and call them: ("publish", TEST), ... in order."""
+    made = directory(settings)
+    assert isinstance(made, EnvironmentDirectories)
+    try:
+        for call, env in steps:
+            await getattr(made, call)(env, ID)
+    finally:
+        await made.aclose()
+
+
 async def test_over_https_each_directory_is_shown_its_environments_smp_certificate(
     pki: TestPki, tmp_path: Path, aiohttp_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,37 +191,53 @@ async def test_over_https_each_directory_is_shown_its_environments_smp_certifica
     certificate under the SMP CA, and their own is trusted as the system's CAs are."""
     now = datetime.now(UTC)
     certs = operator_certs(tmp_path / "certs", pki, now)
-    ca, ca_key = testpki.new_ca("fourcorner test directory CA")
-    server_pem, server_key = server_certificate(ca, ca_key, now)
-    for name, text in (
-        ("ca.pem", cert_pem(ca)),
-        ("server.pem", server_pem),
-        ("server.key", server_key),
-    ):
-        (tmp_path / name).write_text(text)
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # the "system's" CAs
-    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=pki.smp_chain_pem)
-    tls.verify_mode = ssl.CERT_REQUIRED
-    tls.load_cert_chain(tmp_path / "server.pem", tmp_path / "server.key")
-    indexers, urls = {}, {}
-    for env in (TEST, PROD):
-        indexers[env] = Indexer()
-        urls[env] = str((await aiohttp_server(indexers[env].app(), ssl=tls)).make_url(PATH))
-        assert urls[env].startswith("https://127.0.0.1:")
+    indexers, urls, ca_file = await https_indexers(pki, tmp_path, aiohttp_server, now)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))  # the "system's" CAs
     settings = Settings(
         data_dir=tmp_path,
         operator_certs_dir=str(certs),
         directory_url_test=urls[TEST],
         directory_url_prod=urls[PROD],
     ).check()
-    made = directory(settings)
-    assert isinstance(made, EnvironmentDirectories)
-    try:
-        for env in (TEST, PROD):
-            await made.publish(env, ID)
-            await made.withdraw(env, ID)
-    finally:
-        await made.aclose()
+    steps = [("publish", TEST), ("withdraw", TEST), ("publish", PROD), ("withdraw", PROD)]
+    await through(settings, *steps)
     assert indexers[TEST].clients == ["SMP TEST", "SMP TEST"]
     assert indexers[PROD].clients == ["SMP PROD", "SMP PROD"]
     assert [m for m, _ in indexers[TEST].calls] == ["PUT", "DELETE"] and not indexers[TEST].cards
+
+
+async def test_over_https_the_directory_is_verified_under_the_directory_ca_file(
+    pki: TestPki, tmp_path: Path, aiohttp_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FOURCORNER_DIRECTORY_CA_FILE``: a directory whose certificate no system CA issued is
+    reached when the file holds its CA, and refused (unavailable, nothing sent) without the
+    file or with a file of another CA."""
+    now = datetime.now(UTC)
+    certs = operator_certs(tmp_path / "certs", pki, now)
+    indexers, urls, ca_file = await https_indexers(pki, tmp_path, aiohttp_server, now)
+    other, _ = testpki.new_ca("another CA")
+    (tmp_path / "other.pem").write_text(cert_pem(other))
+    # the "system's" CAs: the other CA only
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "other.pem"))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-folder"))
+
+    def settings(**more: str) -> Settings:
+        return Settings(
+            data_dir=tmp_path,
+            operator_certs_dir=str(certs),
+            directory_url_test=urls[TEST],
+            directory_url_prod=urls[PROD],
+            **more,
+        ).check()
+
+    for refused in (settings(), settings(directory_ca_file=str(tmp_path / "other.pem"))):
+        for env in (TEST, PROD):
+            with pytest.raises(ServiceUnavailable) as e:
+                await through(refused, ("publish", env))
+            assert "certificate verify failed" in e.value.reason, e.value.reason
+    assert indexers[TEST].calls == indexers[PROD].calls == []
+    steps = [("publish", TEST), ("publish", PROD), ("withdraw", PROD)]
+    await through(settings(directory_ca_file=str(ca_file)), *steps)
+    assert indexers[TEST].clients == ["SMP TEST"]
+    assert indexers[PROD].clients == ["SMP PROD", "SMP PROD"]
+    assert (set(indexers[TEST].cards), set(indexers[PROD].cards)) == ({FULL}, set())

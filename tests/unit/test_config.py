@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fourcorner.adapters.pki import testpki
 from fourcorner.entrypoints.config import (
     ConfigError,
     Settings,
@@ -233,3 +234,41 @@ def test_the_former_single_directory_url_is_refused_naming_the_two_settings(tmp_
     said = str(e.value)
     assert said.startswith(f"{tmp_path / 'fourcorner.toml'}: 'directory_url' is no longer")
     assert "FOURCORNER_DIRECTORY_URL_TEST" in said and url not in said
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "cannot be read (no such file or directory)"),
+        ("", "holds no PEM certificate"),
+        ("not a certificate\n", "holds no PEM certificate"),
+        (
+            "-----BEGIN CERTIFICATE-----\nbm90IERFUg==\n-----END CERTIFICATE-----\n",
+            "holds no PEM certificate",
+        ),
+    ],
+)
+def test_a_directory_ca_file_that_holds_no_certificate_is_refused_at_start(tmp_path, content, says):
+    ca = tmp_path / "directory-ca.pem"
+    if content is not None:
+        ca.write_text(content)
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, directory_ca_file=str(ca))
+    said = str(e.value)
+    assert said.startswith(f"FOURCORNER_DIRECTORY_CA_FILE={str(ca)!r} {says}"), said
+    assert "name a PEM bundle" in said and "\n" not in said
+
+
+def test_a_directory_ca_file_that_is_a_folder_is_refused_at_start(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, directory_ca_file=str(tmp_path))
+    assert str(e.value).startswith(f"FOURCORNER_DIRECTORY_CA_FILE={str(tmp_path)!r} cannot be read")
+
+
+def test_a_directory_ca_file_of_pem_certificates_is_taken(tmp_path):
+    ca = tmp_path / "directory-ca.pem"
+    one, _ = testpki.new_ca("directory CA one")
+    two, _ = testpki.new_ca("directory CA two")
+    ca.write_text(testpki.cert_pem(one) + testpki.cert_pem(two))
+    assert load(tmp_path, directory_ca_file=str(ca)).directory_ca_file == str(ca)
+    assert Settings().directory_ca_file == ""

@@ -10,6 +10,7 @@ import uuid
 
 from fourcorner.application.repositories import Smps
 from fourcorner.application.storage import UnitOfWork
+from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 
@@ -40,21 +41,30 @@ class InMemorySmpRegistrar:
 
 class InMemoryDirectory:
     """The directory of each environment, in memory: ``published`` and ``withdrawn`` record
-    the calls in order, ``cards`` what each environment's directory holds now."""
+    the calls in order, ``cards`` what each environment's directory holds now. ``down``: the
+    reason every call is refused with (``ServiceUnavailable``), as a directory that does not
+    answer; None: it answers."""
 
     def __init__(self) -> None:
         self.published: list[tuple[Environment, str]] = []
         self.withdrawn: list[tuple[Environment, str]] = []
+        self.down: str | None = None
         self._cards: dict[Environment, set[str]] = {env: set() for env in Environment}
+
+    def _answer(self) -> None:
+        if self.down is not None:
+            raise ServiceUnavailable(reason=self.down)
 
     def cards(self, environment: Environment) -> set[str]:
         """The participants whose card the directory of ``environment`` holds."""
         return set(self._cards[environment])
 
     async def publish(self, environment: Environment, participant: str) -> None:
+        self._answer()
         self.published.append((environment, participant.lower()))
         self._cards[environment].add(participant.lower())
 
     async def withdraw(self, environment: Environment, participant: str) -> None:
+        self._answer()
         self.withdrawn.append((environment, participant.lower()))
         self._cards[environment].discard(participant.lower())

@@ -372,8 +372,14 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "supportedDocumentTypes": "The entries, replacing the current ones; may be empty.",
     },
     "DirectoryPublication": {
-        "state": "`NOT_REQUESTED` or `PUBLISHED` (after `request-pd-publish`).",
-        "publishedAt": "When it was published; null when it is not.",
+        "state": (
+            "`NOT_REQUESTED`, `PUBLISHED` (after `request-pd-publish`) or `OUTDATED`: the "
+            "business card the SMP serves changed since, and the directory could not be asked "
+            "to index it again yet (`reason`); `request-pd-publish` asks it again."
+        ),
+        "publishedAt": "When the directory was last asked to index the card; null when never.",
+        "changedAt": "`OUTDATED`: when the served business card changed; null otherwise.",
+        "reason": "`OUTDATED`: what the directory answered the last time it was asked.",
     },
     "MigrationKey": {
         "participantId": "The participant's id.",

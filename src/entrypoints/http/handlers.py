@@ -18,7 +18,7 @@ from dependency_injector.wiring import Provide
 
 from fourcorner.application import organisations, users
 from fourcorner.application.collections import ORGANISATIONS
-from fourcorner.application.context import Context
+from fourcorner.application.context import Context, Network
 from fourcorner.application.organisations import CreateOrganisation, UpdateOrganisation
 from fourcorner.application.storage import Page, Storage
 from fourcorner.application.users import UpdateUser
@@ -104,9 +104,12 @@ async def get_org(
 
 
 async def update_org(
-    req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
+    req: Req,
+    ctx: Context = Provide["context"],
+    net: Network = Provide["network"],
+    conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
-    org = await organisations.update(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    org = await organisations.update(ctx, net, req.caller, req.path_uuid("orgId"), req.body)
     return Reply(200, org_view(conv, org))
 
 
