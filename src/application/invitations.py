@@ -22,7 +22,7 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.application.context import Context
 from fourcorner.application.identity import Identity
-from fourcorner.application.repositories import Members
+from fourcorner.application.repositories import Members, Users
 from fourcorner.domain import member as membership
 from fourcorner.domain.errors import AlreadyMember
 from fourcorner.domain.member import Member, MemberStatus
@@ -69,6 +69,10 @@ async def redeem(ctx: Context, user: User, identity: Identity) -> None:
         return
     now = ctx.clock()
     async with ctx.uow() as uow:
+        # the user first, as a deletion of users locks them: one deleted since signing in
+        # redeems nothing, and the invitations stay open
+        if await Users(uow).lock_for_membership(user.id) is None:
+            return
         members = Members(uow)
         for org_id in sorted({i.org_id for i in found}, key=str):  # one lock order for all
             if await uow.repository(ORGANISATIONS).lock(org_id) is None:

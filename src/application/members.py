@@ -14,10 +14,10 @@ import attrs
 
 from fourcorner.application import api_keys, invitations
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import MEMBERS, USERS
+from fourcorner.application.collections import MEMBERS
 from fourcorner.application.context import Context
 from fourcorner.application.listing import ListRequest
-from fourcorner.application.repositories import Members
+from fourcorner.application.repositories import Members, Users
 from fourcorner.application.scoped import InOrg, list_in_org, owned
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain import member as membership
@@ -79,8 +79,10 @@ async def create(
         return await invitations.invite(ctx, principal, org_id, cmd.email, role)
     now = ctx.clock()
     async with ctx.uow() as uow:
+        # the user before the organisation, as a deletion of users locks them; refused only
+        # once the caller is known to be an orgadmin here, who alone may learn who exists
+        user = await Users(uow).lock_for_membership(cmd.user_id)
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        user = await uow.repository(USERS).get(cmd.user_id)
         if user is None:
             raise NotFound(resource="user", ident=cmd.user_id)
         members = Members(uow)

@@ -10,10 +10,10 @@ import attrs
 from fourcorner.application import directory_cards, participants
 from fourcorner.application.absent import ABSENT, Absent
 from fourcorner.application.access import Principal, authorise
-from fourcorner.application.collections import MEMBERS, ORGANISATIONS, PARTICIPANTS, USERS
+from fourcorner.application.collections import MEMBERS, ORGANISATIONS, PARTICIPANTS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.listing import ListRequest, build_query
-from fourcorner.application.repositories import Certificates, Organisations, Participants
+from fourcorner.application.repositories import Certificates, Organisations, Participants, Users
 from fourcorner.application.storage import Page, UnitOfWork
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import (
@@ -21,6 +21,7 @@ from fourcorner.domain.errors import (
     Detail,
     DuplicateOrganisation,
     InvalidInput,
+    NotFound,
     RoleNotPermitted,
 )
 from fourcorner.domain.fields import contact_problems, country_problem, optional_problems
@@ -100,8 +101,10 @@ async def create(ctx: Context, principal: Principal, cmd: CreateOrganisation) ->
     now, me = ctx.clock(), UserRef(user.id)
     async with ctx.uow() as uow:
         # The user's record is locked so their creations run one at a time: of two at once,
-        # only one is their first (sharedModeEnabled).
-        await uow.repository(USERS).lock(user.id)
+        # only one is their first (sharedModeEnabled). One deleted since signing in founds
+        # nothing: its orgadmin would be gone.
+        if await Users(uow).lock_for_membership(user.id) is None:
+            raise NotFound(resource="user", ident=user.id)
         orgs = Organisations(uow)
         if await orgs.by_legal_key(legal_key) is not None:
             raise DuplicateOrganisation(

@@ -151,6 +151,19 @@ class Users(Records[User]):
         """The user the identity (issuer, subject) signs in as."""
         return await self._store.first(identityKey=identity_key)
 
+    async def lock_for_membership(self, user_id: str) -> User | None:
+        """The user, locked until the unit of work ends (``lock``), to be made a member; ``None``
+        when there is none, never made or deleted meanwhile (the lock waits for a deletion
+        under way to end).
+
+        Every unit of work that makes a member record for a user takes this before any
+        organisation's lock, as a deletion of users locks them and then the organisations of
+        their memberships (``application.users.delete_many``): the two never deadlock, and
+        whichever holds the user first is done before the other reads. So no membership is
+        left referring to a user who is gone, and a deletion sees every membership of its
+        users."""
+        return await self._store.lock(user_id)
+
 
 class DeletedIdentities(Records[DeletedIdentity]):
     collection = DELETED_IDENTITIES

@@ -279,9 +279,14 @@ def _uuid_text(text: str) -> bool:
 
 async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:
     """Ask to join an organisation: a pending member, for its orgadmins to approve."""
-    user = _own(principal, uid)
+    caller = _own(principal, uid)
     now = ctx.clock()
     async with ctx.uow() as uow:
+        # the user first, as a deletion of users locks them: one deleted since signing in is
+        # not made a member
+        user = await Users(uow).lock_for_membership(caller.id)
+        if user is None:
+            raise NotFound(resource="user", ident=uid)
         # locked as every change of the organisation's members locks it (application.members)
         if await uow.repository(ORGANISATIONS).lock(org_id) is None:
             raise NotFound(resource="organisation", ident=str(org_id))

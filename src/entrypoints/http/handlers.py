@@ -219,7 +219,8 @@ ROUTES = (
         body=CreateOrganisation,
         response=responses.ORGANISATION,
         status=201,
-        errors=("AT-1001", "AT-1006", "AT-1091"),
+        # AT-1040: the caller's user was deleted while this request ran
+        errors=("AT-1001", "AT-1006", "AT-1040", "AT-1091"),
     ),
     Route(
         "GET",
