@@ -23,6 +23,7 @@ from fourcorner.domain.errors import (
     NotFound,
     Unauthorised,
 )
+from fourcorner.domain.fields import optional_problems
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
@@ -175,10 +176,8 @@ def _own(principal: Principal, uid: str) -> User:
 async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) -> User:
     user = _own(principal, uid)
     # "" is no country, as a user without one shows it (so a GET answer can be PUT back)
-    if cmd.country_code and not (
-        len(cmd.country_code) == 2 and cmd.country_code.isalpha() and cmd.country_code.isupper()
-    ):
-        raise InvalidInput([Detail("$.countryCode", "a two-letter country code in capitals")])
+    if problems := optional_problems("$", cmd.country_code, None):
+        raise InvalidInput(problems)
     changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
     async with ctx.uow() as uow:
         users = Users(uow)

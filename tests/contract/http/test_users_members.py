@@ -32,6 +32,23 @@ async def test_a_user_updates_only_their_own_record(api):
     assert (await api.me(CAROL))["phone"] == ""
 
 
+async def test_a_users_country_code_is_checked_as_an_organisations(api):
+    """Two capital letters A to Z, refused (400 AT-1001) at $.countryCode as an
+    organisation's code is; "" is no country."""
+    me = await api.me(BOB)
+    path = f"/users/{me['id']}"
+    for bad in ("se", "SWE", "S", "S1", "\u00c5\u00c4"):
+        status, body = await api.call("PUT", path, as_=BOB, json={"countryCode": bad})
+        assert status == 400 and body["code"] == "AT-1001", (bad, body)
+        assert body["details"] == [
+            {"field": "$.countryCode", "problem": "a two-letter country code in capitals, e.g. SE"}
+        ], bad
+    assert (await api.me(BOB))["countryCode"] == ""
+    for good in ("NO", ""):
+        status, body = await api.call("PUT", path, as_=BOB, json={"countryCode": good})
+        assert status == 200 and body["countryCode"] == good, (good, body)
+
+
 async def test_join_approve_and_membership_shows(api):
     org = await api.org(ALICE)
     bob = await api.me(BOB)
