@@ -49,6 +49,19 @@ async def test_a_users_country_code_is_checked_as_an_organisations(api):
         assert status == 200 and body["countryCode"] == good, (good, body)
 
 
+async def test_adding_an_unknown_user_is_not_found_and_told_only_to_an_orgadmin(api):
+    """A user id that names no user (as one deleted) is 404 AT-1040 for the organisation's
+    orgadmin; a caller who is no member learns nothing of it (403 AT-1020)."""
+    org = await api.org(ALICE)
+    await api.me(BOB)
+    path = f"/orgs/{org['id']}/members"
+    for unknown in ("nobody", "0b9d3b4e-5f7a-4c1e-9a51-3c2f0a6d7e81"):
+        status, body = await api.call("POST", path, as_=ALICE, json={"userId": unknown})
+        assert status == 404 and body["code"] == "AT-1040" and unknown in body["error"], body
+        status, body = await api.call("POST", path, as_=BOB, json={"userId": unknown})
+        assert status == 403 and body["code"] == "AT-1020", body
+
+
 async def test_join_approve_and_membership_shows(api):
     org = await api.org(ALICE)
     bob = await api.me(BOB)
