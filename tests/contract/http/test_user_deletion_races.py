@@ -1,9 +1,9 @@
 """A user deleted while a membership of theirs is being made, many rounds per backend.
 
-Each round sends its requests at once (``asyncio.gather``), as ``test_membership_races`` does:
-a superadmin deletes the user while an orgadmin adds them by id, they ask to join another
-organisation, redeem an invitation to a third (at sign-in) or found an organisation of their
-own. Whatever the interleaving, no membership is left referring to a user that is gone: either
+Each round sends its requests at once (``asyncio.gather``), as ``test_membership_races`` does,
+each of them first in some rounds: a superadmin deletes the user while an orgadmin adds them by
+id, they ask to join another organisation, redeem an invitation to a third (at sign-in) or
+found an organisation of their own. Whatever the interleaving, no membership is left referring to a user that is gone: either
 the user is gone with every membership of theirs, or the deletion was refused and the user
 stays with theirs. A create that comes after the deletion is refused cleanly, never a 500.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -52,6 +53,18 @@ async def delete(api: Any, user_id: str) -> tuple[int, Any]:
     return await as_root(api, "POST", "/users/batch-delete", json={"ids": [user_id]})
 
 
+async def at_once(
+    round_: int, **requests: Coroutine[Any, Any, tuple[int, Any]]
+) -> dict[str, tuple[int, Any]]:
+    """The answers to ``requests``, sent at once in an order turned by one place each round,
+    so that each is sent first in some rounds; by name, in the order given."""
+    names = list(requests)
+    turn = round_ % len(names)
+    order = names[turn:] + names[:turn]
+    answers = dict(zip(order, await asyncio.gather(*(requests[n] for n in order)), strict=True))
+    return {name: answers[name] for name in names}
+
+
 def refused_as_gone(answer: tuple[int, Any]) -> bool:
     """A refusal for a user who is gone: their token no longer signs in (401), or the user is
     not found (404, as an unknown user)."""
@@ -74,13 +87,18 @@ async def test_a_user_deleted_while_made_a_member_is_left_in_no_organisation(api
             "POST", f"/orgs/{orgs[CAROL]}/members", as_=CAROL, json={"email": email}
         )
         assert status == 201, body
-        deleted, added, joined, signed_in = await asyncio.gather(
-            delete(api, user_id),
-            api.call("POST", f"/orgs/{orgs[ALICE]}/members", as_=ALICE, json={"userId": user_id}),
-            api.call("POST", f"/users/{user_id}/join_org", as_=email, json={"orgId": orgs[BOB]}),
-            api.call("GET", "/users/me", as_=email),
+        outcomes = await at_once(
+            round_,
+            deleted=delete(api, user_id),
+            added=api.call(
+                "POST", f"/orgs/{orgs[ALICE]}/members", as_=ALICE, json={"userId": user_id}
+            ),
+            joined=api.call(
+                "POST", f"/users/{user_id}/join_org", as_=email, json={"orgId": orgs[BOB]}
+            ),
+            signed_in=api.call("GET", "/users/me", as_=email),
         )
-        outcomes = (deleted, added, joined, signed_in)
+        deleted, added, joined, signed_in = outcomes.values()
         assert deleted == (200, {"ids": [user_id]}), (round_, outcomes)
         assert added[0] == 201 or refused_as_gone(added), (round_, outcomes)
         assert joined[0] == 201 or refused_as_gone(joined), (round_, outcomes)
@@ -104,10 +122,12 @@ async def test_a_user_deleted_while_founding_an_organisation_is_left_in_none(api
             "countryCode": "SE",
             "legalIdentifierCode": "SE:ORGNR",
         }
-        deleted, founded = await asyncio.gather(
-            delete(api, user_id), api.call("POST", "/orgs", as_=email, json=body)
+        outcomes = await at_once(
+            round_,
+            deleted=delete(api, user_id),
+            founded=api.call("POST", "/orgs", as_=email, json=body),
         )
-        outcomes = (deleted, founded)
+        deleted, founded = outcomes.values()
         user, members = await stored(api, user_id)
         if deleted[0] == 200:
             assert refused_as_gone(founded), (round_, outcomes)
