@@ -4,6 +4,8 @@ Each change locks the organisation's record before it reads anything (``authoris
 lock=True)``), as joining and leaving do (``application.users``): changes to one
 organisation's members run one at a time, so the member set a decision reads (the last
 orgadmin rule, a pending request) is still the member set when its outcome is committed.
+Making a user a member locks that user before the organisation
+(``Users.lock_for_membership``), as deleting users does, so no membership outlives its user.
 """
 
 from __future__ import annotations

@@ -235,7 +235,8 @@ async def _memberships_kept_to(uow: UnitOfWork, user_ids: list[str]) -> list[Mem
     locked: set[uuid.UUID] = set()
     while True:
         found = [m for uid in user_ids for m in await members.of_user(uid)]
-        # read again once their organisations are locked: a membership added meanwhile counts
+        # read again once their organisations are locked; none is added meanwhile, as making
+        # a membership locks its user first (Users.lock_for_membership), but a check is cheap
         fresh = sorted({m.org_id for m in found} - locked, key=str)  # one lock order for all
         if not fresh:
             return found
