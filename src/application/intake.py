@@ -27,7 +27,7 @@ from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
 from fourcorner.application.repositories import Participants, Transactions
 from fourcorner.application.services_to_use import usable
-from fourcorner.application.transactions import Documents, blob_key
+from fourcorner.application.transactions import Documents, NewBlob, blob_key, store_artefacts
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
@@ -42,7 +42,6 @@ from fourcorner.domain.organisation import ValidationPolicy
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.roles import Role
 from fourcorner.domain.transaction import (
-    Artefact,
     ArtefactType,
     Transaction,
     UsedUpload,
@@ -58,33 +57,17 @@ def summary_key(transaction_id: uuid.UUID) -> str:
     return f"{blob_key(transaction_id, ArtefactType.VALIDATION_RESULT)}-json"
 
 
-async def store_validation(
-    ctx: Context, docs: Documents, tx: Transaction, result: ValidationResult
-) -> list[Artefact]:
-    """The blobs of a checked document's ``VALIDATION_RESULT`` artefacts: the SVRL and the
-    JSON summary; the artefacts are for the caller to add with its transaction (the blobs
-    are removed by the caller, or the sweep, when that fails)."""
+def validation_blobs(docs: Documents, tx: Transaction, result: ValidationResult) -> list[NewBlob]:
+    """The blobs of a checked document's ``VALIDATION_RESULT`` artefacts, to store with its
+    transaction (``store_artefacts``): the SVRL and the JSON summary; none when it was not
+    checked."""
     if not result.checked:
         return []
-    svrl_key, json_key = blob_key(tx.id, ArtefactType.VALIDATION_RESULT), summary_key(tx.id)
-    svrl_size = await docs.blobs.put(svrl_key, result.svrl)
     summary = json.dumps(docs.payloads.validation(result)).encode()
-    json_size = await docs.blobs.put(json_key, summary)
+    kind = ArtefactType.VALIDATION_RESULT
     return [
-        Artefact(
-            ctx.new_id(),
-            tx.id,
-            tx.org_id,
-            ArtefactType.VALIDATION_RESULT,
-            content_type,
-            size,
-            key,
-            tx.created_at,
-        )
-        for content_type, size, key in (
-            ("application/xml", svrl_size, svrl_key),
-            ("application/json", json_size, json_key),
-        )
+        NewBlob(blob_key(tx.id, kind), kind, "application/xml", result.svrl),
+        NewBlob(summary_key(tx.id), kind, "application/json", summary),
     ]
 
 
@@ -234,34 +217,25 @@ async def _accept(
         sender_sp=certificate.common_name if certificate else "",
         created_ns=ctx.clock_ns(),
     )
-    now = tx.created_at
-    key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
-    size = await docs.blobs.adopt(key, incoming)
-    reports: list[Artefact] = []
+    document = NewBlob(
+        blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT),
+        ArtefactType.BUSINESS_DOCUMENT,
+        "application/xml",
+        incoming,
+    )
+    blobs = [*validation_blobs(docs, tx, result), document]  # the artefacts in this order
     try:
-        reports = await store_validation(ctx, docs, tx, result)
+        artefacts = await store_artefacts(ctx, docs, tx, blobs)
         async with ctx.uow() as uow:
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
             await uow.repository(TRANSACTIONS).add(tx)
-            for report in reports:
-                await uow.repository(ARTEFACTS).add(report)
-            await uow.repository(ARTEFACTS).add(
-                Artefact(
-                    ctx.new_id(),
-                    tx.id,
-                    org_id,
-                    ArtefactType.BUSINESS_DOCUMENT,
-                    "application/xml",
-                    size,
-                    key,
-                    now,
-                )
-            )
+            for artefact in artefacts:
+                await uow.repository(ARTEFACTS).add(artefact)
             if keyed is not None:
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
             await uow.commit()
     except Conflict:
-        await _delete(docs, key, reports)
+        await _delete(docs, blobs)
         async with ctx.uow() as uow:
             sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
         if sent is None:  # not the document: the idempotency key clashed
@@ -270,7 +244,7 @@ async def _accept(
             transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
     except BaseException:
-        await _delete(docs, key, reports)
+        await _delete(docs, blobs)
         raise
     telemetry.transaction_status(tx)
     return tx
@@ -304,9 +278,9 @@ def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tup
     return envelope, facts is not None
 
 
-async def _delete(docs: Documents, key: str, artefacts: Sequence[Artefact]) -> None:
-    for k in (key, *(a.blob for a in artefacts)):
-        await docs.blobs.delete(k)
+async def _delete(docs: Documents, blobs: Sequence[NewBlob]) -> None:
+    for blob in blobs:
+        await docs.blobs.delete(blob.key)
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
@@ -125,6 +125,13 @@ class BlobStore(Protocol):
         ...
 
     async def put(self, key: str, data: bytes) -> int: ...
+
+    async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
+        """Store several blobs at once, each as ``put`` (bytes) or ``adopt`` (a ``Path`` from
+        ``incoming``) would; their sizes, in order, once every one is durable. Cheaper than a
+        call each: the file store syncs each folder once, the database store commits once.
+        On failure some may be stored: the caller removes them, or the sweep does."""
+        ...
 
     async def get(self, key: str) -> bytes:
         """The whole blob, in memory; ``FileNotFoundError`` or ``KeyError`` when missing."""

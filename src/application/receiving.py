@@ -28,18 +28,18 @@ from fourcorner.application.collections import (
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.intake import store_validation
+from fourcorner.application.intake import validation_blobs
 from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument, KeySealer
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
-from fourcorner.application.transactions import Documents, blob_key
+from fourcorner.application.transactions import Documents, NewBlob, blob_key, store_artefacts
 from fourcorner.domain import events
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
 from fourcorner.domain.errors import Conflict, DomainError, RulesFailed
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ValidationPolicy
 from fourcorner.domain.participant import Participant
-from fourcorner.domain.transaction import Artefact, ArtefactType, Transaction
+from fourcorner.domain.transaction import ArtefactType, Transaction
 from fourcorner.domain.validation import ValidationResult
 
 
@@ -216,34 +216,24 @@ async def _take_document(
         message_id=inbound.message_id,
         created_ns=ctx.clock_ns(),
     )
-    now = tx.created_at
     job = (
         mls.positive_job(ctx, exchange, tx, envelope, ap)
         if envelope.mls_type is MlsType.ALWAYS_SEND
         else None
     )
-    doc_key = blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT)
-    receipt_key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
-    doc_size = await docs.blobs.adopt(doc_key, inbound.sbd)
-    receipt_size = await docs.blobs.put(receipt_key, receipt)
-    reports = [] if result is None else await store_validation(ctx, docs, tx, result)
+    reports = [] if result is None else validation_blobs(docs, tx, result)
+    document, signal = ArtefactType.BUSINESS_DOCUMENT, ArtefactType.TRANSACTION_RECEIPT
+    blobs = [  # the artefacts in this order
+        *reports,
+        NewBlob(blob_key(tx.id, document), document, "application/xml", inbound.sbd),
+        NewBlob(blob_key(tx.id, signal), signal, "application/soap+xml", receipt),
+    ]
+    artefacts = await store_artefacts(ctx, docs, tx, blobs)
     try:
         async with ctx.uow() as uow:
             await uow.repository(TRANSACTIONS).add(tx)
-            for report in reports:
-                await uow.repository(ARTEFACTS).add(report)
-            for kind, content_type, size, key in (
-                (ArtefactType.BUSINESS_DOCUMENT, "application/xml", doc_size, doc_key),
-                (
-                    ArtefactType.TRANSACTION_RECEIPT,
-                    "application/soap+xml",
-                    receipt_size,
-                    receipt_key,
-                ),
-            ):
-                await uow.repository(ARTEFACTS).add(
-                    Artefact(ctx.new_id(), tx.id, tx.org_id, kind, content_type, size, key, now)
-                )
+            for artefact in artefacts:
+                await uow.repository(ARTEFACTS).add(artefact)
             valid = None if result is None else result.valid
             payload = docs.payloads.transaction(tx) | {"valid": valid}
             await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)
@@ -252,8 +242,8 @@ async def _take_document(
             await uow.commit()
     except Conflict:
         # the same document (instance identifier) arrived before under another MessageId
-        for key in (doc_key, receipt_key, *(r.blob for r in reports)):
-            await docs.blobs.delete(key)
+        for blob in blobs:
+            await docs.blobs.delete(blob.key)
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
@@ -48,6 +49,40 @@ def blob_key(transaction_id: uuid.UUID, kind: ArtefactType) -> str:
     """The key of a transaction's blob. Every blob key begins with the 32 hex digits of the
     transaction it belongs to and a dash (``transaction_of``): the blob sweep relies on it."""
     return f"{transaction_id.hex}-{kind.value.lower()}"
+
+
+@attrs.frozen
+class NewBlob:
+    """A blob to store with a transaction (bytes, or an ``incoming`` file to adopt), and what
+    the artefact naming it says."""
+
+    key: str
+    kind: ArtefactType
+    content_type: str
+    source: bytes | Path
+
+
+async def store_artefacts(
+    ctx: Context, docs: Documents, tx: Transaction, blobs: Sequence[NewBlob]
+) -> list[Artefact]:
+    """Store ``blobs`` together (``BlobStore.put_all``: durable on return, at the cost of one
+    folder sync or one database commit for all of them) and return the artefacts naming them,
+    in order, for the caller to add with ``tx`` (the blobs are removed by the caller, or the
+    sweep, when that fails)."""
+    sizes = await docs.blobs.put_all([(blob.key, blob.source) for blob in blobs])
+    return [
+        Artefact(
+            ctx.new_id(),
+            tx.id,
+            tx.org_id,
+            blob.kind,
+            blob.content_type,
+            size,
+            blob.key,
+            tx.created_at,
+        )
+        for blob, size in zip(blobs, sizes, strict=True)
+    ]
 
 
 def message_key(transaction_id: uuid.UUID) -> str:

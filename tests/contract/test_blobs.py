@@ -194,6 +194,67 @@ async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind
             assert await cursor.fetchone() == (1,)
 
 
+async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
+    store: Any, clock: Clock
+) -> None:
+    """One call for a transaction's blobs: small and large, bytes and uploads, each read back
+    whole, sized in the order given, the uploads adopted (gone from the incoming area), all
+    stored at the store's clock."""
+    small, large = store.incoming(), store.incoming()
+    small.write_bytes(b"<sbd/>")
+    large_data = os.urandom(2 * CHUNK + 3)
+    large.write_bytes(large_data)
+    wanted = {
+        "ab-svrl": b"<svrl/>",
+        "ab-doc": b"<sbd/>",
+        "ab-large": large_data,
+        "ab-bytes": os.urandom(CHUNK + 1),
+        "ab-empty": b"",
+    }
+    clock.now = T0 - HOUR
+    sizes = await store.put_all(
+        [
+            ("ab-svrl", wanted["ab-svrl"]),
+            ("ab-doc", small),
+            ("ab-large", large),
+            ("ab-bytes", wanted["ab-bytes"]),
+            ("ab-empty", b""),
+        ]
+    )
+    assert sizes == [7, 6, 2 * CHUNK + 3, CHUNK + 1, 0]
+    for key, data in wanted.items():
+        assert await store.get(key) == data
+    assert not small.exists() and not large.exists()
+    assert await listed(store, T0) == set(wanted)
+    assert await listed(store, T0 - 2 * HOUR) == set()
+    assert await store.put_all([]) == []
+
+
+async def test_put_all_writers_of_the_same_keys_at_once_leave_each_blob_whole(
+    store: Any, kind: str
+) -> None:
+    """Writers naming the same small keys in opposite orders neither deadlock nor leave a
+    key with two versions' pieces."""
+    keys = ["ab-first", "ab-second", "ab-third"]
+    versions = [{key: os.urandom(500 + n) for key in keys} for n in range(8)]
+    await asyncio.gather(
+        *(
+            store.put_all([(key, v[key]) for key in (keys if n % 2 else keys[::-1])])
+            for n, v in enumerate(versions)
+        )
+    )
+    for key in keys:
+        assert await store.get(key) in [v[key] for v in versions]
+    if kind == "postgres":
+        async with await psycopg.AsyncConnection.connect(
+            store._url, options=f"-c search_path={store._schema}"
+        ) as conn:
+            cursor = await conn.execute(
+                "SELECT key, count(*) FROM blob_chunks GROUP BY key ORDER BY key"
+            )
+            assert await cursor.fetchall() == [(key, 1) for key in sorted(keys)]
+
+
 async def test_a_reader_never_gets_a_mix_of_two_versions(store: Any) -> None:
     old, new = os.urandom(3 * CHUNK), os.urandom(3 * CHUNK)
     await store.put("ab-read", old)

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,26 +43,42 @@ class FileBlobStore:
         return self._spool.incoming()
 
     async def adopt(self, key: str, incoming: Path) -> int:
-        return await asyncio.to_thread(self._adopt, key, incoming)
-
-    def _adopt(self, key: str, incoming: Path) -> int:
-        target = self._file(key)
-        make_dirs(target.parent)
-        fd = os.open(incoming, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        stored = self._clock().timestamp()
-        os.utime(incoming, (stored, stored))
-        os.replace(incoming, target)
-        _fsync_dir(target.parent)
-        return target.stat().st_size
+        return (await self.put_all([(key, incoming)]))[0]
 
     async def put(self, key: str, data: bytes) -> int:
-        incoming = self.incoming()
-        await asyncio.to_thread(incoming.write_bytes, data)
-        return await self.adopt(key, incoming)
+        return (await self.put_all([(key, data)]))[0]
+
+    async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
+        return await asyncio.to_thread(self._put_all, list(blobs))
+
+    def _put_all(self, blobs: list[tuple[str, bytes | Path]]) -> list[int]:
+        """Each blob written to (or already in) a file of ``incoming`` and synced, then all
+        moved into place, then each folder they went to synced once: one thread hop and one
+        folder sync for a transaction's blobs (they share a folder, ``blob_key``)."""
+        targets = [self._file(key) for key, _ in blobs]  # every key checked before writing
+        stored = self._clock().timestamp()
+        written: list[Path] = []  # files made here, removed if they are not moved into place
+        try:
+            moves, sizes = [], []
+            for source in (source for _, source in blobs):
+                if isinstance(source, bytes):
+                    incoming = self._spool.incoming()
+                    written.append(incoming)
+                    sizes.append(_write_synced(incoming, source))
+                else:
+                    incoming = source
+                    sizes.append(_sync(incoming))
+                os.utime(incoming, (stored, stored))
+                moves.append(incoming)
+            for incoming, target in zip(moves, targets, strict=True):
+                make_dirs(target.parent)
+                os.replace(incoming, target)
+            for folder in dict.fromkeys(target.parent for target in targets):
+                _fsync_dir(folder)
+        finally:
+            for path in written:
+                path.unlink(missing_ok=True)  # moved into place: already gone
+        return sizes
 
     async def get(self, key: str) -> bytes:
         return await asyncio.to_thread(self._file(key).read_bytes)
@@ -102,6 +118,24 @@ class FileBlobStore:
 
     async def discard_incoming(self, written_before: datetime) -> int:
         return await self._spool.discard(written_before)
+
+
+def _write_synced(path: Path, data: bytes) -> int:
+    with path.open("wb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+    return len(data)
+
+
+def _sync(path: Path) -> int:
+    """Sync the file at ``path`` to disk; its size."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(folder: Path) -> None:

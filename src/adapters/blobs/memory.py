@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +37,12 @@ class InMemoryBlobStore:
         self.blobs[key] = data
         self._stored_at[key] = self._clock()
         return len(data)
+
+    async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
+        return [
+            await (self.put(key, source) if isinstance(source, bytes) else self.adopt(key, source))
+            for key, source in blobs
+        ]
 
     async def get(self, key: str) -> bytes:
         return self.blobs[key]

@@ -17,6 +17,8 @@ callers hold the whole blob anyway):
   (``_ONE_PIECE``), then the removal of earlier versions' chunks, one implicit transaction (the
   statements between two syncs; the second sees what a writer before it committed, as the row
   lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
+  ``put_all`` stores the one-piece blobs it is given (a transaction's document, receipt and
+  validation reports) in one such round trip and one commit.
 - ``chunks`` reads the first piece with the blob's row, then each further one by version and
   number, a statement (and a pooled connection, only for that statement) each: a slow reader
   holds no connection, and a blob stored again or removed meanwhile ends the reading with
@@ -41,7 +43,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -182,26 +184,48 @@ class PostgresBlobStore:
         return self._spool.incoming()
 
     async def adopt(self, key: str, incoming: Path) -> int:
-        size = (await asyncio.to_thread(incoming.stat)).st_size
-        # one piece: read whole (a piece is held in memory anyway), unless it grew meanwhile
-        first = await asyncio.to_thread(_first_piece, incoming) if 0 < size <= CHUNK else None
-        if first is not None and 0 < len(first) <= CHUNK:
-            stored = await self._one_piece(_check(key), first)
-        else:
-            stored = await self._write(_check(key), file_chunks(incoming), size)
-        await asyncio.to_thread(incoming.unlink, missing_ok=True)
-        return stored
+        return (await self.put_all([(key, incoming)]))[0]
 
     async def put(self, key: str, data: bytes) -> int:
-        if 0 < len(data) <= CHUNK:
-            return await self._one_piece(_check(key), data)
+        return (await self.put_all([(key, data)]))[0]
 
-        async def pieces() -> AsyncIterator[memoryview]:
-            view = memoryview(data)
-            for start in range(0, len(view), CHUNK):
-                yield view[start : start + CHUNK]
-
-        return await self._write(_check(key), pieces(), len(data))
+    async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
+        """The blobs of one piece (most) all in one round trip and one commit
+        (``_pieces_at_once``); each larger one in a transaction of its own (``_write``).
+        Adopted files are removed once all are stored."""
+        for key, _ in blobs:
+            _check(key)
+        sizes: list[int] = []
+        pieces: list[bytes | None] = []  # each blob's one piece; None when it has more
+        for _, source in blobs:
+            if isinstance(source, bytes):
+                size, first = len(source), source
+            else:  # one piece: read whole (held in memory anyway), unless it grew meanwhile
+                size, first = await asyncio.to_thread(_first_piece, source)
+            if first is not None and 0 < len(first) <= CHUNK:
+                pieces.append(first)
+                sizes.append(len(first))
+            else:
+                pieces.append(None)
+                sizes.append(size)
+        await self._pieces_at_once(
+            [
+                (key, piece)
+                for (key, _), piece in zip(blobs, pieces, strict=True)
+                if piece is not None
+            ]
+        )
+        for i, ((key, source), piece) in enumerate(zip(blobs, pieces, strict=True)):
+            if piece is not None:
+                continue
+            if isinstance(source, bytes):
+                sizes[i] = await self._write(key, _memory_pieces(source), len(source))
+            else:
+                sizes[i] = await self._write(key, file_chunks(source), sizes[i])
+        adopted = [source for _, source in blobs if isinstance(source, Path)]
+        if adopted:
+            await asyncio.to_thread(_unlink_all, adopted)
+        return sizes
 
     async def _write(
         self, key: str, pieces: AsyncIterator[bytes] | AsyncIterator[memoryview], size: int
@@ -228,21 +252,20 @@ class PostgresBlobStore:
                 await conn.execute(_SET_SIZE, (written, key, version))
         return written
 
-    async def _one_piece(self, key: str, data: bytes) -> int:
-        """Store ``data`` (at most one piece) as the blob ``key``, in one round trip."""
-        params = {
-            "key": key,
-            "version": uuid.uuid4(),
-            "size": len(data),
-            "at": self._clock(),
-            "data": data,
-        }
-        # autocommit: the two statements before the pipeline's sync are one implicit
-        # transaction (all or nothing), lighter than BEGIN ... COMMIT around them
+    async def _pieces_at_once(self, blobs: list[tuple[str, bytes]]) -> None:
+        """Store each ``(key, data)`` (at most one piece each) as that blob, all in one round
+        trip and one transaction; keys in order, so two writers lock shared keys in turn."""
+        if not blobs:
+            return
+        at = self._clock()
+        # autocommit: the statements before the pipeline's sync are one implicit transaction
+        # (all or nothing), lighter than BEGIN ... COMMIT around them
         async with self._connection() as conn, conn.pipeline():
-            await conn.execute(_ONE_PIECE, params)
-            await conn.execute(_DROP_OLD, (key, params["version"]))
-        return len(data)
+            for key, data in sorted(blobs, key=lambda blob: blob[0]):
+                version = uuid.uuid4()
+                params = {"key": key, "version": version, "size": len(data), "at": at}
+                await conn.execute(_ONE_PIECE, params | {"data": data})
+                await conn.execute(_DROP_OLD, (key, version))
 
     async def delete(self, key: str) -> None:
         async with self._connection() as conn:
@@ -333,7 +356,22 @@ class PostgresBlobStore:
         return await self._spool.discard(written_before)
 
 
-def _first_piece(path: Path) -> bytes:
-    """The file's first ``CHUNK`` bytes and one more (to tell a file longer than a piece)."""
+def _first_piece(path: Path) -> tuple[int, bytes | None]:
+    """The file's size and, when it is one piece, its first ``CHUNK`` bytes and one more (to
+    tell a file that grew past a piece meanwhile)."""
+    size = path.stat().st_size
+    if not 0 < size <= CHUNK:
+        return size, None
     with path.open("rb") as file:
-        return file.read(CHUNK + 1)
+        return size, file.read(CHUNK + 1)
+
+
+async def _memory_pieces(data: bytes) -> AsyncIterator[memoryview]:
+    view = memoryview(data)
+    for start in range(0, len(view), CHUNK):
+        yield view[start : start + CHUNK]
+
+
+def _unlink_all(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
