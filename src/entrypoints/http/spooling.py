@@ -51,7 +51,9 @@ async def copy(
     bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
     ``digest``: a ``hashlib`` hash that each chunk updates."""
     size = 0
-    with target.open("wb") as out:
+    # created in a thread: creating a file waits for its folder, which another thread's fsync
+    # may hold for milliseconds (seen as the event loop's longest block under load)
+    with await asyncio.to_thread(target.open, "wb") as out:
         while True:
             try:
                 chunk = await (
