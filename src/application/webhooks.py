@@ -118,6 +118,8 @@ async def update(
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         hook = await _own(uow, org_id, ident)
         changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
+        if cmd.events is not None:  # each event once, as when the webhook is made
+            changes["events"] = tuple(dict.fromkeys(cmd.events))
         hook = attrs.evolve(
             hook, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
