@@ -15,7 +15,7 @@ from aiohttp import web
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import intake, mls, transactions
-from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Keyed
 from fourcorner.application.intake import UploadGrant
@@ -175,11 +175,11 @@ async def get_transaction(
 async def list_artefacts(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    found = await transactions.artefacts(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
+    result = await transactions.list_artefacts(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId"), req.listing()
     )
-    items = [responses.ARTEFACT.dump(conv, a) for a in found]
-    return Reply(200, {"items": items, "nextCursor": None})
+    items = [responses.ARTEFACT.dump(conv, a) for a in result.items]
+    return Reply(200, {"items": items, "nextCursor": result.next_cursor})
 
 
 async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
@@ -358,6 +358,7 @@ ROUTES = (
         M,
         "transactions",
         response=ListReply(responses.ARTEFACT),
+        query=sorted_list(ARTEFACTS),
     ),
     Route(
         "GET",
