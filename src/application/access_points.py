@@ -17,7 +17,7 @@ from fourcorner.application.certificates import check_transport_profile
 from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
 from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import Participants
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, Service
@@ -136,7 +136,7 @@ async def delete_aps(
                 raise InUse(
                     resource="access point", ident=str(aid), used_by=f"participant {user.id}"
                 )
-            await uow.repository(ACCESS_POINTS).remove(aid)
+            await remove_owned(uow, ACCESS_POINTS, aid, "access point")
             done.append(str(aid))
         await uow.commit()
     return done

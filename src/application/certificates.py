@@ -17,7 +17,7 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import CERTIFICATES
 from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import AccessPoints
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
@@ -125,7 +125,7 @@ async def delete_certificates(
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN)
         require_whitelabel(access.org, "delete certificates")
-        certs, aps = uow.repository(CERTIFICATES), AccessPoints(uow)
+        aps = AccessPoints(uow)
         done = []
         for cid in dict.fromkeys(ids):
             await owned(uow, CERTIFICATES, org_id, cid, "certificate")
@@ -134,7 +134,7 @@ async def delete_certificates(
                 raise InUse(
                     resource="certificate", ident=str(cid), used_by=f"access point {user.id}"
                 )
-            await certs.remove(cid)
+            await remove_owned(uow, CERTIFICATES, cid, "certificate")
             done.append(str(cid))
         await uow.commit()
     return done

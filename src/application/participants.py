@@ -19,7 +19,7 @@ from fourcorner.application.collections import (
 from fourcorner.application.context import Context, Network
 from fourcorner.application.publishing import check_supported, registration
 from fourcorner.application.repositories import Participants
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
@@ -244,7 +244,7 @@ async def delete_many(
         done = []
         for pid in dict.fromkeys(ids):
             p = await _own(uow, org_id, pid)
-            await uow.repository(PARTICIPANTS).remove(p.id)
+            await remove_owned(uow, PARTICIPANTS, p.id, "participant")
             await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
             await sml.wish_removed(ctx, net, uow, p)
             done.append(str(p.id))
