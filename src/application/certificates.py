@@ -123,7 +123,8 @@ async def delete_certificates(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation's lock: no access point is made on it meanwhile (``delete_aps``)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "delete certificates")
         aps = AccessPoints(uow)
         done = []

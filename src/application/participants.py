@@ -136,7 +136,8 @@ async def create(
         check_business_card(cmd.business_card, ctx.catalogue)
     now = ctx.clock()
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation's lock: its access point is not deleted meanwhile (``delete_aps``)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         smp, ap = await _usable(uow, org_id, cmd.smp_ref, cmd.ap_ref)
         _check_transport(ap, cmd.transport_profile)
         participants = Participants(uow)
@@ -203,7 +204,7 @@ async def update(
     cmd: UpdateParticipant,
 ) -> Participant:
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)  # as ``create``
         p = await _own(uow, org_id, pid)
         changes: dict[str, Any] = {}
         if cmd.name is not None:
