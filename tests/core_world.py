@@ -35,6 +35,6 @@ async def started(container: Any) -> World:
     org = await organisations.create(
         ctx, me, CreateOrganisation("2120000787", "ACME", "SE", "SE:ORGNR")
     )
-    smps = await services_to_use.smps_to_use(ctx, me, org.id)
-    aps = await services_to_use.aps_to_use(ctx, me, org.id)
+    smps = (await services_to_use.smps_to_use(ctx, me, org.id)).items
+    aps = (await services_to_use.aps_to_use(ctx, me, org.id)).items
     return World(ctx, net, me, org.id, smps[0].id, aps[0].id)

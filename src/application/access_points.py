@@ -17,7 +17,7 @@ from fourcorner.application.certificates import check_transport_profile
 from fourcorner.application.collections import ACCESS_POINTS, CERTIFICATES
 from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import Participants
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, Service
@@ -73,7 +73,7 @@ async def create_ap(
     check_transport_profile(ctx, cmd.transport_profile)
     now = ctx.clock()
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "create access points")
         await _ap_certificate(uow, org_id, cmd.certificate_ref, cmd.environment)
         ap_id = ctx.new_id()
@@ -105,7 +105,7 @@ async def update_ap(
     cmd: UpdateAccessPoint,
 ) -> AccessPoint:
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "change access points")
         ap: AccessPoint = await owned(uow, ACCESS_POINTS, org_id, ap_id, "access point")
         if cmd.certificate_ref is not None:
@@ -125,8 +125,11 @@ async def update_ap(
 async def delete_aps(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
+    # Under the organisation's lock, as every change that makes or drops a reference between
+    # its certificates, access points and participants: a record is not deleted while
+    # another is made on it (each checks the other under the same lock).
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "delete access points")
         done = []
         for aid in dict.fromkeys(ids):
@@ -136,7 +139,7 @@ async def delete_aps(
                 raise InUse(
                     resource="access point", ident=str(aid), used_by=f"participant {user.id}"
                 )
-            await uow.repository(ACCESS_POINTS).remove(aid)
+            await remove_owned(uow, ACCESS_POINTS, aid, "access point")
             done.append(str(aid))
         await uow.commit()
     return done

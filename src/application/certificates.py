@@ -17,7 +17,7 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import CERTIFICATES
 from fourcorner.application.context import Context, Network
 from fourcorner.application.repositories import AccessPoints
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.domain.catalogue import neutral
 from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
@@ -123,9 +123,10 @@ async def delete_certificates(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation's lock: no access point is made on it meanwhile (``delete_aps``)
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "delete certificates")
-        certs, aps = uow.repository(CERTIFICATES), AccessPoints(uow)
+        aps = AccessPoints(uow)
         done = []
         for cid in dict.fromkeys(ids):
             await owned(uow, CERTIFICATES, org_id, cid, "certificate")
@@ -134,7 +135,7 @@ async def delete_certificates(
                 raise InUse(
                     resource="certificate", ident=str(cid), used_by=f"access point {user.id}"
                 )
-            await certs.remove(cid)
+            await remove_owned(uow, CERTIFICATES, cid, "certificate")
             done.append(str(cid))
         await uow.commit()
     return done

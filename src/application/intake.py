@@ -122,18 +122,22 @@ async def submit(
     incoming: Path,
     keyed: Keyed | None = None,
     mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
+    upload: UploadGrant | None = None,
 ) -> Answer:
     """``accept``, answered; with an idempotency key (``keyed``), the answer a request with
     that key got before (``IdempotencyKeyReused`` if it was another request), else the new
     answer, stored with the transaction. Of two requests with one key at once, one makes the
-    transaction and the other answers the same (its commit clashes on the key)."""
+    transaction and the other answers the same (its commit clashes on the key). ``upload``:
+    the pre-signed upload URL the document came through, spent with the transaction."""
     if keyed is not None:
         earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
         if earlier is not None:
             incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
             return earlier
     try:
-        return accepted(await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls))
+        return accepted(
+            await accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls, upload)
+        )
     except (Conflict, DuplicateTransaction):
         if keyed is not None:
             earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
@@ -151,6 +155,7 @@ async def accept(
     incoming: Path,
     keyed: Keyed | None = None,
     mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
+    upload: UploadGrant | None = None,
 ) -> Transaction:
     """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
     check its header, store it, and record the transaction as UNPROCESSED — all before any
@@ -159,9 +164,11 @@ async def accept(
     answer is stored under that idempotency key with it (``Conflict`` if the key is taken).
     A bare UBL Invoice or CreditNote is first wrapped in an SBD built from it (``_read``),
     with the MLS scopes ``mls`` asks for; its sender must be one of the organisation's
-    participants (``Forbidden`` otherwise)."""
+    participants (``Forbidden`` otherwise). ``upload``, the pre-signed URL it came through, is
+    spent in the transaction that records it: a refused document leaves it unspent, and of
+    two documents put to one URL at once, one is taken (``Forbidden`` for the other)."""
     try:
-        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
+        return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls, upload)
     finally:
         incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
 
@@ -175,6 +182,7 @@ async def _accept(
     incoming: Path,
     keyed: Keyed | None,
     mls: MlsRequest,
+    upload: UploadGrant | None,
 ) -> Transaction:
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
@@ -228,6 +236,8 @@ async def _accept(
         artefacts = await store_artefacts(ctx, docs, tx, blobs)
         async with ctx.uow() as uow:
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
+            if upload is not None:
+                await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, now))
             await uow.repository(TRANSACTIONS).add(tx)
             for artefact in artefacts:
                 await uow.repository(ARTEFACTS).add(artefact)
@@ -237,6 +247,8 @@ async def _accept(
     except Conflict:
         await _delete(docs, blobs)
         async with ctx.uow() as uow:
+            if upload is not None and await uow.repository(UPLOADS).get(upload.nonce):
+                raise _spent() from None
             sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
         if sent is None:  # not the document: the idempotency key clashed
             raise
@@ -314,16 +326,18 @@ async def grant_upload(
     )
 
 
-async def use_upload(ctx: Context, grant: UploadGrant) -> None:
-    """Spend a grant: refused when expired or used before (single use)."""
+def _spent() -> Forbidden:
+    return Forbidden(reason="the upload URL has been used already")
+
+
+async def check_upload(ctx: Context, grant: UploadGrant) -> None:
+    """Refuse a grant that has expired or was used before (single use); it is spent by
+    ``submit`` with the transaction it brings, so a refused document does not spend it."""
     if ctx.clock().timestamp() > grant.expires_at:
         raise Forbidden(reason="the upload URL has expired")
     async with ctx.uow() as uow:
-        try:
-            await uow.repository(UPLOADS).add(UsedUpload(grant.nonce, ctx.clock()))
-        except Conflict:
-            raise Forbidden(reason="the upload URL has been used already") from None
-        await uow.commit()
+        if await uow.repository(UPLOADS).get(grant.nonce) is not None:
+            raise _spent()
 
 
 async def principal_of(ctx: Context, grant: UploadGrant) -> Principal:

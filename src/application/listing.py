@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
-from fourcorner.application.storage import DEFAULT_LIMIT, MAX_LIMIT, Collection, Cursor, Query
+from fourcorner.application.storage import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    Collection,
+    Cursor,
+    Page,
+    Query,
+    page_of,
+)
 from fourcorner.domain import filtering
 from fourcorner.domain.errors import InvalidInput
 from fourcorner.domain.filtering import Condition
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -40,6 +50,29 @@ def build_query(
     return Query(
         where=(*scope, *conditions), search=search or None, after=after, limit=limit, order=order
     )
+
+
+def select(collection: Collection[T], records: Sequence[T], query: Query) -> Page[T]:
+    """A page of ``query`` over ``records`` held in memory (a list the service computes,
+    such as the access points an organisation may use), with the semantics every storage
+    adapter gives a stored list: conditions, search, order, cursor and limit."""
+    query.check_cursor()
+    order, after = query.order, query.after
+    spec, ident = collection.columns[order.field], collection.columns["id"]
+    needle = query.search.lower() if query.search else None
+
+    def key(record: T) -> tuple[tuple[int, Any], str]:
+        return order.key(spec.column(record), str(ident.column(record)))
+
+    chosen = [
+        r
+        for r in records
+        if (after is None or order.after(key(r), after))
+        and (needle is None or needle in collection.search_text(r))
+        and all(c.matches(r) for c in query.where)
+    ]
+    chosen.sort(key=key, reverse=order.descending)
+    return page_of(collection, chosen[: query.limit + 1], query.limit, order)
 
 
 def condition(collection: Collection[Any], field: str, op: filtering.Op, value: Any) -> Condition:

@@ -19,7 +19,7 @@ from fourcorner.application.collections import (
 from fourcorner.application.context import Context, Network
 from fourcorner.application.publishing import check_supported, registration
 from fourcorner.application.repositories import Participants
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
@@ -138,7 +138,8 @@ async def create(
         check_business_card(cmd.business_card, ctx.catalogue)
     now = ctx.clock()
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation's lock: its access point is not deleted meanwhile (``delete_aps``)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         smp, ap = await _usable(uow, org_id, cmd.smp_ref, cmd.ap_ref)
         _check_transport(ap, cmd.transport_profile)
         participants = Participants(uow)
@@ -205,8 +206,8 @@ async def update(
     cmd: UpdateParticipant,
 ) -> Participant:
     async with ctx.uow() as uow:
-        # the organisation held, as its update holds it: the card published here is made of
-        # what that one committed (and it, of what this one commits)
+        # the organisation held, as its update and ``create`` hold it: the card published here
+        # is made of what that one committed (and it, of what this one commits)
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         p = await _own(uow, org_id, pid)
         changes: dict[str, Any] = {}
@@ -249,7 +250,7 @@ async def delete_many(
         done = []
         for pid in dict.fromkeys(ids):
             p = await _own(uow, org_id, pid)
-            await uow.repository(PARTICIPANTS).remove(p.id)
+            await remove_owned(uow, PARTICIPANTS, p.id, "participant")
             await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
             await sml.wish_removed(ctx, net, uow, p)
             done.append(str(p.id))

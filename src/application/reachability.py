@@ -10,7 +10,7 @@ from fourcorner.application.access import Principal, authorise
 from fourcorner.application.context import Context
 from fourcorner.application.ports import LookupFailed, ParticipantLookup, ReceiverLookup
 from fourcorner.domain.envelope import Identifier
-from fourcorner.domain.errors import InvalidInput, LookupUnavailable
+from fourcorner.domain.errors import InvalidIdentifier, InvalidInput, LookupUnavailable
 from fourcorner.domain.identifier import PARTICIPANT_SCHEME
 from fourcorner.domain.network_services import Environment, usable_environments
 from fourcorner.domain.roles import Role
@@ -51,9 +51,13 @@ async def can_receive(
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
     if not participant:
         raise InvalidInput.one("participantId", "the participant to look up is required")
-    validated = ctx.catalogue.validate_participant_identifier(
-        participant, for_registration=False, field="participantId"
-    )
+    try:
+        validated = ctx.catalogue.validate_participant_identifier(
+            participant, for_registration=False, field="participantId"
+        )
+    except InvalidIdentifier as e:
+        e.in_query = True  # the query parameter participantId
+        raise
     if environment is None:
         allowed = usable_environments(access.org.organisation_mode)
         env = Environment.PROD if Environment.PROD in allowed else Environment.TEST

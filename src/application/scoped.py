@@ -33,6 +33,16 @@ async def owned(
     return result
 
 
+async def remove_owned(
+    uow: UnitOfWork, collection: Collection[Any], ident: object, resource: str
+) -> None:
+    """Remove the record ``ident`` that ``owned`` found in this unit of work; not found when
+    a concurrent unit of work removed it meanwhile: of concurrent deletes of one record, the
+    one whose removal found it answers for it."""
+    if not await uow.repository(collection).remove(ident):
+        raise NotFound(resource=resource, ident=str(ident))
+
+
 async def get_in_org(
     ctx: Context,
     principal: Principal,

@@ -11,10 +11,11 @@ import attrs
 
 from fourcorner.application.access import Principal, authorise
 from fourcorner.application.collections import (
+    ARTEFACTS,
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.listing import ListRequest
+from fourcorner.application.listing import ListRequest, build_query, select
 from fourcorner.application.ports import BlobStore, DocumentValidator, Envelopes, EventPayloads
 from fourcorner.application.repositories import Artefacts, Transactions
 from fourcorner.application.scoped import InOrg, list_in_org, owned
@@ -147,6 +148,14 @@ async def artefacts(
         await authorise(uow, principal, org_id, Role.ORGMEMBER)
         await owned(uow, TRANSACTIONS, org_id, ident, "transaction")
         return await Artefacts(uow).of_transaction(ident)
+
+
+async def list_artefacts(
+    ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID, request: ListRequest
+) -> Page[Artefact]:
+    """A page of the transaction's artefacts: a list like any other (``request``)."""
+    query = build_query(ARTEFACTS, request)
+    return select(ARTEFACTS, await artefacts(ctx, principal, org_id, ident), query)
 
 
 async def artefact(

@@ -16,7 +16,7 @@ from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import KeySealer
 from fourcorner.application.repositories import Deliveries, Events, Webhooks
-from fourcorner.application.scoped import InOrg, owned
+from fourcorner.application.scoped import InOrg, owned, remove_owned
 from fourcorner.application.sealed import WEBHOOK_SECRET
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import webhook as rules
@@ -118,6 +118,8 @@ async def update(
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         hook = await _own(uow, org_id, ident)
         changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
+        if cmd.events is not None:  # each event once, as when the webhook is made
+            changes["events"] = tuple(dict.fromkeys(cmd.events))
         hook = attrs.evolve(
             hook, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
@@ -135,7 +137,7 @@ async def delete_many(
         done = []
         for ident in dict.fromkeys(ids):
             await _own(uow, org_id, ident)
-            await uow.repository(WEBHOOKS).remove(ident)
+            await remove_owned(uow, WEBHOOKS, ident, "webhook")
             done.append(str(ident))
         await uow.commit()
     return done

@@ -136,12 +136,13 @@ class InvalidIdentifier(DomainError):
     value: str = ""
     rule: str = ""
     field: str = "participantIdentifier"
+    in_query: bool = False  # ``field`` names a query parameter, not a member of the body
 
     def message(self) -> str:
         return f"Invalid identifier {quoted(self.value)}: {self.rule}."
 
     def details(self) -> list[Detail]:
-        return [Detail(f"$.{self.field}", self.rule)]
+        return [Detail(self.field if self.in_query else f"$.{self.field}", self.rule)]
 
 
 # --- 401 / 403: who is calling, and may they -----------------------------------------------

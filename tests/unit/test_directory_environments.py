@@ -58,8 +58,8 @@ class World:
     directory: InMemoryDirectory
 
     async def participant(self, ident: str, env: Environment, legal_name: str) -> Participant:
-        smps = await services_to_use.smps_to_use(self.ctx, self.owner, self.org_id)
-        aps = await services_to_use.aps_to_use(self.ctx, self.owner, self.org_id)
+        smps = (await services_to_use.smps_to_use(self.ctx, self.owner, self.org_id)).items
+        aps = (await services_to_use.aps_to_use(self.ctx, self.owner, self.org_id)).items
         smp = next(s for s in smps if s.environment is env)
         ap = next(a for a in aps if a.environment is env)
         cmd = participants.CreateParticipant(

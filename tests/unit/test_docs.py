@@ -40,6 +40,24 @@ def test_every_endpoint_is_in_the_api_guide_with_its_role():
     assert index == expected
 
 
+def test_the_guide_names_the_lists_that_come_newest_first():
+    text = (DOCS / "api.md").read_text()
+    section = text.split("\n## Lists: filters, search, sorting and cursors\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "- `sort`:" in section
+    sentence = re.search(r"Without `sort`.*?newest first", section, re.S)
+    assert sentence is not None
+    named = set(re.findall(r"`\.\.\./([\w/]+)`", sentence.group(0)))
+    defaults = {
+        "/".join(r.path.split("/")[-2:]): q.schema.get("default")
+        for r in routes()
+        for q in r.query
+        if q.name == "sort"
+    }
+    assert named == {path for path, sort in defaults.items() if sort == "-createdAt"}
+    assert set(defaults.values()) == {"createdAt", "-createdAt", None}
+
+
 def test_every_setting_is_in_the_operations_guide():
     text = (DOCS / "operations.md").read_text()
     listed = set(re.findall(r"^\| `FOURCORNER_([A-Z0-9_]+)` \|", text, re.M))

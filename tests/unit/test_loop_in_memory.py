@@ -203,7 +203,7 @@ async def start(
         principal,
         organisations.CreateOrganisation("2120000787", f"Org {seat}", "SE", "SE:ORGNR"),
     )
-    (ap,) = await services_to_use.aps_to_use(ctx, principal, org.id)
+    (ap,) = (await services_to_use.aps_to_use(ctx, principal, org.id)).items
     service = Service(
         seat=seat,
         container=container,
@@ -226,7 +226,7 @@ async def start(
 
 
 async def add_participant(s: Service, identifier: str, *, receives: bool) -> None:
-    (smp,) = await services_to_use.smps_to_use(s.ctx, s.principal, s.org.id)
+    (smp,) = (await services_to_use.smps_to_use(s.ctx, s.principal, s.org.id)).items
     p = await participants.create(
         s.ctx,
         s.net,

@@ -38,17 +38,23 @@ class ProcessRefResponse:
     value: str
 
 
+def _text(value: str | None) -> str:
+    return value or ""
+
+
 @attrs.frozen
 class DocumentTypeResponse:
-    """A document type: ``id`` first, then the fields by name; absent options left out."""
+    """A document type: ``id`` first, then the fields by name. Every field the specification
+    lists is there, a string field the code list leaves empty as ``""``; the other options
+    are left out when absent."""
 
     id: str
     abstract: bool
-    bis_version: str | None = shown(json="bis-version", omit_none=True)
+    bis_version: str = shown(json="bis-version", render=_text)
     category: str
-    comment: str | None = shown(omit_none=True)
+    comment: str = shown(render=_text)
     deprecation_release: str | None = shown(json="deprecation-release", omit_none=True)
-    domain_community: str | None = shown(json="domain-community", omit_none=True)
+    domain_community: str = shown(json="domain-community", render=_text)
     initial_release: str = shown(json="initial-release")
     issued_by_opennet: bool = shown(json="issued-by-opennet")
     name: str

@@ -168,6 +168,11 @@ def _present(conv: cattrs.Converter, tp: Any) -> Any:
     return lambda value, _: conv.structure(value, inner)
 
 
+# fields of nested records the specification says "may be absent": left out of an answer
+# when they have no value, never written as null (a request may still send null)
+ABSENT_WHEN_NONE = frozenset({"web_contact_url"})
+
+
 def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
     conv.register_structure_hook(str, _strict(str, "a string"))
@@ -220,7 +225,13 @@ def make_converter() -> cattrs.Converter:
         return hook
 
     def unstructure_attrs(cls: type) -> Any:
-        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        renames = {
+            a.name: override(
+                rename=camel(a.name),
+                omit_if_default=a.name in ABSENT_WHEN_NONE and a.default is None,
+            )
+            for a in attrs.fields(cls)
+        }
         return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
 
     conv.register_structure_hook_factory(attrs.has, structure_attrs)

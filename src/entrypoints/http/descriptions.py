@@ -160,7 +160,7 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "phone": _PHONE,
         "title": "The contact's job title.",
         "contactType": "`TECHNICAL` or `BUSINESS`.",
-        "webContactUrl": "A web page to contact them through; null when there is none.",
+        "webContactUrl": "A web page to contact them through; left out when there is none.",
         "annotation": "Free text about the contact.",
     },
     "Address": {

@@ -21,10 +21,10 @@ from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
 async def aps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    aps = await services_to_use.aps_to_use(ctx, req.caller, req.path_uuid("orgId"))
-    return Reply(
-        200, {"items": [responses.ACCESS_POINT.dump(conv, a) for a in aps], "nextCursor": None}
+    result = await services_to_use.aps_to_use(
+        ctx, req.caller, req.path_uuid("orgId"), req.listing()
     )
+    return Reply(200, page(conv, responses.ACCESS_POINT, result))
 
 
 # --- certificates ---------------------------------------------------------------------------
@@ -135,6 +135,7 @@ ROUTES = (
         M,
         "access points",
         response=ListReply(responses.ACCESS_POINT),
+        query=sorted_list(ACCESS_POINTS),
     ),
     Route(
         "GET",

@@ -7,7 +7,7 @@ import cattrs
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import participants, reachability, services_to_use
-from fourcorner.application.collections import PARTICIPANTS
+from fourcorner.application.collections import PARTICIPANTS, SMPS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.participants import (
     CreateParticipant,
@@ -25,8 +25,10 @@ from fourcorner.entrypoints.http.routing import QueryParam, Reply, Req, Route, s
 async def smps_to_use(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    smps = await services_to_use.smps_to_use(ctx, req.caller, req.path_uuid("orgId"))
-    return Reply(200, {"items": [responses.SMP.dump(conv, s) for s in smps], "nextCursor": None})
+    result = await services_to_use.smps_to_use(
+        ctx, req.caller, req.path_uuid("orgId"), req.listing()
+    )
+    return Reply(200, page(conv, responses.SMP, result))
 
 
 # --- participants ---------------------------------------------------------------------------
@@ -166,6 +168,7 @@ ROUTES = (
         M,
         "participants",
         response=ListReply(responses.SMP),
+        query=sorted_list(SMPS),
     ),
     Route(
         "GET",

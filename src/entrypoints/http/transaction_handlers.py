@@ -15,7 +15,7 @@ from aiohttp import web
 from dependency_injector.wiring import Provide
 
 from fourcorner.application import intake, mls, transactions
-from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.application.collections import ARTEFACTS, TRANSACTIONS
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Keyed
 from fourcorner.application.intake import UploadGrant
@@ -64,11 +64,13 @@ async def _intake(
     wake: Any,
     mls: MlsRequest,
     key: str | None = None,
+    upload: UploadGrant | None = None,
 ) -> Reply:
     """Spool the document to a file, hashing it on the way, and submit it; with an
     idempotency ``key``, the request is the access point and the document's bytes (a
     multipart form's ``file`` part: the same document in another form is the same request).
-    ``mls``: the MLS scopes asked for a bare UBL document (``_mls``)."""
+    ``mls``: the MLS scopes asked for a bare UBL document (``_mls``); ``upload``: the
+    pre-signed URL the document was put to."""
     incoming = docs.blobs.incoming()
     digest = hashlib.sha256()
     try:
@@ -77,7 +79,7 @@ async def _intake(
         incoming.unlink(missing_ok=True)
         raise
     keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
-    answer = await intake.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls)
+    answer = await intake.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls, upload)
     if callable(wake):
         wake()
     return Reply(answer.status, answer.body)
@@ -133,10 +135,12 @@ async def put_upload(
         )
     except (ValueError, KeyError, TypeError):
         raise Forbidden(reason="the upload URL is not valid") from None
-    mls = _mls(req)  # before the single-use URL is spent
-    await intake.use_upload(ctx, grant)
+    mls = _mls(req)
+    await intake.check_upload(ctx, grant)  # before the body is read; spent with its transaction
     principal = await intake.principal_of(ctx, grant)
-    return await _intake(req, ctx, docs, principal, grant.org_id, grant.ap_id, wake, mls)
+    return await _intake(
+        req, ctx, docs, principal, grant.org_id, grant.ap_id, wake, mls, upload=grant
+    )
 
 
 async def _list(req: Req, ctx: Context, conv: cattrs.Converter, direction: Direction) -> Reply:
@@ -171,11 +175,11 @@ async def get_transaction(
 async def list_artefacts(
     req: Req, ctx: Context = Provide["context"], conv: cattrs.Converter = Provide["converter"]
 ) -> Reply:
-    found = await transactions.artefacts(
-        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId")
+    result = await transactions.list_artefacts(
+        ctx, req.caller, req.path_uuid("orgId"), req.path_uuid("transactionId"), req.listing()
     )
-    items = [responses.ARTEFACT.dump(conv, a) for a in found]
-    return Reply(200, {"items": items, "nextCursor": None})
+    items = [responses.ARTEFACT.dump(conv, a) for a in result.items]
+    return Reply(200, {"items": items, "nextCursor": result.next_cursor})
 
 
 async def _content(docs: Documents, a: Artefact) -> web.StreamResponse:
@@ -354,6 +358,7 @@ ROUTES = (
         M,
         "transactions",
         response=ListReply(responses.ARTEFACT),
+        query=sorted_list(ARTEFACTS),
     ),
     Route(
         "GET",

@@ -54,6 +54,33 @@ def card_path(ident: str) -> str:
     return "/smp/test/businesscard/" + urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
 
 
+async def test_a_contact_without_a_web_contact_url_has_none_rather_than_null(api):
+    """SPEC section 2: webContactUrl is a string URL that may be absent (never null)."""
+    org = await api.org(ALICE)
+    bare = {"name": "B", "email": "b@example.com", "contactType": "BUSINESS"}
+    web = {**bare, "name": "W", "webContactUrl": "https://acme.example/contact"}
+    status, changed = await api.call(
+        "PUT", f"/orgs/{org['id']}", as_=ALICE, json={"contacts": [bare, web]}
+    )
+    assert status == 200, changed
+    status, card_holder = await participant(
+        api, org["id"], f"0088:{gln(932)}", businessCard={**CARD, "contacts": [bare, web]}
+    )
+    assert status == 201, card_holder
+    _, got = await api.call("GET", f"/orgs/{org['id']}", as_=ALICE)
+    path = f"/orgs/{org['id']}/participants/{card_holder['id']}"
+    _, held = await api.call("GET", path, as_=ALICE)
+    for answer in (changed, got, card_holder, held):
+        contacts = (
+            answer["contacts"] if "contacts" in answer else answer["businessCard"]["contacts"]
+        )
+        assert "webContactUrl" not in contacts[0], contacts
+        assert contacts[1]["webContactUrl"] == web["webContactUrl"], contacts
+    # the record as read is taken back by its PUT unchanged
+    status, again = await api.call("PUT", path, as_=ALICE, json=held)
+    assert status == 200 and again["businessCard"] == held["businessCard"], again
+
+
 @pytest.mark.parametrize(("change", "field", "code"), BAD)
 async def test_bad_card_fields_are_refused_on_create_and_update(api, change, field, code):
     org = await api.org(ALICE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fourcorner.entrypoints.http.rendering import ListReply
 from fourcorner.entrypoints.http.routes import routes
 from sbd_factory import make_sbd
 
@@ -162,6 +163,70 @@ async def test_catalogue_lists_sort_by_their_filter_fields(api):
     assert names == sorted(names, reverse=True)
 
 
+async def test_lists_of_what_an_organisation_may_use_and_of_artefacts_take_list_parameters(api):
+    """aps/alltouse, smps/alltouse and a transaction's artefacts are lists like any other:
+    limit, cursor, filter, search and sort apply, and a bad one is refused."""
+    org = await api.org(ALICE)
+    sender = f"0088:{gln(95)}"
+    await receiving_participant(api, org, sender, ALICE)
+    base = f"/orgs/{org['id']}"
+    _, aps = await api.call("GET", f"{base}/aps/alltouse", as_=ALICE)
+    status, sent = await api.call(
+        "POST",
+        f"{base}/transactions?ap={aps['items'][0]['id']}",
+        as_=ALICE,
+        data=make_sbd(sender=sender),
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 202, sent
+    # a SHARED organisation may use the operator's TEST and PROD SMPs and access points
+    await api.call(
+        "PUT",
+        base,
+        as_=ALICE,
+        json={
+            "contacts": [{"name": "B", "email": "b@example.com", "contactType": "BUSINESS"}],
+            "modeChangeRequest": "SHARED",
+        },
+    )
+    status, granted = await api.call(
+        "PUT", base, as_="root@example.com", superadmin=True, json={"organisationMode": "SHARED"}
+    )
+    assert status == 200, granted
+    lists = {
+        f"{base}/aps/alltouse": "environment:eq:PROD",
+        f"{base}/smps/alltouse": "environment:eq:PROD",
+        f"{base}/transactions/{sent['transactionId']}/artefacts": "type:eq:BUSINESS_DOCUMENT",
+    }
+    for path, one in lists.items():
+        _, whole = await api.call("GET", path, as_=ALICE)
+        assert len(whole["items"]) >= 2, (path, whole)
+        assert await walk(api, path) == whole["items"], path
+        assert await walk(api, path, sort="-id") == sorted(
+            whole["items"], key=lambda r: r["id"], reverse=True
+        ), path
+        field, _, value = one.partition(":eq:")
+        chosen = await walk(api, path, filter=one)
+        assert chosen and all(r[field] == value for r in chosen), (path, chosen)
+        assert len(chosen) < len(whole["items"]), path
+        for query, code in (
+            ("limit=0", "AT-1001"),
+            ("filter=nope:eq:1", "AT-1004"),
+            ("cursor=abc", "AT-1005"),
+            ("sort=nope", "AT-1001"),
+        ):
+            status, body = await api.call("GET", f"{path}?{query}", as_=ALICE)
+            assert status == 400 and body["code"] == code, (path, query, body)
+
+
+def test_every_list_takes_the_list_parameters():
+    for route in routes():
+        if isinstance(route.response, ListReply):
+            assert {"limit", "cursor", "filter", "search", "sort"} <= {
+                q.name for q in route.query
+            }, route.path
+
+
 def test_every_list_documents_its_sorts():
     for route in routes():
         names = {q.name for q in route.query}
@@ -173,5 +238,6 @@ def test_every_list_documents_its_sorts():
             continue
         sort = next(q for q in route.query if q.name == "sort")
         assert "createdAt" in sort.schema["enum"] and "-createdAt" in sort.schema["enum"]
-        expected = "-createdAt" if "transactions" in route.path or "events" in route.path else ""
+        newest_first = route.path.endswith(("/from_network", "/to_network", "/events"))
+        expected = "-createdAt" if newest_first else ""
         assert sort.schema["default"] == (expected or "createdAt"), route.path

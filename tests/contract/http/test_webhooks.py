@@ -161,6 +161,18 @@ async def test_the_resource_and_its_rules(api):
     assert listed["items"] == []
 
 
+async def test_an_event_named_twice_is_kept_once_when_made_or_changed(api):
+    org = await api.org(ALICE)
+    twice = ["webhook.test", "mls.received", "webhook.test"]
+    made = await hook(api, org["id"], "https://hooks.example.com/in", events=twice)
+    assert made["events"] == ["webhook.test", "mls.received"], made
+    path = f"/orgs/{org['id']}/webhooks/{made['id']}"
+    status, changed = await api.call("PUT", path, as_=ALICE, json={"events": twice[::-1]})
+    assert status == 200 and changed["events"] == ["webhook.test", "mls.received"], changed
+    _, got = await api.call("GET", path, as_=ALICE)
+    assert got["events"] == ["webhook.test", "mls.received"], got
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_signed_deliveries_retries_and_failures(start_api, receiver, backend):
     api = await start_api(
