@@ -237,7 +237,7 @@ async def _accept(
         async with ctx.uow() as uow:
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None:
-                await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, now))
+                await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
             await uow.repository(TRANSACTIONS).add(tx)
             for artefact in artefacts:
                 await uow.repository(ARTEFACTS).add(artefact)
