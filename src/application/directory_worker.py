@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.application.context import Context, Network
@@ -28,6 +28,17 @@ from fourcorner.domain.filtering import Op
 from fourcorner.domain.participant import Participant, PublicationState
 
 log = logging.getLogger("fourcorner.directory")
+
+
+def due(now: datetime, limit: int) -> Query:
+    """The participants whose card is due to be asked for again by ``now``, the longest due
+    first: read through the partial index of ``directoryDueAt`` (its column is NULL unless
+    the publication is ``OUTDATED``)."""
+    return Query(
+        where=(condition(PARTICIPANTS, "directoryDueAt", Op.LTE, now),),
+        order=Order("directoryDueAt"),
+        limit=limit,
+    )
 
 
 class DirectoryWorker:
@@ -52,16 +63,11 @@ class DirectoryWorker:
     async def claim(self) -> list[Participant]:
         """The participants whose card is due to be asked for, claimed for one lease."""
         now = self._ctx.clock()
-        due = Query(
-            where=(condition(PARTICIPANTS, "directoryDueAt", Op.LTE, now),),
-            order=Order("directoryDueAt"),
-            limit=self._batch,
-        )
         async with self._ctx.uow() as uow:
             store = uow.repository(PARTICIPANTS)
             claimed = [
                 p.directory_claimed(now + self._lease)
-                for p in await store.claim(due)
+                for p in await store.claim(due(now, self._batch))
                 if p.directory.state is PublicationState.OUTDATED
             ]
             if claimed:
