@@ -51,6 +51,7 @@ class World:
     owner: Principal
     org_id: Any
     directory: InMemoryDirectory
+    container: Any = None
 
     async def participant(self, ident: str, env: Environment, legal_name: str) -> Participant:
         smps = await services_to_use.smps_to_use(self.ctx, self.owner, self.org_id)
@@ -120,6 +121,6 @@ async def directory_world(settings: Settings, **overrides: Any) -> AsyncIterator
         await organisations.update(ctx, net, owner, org.id, wish)
         grant = organisations.UpdateOrganisation(organisation_mode=Mode.WHITELABEL)
         await organisations.update(ctx, net, root, org.id, grant)
-        yield World(ctx, net, owner, org.id, directory)
+        yield World(ctx, net, owner, org.id, directory, container)
     finally:
         await container.shutdown_resources()

@@ -22,7 +22,9 @@ from fourcorner.application import directory_cards
 from fourcorner.application.directory_worker import DirectoryWorker
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import BusinessCard, Participant, PublicationState
+from fourcorner.entrypoints.adapter_setup import directory_delays
 from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import run_workers
 
 TEST = Environment.TEST
 DOWN = "the directory answered 503"
@@ -249,6 +251,34 @@ async def test_the_worker_stops_when_told(world, clock):
     assert (await world.get(made)).directory.state is PublicationState.PUBLISHED
     stop.set()
     await asyncio.wait_for(running, 1.0)  # not the minute's poll
+
+
+async def test_the_workers_of_a_worker_process_ask_again_and_stop_on_shutdown(world, clock):
+    """``fourcorner worker``'s workers (``run_workers``) include the directory's retries,
+    with the delays of FOURCORNER_DIRECTORY_RETRY_DELAYS; stopped, they all end."""
+    assert world.net.directory_delays == tuple(
+        timedelta(seconds=s) for s in Settings().directory_delays
+    )
+    made = await outdated(world, 7)
+    clock.advance(30)
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_workers(world.container, stop))
+    for _ in range(200):
+        if (await world.get(made)).directory.state is PublicationState.PUBLISHED:
+            break
+        await asyncio.sleep(0.01)
+    assert (await world.get(made)).directory.state is PublicationState.PUBLISHED
+    stop.set()
+    await asyncio.wait_for(running, 5.0)
+
+
+def test_the_delays_are_read_from_the_setting():
+    delays = Settings(directory_retry_delays="1, 2.5").directory_delays
+    assert directory_delays(Settings(directory_retry_delays="1, 2.5")) == (
+        timedelta(seconds=1),
+        timedelta(seconds=2.5),
+    )
+    assert delays == (1.0, 2.5)
 
 
 # --- several workers on one database ------------------------------------------------------
