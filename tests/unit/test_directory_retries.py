@@ -237,20 +237,28 @@ async def test_a_directory_that_hangs_is_given_up_after_half_the_lease(world, cl
     assert now.directory_due == clock() + 300 * SECONDS
 
 
-async def test_the_worker_stops_when_told(world, clock):
-    """Stopped, a worker ends its round in flight (its calls bounded) and asks nothing more."""
-    made = await outdated(world, 6)
-    clock.advance(30)
-    worker = DirectoryWorker(world.ctx, world.net, poll_interval=60.0)
+async def published_then_stopped(
+    world: World, made: Participant, run: Any, within: float = 5.0
+) -> None:
+    """``run(stop)`` until ``made``'s card is PUBLISHED (2 s at most), then stopped: it ends
+    ``within`` seconds."""
     stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
-    for _ in range(100):
+    running = asyncio.create_task(run(stop))
+    for _ in range(200):
         if (await world.get(made)).directory.state is PublicationState.PUBLISHED:
             break
         await asyncio.sleep(0.01)
     assert (await world.get(made)).directory.state is PublicationState.PUBLISHED
     stop.set()
-    await asyncio.wait_for(running, 1.0)  # not the minute's poll
+    await asyncio.wait_for(running, within)
+
+
+async def test_the_worker_stops_when_told(world, clock):
+    """Stopped, a worker ends its round in flight (its calls bounded) and asks nothing more."""
+    made = await outdated(world, 6)
+    clock.advance(30)
+    worker = DirectoryWorker(world.ctx, world.net, poll_interval=60.0)
+    await published_then_stopped(world, made, worker.run, within=1.0)  # not the poll
 
 
 async def test_the_workers_of_a_worker_process_ask_again_and_stop_on_shutdown(world, clock):
@@ -261,15 +269,7 @@ async def test_the_workers_of_a_worker_process_ask_again_and_stop_on_shutdown(wo
     )
     made = await outdated(world, 7)
     clock.advance(30)
-    stop = asyncio.Event()
-    running = asyncio.create_task(run_workers(world.container, stop))
-    for _ in range(200):
-        if (await world.get(made)).directory.state is PublicationState.PUBLISHED:
-            break
-        await asyncio.sleep(0.01)
-    assert (await world.get(made)).directory.state is PublicationState.PUBLISHED
-    stop.set()
-    await asyncio.wait_for(running, 5.0)
+    await published_then_stopped(world, made, lambda stop: run_workers(world.container, stop))
 
 
 def test_the_delays_are_read_from_the_setting():
