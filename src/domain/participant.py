@@ -26,7 +26,8 @@ class ParticipantStatus(enum.Enum):
 class PublicationState(enum.Enum):
     """``PUBLISHED`` once the directory was asked to index the card (``request-pd-publish``);
     ``OUTDATED`` when the card the SMP serves changed since and the directory is still to be
-    asked to index it again (``reason``: what the directory answered the last time)."""
+    asked to index it again (``reason``: what the directory answered the last time); the
+    workers ask it again, with backoff, until it answers (``DirectoryRetry``)."""
 
     NOT_REQUESTED = "NOT_REQUESTED"
     PUBLISHED = "PUBLISHED"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from dependency_injector import containers, providers
@@ -288,7 +288,11 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(container: Container) -> list[Any]:
+class _Worker(Protocol):
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+async def _workers(container: Container) -> list[_Worker]:
     """The three outbox workers (webhooks, sending, SML registrations), each woken by commits
     to its outbox (of any process that announces them: PostgreSQL), so they need not wait for
     their next poll; the blob sweep, which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``;
