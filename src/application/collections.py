@@ -166,7 +166,15 @@ _PARTICIPANT_FILTERS = fields(
 PARTICIPANTS: Collection[Participant] = Collection(
     name="participants",
     type=Participant,
-    columns={**_PARTICIPANT_FILTERS, **fields(_ORG_ID, col("identifierKey", STRING))},
+    # directoryDueAt: when the directory is asked again for an OUTDATED card (the workers')
+    columns={
+        **_PARTICIPANT_FILTERS,
+        **fields(
+            _ORG_ID,
+            col("identifierKey", STRING),
+            col("directoryDueAt", DATETIME, "directory_due"),
+        ),
+    },
     filterable=frozenset(_PARTICIPANT_FILTERS),
     search=("name", "participantIdentifier"),
     # an identifier is unique per environment, as in the network (an SML each): the same

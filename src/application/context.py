@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Hashable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
@@ -30,6 +30,10 @@ from fourcorner.application.ports import (
 )
 from fourcorner.application.storage import UnitOfWork, UnitOfWorkFactory
 from fourcorner.domain.catalogue import Catalogue
+
+# the waits before the directory is asked again for an OUTDATED card, the last repeated
+# (FOURCORNER_DIRECTORY_RETRY_DELAYS)
+DIRECTORY_DELAYS = (timedelta(seconds=30), timedelta(minutes=5), timedelta(minutes=30))
 
 
 @attrs.frozen
@@ -44,6 +48,8 @@ class Network:
     ap_host: str  # apUrl = <ap_host>/<orgId>/<apId>
     # the network's SML, where our SMP registers its participants (application.sml)
     locator: ServiceLocator = attrs.field(factory=NoLocator)
+    # the waits before the directory is asked again for an OUTDATED card (directory_cards)
+    directory_delays: tuple[timedelta, ...] = DIRECTORY_DELAYS
 
 
 @attrs.frozen

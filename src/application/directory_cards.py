@@ -8,16 +8,21 @@ publication ``OUTDATED`` in the unit of work of the change, and, once that is co
 the directory of the participant's environment is asked to index it again, exactly as
 ``request-pd-publish`` asks it the first time (``DirectoryPublisher.publish``). Done, it is
 ``PUBLISHED`` again; should that directory not answer, it stays ``OUTDATED`` with what the
-directory said (``reason``), and ``request-pd-publish`` asks again, as it does for a first
-publication that failed. A change that leaves the card as it was asks nothing.
+directory said (``reason``), and the workers ask again (``application.directory_worker``),
+after each of ``Network.directory_delays`` in turn and then after the last one, until it
+answers; ``request-pd-publish`` asks at once. A change that leaves the card as it was asks
+nothing.
+
+Whoever asks records the answer only when nothing of the publication changed meanwhile
+(``Participant.same_publication``): a newer change of the card, another worker's claim, or an
+answer recorded by someone else wins over it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
-
-import attrs
 
 from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.application.context import Context, Network
@@ -27,48 +32,59 @@ from fourcorner.domain.participant import Participant, PublicationState
 log = logging.getLogger("fourcorner.directory")
 
 
-def after_change(ctx: Context, participant: Participant, card_changed: bool) -> Participant:
+def after_change(
+    ctx: Context, net: Network, participant: Participant, card_changed: bool
+) -> Participant:
     """``participant`` with its publication outdated when the card it serves changed and the
-    directory was asked to index it before; as it is otherwise."""
-    if not card_changed or not participant.directory.in_directory:
+    directory was asked to index it before; as it is otherwise. The change asks the directory
+    itself (``reindex``); the workers ask once the first of the delays has passed without an
+    answer recorded (the change's process may have ended before it asked)."""
+    if not card_changed:
         return participant
-    return attrs.evolve(participant, directory=participant.directory.card_changed(ctx.clock()))
+    return participant.card_changed(ctx.clock(), net.directory_delays[0])
+
+
+async def ask(ctx: Context, net: Network, p: Participant, limit: float | None = None) -> bool:
+    """Ask the directory of ``p``'s environment (outside any unit of work) to index its card,
+    waiting ``limit`` seconds at most (besides the directory adapter's own time limit), and
+    record the answer unless the publication changed since ``p`` was read: whether it was
+    recorded."""
+    try:
+        await asyncio.wait_for(net.directory.publish(p.environment, p.identifier_key), limit)
+        reason = None
+    except ServiceUnavailable as e:
+        reason = e.reason
+    except TimeoutError:
+        reason = "the directory did not answer in time"
+    async with ctx.uow() as uow:
+        current = await uow.repository(PARTICIPANTS).lock(p.id)
+        if current is None or not current.same_publication(p):
+            return False
+        answered = current.directory_asked(ctx.clock(), reason, net.directory_delays)
+        await uow.repository(PARTICIPANTS).update(answered)
+        await uow.commit()
+    log.log(
+        logging.INFO if reason is None else logging.WARNING,
+        "business card %s",
+        "indexed again" if reason is None else "not indexed again",
+        extra={
+            "event": "directory.reindex",
+            "environment": p.environment.value,
+            "participant": p.identifier_key,
+            "attempts": answered.directory_retry.attempts,
+            "error": reason or "",
+        },
+    )
+    return True
 
 
 async def reindex(ctx: Context, net: Network, participants: Iterable[Participant]) -> None:
     """Ask the directory of each ``OUTDATED`` participant's environment to index its card
-    again (outside any unit of work), and record the outcome. A participant changed again
-    meanwhile (a newer ``changed_at``) is left to the request that changed it."""
+    again, and record the outcome. A participant changed again meanwhile is left to the
+    request that changed it, one claimed by a worker to that worker."""
     for p in participants:
-        if p.directory.state is not PublicationState.OUTDATED:
-            continue
-        try:
-            await net.directory.publish(p.environment, p.identifier_key)
-            reason = None
-        except ServiceUnavailable as e:
-            reason = e.reason
-        async with ctx.uow() as uow:
-            current = await uow.repository(PARTICIPANTS).lock(p.id)
-            if current is None or current.directory != p.directory:
-                continue
-            directory = (
-                current.directory.reindexed(ctx.clock())
-                if reason is None
-                else current.directory.not_reindexed(reason)
-            )
-            await uow.repository(PARTICIPANTS).update(attrs.evolve(current, directory=directory))
-            await uow.commit()
-        log.log(
-            logging.INFO if reason is None else logging.WARNING,
-            "business card %s",
-            "indexed again" if reason is None else "not indexed again",
-            extra={
-                "event": "directory.reindex",
-                "environment": p.environment.value,
-                "participant": p.identifier_key,
-                "error": reason or "",
-            },
-        )
+        if p.directory.state is PublicationState.OUTDATED:
+            await ask(ctx, net, p)
 
 
 async def reindexed(ctx: Context, net: Network, participant: Participant) -> Participant:

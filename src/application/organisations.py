@@ -232,7 +232,7 @@ async def update(
         if any(getattr(org, f) != getattr(before, f) for f in PUBLISHED_FIELDS):
             for p in await Participants(uow).of_org(org.id):
                 changed = await participants.republish(ctx, net, uow, p)
-                marked = directory_cards.after_change(ctx, p, changed)
+                marked = directory_cards.after_change(ctx, net, p, changed)
                 if marked is not p:
                     await uow.repository(PARTICIPANTS).update(marked)
                     outdated.append(marked)

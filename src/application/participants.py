@@ -174,6 +174,15 @@ async def create(
     return await sml_tasks.register_now(ctx, net, participant)
 
 
+def _same_card(current: Participant, before: Participant) -> bool:
+    """Whether the publication of ``current`` is the one read as ``before``, its card not
+    changed meanwhile (a worker's claim, which changes neither, may have come between)."""
+    return (
+        current.directory == before.directory
+        and current.directory_retry.revision == before.directory_retry.revision
+    )
+
+
 def _registered_already(identifier: str, environment: Environment) -> str:
     """A participant identifier is unique per environment (each has its own SML)."""
     return f"the participant {identifier} is registered already in {environment.value}"
@@ -227,7 +236,7 @@ async def update(
         p = attrs.evolve(
             p, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
-        p = directory_cards.after_change(ctx, p, await republish(ctx, net, uow, p))
+        p = directory_cards.after_change(ctx, net, p, await republish(ctx, net, uow, p))
         await uow.repository(PARTICIPANTS).update(p)
         await uow.commit()
     # a card in the directory that this change altered is indexed again
@@ -302,9 +311,9 @@ async def request_publication(
     async with ctx.uow() as uow:
         for p in chosen:
             current = await uow.repository(PARTICIPANTS).lock(p.id)
-            if current is None or current.directory != p.directory:
+            if current is None or not _same_card(current, p):
                 continue  # changed meanwhile: the change asks the directory again itself
-            published = p.directory.reindexed(now)
-            await uow.repository(PARTICIPANTS).update(attrs.evolve(current, directory=published))
+            # a worker's retry in flight meanwhile records nothing after this
+            await uow.repository(PARTICIPANTS).update(current.directory_asked(now, None, ()))
         await uow.commit()
     return [str(p.id) for p in chosen]

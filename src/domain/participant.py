@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import attrs
 
@@ -25,7 +26,8 @@ class ParticipantStatus(enum.Enum):
 class PublicationState(enum.Enum):
     """``PUBLISHED`` once the directory was asked to index the card (``request-pd-publish``);
     ``OUTDATED`` when the card the SMP serves changed since and the directory is still to be
-    asked to index it again (``reason``: what the directory answered the last time)."""
+    asked to index it again (``reason``: what the directory answered the last time); the
+    workers ask it again, with backoff, until it answers (``DirectoryRetry``)."""
 
     NOT_REQUESTED = "NOT_REQUESTED"
     PUBLISHED = "PUBLISHED"
@@ -80,6 +82,31 @@ class DirectoryPublication:
         return attrs.evolve(self, reason=reason)
 
 
+# what an OUTDATED publication stored before retries were kept is due at: at once
+LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@attrs.frozen
+class DirectoryRetry:
+    """The service's own bookkeeping of asking the directory again (never shown).
+
+    ``revision`` counts the changes of the served card while it is in the directory: an
+    answer the directory gave for an older card is never recorded over a newer one.
+    ``attempts``: how often the directory was asked since that change and did not answer.
+    ``due``: when an ``OUTDATED`` publication is asked for next; a worker's claim moves it on
+    by its lease, so no other worker asks meanwhile."""
+
+    revision: int = 0
+    attempts: int = 0
+    due: datetime | None = None
+
+
+def retry_delay(delays: Sequence[timedelta], attempts: int) -> timedelta:
+    """The wait after ``attempts`` (≥ 1) unanswered attempts: the delays in turn, then the
+    last one for every later attempt (the directory is asked until it answers)."""
+    return delays[min(max(attempts, 1), len(delays)) - 1]
+
+
 @attrs.frozen
 class Participant:
     id: uuid.UUID
@@ -101,3 +128,47 @@ class Participant:
     directory: DirectoryPublication = DirectoryPublication()
     warning: str | None = None
     status_reason: str | None = None
+    directory_retry: DirectoryRetry = DirectoryRetry()
+
+    @property
+    def directory_due(self) -> datetime | None:
+        """When the directory is asked again for an ``OUTDATED`` card; None otherwise."""
+        if self.directory.state is not PublicationState.OUTDATED:
+            return None
+        return self.directory_retry.due or LONG_AGO
+
+    def card_changed(self, now: datetime, wait: timedelta) -> Participant:
+        """The served card changed at ``now``: a card in the directory is outdated, to be
+        asked for by the change itself, and by a worker after ``wait`` should that not
+        have been answered."""
+        if not self.directory.in_directory:
+            return self
+        retry = DirectoryRetry(self.directory_retry.revision + 1, 0, now + wait)
+        return attrs.evolve(self, directory=self.directory.card_changed(now), directory_retry=retry)
+
+    def directory_claimed(self, until: datetime) -> Participant:
+        """Claimed by a worker that asks the directory until ``until`` at most."""
+        return attrs.evolve(self, directory_retry=attrs.evolve(self.directory_retry, due=until))
+
+    def same_publication(self, other: Participant) -> bool:
+        """Whether nothing of the publication changed from ``other`` (the same participant
+        read earlier): no newer card, no other claim, no answer recorded meanwhile."""
+        return self.directory == other.directory and self.directory_retry == other.directory_retry
+
+    def directory_asked(
+        self, now: datetime, reason: str | None, delays: Sequence[timedelta]
+    ) -> Participant:
+        """What came of asking the directory at ``now`` to index the card: indexed (no
+        ``reason``), else still outdated, asked again after the next of ``delays``."""
+        revision = self.directory_retry.revision
+        if reason is None:
+            return attrs.evolve(
+                self,
+                directory=self.directory.reindexed(now),
+                directory_retry=DirectoryRetry(revision),
+            )
+        attempts = self.directory_retry.attempts + 1
+        retry = DirectoryRetry(revision, attempts, now + retry_delay(delays, attempts))
+        return attrs.evolve(
+            self, directory=self.directory.not_reindexed(reason), directory_retry=retry
+        )

@@ -127,6 +127,11 @@ def locator(settings: Settings) -> ServiceLocator:
     return sml_setup.locator(settings, operator.environments(settings))
 
 
+def directory_delays(settings: Settings) -> tuple[timedelta, ...]:
+    """The waits before the directory is asked again (``FOURCORNER_DIRECTORY_RETRY_DELAYS``)."""
+    return tuple(timedelta(seconds=s) for s in settings.directory_delays)
+
+
 def seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 

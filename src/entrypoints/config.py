@@ -144,6 +144,8 @@ class Settings:
     directory_url_test: str = ""
     directory_url_prod: str = ""
     directory_ca_file: str = ""  # CAs of the directories' TLS certificates; empty: the system's
+    # seconds before the directory is asked again for an OUTDATED card, the last one repeated
+    directory_retry_delays: str = "30,300,1800"
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
     webhook_allow_private_targets: bool = False
@@ -227,6 +229,10 @@ class Settings:
     @property
     def retry_delays(self) -> tuple[float, ...]:
         return _delays(self.webhook_retry_delays, "FOURCORNER_WEBHOOK_RETRY_DELAYS", exactly=2)
+
+    @property
+    def directory_delays(self) -> tuple[float, ...]:
+        return _delays(self.directory_retry_delays, "FOURCORNER_DIRECTORY_RETRY_DELAYS")
 
     @property
     def sending_delays(self) -> tuple[float, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from dependency_injector import containers, providers
@@ -36,6 +36,7 @@ from fourcorner.application import certificate_keys, operator_setup, sealed, sml
 from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.delivery import DeliveryWorker
+from fourcorner.application.directory_worker import DirectoryWorker
 from fourcorner.application.sending import SendingWorker
 from fourcorner.application.sweep import BlobSweeper
 from fourcorner.application.transactions import Documents
@@ -128,6 +129,7 @@ class Container(containers.DeclarativeContainer):
         directory=directory,
         ap_host=config.access_point_host,
         locator=locator,
+        directory_delays=providers.Callable(setup.directory_delays, settings),
     )
     context = providers.Singleton(
         Context,
@@ -237,6 +239,7 @@ class Container(containers.DeclarativeContainer):
     )
     sending_worker = providers.Singleton(SendingWorker, context, sealer, documents, exchange)
     locator_worker = providers.Singleton(sml.LocatorWorker, context, network)
+    directory_worker = providers.Singleton(DirectoryWorker, context, network)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
     blob_sweeper = providers.Singleton(
@@ -285,13 +288,15 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-async def _workers(
-    container: Container,
-) -> tuple[DeliveryWorker, SendingWorker, BlobSweeper, sml.LocatorWorker]:
+class _Worker(Protocol):
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+async def _workers(container: Container) -> list[_Worker]:
     """The three outbox workers (webhooks, sending, SML registrations), each woken by commits
     to its outbox (of any process that announces them: PostgreSQL), so they need not wait for
-    their next poll; and the blob sweep, which runs every
-    ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``."""
+    their next poll; the blob sweep, which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``;
+    and the directory's retries, which poll for business cards due to be asked for again."""
     deliverer = await resolve(container.delivery_worker)
     sender = await resolve(container.sending_worker)
     registrar = await resolve(container.locator_worker)
@@ -299,7 +304,8 @@ async def _workers(
     storage.watch({DELIVERIES.name}, deliverer.wake)
     storage.watch({TRANSACTIONS.name}, sender.wake)
     storage.watch({LOCATOR_TASKS.name}, registrar.wake)
-    return deliverer, sender, await resolve(container.blob_sweeper), registrar
+    sweeper = await resolve(container.blob_sweeper)
+    return [deliverer, sender, sweeper, registrar, await resolve(container.directory_worker)]
 
 
 async def _ensure_smp(container: Container) -> None:
@@ -337,8 +343,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     await _ensure_smp(container)
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
-    if workers:
-        deliverer, sender, sweeper, registrar = await _workers(container)
+    started = await _workers(container) if workers else []
     provided = {
         name: await resolve(markers.provider(container, name)) for name in dependencies(table)
     }
@@ -347,11 +352,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
         app = await app
 
     async def start(_: web.Application) -> None:
-        if workers:
-            running.append(asyncio.create_task(deliverer.run(stop)))
-            running.append(asyncio.create_task(sender.run(stop)))
-            running.append(asyncio.create_task(sweeper.run(stop)))
-            running.append(asyncio.create_task(registrar.run(stop)))
+        running.extend(asyncio.create_task(w.run(stop)) for w in started)
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -369,9 +370,6 @@ async def run_workers(container: Container, stop: asyncio.Event) -> None:
     await container.init_resources()
     try:
         await _ensure_smp(container)
-        deliverer, sender, sweeper, registrar = await _workers(container)
-        await asyncio.gather(
-            deliverer.run(stop), sender.run(stop), sweeper.run(stop), registrar.run(stop)
-        )
+        await asyncio.gather(*(w.run(stop) for w in await _workers(container)))
     finally:
         await container.shutdown_resources()

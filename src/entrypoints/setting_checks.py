@@ -46,7 +46,7 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}AUTH_MODE=oidc needs {PREFIX}OIDC_ISSUER, {PREFIX}OIDC_AUDIENCE and "
         f"{PREFIX}OIDC_JWKS_URL; set all three",
     )
-    for name in ("retry_delays", "sending_delays"):
+    for name in ("retry_delays", "sending_delays", "directory_delays"):
         try:
             getattr(s, name)
         except ValueError as e:  # config.ConfigError

@@ -31,6 +31,17 @@ if TYPE_CHECKING:
 TYPED = 14  # the migration that gives UUID and datetime columns their types
 # The dialect before it: every UUID and datetime column text in "C" collation.
 UNTYPED = attrs.evolve(POSTGRES, uuid=POSTGRES.text, timestamp=POSTGRES.text)
+# columns that migrations after it added (0017: when the directory is asked again), which the
+# code before it did not write and this test does not migrate to
+LATER_COLUMNS = {"participants": {"directoryDueAt"}}
+
+
+def _as_of_typed(collection: Collection[Any]) -> Collection[Any]:
+    """``collection`` with the columns its table had once migration ``TYPED`` was applied."""
+    later = LATER_COLUMNS.get(collection.name, set())
+    return attrs.evolve(
+        collection, columns={k: v for k, v in collection.columns.items() if k not in later}
+    )
 
 
 def test_the_migration_is_where_this_test_says() -> None:
@@ -74,7 +85,7 @@ async def test_records_stored_before_0014_read_back_the_same(
         await migrations.apply_pending(PostgresMigrations(conn, schema), before)
         for collection in ALL:
             items = data.draw(samples.record_lists(collection, max_size=4), label=collection.name)
-            table = Table(collection, UNTYPED)
+            table = Table(_as_of_typed(collection), UNTYPED)
             for item in items:
                 await conn.execute(table.insert_sql, table.values(item, converter.dumps(item)))
             stored[collection.name] = items
@@ -96,14 +107,15 @@ async def test_records_stored_before_0014_read_back_the_same(
                 repo = uow.repository(collection)
                 for item in items:
                     assert await repo.get(item.id) == item
-            order = Order(data.draw(st.sampled_from(sorted(collection.columns)), label="sort"))
+            then = _as_of_typed(collection)
+            order = Order(data.draw(st.sampled_from(sorted(then.columns)), label="sort"))
             column, ident = collection.columns[order.field], collection.columns["id"]
             expected = sorted(
                 items, key=lambda i: order.key(column.column(i), str(ident.column(i)))
             )
             assert await _walk(storage, collection, order=order) == expected
             if items:
-                condition: Condition = data.draw(samples.conditions(collection, items))
+                condition: Condition = data.draw(samples.conditions(then, items))
                 matching = [
                     i for i in sorted(items, key=_list_key(collection)) if condition.matches(i)
                 ]

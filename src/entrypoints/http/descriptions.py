@@ -375,7 +375,8 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "state": (
             "`NOT_REQUESTED`, `PUBLISHED` (after `request-pd-publish`) or `OUTDATED`: the "
             "business card the SMP serves changed since, and the directory could not be asked "
-            "to index it again yet (`reason`); `request-pd-publish` asks it again."
+            "to index it again yet (`reason`); the service asks it again after 30 s, 5 min and "
+            "then every 30 min, and `request-pd-publish` asks it at once."
         ),
         "publishedAt": "When the directory was last asked to index the card; null when never.",
         "changedAt": "`OUTDATED`: when the served business card changed; null otherwise.",
