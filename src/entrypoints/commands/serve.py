@@ -5,6 +5,7 @@ dir, the key and certificate files, the database), and the lines they log when t
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from pathlib import Path
@@ -73,6 +74,23 @@ def configuration_summary(settings: Settings) -> dict[str, Any]:
     return summary
 
 
+# young collections after this many new objects (Python's default: 700)
+YOUNG_COLLECTION_THRESHOLD = 10_000
+
+
+def settle_heap() -> None:
+    """Tune the cyclic garbage collector for a process that runs for a long time once it has
+    started. The objects built at start-up (modules, the container, compiled codecs; about
+    100,000 of them) are frozen, so full collections no longer walk them all, and young
+    collections run after ``YOUNG_COLLECTION_THRESHOLD`` new objects instead of 700. The
+    webhook worker allocates a few hundred objects per delivery; with the default settings
+    the collector took about 15 % of its CPU (``bench_webhooks.py``, README). Garbage without
+    cycles is freed by reference counting as before; cyclic garbage waits a little longer."""
+    gc.collect()  # start-up garbage is freed, not frozen
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+
+
 def _started(role: str, settings: Settings) -> None:
     logging.getLogger("fourcorner").info(
         "serving" if role == "serve" else "workers started",
@@ -99,6 +117,7 @@ def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
     _materials(settings)
     preflight.wait_for_database(settings, db_wait, say)
     container = build_container(settings)
+    settle_heap()
 
     async def main() -> None:
         stop = asyncio.Event()
