@@ -50,7 +50,7 @@ ID = "http://busdox.org/transport/identifiers/1.0/"
 WSA = "http://www.w3.org/2005/08/addressing"
 DS = "http://www.w3.org/2000/09/xmldsig#"
 BC = "http://www.peppol.eu/schema/pd/businesscard/20180621/"
-EXC_C14N = "http://www.w3.org/2001/10/xml-exc-c14n#"
+INC_C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 
 PARTICIPANT = "0088:5790000435975"
 INVOICE = (
@@ -182,12 +182,13 @@ def test_signature_is_the_last_child_with_the_declared_algorithms(
         "SignatureMethod",
         "Reference",
     ]
-    assert signed_info[0].get("Algorithm") == EXC_C14N
+    # inclusive C14N and a single enveloped-signature transform, as phoss-SMP signs since 1.2.0
+    assert signed_info[0].get("Algorithm") == INC_C14N
     assert signed_info[1].get("Algorithm") == "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
     references = signed_info.findall(q(DS, "Reference"))
     assert len(references) == 1 and references[0].get("URI") == ""
     transforms = [t.get("Algorithm") for t in references[0].iter(q(DS, "Transform"))]
-    assert transforms == ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", EXC_C14N]
+    assert transforms == ["http://www.w3.org/2000/09/xmldsig#enveloped-signature"]
     digest_method = references[0].find(q(DS, "DigestMethod"))
     assert digest_method is not None
     assert digest_method.get("Algorithm") == "http://www.w3.org/2001/04/xmlenc#sha256"

@@ -1,10 +1,11 @@
 """Enveloped XML-DSig over a whole document, as SMP 1.x signs its SignedServiceMetadata.
 
 The signature is one ``ds:Signature``, the last child of the root, with a single
-``Reference URI=""`` (transforms: enveloped-signature, then a canonicalisation), SHA-256
-digests, RSA-SHA256 and the signing certificate in ``KeyInfo/X509Data``. Signing uses
-exclusive C14N; verification also accepts inclusive C14N (what phoss-SMP emits), both as the
-``CanonicalizationMethod`` and as the reference's transform.
+``Reference URI=""`` (transforms: enveloped-signature, optionally then a canonicalisation),
+SHA-256 digests, RSA-SHA256 and the signing certificate in ``KeyInfo/X509Data``. Signing uses
+inclusive C14N and the enveloped-signature transform alone, as phoss-SMP does since SMP 1.2.0;
+verification also accepts exclusive C14N, both as the ``CanonicalizationMethod`` and as the
+reference's transform.
 
 Only lxml and cryptography are used. Never re-indent or pretty-print a signed tree: whitespace
 is part of what is signed.
@@ -108,20 +109,19 @@ def sign_enveloped(
         raise ValueError("an enveloped signature over the document signs its root element")
     if root.find(_ds("Signature")) is not None:
         raise ValueError("the document is already signed")
-    digest = _document_digest(root, True, (), SHA256)
+    digest = _document_digest(root, False, (), SHA256)
 
     signature = etree.SubElement(root, _ds("Signature"), nsmap={"ds": DS})
     signed_info = etree.SubElement(signature, _ds("SignedInfo"))
-    etree.SubElement(signed_info, _ds("CanonicalizationMethod"), Algorithm=EXCLUSIVE_C14N)
+    etree.SubElement(signed_info, _ds("CanonicalizationMethod"), Algorithm=INCLUSIVE_C14N)
     etree.SubElement(signed_info, _ds("SignatureMethod"), Algorithm=RSA_SHA256)
     reference = etree.SubElement(signed_info, _ds("Reference"), URI="")
     transforms = etree.SubElement(reference, _ds("Transforms"))
     etree.SubElement(transforms, _ds("Transform"), Algorithm=ENVELOPED)
-    etree.SubElement(transforms, _ds("Transform"), Algorithm=EXCLUSIVE_C14N)
     etree.SubElement(reference, _ds("DigestMethod"), Algorithm=SHA256)
     etree.SubElement(reference, _ds("DigestValue")).text = base64.b64encode(digest).decode()
 
-    value = key.sign(_canonical(signed_info, True), padding.PKCS1v15(), hashes.SHA256())
+    value = key.sign(_canonical(signed_info, False), padding.PKCS1v15(), hashes.SHA256())
     etree.SubElement(signature, _ds("SignatureValue")).text = base64.b64encode(value).decode()
     key_info = etree.SubElement(signature, _ds("KeyInfo"))
     x509_data = etree.SubElement(key_info, _ds("X509Data"))
