@@ -20,7 +20,8 @@ from fourcorner.application.ports import KeySealer, SmpRegistrar
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.application.storage import UnitOfWorkFactory
 from fourcorner.domain.certificates import Certificate
-from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.domain.errors import InvalidIdentifier, InvalidInput, NotFound
+from fourcorner.domain.identifier import ParticipantIdentifier
 from fourcorner.domain.network_services import Environment, smp_url
 from fourcorner.domain.smp import PARTICIPANT_SCHEME, SmpRegistration
 
@@ -120,4 +121,8 @@ def _participant(segment: str) -> tuple[str, str]:
         raise InvalidInput.one("participant", str(e)) from None
     if scheme.lower() != PARTICIPANT_SCHEME:
         raise NotFound(resource="participant", ident=segment)
+    try:
+        ParticipantIdentifier.parse(value)
+    except InvalidIdentifier as e:  # outside the syntax: unparsable (400), not unknown (404)
+        raise InvalidInput.one("participant", e.rule) from None
     return scheme, value.lower()

@@ -4,6 +4,7 @@ database unchanged."""
 from __future__ import annotations
 
 import shutil
+from urllib.parse import quote
 
 import pytest
 
@@ -17,6 +18,7 @@ from fourcorner.entrypoints.operator import issued_under
 
 from .conftest import Api, settings_for
 from .test_participants import ALICE, gln, participant, pki
+from .test_transactions import INVOICE
 
 TEST = Environment.TEST
 
@@ -81,6 +83,26 @@ async def test_the_lookup_client_reads_what_the_smp_serves(api):
 async def test_malformed_identifiers_are_400_at_the_smp(api):
     status, _ = await api.call("GET", "/smp/test/not-an-identifier")
     assert status == 400
+    # values outside the participant syntax (<4-digit ICD>:<1-130 of A-Z a-z 0-9 . _ ~ ->) are
+    # unparsable, not unknown, in the ServiceGroup, the metadata and the business card alike
+    doc = quote(f"busdox-docid-qns::{INVOICE}", safe="")
+    for value in (
+        "0088",
+        "0088:",
+        "88:5790000435975",
+        "0088: 5790000435975",
+        "0088:x y",
+        "0088:" + "a" * 131,
+    ):
+        segment = quote(f"iso6523-actorid-upis::{value}", safe="")
+        for path in (segment, f"{segment}/services/{doc}", f"businesscard/{segment}"):
+            status, body = await api.call("GET", f"/smp/test/{path}")
+            assert status == 400 and body["code"] == "AT-1001", (value, path, body)
+    # a well-formed identifier nobody registered is unknown
+    status, body = await api.call(
+        "GET", f"/smp/test/{quote('iso6523-actorid-upis::0088:1', safe='')}"
+    )
+    assert status == 404 and body["code"] == "AT-1040", body
 
 
 class FailingSmp(InMemorySmpRegistrar):
