@@ -225,6 +225,8 @@ MUTATIONS = [
     ("issue-date-with-zone", ">2026-01-02<", ">2026-01-02Z<", f"{ROOT}/IssueDate"),
     ("issue-date-missing", "<cbc:IssueDate>2026-01-02</cbc:IssueDate>", "", f"{ROOT}/IssueDate"),
     ("issue-time-without-zone", ">10:05:00Z<", ">10:05:00<", f"{ROOT}/IssueTime"),
+    ("issue-date-non-ascii-digits", ">2026-01-02<", ">\u0662026-01-02<", f"{ROOT}/IssueDate"),
+    ("issue-time-non-ascii-digits", ">10:05:00Z<", ">\u0661\u0660:05:00Z<", f"{ROOT}/IssueTime"),
     ("issue-time-missing", "<cbc:IssueTime>10:05:00Z</cbc:IssueTime>", "", f"{ROOT}/IssueTime"),
     (
         "sender-scheme",

@@ -403,6 +403,12 @@ MUTATIONS = [
         "2026-02-30T10:00:00Z<",
         f"{IDENTIFICATION}/CreationDateAndTime",
     ),
+    (
+        "created-non-ascii-digits",  # xs:dateTime digits are 0-9 only, not full-width ones
+        "2026-01-02T10:00:00Z<",
+        "\uff12\uff10\uff12\uff16-01-02T10:00:00Z<",
+        f"{IDENTIFICATION}/CreationDateAndTime",
+    ),
     ("created-twice", _INSTANCE, _CREATED + _INSTANCE, f"{IDENTIFICATION}/CreationDateAndTime"),
     ("business-scope-missing", "<sh:BusinessScope>", "<sh:Other>", f"{HEADER}/BusinessScope"),
     ("documentid-missing", _DOCUMENT_SCOPE, "", scope_field("DOCUMENTID")),

@@ -26,7 +26,8 @@ MAX_PROCESS = 200
 _COUNTRY = re.compile(r"[A-Z0-9][A-Z0-9]")
 _SCHEME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATE_TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?"
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?",
+    re.ASCII,  # xs:dateTime digits are 0-9, not any Unicode digit
 )
 _SCOPES = ("DOCUMENTID", "PROCESSID", "COUNTRY_C1", "MLS_TO", "MLS_TYPE")
 

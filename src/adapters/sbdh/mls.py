@@ -42,8 +42,8 @@ MAX_MLS_DEPTH = 32
 _ROOT = "ApplicationResponse"
 _RESPONSE = f"{_ROOT}/DocumentResponse/Response"
 _SPID = re.compile(r"[0-9]{6}(-[0-9A-Z_]{3,12}(\.[0-9A-Z\-._~]{3,24})?)?", re.IGNORECASE)
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TIME = re.compile(r"\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_TIME = re.compile(r"\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})", re.ASCII)
 
 
 def _rule_problems(status: MessageLevelStatus) -> list[Detail]:
