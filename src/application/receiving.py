@@ -34,7 +34,13 @@ from fourcorner.application.repositories import Artefacts, Participants, Transac
 from fourcorner.application.sending import Exchange, credentials_of
 from fourcorner.application.transactions import Documents, NewBlob, blob_key, store_artefacts
 from fourcorner.domain import events
-from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MlsType, Sbdh, spid_participant
+from fourcorner.domain.envelope import (
+    MLS_DOCUMENT_TYPE,
+    Identifier,
+    MlsType,
+    Sbdh,
+    spid_participant,
+)
 from fourcorner.domain.errors import Conflict, DomainError, RulesFailed
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ValidationPolicy
@@ -156,14 +162,19 @@ async def _envelope(docs: Documents, inbound: InboundDocument) -> Sbdh:
         ) from None
 
 
+def _same_participant(a: Identifier, b: Identifier) -> bool:
+    """Participant schemes and values compare case-insensitively."""
+    return a.scheme.lower() == b.scheme.lower() and a.value.lower() == b.value.lower()
+
+
 def consistent(inbound: InboundDocument, envelope: Sbdh) -> None:
     """The ebMS header and the SBDH agree (NETWORK.md), else EBMS:0003."""
     problems = []
-    if inbound.original_sender.value.lower() != envelope.sender.value.lower():
+    if not _same_participant(inbound.original_sender, envelope.sender):
         problems.append("originalSender differs from the SBDH Sender")
-    if inbound.final_recipient.value.lower() != envelope.receiver.value.lower():
+    if not _same_participant(inbound.final_recipient, envelope.receiver):
         problems.append("finalRecipient differs from the SBDH Receiver")
-    if inbound.service.value != envelope.process.value:
+    if inbound.service != envelope.process:  # Service@type is the PROCESSID scheme
         problems.append("Service differs from the PROCESSID scope")
     if inbound.action != str(envelope.document_type):
         problems.append("Action differs from the DOCUMENTID scope")

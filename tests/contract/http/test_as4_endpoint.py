@@ -36,26 +36,30 @@ def pki(api):
     return load_test_pki(api.container.settings().data_dir / "pki")
 
 
-def message(api, sbd: bytes, *, sender: str, receiver: str, signer=None, message_id=None):
+def message(api, sbd: bytes, *, sender: str, receiver: str, signer=None, message_id=None, **over):
     t = pki(api)
     cert, key = signer or (t.ap_certificate, t.ap_key)
     cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
-    return build_user_message(
-        payload=sbd,
-        message_id=message_id or f"{uuid.uuid4()}@test",
-        conversation_id=str(uuid.uuid4()),
-        timestamp=datetime.now(UTC),
-        from_party=cn,
-        to_party=t.seat_id,
-        service=BILLING,
-        service_type="cenbii-procid-ubl",
-        action=f"busdox-docid-qns::{INVOICE}",
-        original_sender=("iso6523-actorid-upis", sender),
-        final_recipient=("iso6523-actorid-upis", receiver),
-        sender_key=key,
-        sender_certificate=cert,
-        receiver_certificate=t.ap_certificate,
+    values = (
+        dict(
+            payload=sbd,
+            message_id=message_id or f"{uuid.uuid4()}@test",
+            conversation_id=str(uuid.uuid4()),
+            timestamp=datetime.now(UTC),
+            from_party=cn,
+            to_party=t.seat_id,
+            service=BILLING,
+            service_type="cenbii-procid-ubl",
+            action=f"busdox-docid-qns::{INVOICE}",
+            original_sender=("iso6523-actorid-upis", sender),
+            final_recipient=("iso6523-actorid-upis", receiver),
+            sender_key=key,
+            sender_certificate=cert,
+            receiver_certificate=t.ap_certificate,
+        )
+        | over
     )
+    return build_user_message(**values)
 
 
 async def post(api, path, msg, body=None):
@@ -147,6 +151,33 @@ async def test_refusals_are_signed_errors_and_store_nothing(api):
         code = error_code(answer)
         assert code is not None and expected in code, (label, code)
     assert await received(api, b["id"]) == []
+
+
+async def test_schemes_the_ebms_header_and_the_sbdh_disagree_on_are_refused(api):
+    """Service@type is the PROCESSID scheme, and the originalSender and finalRecipient types
+    the Sender and Receiver schemes (NETWORK.md "Consistency between SBDH, payload and AS4
+    header"): the values agreeing is not enough."""
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(94)}"
+    sbd = make_sbd(sender=sender, receiver=receiver)
+    cases = {
+        "Service": {"service_type": "other-procid-scheme"},
+        "originalSender": {"original_sender": ("other-actorid-scheme", sender)},
+        "finalRecipient": {"final_recipient": ("other-actorid-scheme", receiver)},
+    }
+    for label, over in cases.items():
+        msg = message(api, sbd, sender=sender, receiver=receiver, **over)
+        status, answer = await post(api, path, msg)
+        code = error_code(answer)
+        assert status == 200 and code, label
+        assert code.startswith(f"EBMS:0003 {label} differs from the "), code
+    assert await received(api, b["id"]) == []
+    # the participant scheme compares case-insensitively, as its values do
+    upper = ("ISO6523-ACTORID-UPIS", sender)
+    msg = message(api, sbd, sender=sender, receiver=receiver, original_sender=upper)
+    status, answer = await post(api, path, msg)
+    assert status == 200 and error_code(answer) is None and b"Receipt" in answer
+    assert len(await received(api, b["id"])) == 1
 
 
 async def test_unknown_access_points_and_garbage(api):
