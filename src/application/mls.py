@@ -208,6 +208,17 @@ def is_about(tx: Transaction, status: MessageLevelStatus, signer: str) -> bool:
     )
 
 
+def _answered_already(inbound: InboundDocument) -> As4Refusal:
+    """A second status about one document: a document has at most one (NETWORK.md), and the
+    one taken stands."""
+    return As4Refusal(
+        "EBMS:0004",
+        "Other",
+        "the document this status is about has a message level status already",
+        inbound.message_id,
+    )
+
+
 async def take(
     ctx: Context,
     docs: Documents,
@@ -254,12 +265,16 @@ async def take(
             inbound.message_id,
         )
     (original,) = about
+    if original.mls_response_code is not None:
+        raise _answered_already(inbound)
     now = ctx.clock()
     key = f"{original.id.hex}-mls-{ctx.new_id().hex[:8]}"
     size = await docs.blobs.adopt(key, inbound.sbd)
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None
+        if current.mls_response_code is not None:  # another status was taken meanwhile
+            raise _answered_already(inbound)
         updated = current.mls_received(status.response_code, status.description, now)
         await uow.repository(TRANSACTIONS).update(updated)
         await uow.repository(ARTEFACTS).add(

@@ -221,3 +221,17 @@ async def test_a_status_reaches_only_the_document_it_is_about(start_api, inbox, 
     assert rejected["serviceError"]["code"] == "TXE-3001"
     await until(lambda: _coro(len(statuses(inbox)) == 2))
     assert statuses(inbox) == [(b["id"], tx_b, "AB"), (a["id"], tx_own, "RE")]
+    # a document has at most one status: a second one (another rejection, or a rejection
+    # after the AB it asked for) is refused and changes nothing
+    assert "EBMS:0004" in (await post_status(api, "RE", own) or "")
+    asked = str(uuid.uuid4())
+    sbd = make_sbd(sender=pa, receiver=pb, instance_id=asked, mls_type="ALWAYS_SEND")
+    tx_asked = await send(api, a, ALICE, sbd)
+    await completed(api, a, ALICE, tx_asked)
+    await until(lambda: _coro(len(statuses(inbox)) == 3))
+    assert statuses(inbox)[2] == (a["id"], tx_asked, "AB")
+    assert "EBMS:0004" in (await post_status(api, "RE", asked) or "")
+    after = await transaction(api, a, ALICE, tx_asked)
+    assert after["transactionStatus"] == "COMPLETED" and after["mlsResponseCode"] == "AB"
+    assert (await transaction(api, a, ALICE, tx_own))["mlsResponseCode"] == "RE"
+    assert len(statuses(inbox)) == 3
