@@ -141,6 +141,9 @@ def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
             if e.status < 400:
                 raise
             response = error_response(error := _from_http(e, request, max_size), request_id)
+        except web.RequestPayloadError:  # e.g. Content-Encoding: gzip over bytes that are not
+            reason = "the body does not decode from its Content-Encoding"
+            response = error_response(error := errors.MalformedBody(reason=reason), request_id)
         except Exception:
             log.exception(
                 "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}

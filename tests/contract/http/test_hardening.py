@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
 
 from .conftest import BACKENDS
+from .test_as4_endpoint import setup
 
 ALICE = "alice@example.com"
 
@@ -125,3 +127,30 @@ async def test_an_oversized_header_is_refused_without_echoing_it(api, head, capl
     assert b"server: fourcorner" in lowered and b"aiohttp" not in lowered
     assert b"x-content-type-options: nosniff" in lowered
     assert "SECRET" not in caplog.text
+
+
+async def test_a_body_that_does_not_decode_from_its_content_encoding_is_a_400(api):
+    """``Content-Encoding: gzip`` over bytes that are not gzip: a 400 in the error shape at the
+    JSON interface, the SBD upload, the pre-signed upload URL and the AS4 endpoint alike."""
+    org = await api.org(ALICE)
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
+    ap_id = aps["items"][0]["id"]
+    _, upload = await api.call(
+        "GET", f"/orgs/{org['id']}/transactions/upload_url?ap={ap_id}", as_=ALICE
+    )
+    _, _, as4_path = await setup(api)
+    requests = [
+        ("POST", f"/orgs/{org['id']}/webhooks", "application/json", True),
+        ("POST", f"/orgs/{org['id']}/transactions?ap={ap_id}", "application/xml", True),
+        ("PUT", urlsplit(upload["uploadUrl"]).path, "application/xml", False),
+        ("POST", as4_path, 'multipart/related; boundary="x"', False),
+    ]
+    for method, url, content_type, signed_in in requests:
+        status, body = await api.call(
+            method,
+            url,
+            as_=ALICE if signed_in else None,
+            data=b"not gzip at all",
+            headers={"Content-Type": content_type, "Content-Encoding": "gzip"},
+        )
+        assert status == 400 and body["code"] == "AT-1000", (url, status, body)
