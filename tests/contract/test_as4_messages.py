@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -19,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from fourcorner.adapters.as4 import (
     SIGNAL_CONTENT_TYPE,
@@ -30,9 +32,11 @@ from fourcorner.adapters.as4 import (
     build_error,
     build_receipt,
     build_user_message,
+    ebms,
     read_signal,
     read_user_message,
 )
+from fourcorner.adapters.as4.constants import DEFAULT_MPC, EB
 from fourcorner.adapters.as4.mime import build_related, split_related
 from fourcorner.adapters.pki import TestPki, ensure_test_pki, issue_leaf, new_ca, verify_chain
 
@@ -102,6 +106,20 @@ def parties(tmp_path_factory: pytest.TempPathFactory) -> Parties:
     return Parties(pki, certificate, pki.smp_key)
 
 
+# the ebMS header values of every message built here
+HEADER: dict[str, Any] = {
+    "conversation_id": "conversation-1",
+    "timestamp": NOW,
+    "from_party": SENDER,
+    "to_party": RECEIVER,
+    "service": PROCESS,
+    "service_type": "cenbii-procid-ubl",
+    "action": f"busdox-docid-qns::{DOCUMENT}",
+    "original_sender": (SCHEME, "0088:7300010000001"),
+    "final_recipient": (SCHEME, "0088:5790000435975"),
+}
+
+
 def send(
     parties: Parties,
     payload: bytes | None = None,
@@ -113,15 +131,7 @@ def send(
     return build_user_message(
         payload=sbd() if payload is None else payload,
         message_id=message_id,
-        conversation_id="conversation-1",
-        timestamp=NOW,
-        from_party=SENDER,
-        to_party=RECEIVER,
-        service=PROCESS,
-        service_type="cenbii-procid-ubl",
-        action=f"busdox-docid-qns::{DOCUMENT}",
-        original_sender=(SCHEME, "0088:7300010000001"),
-        final_recipient=(SCHEME, "0088:5790000435975"),
+        **HEADER,
         sender_key=parties.pki.ap_key if key is None else key,
         sender_certificate=parties.pki.ap_certificate if certificate is None else certificate,
         receiver_certificate=parties.receiver_certificate,
@@ -682,3 +692,53 @@ def test_a_garbage_answer_raises_only_as4error(
             receiver_certificate=parties.receiver_certificate,
             now=datetime.now(UTC),
         )
+
+
+# --- the UserMessage header against the profile --------------------------------------------
+
+
+def _messaging(edit: Callable[[etree._Element], None] | None = None) -> etree._Element:
+    messaging = etree.Element(f"{{{EB}}}Messaging")
+    ebms.append_user_message(
+        messaging,
+        message_id="m-1@ap.example",
+        **HEADER,
+        payload_cid="sbd-1@ap.example",
+    )
+    if edit is not None:
+        edit(messaging)
+    return messaging
+
+
+def _user_message(messaging: etree._Element) -> etree._Element:
+    found = messaging.find(f"{{{EB}}}UserMessage")
+    assert found is not None
+    return found
+
+
+def _ref_to_message_id(messaging: etree._Element) -> None:
+    info = _user_message(messaging).find(f"{{{EB}}}MessageInfo")
+    assert info is not None
+    etree.SubElement(info, f"{{{EB}}}RefToMessageId").text = "earlier@ap.example"
+
+
+def test_the_default_mpc_may_be_named_or_left_out() -> None:
+    assert ebms.read_user_message(_messaging()).message_id == "m-1@ap.example"
+    named = _messaging(lambda m: _user_message(m).set("mpc", DEFAULT_MPC))
+    assert ebms.read_user_message(named).message_id == "m-1@ap.example"
+
+
+@pytest.mark.parametrize(
+    ("edit", "code"),
+    [
+        # the profile uses the default MPC only
+        (lambda m: _user_message(m).set("mpc", "urn:example:other-mpc"), "EBMS:0010"),
+        # a UserMessage never refers to another message in the profile
+        (_ref_to_message_id, "EBMS:0003"),
+    ],
+    ids=["other-mpc", "ref-to-message-id"],
+)
+def test_a_user_message_outside_the_profile_is_refused(
+    edit: Callable[[etree._Element], None], code: str
+) -> None:
+    refused(code, lambda: ebms.read_user_message(_messaging(edit)))

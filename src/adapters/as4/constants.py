@@ -69,6 +69,8 @@ GCM_TAG_BYTES: Final = 16
 
 AGREEMENT: Final = "urn:fdc:peppol.eu:2017:agreements:tia:ap_provider"
 PARTY_TYPE: Final = "urn:fdc:peppol.eu:2017:identifiers:ap"
+# the one message partition channel of the profile; a UserMessage may also leave @mpc out
+DEFAULT_MPC: Final = EB + "defaultMPC"
 INITIATOR: Final = f"{EB}initiator"
 RESPONDER: Final = f"{EB}responder"
 ORIGINAL_SENDER: Final = "originalSender"

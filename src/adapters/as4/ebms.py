@@ -13,6 +13,7 @@ import attrs
 
 from fourcorner.adapters.as4.constants import (
     AGREEMENT,
+    DEFAULT_MPC,
     EB,
     FINAL_RECIPIENT,
     GZIP,
@@ -23,7 +24,12 @@ from fourcorner.adapters.as4.constants import (
     RESPONDER,
     q,
 )
-from fourcorner.adapters.as4.errors import INVALID_HEADER, VALUE_INCONSISTENT, As4Error
+from fourcorner.adapters.as4.errors import (
+    INVALID_HEADER,
+    PROCESSING_MODE_MISMATCH,
+    VALUE_INCONSISTENT,
+    As4Error,
+)
 from fourcorner.adapters.as4.mime import cid_of
 from fourcorner.adapters.as4.xml import (
     Element,
@@ -123,7 +129,11 @@ def read_user_message(messaging: Element) -> UserMessageHeader:
     if children(messaging, _eb("SignalMessage")):
         raise As4Error.of(INVALID_HEADER, "a user message cannot carry a SignalMessage")
     user_message = one(messaging, _eb("UserMessage"))
+    if user_message.get("mpc", DEFAULT_MPC) != DEFAULT_MPC:
+        raise As4Error.of(PROCESSING_MODE_MISMATCH, f"the profile uses only the MPC {DEFAULT_MPC}")
     info = one(user_message, _eb("MessageInfo"))
+    if children(info, _eb("RefToMessageId")):
+        raise As4Error.of(_INCONSISTENT, "a UserMessage must not carry a RefToMessageId")
     message_id = required_text(info, _eb("MessageId"))
     timestamp = parse_timestamp(required_text(info, _eb("Timestamp")))
     parties = one(user_message, _eb("PartyInfo"))
