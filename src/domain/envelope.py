@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from datetime import datetime
 
 import attrs
@@ -69,6 +70,8 @@ MLS_DOCUMENT_TYPE = Identifier(
 MLS_PROCESS = Identifier("cenbii-procid-ubl", MLS_PROFILE_ID)
 PARTICIPANT_SCHEME = "iso6523-actorid-upis"
 SPID_SCHEME = "0242"
+# a service provider id: the 6-digit main id, then optionally a use case id and a suffix
+SPID = re.compile(r"[0-9]{6}(-[0-9A-Z_]{3,12}(\.[0-9A-Z\-._~]{3,24})?)?", re.IGNORECASE)
 
 
 def spid_participant(spid: str) -> Identifier:

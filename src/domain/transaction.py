@@ -24,6 +24,8 @@ from fourcorner.domain.clock import from_ns
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
+    SPID,
+    SPID_SCHEME,
     Identifier,
     Sbdh,
     seat_spid,
@@ -376,9 +378,9 @@ def mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:
     sending service provider (its 6-digit main id equals the sender's seat id digits), else
     ``0242:<sender SPID>``."""
     c2 = seat_spid(sender_seat)
-    main_id = mls_to.value.split(":", 1)[1][:6] if mls_to is not None else ""
-    if mls_to is not None and mls_to.value.startswith("0242:") and main_id.upper() == c2.upper():
-        return mls_to.value
+    scheme, _, spid = mls_to.value.partition(":") if mls_to is not None else ("", "", "")
+    if scheme == SPID_SCHEME and SPID.fullmatch(spid) and spid[:6].upper() == c2.upper():
+        return f"{SPID_SCHEME}:{spid}"
     return spid_participant(c2).value
 
 

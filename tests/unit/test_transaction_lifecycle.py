@@ -152,6 +152,13 @@ def test_a_status_about_a_received_document_goes_to_its_sender() -> None:
     assert job.receiver_id == "0242:123456" and job.next_attempt_at == NOW + timedelta(minutes=10)
     assert mls_receiver(DOCUMENT.mls_to, "POP654321") == "0242:654321"
     assert mls_receiver(None, "POP654321") == "0242:654321"
+    # MLS_TO is taken only when it is a service provider id: 6 digits, optionally a use case
+    # and a suffix (0242:654321-MLS_1.ap-2); otherwise the sender's SPID
+    use_case = Identifier("iso6523-actorid-upis", "0242:654321-MLS_1.ap-2")
+    assert mls_receiver(use_case, "POP654321") == "0242:654321-MLS_1.ap-2"
+    for value in ("0242:6543210", "0242:654321x", "0242:654321-AB", "0242:654321-"):
+        mls_to = Identifier("iso6523-actorid-upis", value)
+        assert mls_receiver(mls_to, "POP654321") == "0242:654321", value
 
 
 def test_a_rejection_is_made_with_a_reason_and_no_status_is_made_ap() -> None:

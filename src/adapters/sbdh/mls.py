@@ -20,6 +20,7 @@ from fourcorner.adapters.sbdh.writer import DECLARATION, format_date_time
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
+    SPID,
     SPID_SCHEME,
     MessageLevelStatus,
     mls_envelope,
@@ -41,7 +42,6 @@ MAX_MLS_DEPTH = 32
 
 _ROOT = "ApplicationResponse"
 _RESPONSE = f"{_ROOT}/DocumentResponse/Response"
-_SPID = re.compile(r"[0-9]{6}(-[0-9A-Z_]{3,12}(\.[0-9A-Z\-._~]{3,24})?)?", re.IGNORECASE)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _TIME = re.compile(r"\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})", re.ASCII)
 
@@ -55,7 +55,7 @@ def _rule_problems(status: MessageLevelStatus) -> list[Detail]:
         ("SenderParty", status.sender_spid),
         ("ReceiverParty", status.receiver_spid),
     ):
-        if _SPID.fullmatch(spid) is None:
+        if SPID.fullmatch(spid) is None:
             problems.append(
                 Detail(f"{_ROOT}/{role}/EndpointID", f"{spid!r} is not a service provider id")
             )
