@@ -344,6 +344,8 @@ def endpoint(
                     await _guard(authenticate, request, principal, route.role)
                 else:  # a role outside any organisation: user or superadmin
                     principal.require(route.role)
+                if "uid" in request.match_info:  # a user's own account
+                    principal.require_own(request.match_info["uid"])
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body

@@ -149,3 +149,24 @@ async def test_a_superadmin_route_refuses_others_before_reading_their_input(api,
                 data=b'{"ids": "not a list"}' if route.method in ("POST", "PUT") else None,
             )
             assert (status, body["code"]) == (403, "AT-1019"), (route.path, who, body)
+
+
+async def test_a_route_on_another_users_account_refuses_before_reading_the_input(api, world):
+    """``/users/{uid}/…`` is the caller's own account only: another user, or an API key,
+    earns 403 AT-1022 whatever the body, never a 400 about its fields."""
+    _, _, keys = world
+    member = await api.me(MEMBER)
+    own = [r for r in routes() if "{uid}" in r.path]
+    assert own
+    for route in own:
+        path = route.path.replace("{uid}", member["id"])
+        for who, key in ((BOB, None), (None, keys["key of another org"])):
+            status, body = await api.call(
+                route.method,
+                path,
+                as_=who,
+                key=key,
+                headers={"Content-Type": "application/json"},
+                data=b'{"orgId": 5, "name": 7, "email": "x@example.com"}',
+            )
+            assert (status, body["code"]) == (403, "AT-1022"), (route.path, who, body)
