@@ -126,6 +126,39 @@ async def test_a_message_id_of_another_organisations_document_is_no_replay(api):
     assert len(await received(api, b["id"])) == 1
 
 
+async def test_one_message_id_to_two_organisations_at_once_reaches_both(api):
+    """Sent at the same moment, round after round, two messages with one MessageId to
+    receivers of two organisations each get their own receipt and transaction, and each sent
+    again is answered with its own receipt."""
+    b, receiver, path = await setup(api)
+    a = await api.org(ALICE)
+    other_receiver = f"0088:{gln(93)}"
+    await receiving_participant(api, a, other_receiver, ALICE)
+    sender = f"0088:{gln(91)}"
+    rounds = 8
+    for _ in range(rounds):
+        message_id = f"{uuid.uuid4()}@test"
+        msgs = [
+            message(
+                api,
+                make_sbd(sender=sender, receiver=r),
+                sender=sender,
+                receiver=r,
+                message_id=message_id,
+            )
+            for r in (receiver, other_receiver)
+        ]
+        answers = await asyncio.gather(*(post(api, path, m) for m in msgs))
+        assert all(status == 200 and error_code(body) is None for status, body in answers)
+        assert answers[0][1] != answers[1][1]
+        # each sent again is a replay of its own: answered with its own receipt
+        again = await asyncio.gather(*(post(api, path, m) for m in msgs))
+        assert [body for _, body in again] == [body for _, body in answers]
+    _, page = await api.call("GET", f"/orgs/{a['id']}/transactions/from_network", as_=ALICE)
+    assert [t["receiverId"] for t in page["items"]] == [other_receiver] * rounds
+    assert [t["receiverId"] for t in await received(api, b["id"])] == [receiver] * rounds
+
+
 async def test_refusals_are_signed_errors_and_store_nothing(api):
     b, receiver, path = await setup(api)
     sender = f"0088:{gln(92)}"
