@@ -47,6 +47,14 @@ class Principal:
             raise Forbidden(reason="this operation needs a user's token, not an API key")
         return self.user
 
+    def require_own(self, uid: str) -> User:
+        """The signed-in user, when ``uid`` is their own id: a user acts only on their own
+        account (an API key on none)."""
+        user = self.require_user()
+        if user.id != uid:
+            raise Forbidden(reason="a user may act only on their own account")
+        return user
+
     def require(self, required: Role) -> None:
         """Check a role that does not depend on an organisation (``user``, ``superadmin``)."""
         roles.require(self.global_role, required)

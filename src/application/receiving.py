@@ -193,7 +193,9 @@ async def _take_document(
 ) -> Answer:
     reader = exchange.reader
     async with ctx.uow() as uow:
-        replay = await Transactions(uow).by_as4_message_id(inbound.message_id)
+        replay = await Transactions(uow).received_as(
+            inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
+        )
         if replay is not None:
             stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
             if stored is not None:

@@ -348,9 +348,20 @@ class Transactions(OrgRecords[Transaction]):
     async def by_dedup_key(self, dedup_key: str) -> Transaction | None:
         return await self._store.first(dedupKey=dedup_key)
 
-    async def by_as4_message_id(self, message_id: str) -> Transaction | None:
-        """The transaction an AS4 message (its ``MessageId``) brought in or took out."""
-        return await self._store.first(as4MessageId=message_id)
+    async def received_as(
+        self, message_id: str, ap_id: uuid.UUID, sender_sp: str, receiver_id: str
+    ) -> Transaction | None:
+        """The document an AS4 message (its ``MessageId``) brought in at access point
+        ``ap_id`` from the sending access point ``sender_sp`` for ``receiver_id``: a replay of
+        that message. The MessageId is the sender's to choose, so it alone never names a
+        record: the same one from another sender, or to another receiver (perhaps of another
+        organisation), is another message."""
+        for tx in await self._store.all(
+            as4MessageId=message_id, apId=ap_id, direction=Direction.FROM_NETWORK
+        ):
+            if tx.sender_sp == sender_sp and tx.receiver_id == receiver_id:
+                return tx
+        return None
 
     async def mls_about(self, org_id: uuid.UUID, doc_instance_id: str) -> Transaction | None:
         """The message level status ``org_id`` owes the sender of the document it received

@@ -18,7 +18,6 @@ from fourcorner.domain import member as membership
 from fourcorner.domain.errors import (
     Conflict,
     Detail,
-    Forbidden,
     InvalidInput,
     NotFound,
     Unauthorised,
@@ -166,15 +165,8 @@ async def me(ctx: Context, principal: Principal) -> Me:
     return Me(user, tuple(found))
 
 
-def _own(principal: Principal, uid: str) -> User:
-    user = principal.require_user()
-    if user.id != uid:
-        raise Forbidden(reason="a user may act only on their own account")
-    return user
-
-
 async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) -> User:
-    user = _own(principal, uid)
+    user = principal.require_own(uid)
     # "" is no country, as a user without one shows it (so a GET answer can be PUT back)
     if problems := optional_problems("$", cmd.country_code, None):
         raise InvalidInput(problems)
@@ -279,7 +271,7 @@ def _uuid_text(text: str) -> bool:
 
 async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:
     """Ask to join an organisation: a pending member, for its orgadmins to approve."""
-    caller = _own(principal, uid)
+    caller = principal.require_own(uid)
     now = ctx.clock()
     async with ctx.uow() as uow:
         # the user first, as a deletion of users locks them: one deleted since signing in is
@@ -313,7 +305,7 @@ async def join(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) 
 
 async def leave(ctx: Context, principal: Principal, uid: str, org_id: uuid.UUID) -> Member:
     """Leave at once (or withdraw a pending request); the last orgadmin cannot leave."""
-    user = _own(principal, uid)
+    user = principal.require_own(uid)
     async with ctx.uow() as uow:
         # locked first, so the member set read next is not changing under the last-orgadmin rule
         await uow.repository(ORGANISATIONS).lock(org_id)

@@ -339,8 +339,13 @@ def endpoint(
         except DomainError as e:
             # a caller with no business in the organisation learns nothing from how the input
             # is wrong: refuse them first
-            if e.kind in _INPUT_ERRORS and principal is not None and route.org_scoped:
-                await _guard(authenticate, request, principal, route.role or Role.ORGMEMBER)
+            if e.kind in _INPUT_ERRORS and principal is not None and route.role is not None:
+                if route.org_scoped:
+                    await _guard(authenticate, request, principal, route.role)
+                else:  # a role outside any organisation: user or superadmin
+                    principal.require(route.role)
+                if "uid" in request.match_info:  # a user's own account
+                    principal.require_own(request.match_info["uid"])
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body

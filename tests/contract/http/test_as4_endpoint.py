@@ -26,7 +26,7 @@ from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import BASE_EXAMPLE, make_sbd
 
 from .conftest import Api, settings_for
-from .test_participants import BOB, gln, participant, whitelabel
+from .test_participants import ALICE, BOB, gln, participant, whitelabel
 from .test_transactions import BILLING, INVOICE, receiving_participant
 
 EB = "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
@@ -102,6 +102,65 @@ async def test_a_replay_gets_the_original_receipt_and_no_second_transaction(api)
     status, again = await post(api, path, msg)
     assert status == 200 and again == first
     assert len(await received(api, b["id"])) == 1
+
+
+async def test_a_message_id_of_another_organisations_document_is_no_replay(api):
+    """The MessageId is the sender's to choose: a message to one organisation's participant
+    that carries the MessageId of a document another organisation received on the same access
+    point is a new message. It is taken in for its own receiver, and answered with its own
+    receipt, never with the other organisation's."""
+    b, receiver, path = await setup(api)
+    a = await api.org(ALICE)
+    other_receiver = f"0088:{gln(92)}"
+    await receiving_participant(api, a, other_receiver, ALICE)
+    sender = f"0088:{gln(91)}"
+    message_id = f"{uuid.uuid4()}@test"
+
+    def to(ident):
+        sbd = make_sbd(sender=sender, receiver=ident)
+        return message(api, sbd, sender=sender, receiver=ident, message_id=message_id)
+
+    status, bobs_receipt = await post(api, path, to(receiver))
+    assert status == 200 and error_code(bobs_receipt) is None
+    status, answer = await post(api, path, to(other_receiver))
+    assert status == 200 and error_code(answer) is None and b"Receipt" in answer
+    assert answer != bobs_receipt
+    _, page = await api.call("GET", f"/orgs/{a['id']}/transactions/from_network", as_=ALICE)
+    assert [t["receiverId"] for t in page["items"]] == [other_receiver]
+    assert len(await received(api, b["id"])) == 1
+
+
+async def test_one_message_id_to_two_organisations_at_once_reaches_both(api):
+    """Sent at the same moment, round after round, two messages with one MessageId to
+    receivers of two organisations each get their own receipt and transaction, and each sent
+    again is answered with its own receipt."""
+    b, receiver, path = await setup(api)
+    a = await api.org(ALICE)
+    other_receiver = f"0088:{gln(93)}"
+    await receiving_participant(api, a, other_receiver, ALICE)
+    sender = f"0088:{gln(91)}"
+    rounds = 8
+    for _ in range(rounds):
+        message_id = f"{uuid.uuid4()}@test"
+        msgs = [
+            message(
+                api,
+                make_sbd(sender=sender, receiver=r),
+                sender=sender,
+                receiver=r,
+                message_id=message_id,
+            )
+            for r in (receiver, other_receiver)
+        ]
+        answers = await asyncio.gather(*(post(api, path, m) for m in msgs))
+        assert all(status == 200 and error_code(body) is None for status, body in answers)
+        assert answers[0][1] != answers[1][1]
+        # each sent again is a replay of its own: answered with its own receipt
+        again = await asyncio.gather(*(post(api, path, m) for m in msgs))
+        assert [body for _, body in again] == [body for _, body in answers]
+    _, page = await api.call("GET", f"/orgs/{a['id']}/transactions/from_network", as_=ALICE)
+    assert [t["receiverId"] for t in page["items"]] == [other_receiver] * rounds
+    assert [t["receiverId"] for t in await received(api, b["id"])] == [receiver] * rounds
 
 
 async def test_refusals_are_signed_errors_and_store_nothing(api):

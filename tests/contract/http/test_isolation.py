@@ -128,3 +128,45 @@ async def test_each_route_declares_the_least_role_its_use_case_takes(api, world)
         )
         refused = status == 403 and body.get("code") in ("AT-1019", "AT-1020")
         assert not refused, (route.method, route.path, status, body)
+
+
+SUPERADMIN_ROUTES = [r for r in routes() if r.role is Role.SUPERADMIN]
+
+
+async def test_a_superadmin_route_refuses_others_before_reading_their_input(api, world):
+    """Below the role, a malformed body or query earns 403, not a 400 describing the input."""
+    _, _, keys = world
+    assert SUPERADMIN_ROUTES
+    admin_key = keys["key of another org"]  # an orgadmin's key with the orgadmin role
+    for route in SUPERADMIN_ROUTES:
+        for who, key in ((ALICE, None), (MEMBER, None), (None, admin_key)):
+            status, body = await api.call(
+                route.method,
+                route.path + "?filter=nope:eq:1&limit=0",
+                as_=who,
+                key=key,
+                headers={"Content-Type": "application/json"},
+                data=b'{"ids": "not a list"}' if route.method in ("POST", "PUT") else None,
+            )
+            assert (status, body["code"]) == (403, "AT-1019"), (route.path, who, body)
+
+
+async def test_a_route_on_another_users_account_refuses_before_reading_the_input(api, world):
+    """``/users/{uid}/…`` is the caller's own account only: another user, or an API key,
+    earns 403 AT-1022 whatever the body, never a 400 about its fields."""
+    _, _, keys = world
+    member = await api.me(MEMBER)
+    own = [r for r in routes() if "{uid}" in r.path]
+    assert own
+    for route in own:
+        path = route.path.replace("{uid}", member["id"])
+        for who, key in ((BOB, None), (None, keys["key of another org"])):
+            status, body = await api.call(
+                route.method,
+                path,
+                as_=who,
+                key=key,
+                headers={"Content-Type": "application/json"},
+                data=b'{"orgId": 5, "name": 7, "email": "x@example.com"}',
+            )
+            assert (status, body["code"]) == (403, "AT-1022"), (route.path, who, body)
