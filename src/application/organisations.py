@@ -230,7 +230,10 @@ async def update(
                 legal_identifier=org.legal_identifier,
             ) from None
         if any(getattr(org, f) != getattr(before, f) for f in PUBLISHED_FIELDS):
-            for p in await Participants(uow).of_org(org.id):
+            # each held, in one order, as a participant's own update holds it (the workers
+            # that record a status or a directory's answer write the row meanwhile)
+            ids = [p.id for p in await Participants(uow).of_org(org.id)]
+            for p in await uow.repository(PARTICIPANTS).lock_many(ids):
                 changed = await participants.republish(ctx, net, uow, p)
                 marked = directory_cards.after_change(ctx, net, p, changed)
                 if marked is not p:

@@ -193,8 +193,10 @@ get = _PARTICIPANTS.get
 list_participants = _PARTICIPANTS.list
 
 
-async def _own(uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID) -> Participant:
-    return await owned(uow, PARTICIPANTS, org_id, pid, "participant")
+async def _own(
+    uow: UnitOfWork, org_id: uuid.UUID, pid: uuid.UUID, *, lock: bool = False
+) -> Participant:
+    return await owned(uow, PARTICIPANTS, org_id, pid, "participant", lock=lock)
 
 
 async def _chosen(
@@ -218,7 +220,9 @@ async def update(
         # the organisation held, as its update and ``create`` hold it: the card published here
         # is made of what that one committed (and it, of what this one commits)
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
-        p = await _own(uow, org_id, pid)
+        # the row held too: a directory's answer recorded meanwhile (``directory_cards.ask``,
+        # which holds the row alone) is not written over with the publication read here
+        p = await _own(uow, org_id, pid, lock=True)
         changes: dict[str, Any] = {}
         if cmd.name is not None:
             if not cmd.name.strip():
@@ -284,7 +288,7 @@ async def set_supported(
     entries = check_supported(ctx.catalogue, cmd.supported_document_types)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        p = await _own(uow, org_id, pid)
+        p = await _own(uow, org_id, pid, lock=True)  # as ``update`` holds it
         p = attrs.evolve(
             p,
             supported_document_types=entries,

@@ -23,10 +23,18 @@ T = TypeVar("T")
 
 
 async def owned(
-    uow: UnitOfWork, collection: Collection[T], org_id: uuid.UUID, ident: object, resource: str
+    uow: UnitOfWork,
+    collection: Collection[T],
+    org_id: uuid.UUID,
+    ident: object,
+    resource: str,
+    *,
+    lock: bool = False,
 ) -> T:
-    """The record ``ident`` of ``org_id``; another organisation's record is not found."""
-    found: Any = await uow.repository(collection).get(ident)
+    """The record ``ident`` of ``org_id``; another organisation's record is not found.
+    ``lock``: held until the unit of work ends, for a change made of what was read."""
+    repository = uow.repository(collection)
+    found: Any = await (repository.lock(ident) if lock else repository.get(ident))
     if found is None or found.org_id != org_id:
         raise NotFound(resource=resource, ident=str(ident))
     result: T = found

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import pg
@@ -350,3 +351,51 @@ async def test_two_workers_racing_ask_once_per_card_and_a_concurrent_change_wins
                     want = f"B {r}" if p is changing else f"A {r}"
                     assert now.business_card is not None and now.business_card.legal_name == want
     assert not [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "backend", ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_what_another_writer_records_while_an_update_is_made_is_kept(
+    backend, tmp_path, pki_dir, clock, monkeypatch
+):
+    """A participant's update holds its row from its read to its commit. Another writer that
+    holds the row alone, as the SML worker records a registration's outcome (the status) or
+    a worker a directory's answer, and comes in the middle of the update, is recorded after
+    it: both changes are kept. An update that read the row unheld wrote its copy back over
+    the status (on PostgreSQL, where the two units of work overlap)."""
+    from fourcorner.application import participants
+    from fourcorner.application.collections import PARTICIPANTS
+
+    with settings_on(backend, tmp_path, pki_dir) as settings:
+        async with directory_world(settings, clock=clock) as world:
+            made = await outdated(world, 900)
+            writing: list[asyncio.Task[None]] = []
+            republish = participants.republish
+
+            async def outcome() -> None:
+                async with world.ctx.uow() as uow:
+                    current = await uow.repository(PARTICIPANTS).lock(made.id)
+                    assert current is not None
+                    marked = attrs.evolve(current, status_reason="recorded meanwhile")
+                    await uow.repository(PARTICIPANTS).update(marked)
+                    await uow.commit()
+                # and a worker's answer for the outdated card (the directory is up again)
+                await directory_cards.ask(world.ctx, world.net, marked)
+
+            async def with_a_writer_meanwhile(*args: Any) -> bool:
+                changed = await republish(*args)
+                writing.append(asyncio.create_task(outcome()))
+                # the writer waits for the row (as it must) or is done in this window
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(writing[0]), 1.0)
+                return changed
+
+            monkeypatch.setattr(participants, "republish", with_a_writer_meanwhile)
+            after = await world.update(made, name="Renamed")
+            monkeypatch.undo()
+            assert after.name == "Renamed"
+            await writing[0]
+            now = await world.get(made)
+            assert (now.name, now.status_reason) == ("Renamed", "recorded meanwhile")
+            assert now.directory.state is PublicationState.PUBLISHED, now.directory
