@@ -173,7 +173,8 @@ async def update(ctx: Context, principal: Principal, uid: str, cmd: UpdateUser) 
     changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
     async with ctx.uow() as uow:
         users = Users(uow)
-        current = await users.get(user.id)
+        # held: a sign-in that brings the identity's name or email writes the row meanwhile
+        current = await users.lock(user.id)
         if current is None:
             raise NotFound(resource="user", ident=uid)
         updated = attrs.evolve(
