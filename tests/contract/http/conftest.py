@@ -64,6 +64,20 @@ class Api:
         assert status == 200, body
         return body
 
+    async def send(self, email: str, org_id: str, ap_id: str, sbd: bytes) -> dict[str, Any]:
+        """POST ``sbd`` to the organisation's transactions through access point ``ap_id``:
+        the 202 answer's body."""
+        status, body = await self.call(
+            "POST",
+            f"/orgs/{org_id}/transactions?ap={ap_id}",
+            as_=email,
+            data=sbd,
+            headers={"Content-Type": "application/xml"},
+        )
+        assert status == 202, body
+        result: dict[str, Any] = body
+        return result
+
     async def org(
         self, email: str, legal_id: str = "2120000787", code: str = "SE:ORGNR", **extra: Any
     ) -> dict[str, Any]:

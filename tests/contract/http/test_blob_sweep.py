@@ -78,14 +78,7 @@ async def served(
 
 
 async def upload(api: Api, org: dict[str, Any], ap: str, sender: str) -> uuid.UUID:
-    status, body = await api.call(
-        "POST",
-        f"/orgs/{org['id']}/transactions?ap={ap}",
-        as_=ALICE,
-        data=make_sbd(sender=sender),
-        headers={"Content-Type": "application/xml"},
-    )
-    assert status == 202, body
+    body = await api.send(ALICE, org["id"], ap, make_sbd(sender=sender))
     return uuid.UUID(body["transactionId"])
 
 

@@ -80,14 +80,7 @@ async def setup(api: Any) -> tuple[Any, Any, uuid.UUID]:
 
 
 async def upload(api: Any, org_id: str, ap_id: str, sender: str) -> uuid.UUID:
-    status, body = await api.call(
-        "POST",
-        f"/orgs/{org_id}/transactions?ap={ap_id}",
-        as_=ALICE,
-        data=make_sbd(sender=sender),
-        headers={"Content-Type": "application/xml"},
-    )
-    assert status == 202, body
+    body = await api.send(ALICE, org_id, ap_id, make_sbd(sender=sender))
     return uuid.UUID(body["transactionId"])
 
 

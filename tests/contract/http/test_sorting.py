@@ -171,14 +171,7 @@ async def test_lists_of_what_an_organisation_may_use_and_of_artefacts_take_list_
     await receiving_participant(api, org, sender, ALICE)
     base = f"/orgs/{org['id']}"
     _, aps = await api.call("GET", f"{base}/aps/alltouse", as_=ALICE)
-    status, sent = await api.call(
-        "POST",
-        f"{base}/transactions?ap={aps['items'][0]['id']}",
-        as_=ALICE,
-        data=make_sbd(sender=sender),
-        headers={"Content-Type": "application/xml"},
-    )
-    assert status == 202, sent
+    sent = await api.send(ALICE, org["id"], aps["items"][0]["id"], make_sbd(sender=sender))
     # a SHARED organisation may use the operator's TEST and PROD SMPs and access points
     await api.call(
         "PUT",
