@@ -31,6 +31,8 @@ from fourcorner.domain.participant import Participant, PublicationState
 
 log = logging.getLogger("fourcorner.directory")
 
+REINDEX_AT_ONCE = 10  # the directory asked for this many cards at once after a change
+
 
 def after_change(
     ctx: Context, net: Network, participant: Participant, card_changed: bool
@@ -81,10 +83,18 @@ async def ask(ctx: Context, net: Network, p: Participant, limit: float | None = 
 async def reindex(ctx: Context, net: Network, participants: Iterable[Participant]) -> None:
     """Ask the directory of each ``OUTDATED`` participant's environment to index its card
     again, and record the outcome. A participant changed again meanwhile is left to the
-    request that changed it, one claimed by a worker to that worker."""
-    for p in participants:
-        if p.directory.state is PublicationState.OUTDATED:
+    request that changed it, one claimed by a worker to that worker. A few at once
+    (``REINDEX_AT_ONCE``): a change of an organisation's card fields waits about one call's
+    time limit for a directory that does not answer, not one per participant."""
+    gate = asyncio.Semaphore(REINDEX_AT_ONCE)
+
+    async def one(p: Participant) -> None:
+        async with gate:
             await ask(ctx, net, p)
+
+    await asyncio.gather(
+        *(one(p) for p in participants if p.directory.state is PublicationState.OUTDATED)
+    )
 
 
 async def reindexed(ctx: Context, net: Network, participant: Participant) -> Participant:

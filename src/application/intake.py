@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,7 +26,13 @@ from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
 from fourcorner.application.repositories import Participants, Transactions
 from fourcorner.application.services_to_use import usable
-from fourcorner.application.transactions import Documents, NewBlob, blob_key, store_artefacts
+from fourcorner.application.transactions import (
+    Documents,
+    NewBlob,
+    blob_key,
+    delete_blobs,
+    store_artefacts,
+)
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import (
     Conflict,
@@ -245,7 +250,7 @@ async def _accept(
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
             await uow.commit()
     except Conflict:
-        await _delete(docs, blobs)
+        await delete_blobs(docs, blobs)
         async with ctx.uow() as uow:
             if upload is not None and await uow.repository(UPLOADS).get(upload.nonce):
                 raise _spent() from None
@@ -256,7 +261,7 @@ async def _accept(
             transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
     except BaseException:
-        await _delete(docs, blobs)
+        await delete_blobs(docs, blobs)
         raise
     telemetry.transaction_status(tx)
     return tx
@@ -288,11 +293,6 @@ def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tup
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
     return envelope, facts is not None
-
-
-async def _delete(docs: Documents, blobs: Sequence[NewBlob]) -> None:
-    for blob in blobs:
-        await docs.blobs.delete(blob.key)
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

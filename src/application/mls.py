@@ -274,6 +274,7 @@ async def take(
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None
         if current.mls_response_code is not None:  # another status was taken meanwhile
+            await docs.blobs.delete(key)
             raise _answered_already(inbound)
         updated = current.mls_received(status.response_code, status.description, now)
         await uow.repository(TRANSACTIONS).update(updated)

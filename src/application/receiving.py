@@ -32,7 +32,13 @@ from fourcorner.application.intake import validation_blobs
 from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument, KeySealer
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
-from fourcorner.application.transactions import Documents, NewBlob, blob_key, store_artefacts
+from fourcorner.application.transactions import (
+    Documents,
+    NewBlob,
+    blob_key,
+    delete_blobs,
+    store_artefacts,
+)
 from fourcorner.domain import events
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
@@ -255,8 +261,7 @@ async def _take_document(
             await uow.commit()
     except Conflict:
         # the same document (instance identifier) arrived before under another MessageId
-        for blob in blobs:
-            await docs.blobs.delete(blob.key)
+        await delete_blobs(docs, blobs)
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)

@@ -86,6 +86,12 @@ async def store_artefacts(
     ]
 
 
+async def delete_blobs(docs: Documents, blobs: Sequence[NewBlob]) -> None:
+    """Undo ``store_artefacts``: the blobs removed (those never written are no matter)."""
+    for blob in blobs:
+        await docs.blobs.delete(blob.key)
+
+
 def message_key(transaction_id: uuid.UUID) -> str:
     """The AS4 message the sending worker keeps between the attempts of a send."""
     return f"{transaction_id.hex}-as4-message"

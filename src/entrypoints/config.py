@@ -15,6 +15,7 @@ what to do. Unknown keys in the file are refused with the closest known name;
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -111,7 +112,11 @@ def _delays(text: str, name: str, exactly: int | None = None) -> tuple[float, ..
         delays = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         delays = ()
-    if not delays or any(d < 0 for d in delays) or (exactly and len(delays) != exactly):
+    if (
+        not delays
+        or any(d < 0 or not math.isfinite(d) for d in delays)
+        or (exactly and len(delays) != exactly)
+    ):
         count = f"{exactly} " if exactly else ""
         raise ConfigError(
             f"{name}={text!r} is not a comma-separated list of {count}seconds; write e.g. 30,300"

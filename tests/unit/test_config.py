@@ -130,6 +130,8 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"public_url": "example.com"}, "FOURCORNER_PUBLIC_URL='example.com' is not an absolute"),
         ({"seat_id": "X1"}, "FOURCORNER_SEAT_ID='X1' is not a seat id"),
         ({"webhook_retry_delays": "5"}, "FOURCORNER_WEBHOOK_RETRY_DELAYS='5' is not a comma"),
+        ({"directory_retry_delays": "30,inf"}, "FOURCORNER_DIRECTORY_RETRY_DELAYS='30,inf' is not"),
+        ({"send_retry_delays": "nan,30"}, "FOURCORNER_SEND_RETRY_DELAYS='nan,30' is not a comma"),
         ({"directory_retry_delays": "30,-1"}, "FOURCORNER_DIRECTORY_RETRY_DELAYS='30,-1' is not"),
         ({"auth_mode": "oidc"}, "FOURCORNER_AUTH_MODE=oidc needs FOURCORNER_OIDC_ISSUER"),
         ({"blob_store": "s3"}, "FOURCORNER_BLOB_STORE='s3' is not a blob store; use filesystem"),

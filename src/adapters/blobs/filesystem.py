@@ -60,7 +60,7 @@ class FileBlobStore:
         written: list[Path] = []  # files made here, removed if they are not moved into place
         try:
             moves, sizes = [], []
-            for source in (source for _, source in blobs):
+            for _, source in blobs:
                 if isinstance(source, bytes):
                     incoming = self._spool.incoming()
                     written.append(incoming)
@@ -70,14 +70,17 @@ class FileBlobStore:
                     sizes.append(_sync(incoming))
                 os.utime(incoming, (stored, stored))
                 moves.append(incoming)
+            folders = list(dict.fromkeys(target.parent for target in targets))
+            for folder in folders:
+                make_dirs(folder)
             for incoming, target in zip(moves, targets, strict=True):
-                make_dirs(target.parent)
                 os.replace(incoming, target)
-            for folder in dict.fromkeys(target.parent for target in targets):
+            for folder in folders:
                 _fsync_dir(folder)
-        finally:
+        except BaseException:
             for path in written:
-                path.unlink(missing_ok=True)  # moved into place: already gone
+                path.unlink(missing_ok=True)  # those moved into place are gone already
+            raise
         return sizes
 
     async def get(self, key: str) -> bytes:

@@ -169,7 +169,7 @@ def current_leaf_pem(
         issuer_cert,
         issuer_key,
         common_name,
-        not_before=start - timedelta(minutes=5),
+        not_before=start - BACKDATE,
         not_after=start + timedelta(days=days),
     )
     return cert_pem(cert), key_pem(key)

@@ -49,6 +49,7 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
         # a coroutine: serve awaits it inside its own loop
         app = web_app(container, workers=settings.workers)
         _started("serve", settings)
+        # the modules and the container frozen; the app, built in the loop, is not
         settle_heap()
         try:
             # uvloop's event loop, as the workers': 12 % less of serve's CPU per transaction

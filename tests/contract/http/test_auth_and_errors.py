@@ -164,9 +164,14 @@ async def test_wrong_metrics_tokens_are_throttled_per_address(start_api):
 async def test_queue_depths_are_read_at_most_once_a_second_however_often_scraped(
     start_api, monkeypatch
 ):
+    import types
+
     from fourcorner.application import gauges
+    from fourcorner.entrypoints.http import metrics
 
     api = await start_api("sqlite")
+    now = [1000.0]  # the metrics module's clock alone (asyncio's own keeps running)
+    monkeypatch.setattr(metrics, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     reads = 0
     real = gauges.read
 
@@ -179,6 +184,9 @@ async def test_queue_depths_are_read_at_most_once_a_second_however_often_scraped
     for _ in range(20):
         assert (await api.client.get("/metrics")).status == 200
     assert reads == 1
+    now[0] += metrics.GAUGE_SECONDS  # a second later the depths are read again
+    assert (await api.client.get("/metrics")).status == 200
+    assert reads == 2
 
 
 @pytest.mark.parametrize(
