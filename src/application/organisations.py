@@ -234,7 +234,7 @@ async def update(
             # that record a status or a directory's answer write the row meanwhile)
             ids = [p.id for p in await Participants(uow).of_org(org.id)]
             for p in await uow.repository(PARTICIPANTS).lock_many(ids):
-                changed = await participants.republish(ctx, net, uow, p)
+                changed = await participants.republish_card(ctx, net, uow, p)
                 marked = directory_cards.after_change(ctx, net, p, changed)
                 if marked is not p:
                     await uow.repository(PARTICIPANTS).update(marked)

@@ -98,9 +98,25 @@ def _check_transport(ap: AccessPoint, profile: str) -> None:
         )
 
 
-async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Participant) -> bool:
-    """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of work):
-    whether the business card it serves changed by it (not on its first publication)."""
+async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Participant) -> None:
+    """Publish ``participant``'s current metadata in its SMP (inside the caller's unit of
+    work)."""
+    await net.smp.publish(uow, await _registration(ctx, uow, participant))
+
+
+async def republish_card(
+    ctx: Context, net: Network, uow: UnitOfWork, participant: Participant
+) -> bool:
+    """``republish``: whether the business card the SMP serves changed by it (not on its first
+    publication)."""
+    # what the SMP served until now (the stored registration, with the built-in SMP)
+    served = await net.smp.lookup(uow, participant.environment, participant.identifier_key)
+    reg = await _registration(ctx, uow, participant)
+    await net.smp.publish(uow, reg)
+    return served is not None and served.business_card != reg.business_card
+
+
+async def _registration(ctx: Context, uow: UnitOfWork, participant: Participant) -> SmpRegistration:
     ap = await uow.repository(ACCESS_POINTS).get(participant.ap_ref)
     if ap is None:
         raise NotFound(resource="access point", ident=str(participant.ap_ref))
@@ -109,7 +125,7 @@ async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Pa
         raise NotFound(resource="certificate", ident=str(ap.certificate_ref))
     org = await uow.repository(ORGANISATIONS).get(participant.org_id)
     old = await uow.repository(SMP_REGISTRATIONS).get(registration_id(participant))
-    reg = registration(
+    return registration(
         catalogue=ctx.catalogue,
         participant=participant,
         ap=ap,
@@ -118,10 +134,6 @@ async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Pa
         created_at=old.created_at if old else ctx.clock(),
         now=ctx.clock(),
     )
-    # what the SMP served until now (the stored registration, with the built-in SMP)
-    served = await net.smp.lookup(uow, participant.environment, participant.identifier_key)
-    await net.smp.publish(uow, reg)
-    return served is not None and served.business_card != reg.business_card
 
 
 def registration_id(participant: Participant) -> uuid.UUID:
@@ -240,7 +252,7 @@ async def update(
         p = attrs.evolve(
             p, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
-        p = directory_cards.after_change(ctx, net, p, await republish(ctx, net, uow, p))
+        p = directory_cards.after_change(ctx, net, p, await republish_card(ctx, net, uow, p))
         await uow.repository(PARTICIPANTS).update(p)
         await uow.commit()
     # a card in the directory that this change altered is indexed again

@@ -371,7 +371,7 @@ async def test_what_another_writer_records_while_an_update_is_made_is_kept(
         async with directory_world(settings, clock=clock) as world:
             made = await outdated(world, 900)
             writing: list[asyncio.Task[None]] = []
-            republish = participants.republish
+            republish = participants.republish_card
 
             async def outcome() -> None:
                 async with world.ctx.uow() as uow:
@@ -391,7 +391,7 @@ async def test_what_another_writer_records_while_an_update_is_made_is_kept(
                     await asyncio.wait_for(asyncio.shield(writing[0]), 1.0)
                 return changed
 
-            monkeypatch.setattr(participants, "republish", with_a_writer_meanwhile)
+            monkeypatch.setattr(participants, "republish_card", with_a_writer_meanwhile)
             after = await world.update(made, name="Renamed")
             monkeypatch.undo()
             assert after.name == "Renamed"

@@ -22,14 +22,21 @@ def test_the_database_password_and_the_at_rest_key_never_appear(password: str, u
         default=str,
     )
     assume(password not in plain and user not in plain)
+    token = f"metrics-{password}"
     for url in (
         f"postgresql://{user}:{password}@db.example:5433/fc",
         f"postgresql://{user}@db.example:5433/fc?password={password}",
     ):
-        settings = Settings(database_url=url, at_rest_key=KEY, oidc_issuer="https://idp.example")
+        settings = Settings(
+            database_url=url,
+            at_rest_key=KEY,
+            oidc_issuer="https://idp.example",
+            metrics_token=token,
+        )
         text = json.dumps(configuration_summary(settings), default=str)
         assert password not in text and KEY not in text and user not in text
         summary = configuration_summary(settings)
         assert summary["database"] == "postgresql://db.example:5433/fc (the default schema)"
         assert summary["oidc_issuer"] == "https://idp.example" and summary["port"] == 8080
         assert "database_url" not in summary and "at_rest_key" not in summary
+        assert "metrics_token" not in summary

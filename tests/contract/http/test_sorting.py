@@ -173,7 +173,7 @@ async def test_lists_of_what_an_organisation_may_use_and_of_artefacts_take_list_
     _, aps = await api.call("GET", f"{base}/aps/alltouse", as_=ALICE)
     sent = await api.send(ALICE, org["id"], aps["items"][0]["id"], make_sbd(sender=sender))
     # a SHARED organisation may use the operator's TEST and PROD SMPs and access points
-    await api.call(
+    status, asked = await api.call(
         "PUT",
         base,
         as_=ALICE,
@@ -182,6 +182,7 @@ async def test_lists_of_what_an_organisation_may_use_and_of_artefacts_take_list_
             "modeChangeRequest": "SHARED",
         },
     )
+    assert status == 200, asked
     status, granted = await api.call(
         "PUT", base, as_="root@example.com", superadmin=True, json={"organisationMode": "SHARED"}
     )

@@ -7,19 +7,16 @@ from urllib.parse import urlsplit
 
 from sbd_factory import make_sbd
 
+from .test_flow_validation import sending_org
 from .test_participants import ALICE, gln
-from .test_transactions import receiving_participant
 
 XML = {"Content-Type": "application/xml"}
 
 
 async def _sender(api, number: int) -> tuple[str, str, str]:
     """An organisation with a sending participant: its id, the participant and an AP id."""
-    org = await api.org(ALICE)
-    sender = f"0088:{gln(number)}"
-    await receiving_participant(api, org, sender, ALICE)
-    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
-    return org["id"], sender, aps["items"][0]["id"]
+    org, sender, ap_id = await sending_org(api, number)
+    return org["id"], sender, ap_id
 
 
 async def _url(api, org_id: str, ap_id: str) -> str:
