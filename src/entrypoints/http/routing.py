@@ -150,6 +150,9 @@ class Route:
     memo: bool = False
     # of a PUT: the path of the GET answering the record it changes, when not its own path
     reads: str | None = None
+    # only a user's token may call it (``Principal.require_user``): an API key is refused
+    # (403 AT-1022) whatever its input, as on a user's own account (``{uid}``)
+    user_only: bool = False
 
     @property
     def org_scoped(self) -> bool:
@@ -346,6 +349,8 @@ def endpoint(
                     principal.require(route.role)
                 if "uid" in request.match_info:  # a user's own account
                     principal.require_own(request.match_info["uid"])
+                elif route.user_only:
+                    principal.require_user()
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body
