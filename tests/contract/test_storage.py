@@ -22,6 +22,7 @@ from fourcorner.application.collections import (
     ALL,
     API_KEYS,
     DELIVERIES,
+    EVENTS,
     MEMBERS,
     ORGANISATIONS,
     USERS,
@@ -34,6 +35,7 @@ from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import text_problem
 from fourcorner.domain.user import User
 from fourcorner.domain.webhook import Attempt, Delivery
 
@@ -655,6 +657,61 @@ async def test_search_is_a_case_insensitive_substring_of_the_search_fields(
     assert by_id(await walk(store, ORGANISATIONS, search="CORP")) == by_id([a])
     assert by_id(await walk(store, ORGANISATIONS, search="éZÉ")) == by_id([d])
     assert await walk(store, ORGANISATIONS, search="absent") == []
+
+
+# event payloads with the keys search reads, and others, holding any JSON value
+_PAYLOAD_TEXT = st.sampled_from(("0088:ABC", "É", "ß", "tx-1", "")) | st.text(
+    st.characters(codec="utf-8").filter(lambda c: text_problem(c) is None), max_size=6
+)
+_PAYLOAD_VALUE = _PAYLOAD_TEXT | st.integers(-5, 5) | st.booleans() | st.none()
+PAYLOADS = st.dictionaries(
+    st.sampled_from(("transactionId", "id", "senderId", "receiverId", "message")),
+    _PAYLOAD_VALUE | st.lists(_PAYLOAD_VALUE, max_size=2),
+    max_size=5,
+)
+
+
+def _storable_together(collection: Collection[Any], items: list[Any]) -> bool:
+    """No two of ``items`` clash in a unique group (a NULL clashes with nothing)."""
+    for group in collection.unique:
+        values = [tuple(collection.columns[c].column(i) for c in group) for i in items]
+        kept = [v for v in values if None not in v]
+        if len(set(kept)) != len(kept):
+            return False
+    return True
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_search_of_events_and_members_looks_in_payloads_and_emails_of_one_org(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    """An event is found by its payload's transaction and participants, a member by their
+    email, as ``Collection.search_text`` says, on every adapter; and only in the list of the
+    record's own organisation."""
+    await store.reset()
+    orgs = st.sampled_from((ORG_A, ORG_B))
+    for collection, changed in (
+        (EVENTS, lambda e: st.builds(attrs.evolve, st.just(e), payload=PAYLOADS, org_id=orgs)),
+        (MEMBERS, lambda m: st.builds(attrs.evolve, st.just(m), email=_PAYLOAD_TEXT, org_id=orgs)),
+    ):
+        records = samples.record_lists(collection, min_size=1, max_size=6)
+        items = data.draw(
+            records.flatmap(lambda rs, f=changed: st.tuples(*map(f, rs)))
+            .map(list)
+            .filter(lambda rs, c=collection: _storable_together(c, rs)),
+            label=collection.name,
+        )
+        await add_all(store, collection, items)
+        search = data.draw(samples.needles(collection, items).filter(bool), label="search")
+        for org_id in (ORG_A, ORG_B):
+            expected = [
+                i
+                for i in sorted(items, key=lambda i: sort_key(collection, i))
+                if i.org_id == org_id and search.lower() in collection.search_text(i)
+            ]
+            scope = (condition(collection, "orgId", Op.EQ, org_id),)
+            assert await walk(store, collection, where=scope, search=search) == expected
 
 
 async def test_text_compares_in_code_point_order(store: StorageUnderTest) -> None:
