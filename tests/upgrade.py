@@ -26,7 +26,9 @@ from fourcorner.adapters.sqlite.migration import SqliteMigrations
 from fourcorner.domain import clock
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.member import Member
+from fourcorner.domain.transaction import Artefact
 from fourcorner.domain.user import User
+from fourcorner.domain.webhook import Event
 
 Rows = Sequence[tuple[str, tuple[Any, ...]]]
 Upgraded = Callable[[int, Rows], AbstractAsyncContextManager[Any]]
@@ -107,6 +109,14 @@ INSERT_MEMBER = (
     'INSERT INTO "members" ("id", "role", "status", "user_ref", "first_name", "last_name", '
     '"created_at", "org_id", "search_text", "data", "invited_email") VALUES ({})'
 )
+INSERT_EVENT = (
+    'INSERT INTO "events" ("id", "event_type", "status", "created_at", "org_id", "search_text", '
+    '"data") VALUES ({})'
+)
+INSERT_ARTEFACT = (
+    'INSERT INTO "artefacts" ("id", "transaction_id", "type", "created_at", "org_id", '
+    '"search_text", "data") VALUES ({})'
+)
 INSERT_API_KEY = (
     'INSERT INTO "api_keys" ("id", "name", "role", "is_active", "expires", "created_at", '
     '"org_id", "key_hash", "search_text", "data") VALUES ({})'
@@ -121,15 +131,34 @@ def user_row(user: User) -> tuple[str, tuple[Any, ...]]:
     return INSERT_USER, row
 
 
-def member_row(m: Member, *, without: str = "") -> tuple[str, tuple[Any, ...]]:
+def member_row(
+    m: Member, *, without: str = "", search_text: str = ""
+) -> tuple[str, tuple[Any, ...]]:
     """``without``: a field the record's JSON leaves out (written before the field was)."""
     data = _CONV.unstructure(m)
     data.pop(without, None)
     row = (
         *(str(m.id), m.role.value, m.status.value, m.user_ref or None, "", ""),
-        *(clock.sortable(m.created_at), str(m.org_id), "", json.dumps(data), m.invited_email),
+        *(clock.sortable(m.created_at), str(m.org_id), search_text, json.dumps(data)),
+        m.invited_email,
     )
     return INSERT_MEMBER, row
+
+
+def event_row(e: Event, *, search_text: str = "") -> tuple[str, tuple[Any, ...]]:
+    data = json.dumps(_CONV.unstructure(e))
+    created = clock.sortable(e.created_at)
+    row = (str(e.id), e.event_type, e.status.value, created, str(e.org_id), search_text, data)
+    return INSERT_EVENT, row
+
+
+def artefact_row(a: Artefact, *, search_text: str = "") -> tuple[str, tuple[Any, ...]]:
+    data = json.dumps(_CONV.unstructure(a))
+    row = (
+        *(str(a.id), str(a.transaction_id), a.type.value, clock.sortable(a.created_at)),
+        *(str(a.org_id), search_text, data),
+    )
+    return INSERT_ARTEFACT, row
 
 
 def key_row(k: ApiKey) -> tuple[str, tuple[Any, ...]]:

@@ -136,7 +136,8 @@ MEMBERS: Collection[Member] = Collection(
     },
     # status is the list itself (members, or pending members), not a client filter
     filterable=frozenset(_MEMBER_FILTERS) - {"status"},
-    search=("firstName", "lastName", "userRef"),
+    # email: the member's address, and an invitation's (migration 0018 for older records)
+    search=("firstName", "lastName", "userRef", col("email", STRING)),
     unique=(("orgId", "userRef"), ("invitedEmail", "orgId")),
 )
 
@@ -256,11 +257,36 @@ WEBHOOKS: Collection[Webhook] = Collection(
 _EVENT_FILTERS = fields(
     _ID, col("eventType", ENUM, choices=EVENT_NAMES), _DELIVERY_STATUS, _CREATED_AT
 )
+
+
+def _payload(*keys: str) -> FieldSpec:
+    """The first of ``keys`` an event's payload holds as text ("" for none): a field search
+    covers (migration 0018 reads the stored payload the same way)."""
+
+    def get(event: Event) -> str:
+        for key in keys:
+            value = event.payload.get(key)
+            if isinstance(value, str):
+                return value
+        return ""
+
+    return FieldSpec(keys[0], STRING, get)
+
+
 EVENTS: Collection[Event] = Collection(
     name="events",
     type=Event,
     columns={**_EVENT_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_EVENT_FILTERS),
+    # the type, the event's id, and the transaction it is about (a document's events carry
+    # the transaction as their payload, an MLS's its transactionId) with its participants
+    search=(
+        "eventType",
+        "id",
+        _payload("transactionId", "id"),
+        _payload("senderId"),
+        _payload("receiverId"),
+    ),
     default_sort="-createdAt",  # newest first
 )
 
@@ -327,6 +353,7 @@ ARTEFACTS: Collection[Artefact] = Collection(
     type=Artefact,
     columns={**_ARTEFACT_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_ARTEFACT_FILTERS),
+    search=("type", col("contentType", STRING), "id"),
 )
 
 UPLOADS: Collection[UsedUpload] = Collection(

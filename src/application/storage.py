@@ -43,7 +43,9 @@ class Collection(Generic[T]):
 
     ``columns`` are stored beside the record (by their JSON field names) and may be used in
     ``Query.where`` and ``first``/``all``; ``filterable`` names those a client may filter on;
-    ``search`` names the string columns that free-text search covers; ``unique`` lists column
+    ``search`` lists what free-text search covers: columns by name, and fields stored in no
+    column of their own (a ``FieldSpec``: a member's email, an event payload's transaction
+    id), in the order the stored search text joins them; ``unique`` lists column
     tuples that are unique together (``None`` values never clash). A client may sort a list by
     ``createdAt`` and by any filterable column (``sortable``); ``default_sort`` is the order of
     a list that names none (``-createdAt``: newest first).
@@ -57,7 +59,7 @@ class Collection(Generic[T]):
     type: type[T]
     columns: Mapping[str, FieldSpec]
     filterable: frozenset[str]
-    search: tuple[str, ...] = ()
+    search: tuple[str | FieldSpec, ...] = ()
     unique: tuple[tuple[str, ...], ...] = ()
     default_sort: str = "createdAt"
     lease: str | None = None
@@ -76,6 +78,9 @@ class Collection(Generic[T]):
             for col in group:
                 if col not in self.columns:
                     raise ValueError(f"unique column {col} of {self.name} is not a column")
+        for field in self.search:
+            if isinstance(field, str) and field not in self.columns:
+                raise ValueError(f"search field {field} of {self.name} is not a column")
 
     @property
     def filters(self) -> dict[str, FieldSpec]:
@@ -110,9 +115,16 @@ class Collection(Generic[T]):
         """The column values of ``item`` in stored form."""
         return {name: spec.column(item) for name, spec in self.columns.items()}
 
+    @property
+    def searched(self) -> tuple[FieldSpec, ...]:
+        """The fields free-text search covers, in order."""
+        return tuple(self.columns[f] if isinstance(f, str) else f for f in self.search)
+
     def search_text(self, item: T) -> str:
-        """The lower-cased text that free-text search looks in."""
-        return "\x1f".join(str(self.columns[n].get(item) or "") for n in self.search).lower()
+        """The lower-cased text that free-text search looks in: each field's value in stored
+        form (an enum by its value, an id in canonical form; none: empty), joined by U+001F,
+        which no search can hold (``domain.text``)."""
+        return "\x1f".join(str(s.column(item) or "") for s in self.searched).lower()
 
 
 @attrs.frozen

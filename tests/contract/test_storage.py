@@ -22,6 +22,7 @@ from fourcorner.application.collections import (
     ALL,
     API_KEYS,
     DELIVERIES,
+    EVENTS,
     MEMBERS,
     ORGANISATIONS,
     USERS,
@@ -34,6 +35,7 @@ from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import text_problem
 from fourcorner.domain.user import User
 from fourcorner.domain.webhook import Attempt, Delivery
 
@@ -655,6 +657,66 @@ async def test_search_is_a_case_insensitive_substring_of_the_search_fields(
     assert by_id(await walk(store, ORGANISATIONS, search="CORP")) == by_id([a])
     assert by_id(await walk(store, ORGANISATIONS, search="éZÉ")) == by_id([d])
     assert await walk(store, ORGANISATIONS, search="absent") == []
+
+
+# event payloads with the keys search reads, and others, holding any JSON value
+_PAYLOAD_TEXT = st.sampled_from(("0088:ABC", "É", "ß", "tx-1", "")) | st.text(
+    st.characters(codec="utf-8").filter(lambda c: text_problem(c) is None), max_size=6
+)
+_PAYLOAD_VALUE = _PAYLOAD_TEXT | st.integers(-5, 5) | st.booleans() | st.none()
+PAYLOADS = st.dictionaries(
+    st.sampled_from(("transactionId", "id", "senderId", "receiverId", "message")),
+    _PAYLOAD_VALUE | st.lists(_PAYLOAD_VALUE, max_size=2),
+    max_size=5,
+)
+
+
+def _storable_together(collection: Collection[Any], items: list[Any]) -> list[Any]:
+    """``items`` less each that clashes with an earlier one in a unique group (a NULL clashes
+    with nothing)."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for item in items:
+        keys = {
+            (group, tuple(collection.columns[c].column(item) for c in group))
+            for group in collection.unique
+        }
+        keys = {k for k in keys if None not in k[1]}
+        if not keys & seen:
+            seen |= keys
+            kept.append(item)
+    return kept
+
+
+@settings(PROPERTY, max_examples=25)  # two collections an example
+@given(data=st.data())
+async def test_search_of_events_and_members_looks_in_payloads_and_emails_of_one_org(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    """An event is found by its payload's transaction and participants, a member by their
+    email, as ``Collection.search_text`` says, on every adapter; and only in the list of the
+    record's own organisation."""
+    await store.reset()
+    orgs = st.sampled_from((ORG_A, ORG_B))
+    for collection, field, values in (
+        (EVENTS, "payload", PAYLOADS),
+        (MEMBERS, "email", _PAYLOAD_TEXT),
+    ):
+        records = data.draw(samples.record_lists(collection, min_size=1, max_size=6))
+        changed = [
+            attrs.evolve(r, org_id=data.draw(orgs), **{field: data.draw(values)}) for r in records
+        ]
+        items = _storable_together(collection, changed)
+        await add_all(store, collection, items)
+        search = data.draw(samples.needles(collection, items).filter(bool), label="search")
+        for org_id in (ORG_A, ORG_B):
+            expected = [
+                i
+                for i in sorted(items, key=lambda i: sort_key(collection, i))
+                if i.org_id == org_id and search.lower() in collection.search_text(i)
+            ]
+            scope = (condition(collection, "orgId", Op.EQ, org_id),)
+            assert await walk(store, collection, where=scope, search=search) == expected
 
 
 async def test_text_compares_in_code_point_order(store: StorageUnderTest) -> None:

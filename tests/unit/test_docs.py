@@ -11,10 +11,12 @@ from pathlib import Path
 import attrs
 import pytest
 
+from fourcorner.application import collections
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.errors import catalogue
 from fourcorner.entrypoints.http.openapi import status_of
+from fourcorner.entrypoints.http.rendering import ListReply
 from fourcorner.entrypoints.http.routes import routes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +40,46 @@ def test_every_endpoint_is_in_the_api_guide_with_its_role():
     index = dict(re.findall(r"^\| `([A-Z]+ /\S*)` \| (\w+) \|", text, re.M))
     expected = {f"{r.method} {r.path}": r.role.value if r.role else "public" for r in routes()}
     assert index == expected
+
+
+# the collection behind each list the guide's search table names (the catalogue's lists are
+# searched by application.catalogue, over the fields the table names)
+SEARCHED = {
+    "GET /orgs": collections.ORGANISATIONS,
+    ".../members": collections.MEMBERS,
+    ".../members/pending": collections.MEMBERS,
+    ".../api_keys": collections.API_KEYS,
+    ".../participants": collections.PARTICIPANTS,
+    ".../certificates": collections.CERTIFICATES,
+    ".../aps": collections.ACCESS_POINTS,
+    ".../aps/alltouse": collections.ACCESS_POINTS,
+    ".../smps/alltouse": collections.SMPS,
+    ".../webhooks": collections.WEBHOOKS,
+    ".../webhooks/events": collections.EVENTS,
+    ".../transactions/to_network": collections.TRANSACTIONS,
+    ".../transactions/from_network": collections.TRANSACTIONS,
+    ".../transactions/{transactionId}/artefacts": collections.ARTEFACTS,
+}
+
+
+def test_the_guide_names_what_search_looks_in_for_every_list():
+    """Every list is in the search table, with every field its search covers."""
+    text = (DOCS / "api.md").read_text()
+    section = text.split("\n## Lists: filters, search, sorting and cursors\n", 1)[1]
+    rows = re.findall(r"^\| (`[^|]*`) \| ([^|]*) \|$", section.split("\n## ", 1)[0], re.M)
+    table = {
+        name: set(re.findall(r"`(\w+)`", fields))
+        for lists, fields in rows
+        for name in re.findall(r"`([^`]+)`", lists)
+    }
+    lists = {
+        "GET /orgs" if r.path == "/orgs" else r.path.replace("/orgs/{orgId}", "...")
+        for r in routes()
+        if isinstance(r.response, ListReply)
+    }
+    assert set(table) == lists
+    for name, collection in SEARCHED.items():
+        assert {f.name for f in collection.searched} <= table[name], name
 
 
 def test_the_guide_names_the_lists_that_come_newest_first():

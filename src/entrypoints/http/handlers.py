@@ -221,6 +221,7 @@ ROUTES = (
         status=201,
         # AT-1040: the caller's user was deleted while this request ran
         errors=("AT-1001", "AT-1006", "AT-1040", "AT-1091"),
+        user_only=True,  # an API key never creates an organisation
     ),
     Route(
         "GET",

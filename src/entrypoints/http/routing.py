@@ -67,8 +67,14 @@ LIST_PARAMS = (
 
 
 def sorted_list(collection: Collection[Any]) -> tuple[QueryParam, ...]:
-    """``LIST_PARAMS`` and the ``sort`` of a list of ``collection``: its sortable fields,
-    each ascending or (``-``) descending; a cursor belongs to the sort it was made for."""
+    """``LIST_PARAMS``, the fields ``search`` looks in, and the ``sort`` of a list of
+    ``collection``: its sortable fields, each ascending or (``-``) descending; a cursor
+    belongs to the sort it was made for."""
+    fields = ", ".join(f.name for f in collection.searched)
+    search = QueryParam(
+        "search", {"type": "string"}, description=f"free text, case-insensitive, in {fields}"
+    )
+    params = tuple(search if p.name == "search" and fields else p for p in LIST_PARAMS)
     choices = [v for f in collection.sortable for v in (f, f"-{f}")]
     sort = QueryParam(
         "sort",
@@ -76,7 +82,7 @@ def sorted_list(collection: Collection[Any]) -> tuple[QueryParam, ...]:
         description="the field to sort by, descending with a leading '-'; then by id the "
         "same way. A nextCursor is valid only with the sort it was made for (else 400 AT-1005)",
     )
-    return (*LIST_PARAMS, sort)
+    return (*params, sort)
 
 
 @attrs.frozen
@@ -150,6 +156,9 @@ class Route:
     memo: bool = False
     # of a PUT: the path of the GET answering the record it changes, when not its own path
     reads: str | None = None
+    # only a user's token may call it (``Principal.require_user``): an API key is refused
+    # (403 AT-1022) whatever its input, as on a user's own account (``{uid}``)
+    user_only: bool = False
 
     @property
     def org_scoped(self) -> bool:
@@ -346,6 +355,8 @@ def endpoint(
                     principal.require(route.role)
                 if "uid" in request.match_info:  # a user's own account
                     principal.require_own(request.match_info["uid"])
+                elif route.user_only:
+                    principal.require_user()
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body

@@ -41,7 +41,7 @@ async def test_a_key_is_refused_in_another_org_and_where_a_user_is_needed(api):
     status, body = await api.call("GET", f"/orgs/{b['id']}", key=created["key"])
     assert status == 403 and body["code"] == "AT-1020"
     status, body = await api.call("GET", "/users/me", key=created["key"])
-    assert status == 403
+    assert status == 403 and body["code"] == "AT-1022"
 
 
 async def test_inactive_expired_revoked_and_unknown_keys_are_401(api):

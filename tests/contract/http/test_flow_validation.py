@@ -5,6 +5,7 @@ errors refuse it; every checked transaction has its VALIDATION_RESULT artefacts.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,6 +208,16 @@ async def test_a_received_document_is_recorded_with_its_result_by_default(start_
     assert received["id"] == event["payload"]["id"]
     summary, _ = await validation_artefacts(api, b, received["id"], who=BOB)
     assert summary["valid"] is False and "BR-03" in {e["id"] for e in summary["errors"]}
+    # the event is found by its transaction and participants, in its organisation only
+    for text in (received["id"].upper(), sender, receiver):
+        _, events = await api.call(
+            "GET", f"/orgs/{b['id']}/webhooks/events?search={quote(text)}", as_=BOB
+        )
+        assert [e["id"] for e in events["items"]] == [event["id"]], text
+    _, events = await api.call(
+        "GET", f"/orgs/{a['id']}/webhooks/events?search={quote(received['id'])}", as_=ALICE
+    )
+    assert events["items"] == []
 
 
 async def test_a_valid_received_document_says_so_in_its_event(start_api, inbox):

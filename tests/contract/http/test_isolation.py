@@ -170,3 +170,38 @@ async def test_a_route_on_another_users_account_refuses_before_reading_the_input
                 data=b'{"orgId": 5, "name": 7, "email": "x@example.com"}',
             )
             assert (status, body["code"]) == (403, "AT-1022"), (route.path, who, body)
+
+
+async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_input(api, world):
+    """``POST /orgs`` (an API key never creates an organisation) answers a key 403 AT-1022
+    whatever the body: a malformed or empty one as a valid one, never a 400 about it."""
+    _, _, keys = world
+    user_only = [r for r in routes() if r.user_only]
+    assert [(r.method, r.path) for r in user_only] == [("POST", "/orgs")]
+    valid = {
+        "legalIdentifier": "5560360793",
+        "legalName": "Key Made AB",
+        "countryCode": "SE",
+        "legalIdentifierCode": "SE:ORGNR",
+    }
+    bodies = [
+        (b'{"legalName": 7}', "application/json"),
+        (b"{not json", "application/json"),
+        (b"", "application/json"),
+        (b"<org/>", "application/xml"),
+        (None, None),
+    ]
+    for route in user_only:
+        for data, ctype in bodies:
+            headers = {"Content-Type": ctype} if ctype else {}
+            status, body = await api.call(
+                route.method, route.path, key=keys["key of another org"], data=data, headers=headers
+            )
+            assert (status, body["code"]) == (403, "AT-1022"), (route.path, data, body)
+        status, body = await api.call(
+            route.method, route.path, key=keys["key of another org"], json=valid
+        )
+        assert (status, body["code"]) == (403, "AT-1022"), body
+    # and nothing was made
+    status, orgs = await api.call("GET", "/orgs?limit=500", as_="root@example.com", superadmin=True)
+    assert status == 200 and "Key Made AB" not in {o["legalName"] for o in orgs["items"]}
