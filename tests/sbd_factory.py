@@ -2,7 +2,8 @@
 published example invoices (``examples/bis-billing-3/`` in this repository) in a valid SBDH;
 every part of the header can be set, and ``pad_to`` grows the document to about that many
 bytes (10 KB, 1 MB, 50 MB for benchmarks) with XML comments inside the business document,
-which neither change what it says nor the C14N a signature over it sees.
+which neither change what it says nor the C14N a signature over it sees. ``make_as4_message()``
+puts such a document in the signed and encrypted AS4 UserMessage an access point would send.
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from fourcorner.adapters.as4 import OutboundMessage, build_user_message
+from fourcorner.adapters.pki.testpki import TestPki
 from fourcorner.adapters.sbdh.writer import write_sbd
 from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 
@@ -120,3 +127,46 @@ def make_sbd(
     if pad_to is None or pad_to <= len(sbd):
         return sbd
     return write_sbd(envelope, pad(body, pad_to - len(sbd)))
+
+
+def make_as4_message(
+    pki: TestPki,
+    sbd: bytes,
+    *,
+    sender: Identifier | str = SENDER,
+    receiver: Identifier | str = RECEIVER,
+    document: Identifier | str | None = None,
+    process: Identifier | str = BILLING_PROCESS,
+    signer: tuple[x509.Certificate, rsa.RSAPrivateKey] | None = None,
+    message_id: str | None = None,
+    timestamp: datetime | None = None,
+    **over: Any,
+) -> OutboundMessage:
+    """``sbd`` in the AS4 UserMessage an access point sends to ``pki``'s own: signed by
+    ``signer`` (default: ``pki``'s access point certificate and key, as the server sending to
+    itself), from the signer's CN to ``pki``'s seat, its ebMS header naming ``sender``,
+    ``receiver``, ``document`` (default: the invoice) and ``process`` as the SBDH does;
+    ``over`` replaces any other of ``build_user_message``'s values."""
+    cert, key = signer or (pki.ap_certificate, pki.ap_key)
+    cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
+    original = _identifier(sender, PARTICIPANT_SCHEME)
+    final = _identifier(receiver, PARTICIPANT_SCHEME)
+    service = _identifier(process, PROCESS_SCHEME)
+    action = INVOICE if document is None else _identifier(document, DOCUMENT_SCHEME)
+    values: dict[str, Any] = {
+        "payload": sbd,
+        "message_id": message_id or f"{uuid.uuid4()}@test",
+        "conversation_id": str(uuid.uuid4()),
+        "timestamp": timestamp or datetime.now(UTC),
+        "from_party": str(cn),
+        "to_party": pki.seat_id,
+        "service": service.value,
+        "service_type": service.scheme,
+        "action": str(action),
+        "original_sender": (original.scheme, original.value),
+        "final_recipient": (final.scheme, final.value),
+        "sender_key": key,
+        "sender_certificate": cert,
+        "receiver_certificate": pki.ap_certificate,
+    }
+    return build_user_message(**(values | over))

@@ -31,8 +31,9 @@ from fourcorner.application.ports import (
 from fourcorner.application.storage import UnitOfWork, UnitOfWorkFactory
 from fourcorner.domain.catalogue import Catalogue
 
-# the waits before the directory is asked again for an OUTDATED card, the last repeated
-# (FOURCORNER_DIRECTORY_RETRY_DELAYS)
+# the waits before the directory is asked again for an OUTDATED card, the last repeated: the
+# one place they are written (FOURCORNER_DIRECTORY_RETRY_DELAYS's default and the API's
+# description follow it; test_docs checks that the guides cite the same figures)
 DIRECTORY_DELAYS = (timedelta(seconds=30), timedelta(minutes=5), timedelta(minutes=30))
 
 

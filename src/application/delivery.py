@@ -29,6 +29,7 @@ import attrs
 from fourcorner.application import idempotency, telemetry
 from fourcorner.application.collections import DELIVERIES, EVENTS
 from fourcorner.application.context import Context
+from fourcorner.application.idle import idle
 from fourcorner.application.ports import KeySealer, SendResult, WebhookSender
 from fourcorner.application.repositories import Deliveries, Events, Webhooks
 from fourcorner.application.sealed import WEBHOOK_SECRET
@@ -190,7 +191,7 @@ class DeliveryWorker:
                 refill = max(1, self._settings.per_endpoint_waiting // 2)
                 await self._until_finished(min(refill, len(self._in_flight)))
             elif self.blocked or len(jobs) < min(free, self._settings.batch):
-                await self._idle(stop)
+                await idle(stop, self._settings.poll_interval, self._wake)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=20)
 
@@ -201,15 +202,6 @@ class DeliveryWorker:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._settings.poll_interval):
                 await self._progress.wait()
-
-    async def _idle(self, stop: asyncio.Event) -> None:
-        self._wake.clear()
-        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
-        await asyncio.wait(
-            waiters, timeout=self._settings.poll_interval, return_when=asyncio.FIRST_COMPLETED
-        )
-        for w in waiters:
-            w.cancel()
 
     async def _deliver(self, job: Job) -> None:
         endpoint = _endpoint(job.webhook) if job.webhook is not None else ""

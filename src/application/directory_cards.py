@@ -46,11 +46,13 @@ def after_change(
     return participant.card_changed(ctx.clock(), net.directory_delays[0])
 
 
-async def ask(ctx: Context, net: Network, p: Participant, limit: float | None = None) -> bool:
+async def ask(
+    ctx: Context, net: Network, p: Participant, limit: float | None = None
+) -> Participant | None:
     """Ask the directory of ``p``'s environment (outside any unit of work) to index its card,
     waiting ``limit`` seconds at most (besides the directory adapter's own time limit), and
-    record the answer unless the publication changed since ``p`` was read: whether it was
-    recorded."""
+    record the answer unless the publication changed since ``p`` was read: the participant as
+    recorded, or None when nothing was."""
     try:
         await asyncio.wait_for(net.directory.publish(p.environment, p.identifier_key), limit)
         reason = None
@@ -61,7 +63,7 @@ async def ask(ctx: Context, net: Network, p: Participant, limit: float | None = 
     async with ctx.uow() as uow:
         current = await uow.repository(PARTICIPANTS).lock(p.id)
         if current is None or not current.same_publication(p):
-            return False
+            return None
         answered = current.directory_asked(ctx.clock(), reason, net.directory_delays)
         await uow.repository(PARTICIPANTS).update(answered)
         await uow.commit()
@@ -77,7 +79,7 @@ async def ask(ctx: Context, net: Network, p: Participant, limit: float | None = 
             "error": reason or "",
         },
     )
-    return True
+    return answered
 
 
 async def reindex(ctx: Context, net: Network, participants: Iterable[Participant]) -> None:
@@ -98,9 +100,12 @@ async def reindex(ctx: Context, net: Network, participants: Iterable[Participant
 
 
 async def reindexed(ctx: Context, net: Network, participant: Participant) -> Participant:
-    """``reindex`` of one participant: the participant as it is after."""
+    """``reindex`` of one participant: the participant as it is after (read again only when
+    its publication changed meanwhile, and the answer was not recorded)."""
     if participant.directory.state is not PublicationState.OUTDATED:
         return participant
-    await reindex(ctx, net, (participant,))
+    recorded = await ask(ctx, net, participant)
+    if recorded is not None:
+        return recorded
     async with ctx.uow() as uow:
         return await uow.repository(PARTICIPANTS).get(participant.id) or participant

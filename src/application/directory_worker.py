@@ -15,13 +15,13 @@ again after the next of ``Network.directory_delays`` (the last one repeated).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from datetime import datetime, timedelta
 
 from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.directory_cards import ask
+from fourcorner.application.idle import idle
 from fourcorner.application.listing import condition
 from fourcorner.application.storage import Order, Query
 from fourcorner.domain.filtering import Op
@@ -100,5 +100,4 @@ class DirectoryWorker:
                 count = 0
             if count >= self._batch:
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self._poll)
+            await idle(stop, self._poll)

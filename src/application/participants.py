@@ -186,15 +186,6 @@ async def create(
     return await sml_tasks.register_now(ctx, net, participant)
 
 
-def _same_card(current: Participant, before: Participant) -> bool:
-    """Whether the publication of ``current`` is the one read as ``before``, its card not
-    changed meanwhile (a worker's claim, which changes neither, may have come between)."""
-    return (
-        current.directory == before.directory
-        and current.directory_retry.revision == before.directory_retry.revision
-    )
-
-
 def _registered_already(identifier: str, environment: Environment) -> str:
     """A participant identifier is unique per environment (each has its own SML)."""
     return f"the participant {identifier} is registered already in {environment.value}"
@@ -327,7 +318,7 @@ async def request_publication(
     async with ctx.uow() as uow:
         for p in chosen:
             current = await uow.repository(PARTICIPANTS).lock(p.id)
-            if current is None or not _same_card(current, p):
+            if current is None or not current.same_card(p):
                 continue  # changed meanwhile: the change asks the directory again itself
             # a worker's retry in flight meanwhile records nothing after this
             await uow.repository(PARTICIPANTS).update(current.directory_asked(now, None, ()))

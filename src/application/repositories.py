@@ -355,11 +355,15 @@ class Transactions(OrgRecords[Transaction]):
         ``ap_id`` from the sending access point ``sender_sp`` for ``receiver_id``: a replay of
         that message. The MessageId is the sender's to choose, so it alone never names a
         record: the same one from another sender, or to another receiver (perhaps of another
-        organisation), is another message."""
+        organisation), is another message. The sending access point has no column of its own:
+        it is compared here, among the few records of that message to that receiver."""
         for tx in await self._store.all(
-            as4MessageId=message_id, apId=ap_id, direction=Direction.FROM_NETWORK
+            as4MessageId=message_id,
+            apId=ap_id,
+            receiverId=receiver_id,
+            direction=Direction.FROM_NETWORK,
         ):
-            if tx.sender_sp == sender_sp and tx.receiver_id == receiver_id:
+            if tx.sender_sp == sender_sp:
                 return tx
         return None
 

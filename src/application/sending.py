@@ -22,6 +22,7 @@ import attrs
 from fourcorner.application import telemetry, webhooks
 from fourcorner.application.collections import ACCESS_POINTS, ARTEFACTS, CERTIFICATES, TRANSACTIONS
 from fourcorner.application.context import Context
+from fourcorner.application.idle import idle
 from fourcorner.application.ports import (
     ApTransport,
     Credentials,
@@ -157,16 +158,7 @@ class SendingWorker:
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
             if not jobs:
-                self._wake.clear()
-                waiters = [
-                    asyncio.ensure_future(stop.wait()),
-                    asyncio.ensure_future(self._wake.wait()),
-                ]
-                await asyncio.wait(
-                    waiters, timeout=self._x.poll_interval, return_when=asyncio.FIRST_COMPLETED
-                )
-                for w in waiters:
-                    w.cancel()
+                await idle(stop, self._x.poll_interval, self._wake)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=30)
 

@@ -8,13 +8,13 @@ environment is registered.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from datetime import timedelta
 
 from fourcorner.application.collections import LOCATOR_TASKS
 from fourcorner.application.context import Context, Network
+from fourcorner.application.idle import idle
 from fourcorner.application.listing import condition, equals, one_of
 from fourcorner.application.sml_tasks import attempt, smp_registered
 from fourcorner.application.storage import Query
@@ -98,11 +98,4 @@ class LocatorWorker:
                 count = 0
             if count >= self._batch:
                 continue
-            self._wake.clear()
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED), self._poll
-                )
-            for w in waiters:
-                w.cancel()
+            await idle(stop, self._poll, self._wake)

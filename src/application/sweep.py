@@ -16,7 +16,6 @@ service does not make (not ``<transaction id>-...``) is never deleted.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from datetime import timedelta
@@ -24,6 +23,7 @@ from datetime import timedelta
 import attrs
 
 from fourcorner.application.context import Context
+from fourcorner.application.idle import idle
 from fourcorner.application.ports import BlobStore
 from fourcorner.application.transactions import blobs_in_use, transaction_of
 
@@ -88,5 +88,4 @@ class BlobSweeper:
                     )
             except Exception:
                 log.exception("the blob sweep failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self._interval.total_seconds())
+            await idle(stop, self._interval.total_seconds())

@@ -155,6 +155,15 @@ class Participant:
         read earlier): no newer card, no other claim, no answer recorded meanwhile."""
         return self.directory == other.directory and self.directory_retry == other.directory_retry
 
+    def same_card(self, other: Participant) -> bool:
+        """Whether the card's publication is the one read as ``other`` (the same participant
+        read earlier), its card not changed meanwhile: unlike ``same_publication``, a worker's
+        claim, which changes neither, may have come between."""
+        return (
+            self.directory == other.directory
+            and self.directory_retry.revision == other.directory_retry.revision
+        )
+
     def directory_asked(
         self, now: datetime, reason: str | None, delays: Sequence[timedelta]
     ) -> Participant:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from fourcorner.application.context import DIRECTORY_DELAYS
 from fourcorner.entrypoints import setting_checks, setting_values
 from fourcorner.entrypoints.setting_values import PREFIX
 
@@ -150,7 +151,8 @@ class Settings:
     directory_url_prod: str = ""
     directory_ca_file: str = ""  # CAs of the directories' TLS certificates; empty: the system's
     # seconds before the directory is asked again for an OUTDATED card, the last one repeated
-    directory_retry_delays: str = "30,300,1800"
+    # (default: context.DIRECTORY_DELAYS, 30,300,1800)
+    directory_retry_delays: str = ",".join(f"{d.total_seconds():g}" for d in DIRECTORY_DELAYS)
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
     webhook_allow_private_targets: bool = False

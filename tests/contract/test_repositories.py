@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from fourcorner.application.repositories import ApiKeys, Members, Organisations
+from fourcorner.application.repositories import ApiKeys, Members, Organisations, Transactions
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.transaction import Direction, Transaction
+from fourcorner.entrypoints.http.examples import TRANSACTION
 
 from .test_storage import ORG_A, ORG_B, api_key, member, org
 
@@ -80,3 +82,57 @@ async def test_the_generic_operations_pass_through(store: StorageUnderTest) -> N
         await uow.commit()
     async with store.storage.reader() as uow:
         assert await ApiKeys(uow).by_hash("h-1") is None
+
+
+AP_1, AP_2 = uuid.UUID(int=201), uuid.UUID(int=202)
+
+
+def received(n: int, **changes: object) -> Transaction:
+    """A document received at ``AP_1`` from ``POP000001`` for ``9925:be0123abc`` in the AS4
+    message ``m-1@test``, unless ``changes`` say otherwise."""
+    made = attrs.evolve(
+        TRANSACTION,
+        id=uuid.UUID(int=300 + n),
+        org_id=ORG_A,
+        direction=Direction.FROM_NETWORK,
+        ap_id=AP_1,
+        receiver_id="9925:be0123abc",
+        doc_instance_id=f"INV-{n}",
+        sender_sp="POP000001",
+        as4_message_id="m-1@test",
+    )
+    return attrs.evolve(made, **changes)
+
+
+async def test_a_replay_is_found_by_message_access_point_sender_and_receiver(
+    store: StorageUnderTest,
+) -> None:
+    """``received_as``: the MessageId names a record only together with the access point it
+    came in at, the sending access point and the receiver (exactly as written), received."""
+    replayed = received(1)
+    others = [
+        received(2, receiver_id="9925:be0999abc"),
+        received(3, receiver_id="9925:BE0123ABC"),
+        received(4, sender_sp="POP000002"),
+        received(5, ap_id=AP_2),
+        received(6, direction=Direction.TO_NETWORK),
+        received(7, as4_message_id="m-2@test"),
+        received(8, org_id=ORG_B, receiver_id="9925:be0777abc"),
+    ]
+    async with store.unit_of_work() as uow:
+        for tx in (*others, replayed):
+            await Transactions(uow).add(tx)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        found = Transactions(uow).received_as
+        assert await found("m-1@test", AP_1, "POP000001", "9925:be0123abc") == replayed
+        assert await found("m-1@test", AP_1, "POP000001", "9925:be0999abc") == others[0]
+        assert await found("m-1@test", AP_1, "POP000001", "9925:BE0123ABC") == others[1]
+        assert await found("m-1@test", AP_1, "POP000002", "9925:be0123abc") == others[2]
+        assert await found("m-1@test", AP_2, "POP000001", "9925:be0123abc") == others[3]
+        assert await found("m-2@test", AP_1, "POP000001", "9925:be0123abc") == others[5]
+        # another organisation's receiver of the same message is found for that receiver only
+        assert await found("m-1@test", AP_1, "POP000001", "9925:be0777abc") == others[6]
+        assert await found("m-1@test", AP_1, "POP000003", "9925:be0123abc") is None
+        assert await found("m-1@test", AP_1, "POP000001", "9925:be0555abc") is None
+        assert await found("m-3@test", AP_1, "POP000001", "9925:be0123abc") is None

@@ -12,27 +12,22 @@ import asyncio
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
-from cryptography import x509
 from lxml import etree
 
 import pg
-from fourcorner.adapters.as4 import build_user_message
 from fourcorner.adapters.pki.testpki import load_test_pki
-from sbd_factory import INVOICE, make_sbd
+from sbd_factory import BILLING_PROCESS, INVOICE, RECEIVER, SENDER, make_as4_message, make_sbd
 from uploads import MiB, upload
 
 from .test_serve import Server, free_port
 
 pytestmark = pytest.mark.slow
-BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
-SENDER, RECEIVER = "0088:7300010000001", "0088:5790000435975"
 EB = "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
 
 
@@ -111,7 +106,9 @@ def test_a_50_mib_document_is_taken_in_for_less_than_three_times_its_size(
         bob = server.token("bob@example.com")
         org_id, ap_path = receiving_organisation(server, bob)
         sbd = make_sbd(sender=SENDER, receiver=RECEIVER, pad_to=50 * MiB)
-        msg = user_message(tmp_path / "pki", sbd)
+        msg = make_as4_message(
+            load_test_pki(tmp_path / "pki"), sbd, sender=SENDER, receiver=RECEIVER
+        )
 
         async def post() -> tuple[int, bytes]:
             async with (
@@ -198,34 +195,12 @@ def receiving_organisation(server: Server, token: str) -> tuple[str, str]:
         token,
         {
             "supportedDocumentTypes": [
-                {"documentId": doc["id"], "processId": f"cenbii-procid-ubl::{BILLING}"}
+                {"documentId": doc["id"], "processId": f"cenbii-procid-ubl::{BILLING_PROCESS}"}
             ]
         },
     )
     assert status == 200, body
     return oid, urlsplit(ap["apUrl"]).path
-
-
-def user_message(pki_dir: Path, sbd: bytes):  # type: ignore[no-untyped-def]
-    """``sbd`` as the server's own access point would send it to itself."""
-    t = load_test_pki(pki_dir)
-    cn = t.ap_certificate.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
-    return build_user_message(
-        payload=sbd,
-        message_id=f"{uuid.uuid4()}@test",
-        conversation_id=str(uuid.uuid4()),
-        timestamp=datetime.now(UTC),
-        from_party=str(cn),
-        to_party=t.seat_id,
-        service=BILLING,
-        service_type="cenbii-procid-ubl",
-        action=f"busdox-docid-qns::{INVOICE.value}",
-        original_sender=("iso6523-actorid-upis", SENDER),
-        final_recipient=("iso6523-actorid-upis", RECEIVER),
-        sender_key=t.ap_key,
-        sender_certificate=t.ap_certificate,
-        receiver_certificate=t.ap_certificate,
-    )
 
 
 def error_of(answer: bytes) -> str | None:

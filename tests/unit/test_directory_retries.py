@@ -203,10 +203,12 @@ async def test_a_claim_taken_over_after_its_lease_records_nothing(world, clock):
     clock.advance(61)
     (taken,) = await second.claim()
     world.directory.down = DOWN
-    assert await directory_cards.ask(world.ctx, world.net, taken)  # recorded: not answered
+    recorded = await directory_cards.ask(world.ctx, world.net, taken)  # not answered
+    assert recorded is not None and recorded == await world.get(made)
     world.directory.down = None
-    assert not await directory_cards.ask(world.ctx, world.net, claimed)
+    assert await directory_cards.ask(world.ctx, world.net, claimed) is None
     now = await world.get(made)
+    assert now == recorded
     assert (now.directory.state, now.directory_retry.attempts) == (PublicationState.OUTDATED, 2)
     # request-pd-publish meanwhile: the worker in flight records nothing after it
     clock.advance(300)
@@ -214,8 +216,26 @@ async def test_a_claim_taken_over_after_its_lease_records_nothing(world, clock):
     await world.publish(made)
     published = await world.get(made)
     assert published.directory.state is PublicationState.PUBLISHED
-    assert not await directory_cards.ask(world.ctx, world.net, claimed)
+    assert await directory_cards.ask(world.ctx, world.net, claimed) is None
     assert await world.get(made) == published
+
+
+async def test_a_claim_leaves_the_card_s_publication_the_same_a_change_or_answer_not(world, clock):
+    """``same_card`` (what request-pd-publish records over) allows a worker's claim, or an
+    attempt that changed nothing shown; ``same_publication`` (what a worker records over)
+    allows neither. A newer card, or an answer shown, changes both."""
+    made = await outdated(world, 60)
+    claimed = made.directory_claimed(clock() + 60 * SECONDS)
+    again = made.directory_asked(clock(), DOWN, (30 * SECONDS,))  # the same reason
+    assert made.same_card(made) and made.same_publication(made)
+    for meanwhile in (claimed, again):
+        assert meanwhile.same_card(made) and not meanwhile.same_publication(made)
+    for other in (
+        made.card_changed(clock(), 30 * SECONDS),
+        made.directory_asked(clock(), None, ()),
+        made.directory_asked(clock(), "the directory answered 500", (30 * SECONDS,)),
+    ):
+        assert not other.same_card(made) and not other.same_publication(made)
 
 
 async def test_a_directory_that_hangs_is_given_up_after_half_the_lease(world, clock):
@@ -286,6 +306,26 @@ def test_the_delays_are_read_from_the_setting():
 
 ROUNDS = 12
 CARDS = 6
+
+
+@pytest.mark.parametrize(
+    "backend", ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_an_update_answers_the_participant_as_the_directory_s_answer_left_it(
+    backend, tmp_path, pki_dir, clock
+):
+    """The update answers what its asking recorded, unanswered or indexed, exactly as stored."""
+    with settings_on(backend, tmp_path, pki_dir) as settings:
+        async with directory_world(settings, clock=clock) as world:
+            made = await outdated(world, 50)  # unanswered
+            assert made == await world.get(made)
+            assert made.directory_retry.attempts == 1
+            clock.advance(5)
+            card = BusinessCard(legal_name="Indexed", country_code="SE")
+            after = await world.update(made, business_card=card)
+            assert after.directory.state is PublicationState.PUBLISHED
+            assert after.directory.published_at == clock()
+            assert after == await world.get(made)
 
 
 @pytest.mark.parametrize(

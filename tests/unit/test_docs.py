@@ -12,8 +12,10 @@ import attrs
 import pytest
 
 from fourcorner.application import collections
+from fourcorner.application.context import DIRECTORY_DELAYS
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.http.descriptions import PROPERTIES, spoken
 from fourcorner.entrypoints.http.errors import catalogue
 from fourcorner.entrypoints.http.openapi import status_of
 from fourcorner.entrypoints.http.rendering import ListReply
@@ -104,6 +106,38 @@ def test_every_setting_is_in_the_operations_guide():
     text = (DOCS / "operations.md").read_text()
     listed = set(re.findall(r"^\| `FOURCORNER_([A-Z0-9_]+)` \|", text, re.M))
     assert listed == {a.name.upper() for a in attrs.fields(Settings)}
+
+
+def _in_order(text: str, figures: list[str]) -> bool:
+    at = 0
+    for figure in figures:
+        found = re.search(rf"(?<![\d.]){re.escape(figure)}\b", text[at:])
+        if found is None:
+            return False
+        at += found.end()
+    return True
+
+
+def test_the_directory_retry_delays_are_cited_as_the_code_has_them():
+    """The delays are written once (``context.DIRECTORY_DELAYS``); the setting's default and
+    every guide's and the API description's words about it say the same figures, in turn."""
+    seconds = ",".join(f"{d.total_seconds():g}" for d in DIRECTORY_DELAYS)
+    assert Settings().directory_retry_delays == seconds
+    figures = [spoken(d) for d in DIRECTORY_DELAYS]
+    row = f"| `FOURCORNER_DIRECTORY_RETRY_DELAYS` | `{seconds}` |"
+    cited = 0
+    for page in (ROOT / "README.md", DOCS / "operations.md", DOCS / "api.md"):
+        text = page.read_text()
+        if "| `FOURCORNER_DIRECTORY_RETRY_DELAYS` |" in text:
+            assert row in text, page.name
+            cited += 1
+        for paragraph in re.split(r"\n\s*\n", text):
+            prose = " ".join(line for line in paragraph.splitlines() if not line.startswith("|"))
+            if "FOURCORNER_DIRECTORY_RETRY_DELAYS" in prose:
+                assert _in_order(prose, figures), (page.name, prose)
+                cited += 1
+    assert cited == 5  # two setting tables and three paragraphs
+    assert _in_order(PROPERTIES["DirectoryPublication"]["state"], figures)
 
 
 def test_going_live_names_only_settings_that_exist():

@@ -1,13 +1,26 @@
-"""``fourcorner worker`` tunes the garbage collector once it has started (``settle_heap``)."""
+"""``fourcorner worker`` and ``fourcorner serve`` tune the garbage collector once they have
+started (``settle_heap``): ``serve`` once its app is built, just before the first request."""
 
+import asyncio
 import gc
+import socket
 import weakref
 
+import aiohttp
+from aiohttp import web
+
 from fourcorner.entrypoints.commands.serve import YOUNG_COLLECTION_THRESHOLD, settle_heap
+from fourcorner.entrypoints.http import server
 
 
 class _Node:
     next: object
+
+
+def _frozen(thing: object) -> bool:
+    """Whether ``thing`` is in the permanent generation (``gc.freeze``): the collector no
+    longer lists it among the objects it walks."""
+    return gc.is_tracked(thing) and not any(o is thing for o in gc.get_objects())
 
 
 def test_start_up_objects_are_frozen_and_young_collections_are_spaced_out() -> None:
@@ -29,5 +42,49 @@ def test_start_up_objects_are_frozen_and_young_collections_are_spaced_out() -> N
         assert gone() is None
         del kept
     finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+async def test_serve_settles_the_heap_with_its_app_built_before_the_first_request() -> None:
+    """The app ``serve`` builds in its loop is frozen with the rest (settled before it was
+    built, it would not be), and the requests come after."""
+    threshold = gc.get_threshold()
+    built: list[web.Application] = []
+    settled: list[bool] = []  # whether the app was frozen
+    requests: list[bool] = []  # whether the heap was settled when each came
+
+    async def hello(request: web.Request) -> web.Response:
+        requests.append(bool(settled))
+        return web.Response(text="hello")
+
+    async def build() -> web.Application:
+        app = web.Application()
+        app.router.add_get("/", hello)
+        built.append(app)
+        return app
+
+    def before_serving() -> None:
+        assert len(built) == 1 and not _frozen(built[0])
+        settle_heap()
+        settled.append(_frozen(built[0]))
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    serving = asyncio.create_task(server.serve(build(), sock=sock, before_serving=before_serving))
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+            for _ in range(2):
+                url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+                async with session.get(url) as resp:
+                    assert (resp.status, await resp.text()) == (200, "hello")
+        assert settled == [True]
+        assert requests == [True, True]
+        assert gc.get_threshold()[0] == YOUNG_COLLECTION_THRESHOLD
+    finally:
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        sock.close()
         gc.unfreeze()
         gc.set_threshold(*threshold)

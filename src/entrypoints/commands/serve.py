@@ -49,12 +49,14 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
         # a coroutine: serve awaits it inside its own loop
         app = web_app(container, workers=settings.workers)
         _started("serve", settings)
-        # the modules and the container frozen; the app, built in the loop, is not
-        settle_heap()
         try:
             # uvloop's event loop, as the workers': 12 % less of serve's CPU per transaction
-            # through the four-corner loop (bench_transactions.py, three rounds in turn)
-            uvloop.run(server.serve(app, sock=sock, hsts=settings.https))
+            # through the four-corner loop (bench_transactions.py, three rounds in turn); the
+            # heap settled once the app is built in it (the modules, the container and the
+            # app frozen), before the first request
+            uvloop.run(
+                server.serve(app, sock=sock, hsts=settings.https, before_serving=settle_heap)
+            )
         finally:
             _stopped("serve")
     finally:
@@ -82,8 +84,8 @@ YOUNG_COLLECTION_THRESHOLD = 10_000
 
 def settle_heap() -> None:
     """Tune the cyclic garbage collector for a process that runs for a long time once it has
-    started. The objects built at start-up (modules, the container, compiled codecs; about
-    100,000 of them) are frozen, so full collections no longer walk them all, and young
+    started. The objects built at start-up (modules, the container, compiled codecs, and
+    for ``serve`` the app; about 100,000 of them) are frozen, so full collections no longer walk them all, and young
     collections run after ``YOUNG_COLLECTION_THRESHOLD`` new objects instead of 700. The
     webhook worker allocates a few hundred objects per delivery; with the default settings
     the collector took about 15 % of its CPU (``bench_webhooks.py``, README); ``serve`` does

@@ -13,8 +13,27 @@ property. A field added to a class needs a line here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
+
+from fourcorner.application.context import DIRECTORY_DELAYS
+
+
+def spoken(wait: timedelta) -> str:
+    """``wait`` as the guides write it: ``30 s``, ``5 min``, ``2 h``."""
+    seconds = wait.total_seconds()
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
+
+
+def spoken_delays(delays: Sequence[timedelta]) -> str:
+    """Delays of which the last repeats: ``30 s, 5 min and then every 30 min``."""
+    *first, last = (spoken(d) for d in delays)
+    return f"{', '.join(first)} and then every {last}" if first else f"every {last}"
+
 
 COMMON: Mapping[str, str] = {
     "orgId": "The organisation the record belongs to.",
@@ -375,8 +394,9 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "state": (
             "`NOT_REQUESTED`, `PUBLISHED` (after `request-pd-publish`) or `OUTDATED`: the "
             "business card the SMP serves changed since, and the directory could not be asked "
-            "to index it again yet (`reason`); the service asks it again after 30 s, 5 min and "
-            "then every 30 min, and `request-pd-publish` asks it at once."
+            "to index it again yet (`reason`); the service asks it again after "
+            f"{spoken_delays(DIRECTORY_DELAYS)} (by default), and `request-pd-publish` asks it "
+            "at once."
         ),
         "publishedAt": "When the directory was last asked to index the card; null when never.",
         "changedAt": "`OUTDATED`: when the served business card changed; null otherwise.",

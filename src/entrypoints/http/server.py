@@ -17,7 +17,7 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -105,13 +105,17 @@ async def serve(
     *,
     sock: socket.socket,
     hsts: bool = False,
+    before_serving: Callable[[], object] | None = None,
 ) -> None:
     """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
-    down gracefully."""
+    down gracefully. ``before_serving`` runs once the app is built and started up, just
+    before the first request is taken (``fourcorner serve`` settles its heap there)."""
     application = app if isinstance(app, web.Application) else await app
     runner = GuardedAppRunner(application, hsts=hsts, access_log=None)
     await runner.setup()
     try:
+        if before_serving is not None:
+            before_serving()
         await web.SockSite(runner, sock).start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

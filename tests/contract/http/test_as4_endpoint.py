@@ -14,16 +14,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
-from cryptography import x509
 from lxml import etree
 
-from fourcorner.adapters.as4 import build_user_message
 from fourcorner.adapters.pki import issue_leaf, new_ca
 from fourcorner.adapters.pki.testpki import load_test_pki
 from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.domain.transaction import Kind
 from fourcorner.entrypoints.container import build_container, resolve, web_app
-from sbd_factory import BASE_EXAMPLE, make_sbd
+from sbd_factory import BASE_EXAMPLE, make_as4_message, make_sbd
 
 from .conftest import Api, settings_for
 from .test_participants import ALICE, BOB, gln, participant, whitelabel
@@ -37,29 +35,16 @@ def pki(api):
 
 
 def message(api, sbd: bytes, *, sender: str, receiver: str, signer=None, message_id=None, **over):
-    t = pki(api)
-    cert, key = signer or (t.ap_certificate, t.ap_key)
-    cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
-    values = (
-        dict(
-            payload=sbd,
-            message_id=message_id or f"{uuid.uuid4()}@test",
-            conversation_id=str(uuid.uuid4()),
-            timestamp=datetime.now(UTC),
-            from_party=cn,
-            to_party=t.seat_id,
-            service=BILLING,
-            service_type="cenbii-procid-ubl",
-            action=f"busdox-docid-qns::{INVOICE}",
-            original_sender=("iso6523-actorid-upis", sender),
-            final_recipient=("iso6523-actorid-upis", receiver),
-            sender_key=key,
-            sender_certificate=cert,
-            receiver_certificate=t.ap_certificate,
-        )
-        | over
+    """``sbd`` as an access point sends it to ``api``'s (``make_as4_message``)."""
+    return make_as4_message(
+        pki(api),
+        sbd,
+        sender=sender,
+        receiver=receiver,
+        signer=signer,
+        message_id=message_id,
+        **over,
     )
-    return build_user_message(**values)
 
 
 async def post(api, path, msg, body=None):

@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 import pytest
 from cryptography import x509
 
-from fourcorner.adapters.as4 import build_user_message
 from fourcorner.adapters.pki import issue_leaf
 from fourcorner.adapters.sbdh import (
     MLS_DOCUMENT_TYPE,
@@ -26,7 +25,7 @@ from fourcorner.application.collections import ACCESS_POINTS, PARTICIPANTS
 from fourcorner.domain.envelope import MessageLevelStatus, seat_spid, spid_participant
 from fourcorner.domain.network_services import OPERATOR_ORG_ID, Environment
 from fourcorner.entrypoints.container import resolve
-from sbd_factory import make_sbd
+from sbd_factory import make_as4_message, make_sbd
 
 from .conftest import BACKENDS
 from .test_as4_endpoint import error_code, pki
@@ -112,21 +111,15 @@ async def post_status(
     envelope = mls_envelope(
         status, receiver=ours, instance_id=str(uuid.uuid4()), created_at=now, country_c1="SE"
     )
-    msg = build_user_message(
-        payload=write_sbd(envelope, write_mls(status)),
-        message_id=f"{uuid.uuid4()}@test",
-        conversation_id=str(uuid.uuid4()),
+    msg = make_as4_message(
+        t,
+        write_sbd(envelope, write_mls(status)),
+        sender=envelope.sender,
+        receiver=ours,
+        document=MLS_DOCUMENT_TYPE,
+        process=MLS_PROCESS,
+        signer=(cert, key),
         timestamp=now,
-        from_party=c3,
-        to_party=t.seat_id,
-        service=MLS_PROCESS.value,
-        service_type=MLS_PROCESS.scheme,
-        action=str(MLS_DOCUMENT_TYPE),
-        original_sender=(envelope.sender.scheme, envelope.sender.value),
-        final_recipient=(ours.scheme, ours.value),
-        sender_key=key,
-        sender_certificate=cert,
-        receiver_certificate=t.ap_certificate,
     )
     path = path or await mls_path(api)
     resp = await api.client.post(path, data=msg.body, headers=msg.http_headers)
