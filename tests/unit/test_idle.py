@@ -51,11 +51,21 @@ async def test_a_wake_up_ends_the_wait_before_the_poll() -> None:
     assert not stop.is_set()
 
 
-async def test_a_wake_up_from_before_the_wait_does_not_end_it() -> None:
+async def test_a_wake_up_from_the_round_before_ends_the_wait_at_once() -> None:
+    """A wake-up set while the round ran (after it looked for work, perhaps) is not lost: the
+    next round starts at once, and the wake-up is spent."""
     stop, wake = asyncio.Event(), asyncio.Event()
-    wake.set()  # the round just finished has already looked for that work
-    elapsed = await _timed(stop, 0.1, wake)
+    wake.set()
+    assert await _timed(stop, LONG, wake) < 5
+    assert not wake.is_set()
+    elapsed = await _timed(stop, 0.1, wake)  # spent: the next wait is a whole poll
     assert elapsed >= 0.09
+
+
+async def test_a_wake_up_that_ends_a_wait_is_spent() -> None:
+    stop, wake = asyncio.Event(), asyncio.Event()
+    _later(wake, 0.02)
+    await _timed(stop, LONG, wake)
     assert not wake.is_set()
 
 
