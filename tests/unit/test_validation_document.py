@@ -15,12 +15,34 @@ from validation_cases import EXAMPLES, big_invoice, examples, unit_cases
 
 BASE = (EXAMPLES / "base-example.xml").read_bytes()
 UBL = b'<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"'
-CBC = b'xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"'
+CBC_NS = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+CBC = f'xmlns:cbc="{CBC_NS}"'.encode()
+# a CII invoice whose identifiers lie among elements on part of their paths
+CII_DECOYS = (
+    b'<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:'
+    b'CrossIndustryInvoice:100" xmlns:ram="urn:un:unece:uncefact:data:standard:'
+    b'ReusableAggregateBusinessInformationEntity:100"><rsm:ExchangedDocumentContext>'
+    b"<ram:ID>context</ram:ID><ram:BusinessProcessSpecifiedDocumentContextParameter>"
+    b"<ram:Name>n</ram:Name><ram:ID> p </ram:ID><ram:ID>p2</ram:ID>"
+    b"</ram:BusinessProcessSpecifiedDocumentContextParameter>"
+    b"<ram:GuidelineSpecifiedDocumentContextParameter><x><ram:ID>deep</ram:ID></x>"
+    b"<ram:ID>c</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter>"
+    b"</rsm:ExchangedDocumentContext><rsm:ExchangedDocument><ram:ID>i</ram:ID>"
+    b"</rsm:ExchangedDocument></rsm:CrossIndustryInvoice>"
+)
 
 
 def _two_payloads() -> bytes:
     sbd = etree.fromstring(make_sbd(payload=BASE))
     sbd.append(etree.fromstring(BASE))
+    return etree.tostring(sbd)
+
+
+def _header_with_ids() -> bytes:
+    """An SBD whose header holds elements named as the payload's identifiers."""
+    sbd = etree.fromstring(make_sbd(payload=BASE))
+    for name, text in (("CustomizationID", "header-c"), ("ProfileID", "header-p")):
+        etree.SubElement(sbd[0], f"{{{CBC_NS}}}{name}").text = text
     return etree.tostring(sbd)
 
 
@@ -35,6 +57,8 @@ DOCUMENTS = {
     "sbd": make_sbd(payload=BASE),
     "sbd-two-payloads": _two_payloads(),
     "sbd-header-only": _header_only(),
+    "sbd-header-with-ids": _header_with_ids(),
+    "cii-ids-among-decoys": CII_DECOYS,
     "bom-comment-pi": b"\xef\xbb\xbf<?xml version='1.0' encoding='utf-8'?><!-- c --><?pi x?>"
     + BASE.split(b"?>", 1)[1],
     "ids-empty-and-repeated": UBL
@@ -86,6 +110,16 @@ def test_a_whole_tree_answers_as_the_stream(name, monkeypatch):
         assert located_module._whole(data) is not None, name
     monkeypatch.setattr(located_module, "WHOLE_LIMIT", -1)
     assert _outcome(data) == whole
+
+
+@pytest.mark.parametrize("whole_limit", [located_module.WHOLE_LIMIT, -1])
+def test_the_identifiers_are_taken_from_their_paths_only(whole_limit, monkeypatch):
+    monkeypatch.setattr(located_module, "WHOLE_LIMIT", whole_limit)
+    cii = locate(CII_DECOYS)
+    assert (cii.local, cii.customization_id, cii.profile_id) == ("CrossIndustryInvoice", "c", "p")
+    sbd = locate(DOCUMENTS["sbd-header-with-ids"])
+    assert sbd.in_sbd and sbd.customization_id == locate(BASE).customization_id
+    assert "header" not in f"{sbd.customization_id}{sbd.profile_id}"
 
 
 def test_the_published_examples_and_unit_tests_locate_as_the_stream(monkeypatch):

@@ -36,7 +36,9 @@ SBD = "StandardBusinessDocument"
 FIELD = "document"
 MAX_DEPTH = 64
 MAX_ID = 1024  # characters of a customization or profile identifier kept for the report
-FILE_CHUNK = 1024 * 1024
+# bytes of a file read at a time: a larger piece (1 MiB) is freed to glibc's heap, not to the
+# system, and stays resident (a quarter of a 10 MiB document's size) while Saxon then runs
+FILE_CHUNK = 64 * 1024
 WHOLE_LIMIT = 1024 * 1024  # bytes read as one tree (faster); larger documents are streamed
 
 # the identifiers' paths below the document's root element, by syntax
@@ -61,6 +63,18 @@ _IDS: dict[Syntax, dict[tuple[tuple[str, str], ...], str]] = {
 
 
 _LONGEST = max(len(path) for paths in _IDS.values() for path in paths)
+# the same paths as element tags (``{namespace}local``), which the stream compares as they are
+_TAG_IDS: dict[Syntax, dict[tuple[str, ...], str]] = {
+    syntax: {
+        tuple(f"{{{ns}}}{local}" for ns, local in path): field for path, field in paths.items()
+    }
+    for syntax, paths in _IDS.items()
+}
+# every path from the business document's child down that may still lead to an identifier
+_TAG_PREFIXES: dict[Syntax, frozenset[tuple[str, ...]]] = {
+    syntax: frozenset(path[:n] for path in paths for n in range(1, len(path) + 1))
+    for syntax, paths in _TAG_IDS.items()
+}
 
 
 @attrs.frozen
@@ -85,11 +99,20 @@ class _Handler:
         self.found: dict[str, str] = {}
         self._base = 1  # the depth of the business document's root element
         self._deepest = 1 + _LONGEST  # below this depth no element matters
-        self._ids: dict[tuple[tuple[str, str], ...], str] = {}
-        self._path: list[tuple[str, str]] = []  # from its child down, while it may lead to an id
+        self._ids: dict[tuple[str, ...], str] = {}
+        self._prefixes: frozenset[tuple[str, ...]] = frozenset()
+        # the tags from the business document's child down to the element being read, while
+        # they may still lead to an identifier (most elements are passed by with one test)
+        self._path: list[str] = []
 
     def start(self, element: etree._Element, depth: int) -> None:
         if depth > self._deepest:
+            return
+        if depth > self._base:
+            if len(self._path) == depth - self._base - 1:
+                tag = element.tag
+                if (*self._path, tag) in self._prefixes:
+                    self._path.append(tag)
             return
         name = etree.QName(element)
         pair = (name.namespace or "", name.localname)
@@ -104,13 +127,11 @@ class _Handler:
                 raise InvalidInput.one(SBD, "holds more than one business document")
             self.root = pair
             self.syntax = BILLING.get(pair)
-            self._ids = _IDS[self.syntax] if self.syntax is not None else {}
-        elif (
-            self.syntax is not None
-            and depth > self._base
-            and len(self._path) == depth - self._base - 1 < _LONGEST
-        ):
-            self._path.append(pair)
+            self._deepest = self._base
+            if self.syntax is not None:
+                self._ids = _TAG_IDS[self.syntax]
+                self._prefixes = _TAG_PREFIXES[self.syntax]
+                self._deepest += max(map(len, self._ids))
 
     def end(self, element: etree._Element, depth: int) -> None:
         if self._path and len(self._path) == depth - self._base:
