@@ -230,6 +230,19 @@ async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
     assert await store.put_all([]) == []
 
 
+async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) -> None:
+    """As two puts in turn would: the second bytes, with the other keys of the call."""
+    sizes = await store.put_all([("ab-twice", b"first"), ("ab-other", b"x"), ("ab-twice", b"2")])
+    assert sizes == [5, 1, 1]
+    assert (await store.get("ab-twice"), await store.get("ab-other")) == (b"2", b"x")
+    if kind == "postgres":
+        async with await psycopg.AsyncConnection.connect(
+            store._url, options=f"-c search_path={store._schema}"
+        ) as conn:
+            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-twice'")
+            assert await cursor.fetchone() == (1,)
+
+
 async def test_put_all_writers_of_the_same_keys_at_once_leave_each_blob_whole(
     store: Any, kind: str
 ) -> None:
