@@ -29,7 +29,13 @@ from fourcorner.application.collections import (
 )
 from fourcorner.application.context import Context
 from fourcorner.application.intake import validation_blobs
-from fourcorner.application.ports import As4Refusal, Credentials, InboundDocument, KeySealer
+from fourcorner.application.ports import (
+    As4Refusal,
+    Credentials,
+    InboundDocument,
+    KeySealer,
+    MessageReader,
+)
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
 from fourcorner.application.transactions import (
@@ -134,8 +140,9 @@ async def _receive(
     inbound: InboundDocument | None = None
     envelope: Sbdh | None = None
     try:
-        inbound = await asyncio.to_thread(reader.read, content_type, body, creds, sbd)
-        envelope = await _envelope(docs, inbound)
+        message, read = await asyncio.to_thread(_read, docs, reader, content_type, body, creds, sbd)
+        inbound = message
+        envelope = _envelope(inbound, read)
         consistent(inbound, envelope)
         if envelope.document_type == MLS_DOCUMENT_TYPE and envelope.receiver == spid_participant(
             exchange.spid
@@ -159,13 +166,29 @@ async def _receive(
         return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
 
 
-async def _envelope(docs: Documents, inbound: InboundDocument) -> Sbdh:
+def _read(
+    docs: Documents,
+    reader: MessageReader,
+    content_type: str,
+    body: Path,
+    creds: Credentials,
+    sbd: Path,
+) -> tuple[InboundDocument, Sbdh | DomainError]:
+    """The message read (its SBD to ``sbd``), and the SBD's envelope or why it has none: one
+    thread hop for both."""
+    inbound = reader.read(content_type, body, creds, sbd)
     try:
-        return await asyncio.to_thread(docs.envelopes.read_file, inbound.sbd)
+        return inbound, docs.envelopes.read_file(inbound.sbd)
     except DomainError as e:
+        return inbound, e
+
+
+def _envelope(inbound: InboundDocument, read: Sbdh | DomainError) -> Sbdh:
+    if isinstance(read, DomainError):
         raise As4Refusal(
-            "EBMS:0004", "Other", f"the SBD is not valid: {e.message()}", inbound.message_id
-        ) from None
+            "EBMS:0004", "Other", f"the SBD is not valid: {read.message()}", inbound.message_id
+        )
+    return read
 
 
 def _same_participant(a: Identifier, b: Identifier) -> bool:

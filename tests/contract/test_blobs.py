@@ -154,17 +154,23 @@ async def test_pieces_are_at_most_a_chunk_and_make_the_blob(store: Any, size: in
     assert not incoming.exists()
 
 
+async def chunks_stored(store: Any, key: str) -> int:
+    """The rows of ``blob_chunks`` the PostgreSQL store holds for ``key``."""
+    async with await psycopg.AsyncConnection.connect(
+        store._url, options=f"-c search_path={store._schema}"
+    ) as conn:
+        cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = %s", (key,))
+        row = await cursor.fetchone()
+        assert row is not None
+        return int(row[0])
+
+
 async def test_storing_a_key_again_replaces_it_whole(store: Any, kind: str) -> None:
     await store.put("ab-again", os.urandom(2 * CHUNK + 5))
     await store.put("ab-again", b"short")
     assert await pieces(store, "ab-again") == [b"short"]
     if kind == "postgres":  # the first version's pieces are gone
-        url, schema = store._url, store._schema
-        async with await psycopg.AsyncConnection.connect(
-            url, options=f"-c search_path={schema}"
-        ) as conn:
-            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-again'")
-            assert await cursor.fetchone() == (1,)
+        assert await chunks_stored(store, "ab-again") == 1
 
 
 async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
@@ -174,11 +180,7 @@ async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
     await asyncio.gather(*(store.put("ab-raced", data) for data in versions))
     assert await store.get("ab-raced") in versions
     if kind == "postgres":  # and only that one's pieces
-        async with await psycopg.AsyncConnection.connect(
-            store._url, options=f"-c search_path={store._schema}"
-        ) as conn:
-            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-raced'")
-            assert await cursor.fetchone() == (3,)
+        assert await chunks_stored(store, "ab-raced") == 3
 
 
 async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind: str) -> None:
@@ -187,11 +189,7 @@ async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind
     await asyncio.gather(*(store.put("ab-small", data) for data in versions))
     assert await store.get("ab-small") in versions
     if kind == "postgres":
-        async with await psycopg.AsyncConnection.connect(
-            store._url, options=f"-c search_path={store._schema}"
-        ) as conn:
-            cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = 'ab-small'")
-            assert await cursor.fetchone() == (1,)
+        assert await chunks_stored(store, "ab-small") == 1
 
 
 async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
@@ -228,6 +226,15 @@ async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
     assert await listed(store, T0) == set(wanted)
     assert await listed(store, T0 - 2 * HOUR) == set()
     assert await store.put_all([]) == []
+
+
+async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) -> None:
+    """As two puts in turn would: the second bytes, with the other keys of the call."""
+    sizes = await store.put_all([("ab-twice", b"first"), ("ab-other", b"x"), ("ab-twice", b"2")])
+    assert sizes == [5, 1, 1]
+    assert (await store.get("ab-twice"), await store.get("ab-other")) == (b"2", b"x")
+    if kind == "postgres":
+        assert await chunks_stored(store, "ab-twice") == 1
 
 
 async def test_put_all_writers_of_the_same_keys_at_once_leave_each_blob_whole(

@@ -37,6 +37,7 @@ from fourcorner.adapters.smp import (
     sign_enveloped,
     signed_service_metadata,
 )
+from fourcorner.adapters.smp import client as client_module
 from fourcorner.adapters.smp.client import MAX_DOCUMENT_BYTES
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
@@ -662,3 +663,35 @@ async def test_a_cached_answer_is_verified_again(
     rig.clock.now = START + timedelta(seconds=31)
     await refused(lookup(client), permanent=True, match="expired")
     assert len(rig.smp.requested) == 1
+
+
+async def test_the_same_answer_is_signature_checked_once_and_its_signer_trusted_each_time(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetched again (not kept by the HTTP cache), the same bytes are not verified again; the
+    trust in their signer is: once it has expired the answer is refused. A tampered answer is
+    refused every time."""
+    checked: list[object] = []
+    real = client_module.verify_enveloped
+
+    def counting(*args: Any) -> Any:
+        checked.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(client_module, "verify_enveloped", counting)
+    short = pki.smp_ca.issue("SMP SHORT", not_after=START + timedelta(seconds=30))
+    rig.smp.publish(registration(ap_cert), short)
+    client = rig.make_client()
+    first = await lookup(client)
+    assert await lookup(client) == first
+    assert (len(rig.smp.requested), len(checked)) == (2, 1)
+    rig.clock.now = START + timedelta(seconds=31)
+    await refused(lookup(client), permanent=True, match="expired")
+    key = (("iso6523-actorid-upis", PARTICIPANT), INVOICE)
+    rig.smp.documents[key] = rig.smp.documents[key].replace(
+        b"https://ap.example/as4", b"https://ap.evil0/as4"
+    )
+    rig.clock.now = START
+    for _ in range(2):
+        await refused(lookup(client), permanent=True, match="signature")
+    assert len(checked) == 3

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from fourcorner.adapters.sbdh import read_envelope, read_envelope_file, write_sbd
+from fourcorner.adapters.sbdh import reader as reader_module
 from fourcorner.adapters.sbdh.header import HEADER, SH, scope_field
 from fourcorner.adapters.sbdh.parser import Parser
 from fourcorner.adapters.sbdh.reader import CAC, CBC
@@ -492,14 +493,7 @@ MUTATIONS = [
 )
 def test_each_missing_or_malformed_part_is_refused_by_name(old: str, new: str, field: str) -> None:
     assert VALID.count(old.encode()) == 1, old
-    data = VALID.replace(old.encode(), new.encode())
-    if new.startswith("<sh:Wrong>"):
-        data = data.replace(b"</sh:StandardBusinessDocumentHeader>", b"</sh:Wrong>")
-    for tag in ("Ignored", "Other"):
-        if f"<sh:{tag}>" in new:
-            closing = {"Ignored": b"DocumentIdentification", "Other": b"BusinessScope"}[tag]
-            data = data.replace(b"</sh:" + closing + b">", f"</sh:{tag}>".encode())
-    assert field in fields(refused(data))
+    assert field in fields(refused(_mutated(old, new)))
 
 
 def test_every_problem_of_a_header_is_reported_at_once() -> None:
@@ -740,3 +734,121 @@ def test_a_document_of_many_elements_is_freed_as_it_streams(tmp_path: Path) -> N
     )
     assert size > 12_000_000
     assert int(result.stdout) < size // 2
+
+
+# --- a small document read as one tree ------------------------------------------------------------
+
+
+def _outcome(data: bytes) -> Sbdh | list[tuple[str, str]]:
+    try:
+        return read_envelope(data)
+    except InvalidInput as e:
+        return [(d.field, d.problem) for d in e.problems]
+
+
+def _mutated(old: str, new: str) -> bytes:
+    """``VALID`` with one part changed (``MUTATIONS``)."""
+    data = VALID.replace(old.encode(), new.encode())
+    if new.startswith("<sh:Wrong>"):
+        data = data.replace(b"</sh:StandardBusinessDocumentHeader>", b"</sh:Wrong>")
+    for tag in ("Ignored", "Other"):
+        if f"<sh:{tag}>" in new:
+            closing = {"Ignored": b"DocumentIdentification", "Other": b"BusinessScope"}[tag]
+            data = data.replace(b"</sh:" + closing + b">", f"</sh:{tag}>".encode())
+    return data
+
+
+def _buyer(*codes: bytes) -> bytes:
+    """An SBD whose invoice names a buyer's address for each of ``codes`` (a country code, or
+    None for an address without one), in order."""
+    parties = b"".join(
+        b"<cac:Party><cac:PostalAddress><cac:Country>"
+        + (b"<cbc:IdentificationCode> %s </cbc:IdentificationCode>" % code if code else b"")
+        + b"</cac:Country></cac:PostalAddress></cac:Party>"
+        for code in codes
+    )
+    payload = (
+        b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'"
+        b" xmlns:cac='%s' xmlns:cbc='%s'><cac:AccountingCustomerParty>%s"
+        b"</cac:AccountingCustomerParty></Invoice>" % (CAC.encode(), CBC.encode(), parties)
+    )
+    return make_sbd(payload=payload)
+
+
+WHOLE_CASES = {
+    "valid": VALID,
+    "base-example": make_sbd(payload=BASE_EXAMPLE.read_bytes()),
+    "mls": make_sbd(mls_to="0242:123456", mls_type="ALWAYS_SEND"),
+    "padded": make_sbd(pad_to=200_000),
+    "bom-comment-pi": b"\xef\xbb\xbf<!-- c --><?pi x?>" + VALID.split(b"?>", 1)[1],
+    "buyer-second-code": _buyer(b"x1", b"NO"),
+    "buyer-none": _buyer(None, b"se"),
+    "buyer-first": _buyer(b"DK", b"NO"),
+    "too-deep-for-16": _body(_INVOICE + b"<b>" * 20 + b"</b>" * 20 + b"</Invoice>"),
+    **{f"mutation-{m[0]}": _mutated(*m[1:3]) for m in MUTATIONS},
+    **{f"attack-{a[0]}": a[1] for a in ATTACKS},
+    "bare-invoice": BASE_EXAMPLE.read_bytes(),
+    "no-payload": _body(b""),
+    "two-payloads": _body(_INVOICE + b"</Invoice>" + _INVOICE + b"</Invoice>"),
+    "nested-envelope": _body(VALID.split(b"?>", 1)[1]),
+    "text-after": _body(_INVOICE.replace(b">", b"/>") + b"text"),
+    "text-before-payload": _body(b"x" + _INVOICE + b"</Invoice>"),
+    "binary-not-base64": write_sbd(
+        make_envelope(
+            document=Identifier("busdox-docid-qns", f"{TICC}::BinaryContent##urn:example:b::1.0")
+        ),
+        f'<BinaryContent xmlns="{TICC}" mimeType="a/b">not base64!</BinaryContent>'.encode(),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE_CASES))
+def test_a_small_document_read_whole_answers_as_the_stream(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = WHOLE_CASES[name]
+    for depth in (64, 16):
+        whole = _outcome(data) if depth == 64 else _depth_outcome(data, depth)
+        with monkeypatch.context() as patched:
+            patched.setattr(reader_module, "WHOLE_LIMIT", -1)
+            streamed = _outcome(data) if depth == 64 else _depth_outcome(data, depth)
+        assert whole == streamed, (name, depth)
+    if not isinstance(_outcome(data), list) and len(data) <= reader_module.WHOLE_LIMIT:
+        assert reader_module._whole(data, 64) is not None, name  # read as one tree
+
+
+def _depth_outcome(data: bytes, depth: int) -> Sbdh | list[tuple[str, str]]:
+    try:
+        return read_envelope(data, max_depth=depth)
+    except InvalidInput as e:
+        return [(d.field, d.problem) for d in e.problems]
+
+
+def test_the_buyers_country_read_whole_is_the_first_two_capital_letters() -> None:
+    countries = [
+        read_envelope(_buyer(*codes)).receiver_country
+        for codes in ((b"x1", b"NO"), (None, b"se"), (b"DK", b"NO"), (None,))
+    ]
+    assert countries == ["NO", "", "DK", ""]
+
+
+@settings(max_examples=100, deadline=None)
+@given(envelopes())
+def test_a_written_envelope_reads_the_same_whole_and_streamed(envelope: Sbdh) -> None:
+    data = write_sbd(envelope, payload_for(envelope))
+    whole = reader_module._whole(data, 64)
+    handler = reader_module._SbdHandler()
+    parser = Parser(handler, field=ROOT, max_depth=64)
+    parser.feed(data)
+    parser.close()
+    assert whole == reader_module._finish(handler) == envelope
+
+
+def test_a_small_file_is_not_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("streamed")
+
+    path = tmp_path / "document.sbd"
+    path.write_bytes(make_sbd(payload=BASE_EXAMPLE.read_bytes()))
+    monkeypatch.setattr(reader_module, "Parser", refuse)
+    assert read_envelope_file(path).receiver_country == "SE"

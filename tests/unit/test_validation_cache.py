@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fourcorner.adapters.validation import SaxonValidator
-from fourcorner.adapters.validation.cache import Answers, cost, digest_bytes
+from fourcorner.adapters.validation.cache import Answers, cost, digest_bytes, digest_small
 from fourcorner.adapters.validation.document import Located
 from fourcorner.adapters.validation.rules import Syntax
 from fourcorner.adapters.validation.worker import Checked
@@ -60,12 +60,25 @@ async def test_the_same_bytes_are_checked_once():
     assert (validator.answers.hits, validator.answers.misses) == (1, 1)
 
 
-async def test_a_file_with_the_same_bytes_is_answered_from_the_cache(tmp_path: Path):
+@pytest.mark.parametrize("size", [20, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024])
+async def test_a_file_with_the_same_bytes_is_answered_from_the_cache(tmp_path: Path, size: int):
+    """Small files are hashed on the event loop, larger ones in a thread: the same key."""
+    document = b"<Invoice>" + b" " * (size - 19) + b"</Invoice>"
+    assert len(document) == size
     validator, pool = with_pool(checked())
-    (tmp_path / "doc.xml").write_bytes(b"<Invoice/>")
-    await validator.validate(b"<Invoice/>")
+    (tmp_path / "doc.xml").write_bytes(document)
+    (tmp_path / "other.xml").write_bytes(document.replace(b" ", b"\n", 1))
+    await validator.validate(document)
     await validator.validate(tmp_path / "doc.xml")
-    assert len(pool.asked) == 1
+    await validator.validate(tmp_path / "other.xml")
+    assert len(pool.asked) == 2
+
+
+def test_a_small_file_is_hashed_whole_and_a_larger_one_not_at_all(tmp_path: Path):
+    path = tmp_path / "doc.xml"
+    path.write_bytes(b"x" * 100)
+    assert digest_small(str(path), 100) == digest_bytes(b"x" * 100)
+    assert digest_small(str(path), 99) is None
 
 
 async def test_other_bytes_are_checked():

@@ -12,9 +12,10 @@ callers hold the whole blob anyway):
   blob is stored under a fresh version: the transaction writes the row (taking its lock, so
   two writers of one key take turns), removes the chunks of earlier versions and writes the
   new ones, so a blob exists whole or not at all, and ``put``/``adopt`` return once it is
-  committed (durable). A blob of one piece (most: documents, receipts, reports) is two
-  statements pipelined in one round trip, without ``BEGIN``/``COMMIT``: the row with its piece
-  (``_ONE_PIECE``), then the removal of earlier versions' chunks, one implicit transaction (the
+  committed (durable). Blobs of one piece (most: documents, receipts, reports) are two
+  statements pipelined in one round trip, without ``BEGIN``/``COMMIT``, however many there are:
+  the rows with their pieces (``_PIECES``, the rows' locks taken in the keys' order), then the
+  removal of earlier versions' chunks (``_DROP_OLD_OF``), one implicit transaction (the
   statements between two syncs; the second sees what a writer before it committed, as the row
   lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
   ``put_all`` stores the one-piece blobs it is given (a transaction's document, receipt and
@@ -69,14 +70,21 @@ _UPSERT = (
 )
 _DROP_OLD = "DELETE FROM blob_chunks WHERE key = %s AND version <> %s"
 _ADD_CHUNK = "INSERT INTO blob_chunks (key, version, seq, data) VALUES (%s, %s, %s, %b)"
-# the row (its lock taken) and its one piece, in one statement; _DROP_OLD follows it
-_ONE_PIECE = (
-    "WITH row AS (INSERT INTO blobs (key, version, size, stored_at) "
-    "VALUES (%(key)s, %(version)s, %(size)s, %(at)s) "
+# the rows (their locks taken in the keys' order) and their one piece each, in one statement;
+# _DROP_OLD_OF follows it
+_PIECES = (
+    "WITH new AS (SELECT * FROM unnest(%(keys)s::text[], %(versions)s::uuid[], "
+    "%(sizes)s::bigint[], %(data)b::bytea[]) WITH ORDINALITY AS n(key, version, size, data, i)), "
+    "row AS (INSERT INTO blobs (key, version, size, stored_at) "
+    "SELECT key, version, size, %(at)s FROM new ORDER BY i "
     "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
-    "stored_at = EXCLUDED.stored_at RETURNING key) "
-    "INSERT INTO blob_chunks (key, version, seq, data) SELECT key, %(version)s, 0, %(data)b "
-    "FROM row"
+    "stored_at = EXCLUDED.stored_at RETURNING key, version) "
+    "INSERT INTO blob_chunks (key, version, seq, data) "
+    "SELECT new.key, new.version, 0, new.data FROM new JOIN row USING (key, version)"
+)
+_DROP_OLD_OF = (
+    "DELETE FROM blob_chunks c USING unnest(%s::text[], %s::uuid[]) AS n(key, version) "
+    "WHERE c.key = n.key AND c.version <> n.version"
 )
 _SET_SIZE = "UPDATE blobs SET size = %s WHERE key = %s AND version = %s"
 _HEAD = (
@@ -258,14 +266,21 @@ class PostgresBlobStore:
         if not blobs:
             return
         at = self._clock()
+        ordered = sorted(dict(blobs).items())  # a key given twice: the last one, as stored in turn
+        keys = [key for key, _ in ordered]
+        versions = [uuid.uuid4() for _ in ordered]
+        params = {
+            "keys": keys,
+            "versions": versions,
+            "sizes": [len(data) for _, data in ordered],
+            "data": [data for _, data in ordered],
+            "at": at,
+        }
         # autocommit: the statements before the pipeline's sync are one implicit transaction
         # (all or nothing), lighter than BEGIN ... COMMIT around them
         async with self._connection() as conn, conn.pipeline():
-            for key, data in sorted(blobs, key=lambda blob: blob[0]):
-                version = uuid.uuid4()
-                params = {"key": key, "version": version, "size": len(data), "at": at}
-                await conn.execute(_ONE_PIECE, params | {"data": data})
-                await conn.execute(_DROP_OLD, (key, version))
+            await conn.execute(_PIECES, params)
+            await conn.execute(_DROP_OLD_OF, (keys, versions))
 
     async def delete(self, key: str) -> None:
         async with self._connection() as conn:

@@ -25,6 +25,7 @@ MAX_PROCESS = 200
 
 _COUNTRY = re.compile(r"[A-Z0-9][A-Z0-9]")
 _SCHEME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_SPACE = re.compile(r"\s")  # what str.isspace calls whitespace (both use Py_UNICODE_ISSPACE)
 _DATE_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?",
     re.ASCII,  # xs:dateTime digits are 0-9, not any Unicode digit
@@ -142,7 +143,7 @@ def _token(header: Header, path: str, text: str | None, what: str, limit: int) -
     if len(text) > limit:
         header.problem(path, f"{what} is longer than {limit} characters")
         return None
-    if any(c.isspace() for c in text):
+    if _SPACE.search(text):
         header.problem(path, f"{what} {text!r} contains whitespace")
         return None
     return text

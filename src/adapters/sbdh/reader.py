@@ -13,6 +13,13 @@ is reported in one ``InvalidInput``; each ``Detail.field`` names the part of the
 One thing is read from the business document itself as it streams past: the receiver's country,
 from the postal address of a UBL document's ``AccountingCustomerParty`` (``Sbdh.
 receiver_country``; empty when the document has none, or not a two-letter code).
+
+A document of at most ``WHOLE_LIMIT`` bytes is first read as one tree with the same protections
+(``parser.parse_whole``), and the header's elements, the business document's root element and
+the envelope's root are given to the same handler as the stream would give them; of the
+business document's other elements, which the stream hands to Python one by one, only the
+buyer's country is looked up. Anything that is not plainly accepted that way is read again by
+the stream, which refuses it in its own words: both paths accept and refuse the same documents.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH, Header, read_header
-from fourcorner.adapters.sbdh.parser import Parser, drop
+from fourcorner.adapters.sbdh.parser import Parser, drop, parse_whole
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
 
@@ -34,6 +41,7 @@ WRAPPERS = ("BinaryContent", "TextContent")
 MAX_HEADER_VALUE = 4096  # characters in any attribute or text of the header
 MAX_HEADER_ELEMENTS = 256
 FILE_CHUNK = 1024 * 1024
+WHOLE_LIMIT = 1024 * 1024  # bytes read as one tree (faster); larger documents are streamed
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 _COUNTRY = re.compile(r"[A-Z]{2}")
@@ -240,6 +248,54 @@ class _SbdHandler:
             raise InvalidInput.one(ROOT, "holds text after the business document")
 
 
+_BUYER_PATH = "/".join(_BUYER_COUNTRY)
+
+
+def _buyer_country(document: etree._Element) -> str:
+    """What ``_SbdHandler`` finds streaming past the business document's elements: the first
+    buyer's country code that is two capital letters."""
+    for element in document.iterfind(_BUYER_PATH):
+        code = (element.text or "").strip()
+        if _COUNTRY.fullmatch(code):
+            return code
+    return ""
+
+
+def _replay(root: etree._Element, handler: _SbdHandler) -> None:
+    """Give ``handler`` the events the stream gives it for the tree ``root``, but for the
+    business document's descendants, of which only the buyer's country is read."""
+    handler.start(root, 1)
+    for index, child in enumerate(root.iterchildren(tag=etree.Element)):
+        if index > 0:  # the business document (a third child is refused at its start)
+            handler.start(child, 2)
+            handler.receiver_country = _buyer_country(child)
+            handler.end(child, 2)
+            continue
+        depth = 1  # the header, whole (or whatever is there, which the handler refuses)
+        for event, element in etree.iterwalk(child, events=("start", "end")):
+            if event == "start":
+                depth += 1
+                handler.start(element, depth)
+            else:
+                handler.end(element, depth)
+                depth -= 1
+    handler.end(root, 1)
+
+
+def _whole(data: bytes, max_depth: int) -> Sbdh | None:
+    """The envelope of ``data`` read as one tree; None when the stream must read it (to refuse
+    it in its own words, or because something is unusual)."""
+    root = parse_whole(data, field=ROOT, max_depth=max_depth)
+    if root is None:
+        return None
+    handler = _SbdHandler()
+    try:
+        _replay(root, handler)
+        return _finish(handler)
+    except InvalidInput:
+        return None
+
+
 def _finish(handler: _SbdHandler) -> Sbdh:
     if handler.envelope is None:  # the parser raised for every way of getting here
         raise InvalidInput.one(ROOT, "holds no business document after the header")
@@ -249,6 +305,10 @@ def _finish(handler: _SbdHandler) -> Sbdh:
 def read_envelope(data: bytes, *, max_depth: int = 64) -> Sbdh:
     """The envelope of the SBD ``data``, once the whole document has been checked; raises
     ``InvalidInput`` naming every missing, malformed or inconsistent part."""
+    if len(data) <= WHOLE_LIMIT:
+        envelope = _whole(data, max_depth)
+        if envelope is not None:
+            return envelope
     handler = _SbdHandler()
     parser = Parser(handler, field=ROOT, max_depth=max_depth)
     parser.feed(data)
@@ -257,10 +317,15 @@ def read_envelope(data: bytes, *, max_depth: int = 64) -> Sbdh:
 
 
 def read_envelope_file(path: str | os.PathLike[str], *, max_depth: int = 64) -> Sbdh:
-    """``read_envelope`` over a file, read a megabyte at a time."""
-    handler = _SbdHandler()
-    parser = Parser(handler, field=ROOT, max_depth=max_depth)
+    """``read_envelope`` over a file: read whole when it is small, else a megabyte at a time."""
     with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size <= WHOLE_LIMIT:
+            data = file.read(WHOLE_LIMIT + 1)
+            if len(data) <= WHOLE_LIMIT:  # else it grew: stream it from the file
+                return read_envelope(data, max_depth=max_depth)
+            file.seek(0)
+        handler = _SbdHandler()
+        parser = Parser(handler, field=ROOT, max_depth=max_depth)
         while chunk := file.read(FILE_CHUNK):
             parser.feed(chunk)
     parser.close()

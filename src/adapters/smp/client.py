@@ -12,11 +12,16 @@ encrypted for any other.
 
 Every failure is an ``SmpLookupError`` whose ``problem`` says what kind it is; only
 ``UNREACHABLE`` (network trouble, timeouts, 5xx) may go away by asking again later. Answers
-are cached as their HTTP caching headers allow (``AnswerCache``) and verified on every use.
+are cached as their HTTP caching headers allow (``AnswerCache``) and verified on every use:
+the trust in their signer is checked again each time (valid now, under the environment's CA),
+while the enveloped signature and the document it covers, which are a function of the bytes
+alone, are checked and read once for the same bytes (kept by their SHA-256, ``SIGNED``).
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
@@ -56,6 +61,7 @@ from fourcorner.domain.clock import utc
 from fourcorner.domain.network_services import Environment
 
 MAX_DOCUMENT_BYTES = 1 << 20
+SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
 _RETRYABLE_4XX = frozenset({408, 425, 429})
 
 Clock = Callable[[], datetime]
@@ -103,6 +109,8 @@ class SmpLookupClient:
         self._session: aiohttp.ClientSession | None = None
         self._clock: Clock = clock or _system_clock
         self.cache = cache if cache is not None else AnswerCache()
+        # answers whose signature checked out, read, by the SHA-256 of their bytes
+        self._signed: OrderedDict[bytes, tuple[ParsedMetadata, x509.Certificate]] = OrderedDict()
 
     def _default_session(self) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout))
@@ -302,6 +310,23 @@ class SmpLookupClient:
     def _verified(
         self, data: bytes, environment: Environment
     ) -> tuple[ParsedMetadata, x509.Certificate]:
+        metadata, signer = self._signed_metadata(data)
+        try:
+            self._trust_of(environment).smp(signer, self._now())
+        except ValueError as e:
+            raise SmpLookupError(
+                f"the SMP signing certificate is not trusted: {e}", Problem.SMP_UNTRUSTED
+            ) from None
+        return metadata, signer
+
+    def _signed_metadata(self, data: bytes) -> tuple[ParsedMetadata, x509.Certificate]:
+        """The metadata ``data`` holds and the certificate that signed it, once its enveloped
+        signature checks out: checked once for the same bytes (the last ``SIGNED`` kept)."""
+        key = hashlib.sha256(data).digest()
+        known = self._signed.get(key)
+        if known is not None:
+            self._signed.move_to_end(key)
+            return known
         try:
             root: etree._Element = parse_untrusted(data)
             signer = verify_enveloped(root, None)
@@ -314,12 +339,9 @@ class SmpLookupClient:
             raise SmpLookupError(
                 f"the SMP answer cannot be read: {e}", Problem.SMP_UNTRUSTED
             ) from e
-        try:
-            self._trust_of(environment).smp(signer, self._now())
-        except ValueError as e:
-            raise SmpLookupError(
-                f"the SMP signing certificate is not trusted: {e}", Problem.SMP_UNTRUSTED
-            ) from None
+        self._signed[key] = metadata, signer
+        if len(self._signed) > SIGNED:
+            self._signed.popitem(last=False)
         return metadata, signer
 
     async def _fetch(self, url: str, environment: Environment) -> bytes:

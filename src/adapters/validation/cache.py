@@ -25,6 +25,7 @@ sets the size to 0 (``FOURCORNER_VALIDATION_CACHE_MIB``).
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from typing import Any
 
@@ -46,6 +47,16 @@ def digest_file(path: str) -> bytes:
         while chunk := file.read(_CHUNK):
             h.update(chunk)
     return h.digest()
+
+
+def digest_small(path: str, limit: int) -> bytes | None:
+    """The SHA-256 of a file of at most ``limit`` bytes, read whole; None when it is larger
+    (nothing read)."""
+    with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size > limit:
+            return None
+        data = file.read(limit + 1)
+    return None if len(data) > limit else digest_bytes(data)
 
 
 def cost(answer: tuple[str, Any]) -> int:

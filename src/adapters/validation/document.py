@@ -22,13 +22,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH
-from fourcorner.adapters.sbdh.parser import (
-    HARDENED_OPTIONS,
-    MAX_PROLOG,
-    Parser,
-    drop,
-    prolog_end,
-)
+from fourcorner.adapters.sbdh.parser import Parser, drop, parse_whole
 from fourcorner.adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
 from fourcorner.domain.errors import InvalidInput
 
@@ -157,7 +151,6 @@ def _located(handler: _Handler) -> Located:
     )
 
 
-_TOO_DEEP = etree.XPath("boolean(" + "/*" * (MAX_DEPTH + 1) + ")")
 _ID_PATHS = {
     syntax: {
         field: "/".join(f"{{{namespace}}}{local}" for namespace, local in path)
@@ -167,29 +160,12 @@ _ID_PATHS = {
 }
 
 
-def _tree_parser() -> etree.XMLParser:
-    """The options of intake's stream parser (``adapters.sbdh.parser``), for a whole tree."""
-    return etree.XMLParser(**HARDENED_OPTIONS)
-
-
 def _whole(data: bytes) -> tuple[Located, str | None] | None:
     """The business document of ``data`` read as one tree, and its text (the payload's own,
     in an SBD), or None when the stream must read it (to refuse it in its own words, or
     because something is unusual)."""
-    if data[:1] in (b"\xfe", b"\xff", b"\x00"):
-        return None
-    try:
-        found, _ = prolog_end(data[: MAX_PROLOG + 1], FIELD, 0)  # a DOCTYPE raises here
-    except InvalidInput:
-        return None
-    if found is None:
-        return None
-    try:
-        root = etree.fromstring(data, _tree_parser())
-    except etree.XMLSyntaxError:
-        return None
-    info = root.getroottree().docinfo
-    if info.doctype or info.internalDTD is not None or info.system_url or _TOO_DEEP(root):
+    root = parse_whole(data, field=FIELD, max_depth=MAX_DEPTH)
+    if root is None:
         return None
     in_sbd = root.tag == f"{{{SH}}}{SBD}"
     if in_sbd:

@@ -14,7 +14,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from fourcorner.adapters.validation.cache import Answers, digest_bytes, digest_file
+from fourcorner.adapters.validation.cache import Answers, digest_bytes, digest_file, digest_small
 from fourcorner.adapters.validation.pool import CLOSED, WorkerPool, cores
 from fourcorner.adapters.validation.rules import data_dir
 from fourcorner.adapters.validation.worker import Checked
@@ -23,7 +23,7 @@ from fourcorner.domain.validation import FailedAssert, Flag, ValidationResult
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_CACHE = 16 * 1024 * 1024
-_INLINE_HASH = 256 * 1024  # bytes hashed on the event loop; larger in a thread
+_INLINE_HASH = 256 * 1024  # bytes hashed on the event loop; larger in a thread (a file too)
 
 
 class SaxonValidator:
@@ -64,13 +64,17 @@ class SaxonValidator:
     @staticmethod
     async def _key(source: bytes | str) -> bytes | None:
         """The cache's key for ``source``; None when its file cannot be read (the worker
-        then answers for it, as without a cache)."""
+        then answers for it, as without a cache). A small file (the usual document, just
+        written and still in the page cache) is read and hashed here: a thread hop would cost
+        more than the read."""
         if isinstance(source, bytes):
             if len(source) <= _INLINE_HASH:
                 return digest_bytes(source)
             return await asyncio.to_thread(digest_bytes, source)
         try:
-            return await asyncio.to_thread(digest_file, source)
+            return digest_small(source, _INLINE_HASH) or await asyncio.to_thread(
+                digest_file, source
+            )
         except OSError:
             return None
 

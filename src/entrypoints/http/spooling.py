@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from aiohttp import BodyPartReader, StreamReader, web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -49,11 +49,14 @@ async def copy(
 ) -> int:
     """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
     bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
-    ``digest``: a ``hashlib`` hash that each chunk updates."""
+    ``digest``: a ``hashlib`` hash that each chunk updates. What arrives is written about
+    ``CHUNK`` bytes at a time, each in one thread hop; the file is made by the first of them
+    (a body of at most ``CHUNK`` bytes, the usual document: one hop in all)."""
     size = 0
-    # created in a thread: creating a file waits for its folder, which another thread's fsync
-    # may hold for milliseconds (seen as the event loop's longest block under load)
-    with await asyncio.to_thread(target.open, "wb") as out:
+    held: list[bytes] = []  # read, not yet written: less than CHUNK bytes
+    held_size = 0
+    out: BinaryIO | None = None
+    try:
         while True:
             try:
                 chunk = await (
@@ -65,14 +68,41 @@ async def copy(
                 raise MalformedBody(
                     reason="the connection was lost before the body ended"
                 ) from None
-            if not chunk:
-                return size
             size += len(chunk)
             if size > limit:
                 raise BodyTooLarge(limit=limit)
             if digest is not None:
                 digest.update(chunk)
-            await asyncio.to_thread(out.write, chunk)
+            held.append(chunk)
+            held_size += len(chunk)
+            if chunk and held_size < CHUNK:
+                continue
+            data = b"".join(held)
+            held.clear()
+            held_size = 0
+            if out is None:
+                # made in a thread: creating a file waits for its folder, which another
+                # thread's fsync may hold for milliseconds (seen as the event loop's longest
+                # block under load)
+                out = await asyncio.to_thread(_create, target, data)
+            elif data:
+                await asyncio.to_thread(out.write, data)
+            if not chunk:
+                return size
+    finally:
+        if out is not None:
+            out.close()
+
+
+def _create(target: Path, data: bytes) -> BinaryIO:
+    """The file ``target``, made (emptied if it is there) and open, with ``data`` written."""
+    out = target.open("wb")
+    try:
+        out.write(data)
+    except BaseException:
+        out.close()
+        raise
+    return out
 
 
 async def _file_part(request: web.Request) -> BodyPartReader:

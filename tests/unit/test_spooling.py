@@ -1,0 +1,85 @@
+"""Streaming a body to a file (``spooling.copy``): the file holds the body byte for byte
+however it arrives, the size and digest are the body's, a body over the limit is refused, and
+a body of at most one chunk costs one thread hop (the file made and written together)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import StreamReader
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fourcorner.entrypoints.http import spooling
+from fourcorner.entrypoints.http.errors import BodyTooLarge
+
+CHUNK = spooling.CHUNK
+
+
+class _Protocol:
+    """What a ``StreamReader`` tells when its buffer fills or drains."""
+
+    _reading_paused = False
+
+    def pause_reading(self, **kwargs: object) -> None: ...
+
+    def resume_reading(self, **kwargs: object) -> None: ...
+
+
+def _stream(pieces: list[bytes]) -> StreamReader:
+    stream = StreamReader(_Protocol(), 2**20, loop=asyncio.get_running_loop())  # type: ignore[arg-type]
+    for piece in pieces:
+        stream.feed_data(piece)
+    stream.feed_eof()
+    return stream
+
+
+sizes = st.lists(
+    st.sampled_from([1, 100, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK]) | st.integers(1, 5000),
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sizes)
+async def test_the_file_holds_the_body_however_it_arrives(tmp_path: Path, lengths: list[int]):
+    pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(lengths)]
+    body = b"".join(pieces)
+    target = tmp_path / "body"
+    digest = hashlib.sha256()
+    size = await spooling.copy(_stream(pieces), target, len(body), digest)
+    assert (size, target.read_bytes(), digest.digest()) == (
+        len(body),
+        body,
+        hashlib.sha256(body).digest(),
+    )
+
+
+@pytest.mark.parametrize("length", [CHUNK + 1, 3 * CHUNK])
+async def test_a_body_over_the_limit_is_refused(tmp_path: Path, length: int):
+    with pytest.raises(BodyTooLarge):
+        await spooling.copy(_stream([b"x" * length]), tmp_path / "body", CHUNK)
+
+
+@pytest.mark.parametrize(("length", "hops"), [(0, 1), (10_000, 1), (CHUNK - 1, 1), (3 * CHUNK, 3)])
+async def test_a_small_body_is_written_in_one_thread_hop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: int, hops: int
+):
+    calls: list[Any] = []
+    real = asyncio.to_thread
+
+    async def counting(fn: Any, *args: Any) -> Any:
+        calls.append(fn)
+        return await real(fn, *args)
+
+    monkeypatch.setattr(spooling.asyncio, "to_thread", counting)
+    target = tmp_path / "body"
+    await spooling.copy(_stream([b"x" * length]), target, 4 * CHUNK)
+    assert target.read_bytes() == b"x" * length
+    assert len(calls) == hops
