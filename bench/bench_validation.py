@@ -16,7 +16,9 @@ The same document is checked over and over, so the validator's cache of answers 
 
 Memory: the peak resident size a 10 MiB invoice adds, over the state after a first small
 document (rules compiled), of the worker and of this process, against 10 times the file; the
-bare pipeline's own peak, in a fresh process, is printed beside it.
+bare pipeline's own peak, in a fresh process, is printed beside it. Saxon's heap varies from
+run to run by as much as 3x the file in the bare pipeline alone, so the two are taken in turn
+``--memory-rounds`` times, each round printed, and the target is judged on the median.
 """
 
 from __future__ import annotations
@@ -185,6 +187,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="ours and bare, taken in turn")
+    parser.add_argument(
+        "--memory-rounds", type=int, default=5, help="10 MiB peaks, ours and bare in turn"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         one, ten = Path(tmp) / "1mib.xml", Path(tmp) / "10mib.xml"
@@ -230,17 +235,29 @@ async def main() -> None:
         )
         busy = await all_cores(BASE, args.seconds)
         print(f"base-example.xml with {cores()} workers busy: {busy:,.1f} docs/s")
-        worker, here = await memory(BASE, ten)
-        baseline = bare_memory(BASE, ten)
         size = ten.stat().st_size
-        total = worker + here
+        ours_x: list[float] = []
+        bare_x: list[float] = []
+        for _ in range(args.memory_rounds):
+            worker, here = await memory(BASE, ten)
+            baseline = bare_memory(BASE, ten)
+            ours_x.append((worker + here) / size)
+            bare_x.append(baseline / size)
+            print(
+                f"10 MiB invoice ({_mib(size)}): peak +{_mib(worker + here)} "
+                f"({ours_x[-1]:.1f}x; worker +{_mib(worker)}, this process +{_mib(here)}); "
+                f"bare pipeline +{_mib(baseline)} ({bare_x[-1]:.1f}x)"
+            )
+        median = statistics.median(ours_x)
+        over = sum(x > MEMORY_TARGET for x in ours_x)
         print(
-            f"10 MiB invoice ({_mib(size)}): peak +{_mib(total)} ({total / size:.1f}x; worker "
-            f"+{_mib(worker)}, this process +{_mib(here)}); bare pipeline +{_mib(baseline)} "
-            f"({baseline / size:.1f}x)"
+            f"10 MiB invoice over {len(ours_x)} rounds: median {median:.1f}x (max "
+            f"{max(ours_x):.1f}x, over {MEMORY_TARGET:.0f}x in {over}); bare pipeline median "
+            f"{statistics.median(bare_x):.1f}x (max {max(bare_x):.1f}x, over in "
+            f"{sum(x > MEMORY_TARGET for x in bare_x)})"
         )
-        verdict = "meets" if total <= MEMORY_TARGET * size else "MISSES"
-        print(f"target: <= {MEMORY_TARGET:.0f}x the file ({verdict} it)")
+        verdict = "meets" if median <= MEMORY_TARGET else "MISSES"
+        print(f"target: <= {MEMORY_TARGET:.0f}x the file, median ({verdict} it)")
 
 
 if __name__ == "__main__":
