@@ -237,6 +237,24 @@ async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) 
         assert await chunks_stored(store, "ab-twice") == 1
 
 
+@pytest.mark.parametrize("big_first", [True, False], ids=["big-then-small", "small-then-big"])
+async def test_put_all_given_a_key_twice_stores_the_last_whatever_their_sizes(
+    store: Any, kind: str, tmp_path: Path, big_first: bool
+) -> None:
+    """A blob of more than one piece and a small one under the same key: the last one given
+    is stored (the store writes small and large blobs on separate paths)."""
+    big, small = os.urandom(2 * CHUNK + 5), b"small"
+    adopted = tmp_path / "big"
+    adopted.write_bytes(big)
+    given = [("ab-twice", adopted), ("ab-twice", small)]
+    if not big_first:
+        given.reverse()
+    sizes = await store.put_all(given)
+    assert sizes == [len(big), len(small)] if big_first else [len(small), len(big)]
+    assert await store.get("ab-twice") == (small if big_first else big)
+    assert not adopted.exists()
+
+
 async def test_put_all_writers_of_the_same_keys_at_once_leave_each_blob_whole(
     store: Any, kind: str
 ) -> None:

@@ -200,9 +200,9 @@ class PostgresBlobStore:
     async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
         """The blobs of one piece (most) all in one round trip and one commit
         (``_pieces_at_once``); each larger one in a transaction of its own (``_write``).
-        Adopted files are removed once all are stored."""
-        for key, _ in blobs:
-            _check(key)
+        A key given twice stores its last blob, whatever their sizes. Adopted files are
+        removed once all are stored."""
+        last = {_check(key): i for i, (key, _) in enumerate(blobs)}
         sizes: list[int] = []
         pieces: list[bytes | None] = []  # each blob's one piece; None when it has more
         for _, source in blobs:
@@ -219,12 +219,12 @@ class PostgresBlobStore:
         await self._pieces_at_once(
             [
                 (key, piece)
-                for (key, _), piece in zip(blobs, pieces, strict=True)
-                if piece is not None
+                for i, ((key, _), piece) in enumerate(zip(blobs, pieces, strict=True))
+                if piece is not None and last[key] == i
             ]
         )
         for i, ((key, source), piece) in enumerate(zip(blobs, pieces, strict=True)):
-            if piece is not None:
+            if piece is not None or last[key] != i:
                 continue
             if isinstance(source, bytes):
                 sizes[i] = await self._write(key, _memory_pieces(source), len(source))
