@@ -326,6 +326,8 @@ def endpoint(
             request[CALLER] = ("api_key", principal.key.id)
         elif principal is not None and principal.user is not None:
             request[CALLER] = ("user", principal.user.id)
+        if route.user_only and principal is not None:  # before the body: whatever it holds
+            principal.require_user()
         stamp = request.get(READ_STAMP)
         memo_key = None
         if answers is not None and stamp is not None and CREDENTIAL in request:
@@ -355,8 +357,6 @@ def endpoint(
                     principal.require(route.role)
                 if "uid" in request.match_info:  # a user's own account
                     principal.require_own(request.match_info["uid"])
-                elif route.user_only:
-                    principal.require_user()
             raise
         if isinstance(reply.body, web.StreamResponse):  # a non-JSON answer, made by the handler
             return reply.body
