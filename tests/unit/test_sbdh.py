@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from fourcorner.adapters.sbdh import parser as parser_module
 from fourcorner.adapters.sbdh import read_envelope, read_envelope_file, write_sbd
 from fourcorner.adapters.sbdh import reader as reader_module
 from fourcorner.adapters.sbdh.header import HEADER, SH, scope_field
@@ -810,7 +811,7 @@ def test_a_small_document_read_whole_answers_as_the_stream(
     for depth in (64, 16):
         whole = _outcome(data) if depth == 64 else _depth_outcome(data, depth)
         with monkeypatch.context() as patched:
-            patched.setattr(reader_module, "WHOLE_LIMIT", -1)
+            patched.setattr(parser_module, "WHOLE_LIMIT", -1)
             streamed = _outcome(data) if depth == 64 else _depth_outcome(data, depth)
         assert whole == streamed, (name, depth)
     if not isinstance(_outcome(data), list) and len(data) <= reader_module.WHOLE_LIMIT:
@@ -852,3 +853,24 @@ def test_a_small_file_is_not_streamed(tmp_path: Path, monkeypatch: pytest.Monkey
     path.write_bytes(make_sbd(payload=BASE_EXAMPLE.read_bytes()))
     monkeypatch.setattr(reader_module, "Parser", refuse)
     assert read_envelope_file(path).receiver_country == "SE"
+
+
+def test_a_small_document_of_too_many_tags_is_streamed_and_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tree costs libxml2 far more an element than the stream holds: under a megabyte of
+    bare tags (hostile or not) past ``WHOLE_MARKUP`` is streamed, with the same answer."""
+    tags = parser_module.WHOLE_MARKUP
+    payload = BASE_EXAMPLE.read_bytes().replace(
+        b"</Invoice>", b"<x:a xmlns:x='urn:x'>" + b"<b/>" * tags + b"</x:a></Invoice>"
+    )
+    data = make_sbd(payload=payload)
+    assert len(data) <= parser_module.WHOLE_LIMIT
+    assert parser_module.parse_whole(data, field=ROOT, max_depth=64) is None
+    under = make_sbd(payload=BASE_EXAMPLE.read_bytes())
+    assert parser_module.parse_whole(under, field=ROOT, max_depth=64) is not None
+    streamed = _outcome(data)
+    assert not isinstance(streamed, list)
+    monkeypatch.setattr(parser_module, "WHOLE_MARKUP", 2 * tags)
+    assert parser_module.parse_whole(data, field=ROOT, max_depth=64) is not None
+    assert _outcome(data) == streamed

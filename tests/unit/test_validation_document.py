@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
+from fourcorner.adapters.sbdh import parser as parser_module
 from fourcorner.adapters.validation import document as located_module
 from fourcorner.adapters.validation.document import Located, locate
 from fourcorner.domain.errors import InvalidInput
@@ -108,13 +109,13 @@ def test_a_whole_tree_answers_as_the_stream(name, monkeypatch):
     if not isinstance(whole, list) and len(data) <= located_module.WHOLE_LIMIT:
         # a small document taken in was read as one tree (else both sides were streamed)
         assert located_module._whole(data) is not None, name
-    monkeypatch.setattr(located_module, "WHOLE_LIMIT", -1)
+    monkeypatch.setattr(parser_module, "WHOLE_LIMIT", -1)
     assert _outcome(data) == whole
 
 
 @pytest.mark.parametrize("whole_limit", [located_module.WHOLE_LIMIT, -1])
 def test_the_identifiers_are_taken_from_their_paths_only(whole_limit, monkeypatch):
-    monkeypatch.setattr(located_module, "WHOLE_LIMIT", whole_limit)
+    monkeypatch.setattr(parser_module, "WHOLE_LIMIT", whole_limit)
     cii = locate(CII_DECOYS)
     assert (cii.local, cii.customization_id, cii.profile_id) == ("CrossIndustryInvoice", "c", "p")
     sbd = locate(DOCUMENTS["sbd-header-with-ids"])
@@ -125,7 +126,7 @@ def test_the_identifiers_are_taken_from_their_paths_only(whole_limit, monkeypatc
 def test_the_published_examples_and_unit_tests_locate_as_the_stream(monkeypatch):
     documents = [p.read_bytes() for p in examples()] + [c.document for c in unit_cases()]
     whole = [_outcome(d) for d in documents]
-    monkeypatch.setattr(located_module, "WHOLE_LIMIT", -1)
+    monkeypatch.setattr(parser_module, "WHOLE_LIMIT", -1)
     assert [_outcome(d) for d in documents] == whole
 
 

@@ -12,6 +12,7 @@ read what it needs and clear the rest; comments and processing instructions are 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from typing import Protocol
 
@@ -26,6 +27,10 @@ BOM = b"\xef\xbb\xbf"
 _NAME_START = re.compile(rb"[A-Za-z_:\x80-\xff]")
 _ENCODING = re.compile(rb"""encoding\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _PROBLEM_LIMIT = 200
+WHOLE_LIMIT = 1024 * 1024  # bytes read as one tree (faster); larger documents are streamed
+# markup read as one tree at most: a tree costs libxml2 some 140 bytes an element, so a
+# megabyte of ``<a/>`` would hold 37 MB; past this many ``<`` (9 MB at worst) it is streamed
+WHOLE_MARKUP = 65_536
 
 
 class Handler(Protocol):
@@ -110,8 +115,11 @@ def parse_whole(data: bytes, *, field: str, max_depth: int) -> etree._Element | 
     options, no element deeper than ``max_depth``), or None for anything that is not plainly
     accepted there: a refusal, or a doubt. Several times faster than the stream of events for
     a small document (its elements are not handed to Python one by one); a caller reads what
-    it is given None for with ``Parser``, which refuses it in its own words."""
-    if data[:1] in (b"\xfe", b"\xff", b"\x00"):
+    it is given None for with ``Parser``, which refuses it in its own words. None too for
+    more than ``WHOLE_LIMIT`` bytes or ``WHOLE_MARKUP`` tags: the stream holds less of them."""
+    if len(data) > WHOLE_LIMIT or data[:1] in (b"\xfe", b"\xff", b"\x00"):
+        return None
+    if data.count(b"<") > WHOLE_MARKUP:
         return None
     try:
         found, _ = prolog_end(data[: MAX_PROLOG + 1], field, 0)  # a DOCTYPE raises here
@@ -127,6 +135,16 @@ def parse_whole(data: bytes, *, field: str, max_depth: int) -> etree._Element | 
     if info.doctype or info.internalDTD is not None or info.system_url:
         return None
     return None if _deeper_than(max_depth)(root) else root
+
+
+def read_small(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The bytes of the file ``path`` when it holds at most ``limit``; None when it is larger
+    (nothing more than ``limit`` + 1 bytes read, and none when its size says so)."""
+    with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size > limit:
+            return None
+        data = file.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 @functools.cache

@@ -31,7 +31,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH, Header, read_header
-from fourcorner.adapters.sbdh.parser import Parser, drop, parse_whole
+from fourcorner.adapters.sbdh.parser import WHOLE_LIMIT, Parser, drop, parse_whole, read_small
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
 
@@ -41,7 +41,6 @@ WRAPPERS = ("BinaryContent", "TextContent")
 MAX_HEADER_VALUE = 4096  # characters in any attribute or text of the header
 MAX_HEADER_ELEMENTS = 256
 FILE_CHUNK = 1024 * 1024
-WHOLE_LIMIT = 1024 * 1024  # bytes read as one tree (faster); larger documents are streamed
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 _COUNTRY = re.compile(r"[A-Z]{2}")
@@ -305,10 +304,9 @@ def _finish(handler: _SbdHandler) -> Sbdh:
 def read_envelope(data: bytes, *, max_depth: int = 64) -> Sbdh:
     """The envelope of the SBD ``data``, once the whole document has been checked; raises
     ``InvalidInput`` naming every missing, malformed or inconsistent part."""
-    if len(data) <= WHOLE_LIMIT:
-        envelope = _whole(data, max_depth)
-        if envelope is not None:
-            return envelope
+    envelope = _whole(data, max_depth)
+    if envelope is not None:
+        return envelope
     handler = _SbdHandler()
     parser = Parser(handler, field=ROOT, max_depth=max_depth)
     parser.feed(data)
@@ -318,14 +316,12 @@ def read_envelope(data: bytes, *, max_depth: int = 64) -> Sbdh:
 
 def read_envelope_file(path: str | os.PathLike[str], *, max_depth: int = 64) -> Sbdh:
     """``read_envelope`` over a file: read whole when it is small, else a megabyte at a time."""
+    data = read_small(path, WHOLE_LIMIT)
+    if data is not None:
+        return read_envelope(data, max_depth=max_depth)
+    handler = _SbdHandler()
+    parser = Parser(handler, field=ROOT, max_depth=max_depth)
     with open(path, "rb") as file:
-        if os.fstat(file.fileno()).st_size <= WHOLE_LIMIT:
-            data = file.read(WHOLE_LIMIT + 1)
-            if len(data) <= WHOLE_LIMIT:  # else it grew: stream it from the file
-                return read_envelope(data, max_depth=max_depth)
-            file.seek(0)
-        handler = _SbdHandler()
-        parser = Parser(handler, field=ROOT, max_depth=max_depth)
         while chunk := file.read(FILE_CHUNK):
             parser.feed(chunk)
     parser.close()

@@ -25,10 +25,10 @@ sets the size to 0 (``FOURCORNER_VALIDATION_CACHE_MIB``).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import OrderedDict
 from typing import Any
 
+from fourcorner.adapters.sbdh.parser import read_small
 from fourcorner.adapters.validation.worker import Checked
 
 KEPT = ("ok", "invalid", "failed")  # verdicts; "error" (a bug) is never kept
@@ -52,11 +52,8 @@ def digest_file(path: str) -> bytes:
 def digest_small(path: str, limit: int) -> bytes | None:
     """The SHA-256 of a file of at most ``limit`` bytes, read whole; None when it is larger
     (nothing read)."""
-    with open(path, "rb") as file:
-        if os.fstat(file.fileno()).st_size > limit:
-            return None
-        data = file.read(limit + 1)
-    return None if len(data) > limit else digest_bytes(data)
+    data = read_small(path, limit)
+    return None if data is None else digest_bytes(data)
 
 
 def cost(answer: tuple[str, Any]) -> int:

@@ -22,7 +22,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.adapters.sbdh.header import HEADER, SH
-from fourcorner.adapters.sbdh.parser import Parser, drop, parse_whole
+from fourcorner.adapters.sbdh.parser import WHOLE_LIMIT, Parser, drop, parse_whole, read_small
 from fourcorner.adapters.validation.rules import BILLING, CBC, RAM, RSM, Syntax
 from fourcorner.domain.errors import InvalidInput
 
@@ -33,7 +33,6 @@ MAX_ID = 1024  # characters of a customization or profile identifier kept for th
 # bytes of a file read at a time: a larger piece (1 MiB) is freed to glibc's heap, not to the
 # system, and stays resident (a quarter of a 10 MiB document's size) while Saxon then runs
 FILE_CHUNK = 64 * 1024
-WHOLE_LIMIT = 1024 * 1024  # bytes read as one tree (faster); larger documents are streamed
 
 # the identifiers' paths below the document's root element, by syntax
 _IDS: dict[Syntax, dict[tuple[tuple[str, str], ...], str]] = {
@@ -210,16 +209,8 @@ def read(document: bytes | str | os.PathLike[str]) -> tuple[Located, str | None]
     """``locate``, and the business document's text when the input was small enough to be
     read as one tree (the payload alone, in an SBD): Saxon then parses that text, and neither
     reads the file again nor extracts the payload itself. None: Saxon reads the input."""
-    if isinstance(document, bytes):
-        data: bytes | None = document
-    else:
-        data = None
-        with open(document, "rb") as file:
-            if os.fstat(file.fileno()).st_size <= WHOLE_LIMIT:
-                data = file.read(WHOLE_LIMIT + 1)
-        if data is not None and len(data) > WHOLE_LIMIT:  # it grew: stream it from the file
-            data = None
-    if data is not None and len(data) <= WHOLE_LIMIT:
+    data = document if isinstance(document, bytes) else read_small(document, WHOLE_LIMIT)
+    if data is not None:
         whole = _whole(data)
         if whole is not None:
             return whole
