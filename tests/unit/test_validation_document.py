@@ -47,6 +47,17 @@ def _header_with_ids() -> bytes:
     return etree.tostring(sbd)
 
 
+def _header_after_payload() -> bytes:
+    """``_header_with_ids`` with the header after a payload that has no identifiers of its
+    own: the header's elements are still not the payload's, in the stream as in the tree."""
+    sbd = etree.fromstring(_header_with_ids())
+    for element in sbd[1].findall(f"{{{CBC_NS}}}*"):
+        if etree.QName(element).localname in ("CustomizationID", "ProfileID"):
+            sbd[1].remove(element)
+    sbd.append(sbd[0])
+    return etree.tostring(sbd)
+
+
 def _header_only() -> bytes:
     sbd = etree.fromstring(make_sbd(payload=BASE))
     sbd.remove(sbd[1])
@@ -59,6 +70,7 @@ DOCUMENTS = {
     "sbd-two-payloads": _two_payloads(),
     "sbd-header-only": _header_only(),
     "sbd-header-with-ids": _header_with_ids(),
+    "sbd-header-after-payload": _header_after_payload(),
     "cii-ids-among-decoys": CII_DECOYS,
     "bom-comment-pi": b"\xef\xbb\xbf<?xml version='1.0' encoding='utf-8'?><!-- c --><?pi x?>"
     + BASE.split(b"?>", 1)[1],
@@ -121,6 +133,8 @@ def test_the_identifiers_are_taken_from_their_paths_only(whole_limit, monkeypatc
     sbd = locate(DOCUMENTS["sbd-header-with-ids"])
     assert sbd.in_sbd and sbd.customization_id == locate(BASE).customization_id
     assert "header" not in f"{sbd.customization_id}{sbd.profile_id}"
+    after = locate(DOCUMENTS["sbd-header-after-payload"])
+    assert after.in_sbd and (after.customization_id, after.profile_id) == (None, None)
 
 
 def test_the_published_examples_and_unit_tests_locate_as_the_stream(monkeypatch):

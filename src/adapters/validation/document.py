@@ -97,12 +97,13 @@ class _Handler:
         # the tags from the business document's child down to the element being read, while
         # they may still lead to an identifier (most elements are passed by with one test)
         self._path: list[str] = []
+        self._in_header = False  # reading the SBD's header: nothing in it is the document's
 
     def start(self, element: etree._Element, depth: int) -> None:
         if depth > self._deepest:
             return
         if depth > self._base:
-            if len(self._path) == depth - self._base - 1:
+            if not self._in_header and len(self._path) == depth - self._base - 1:
                 tag = element.tag
                 if (*self._path, tag) in self._prefixes:
                     self._path.append(tag)
@@ -115,6 +116,7 @@ class _Handler:
             self._deepest = 2 + _LONGEST
         elif depth == self._base:
             if self.in_sbd and pair == (SH, HEADER):
+                self._in_header = True
                 return
             if self.root is not None:
                 raise InvalidInput.one(SBD, "holds more than one business document")
@@ -132,6 +134,8 @@ class _Handler:
             if field is not None and field not in self.found:
                 self.found[field] = (element.text or "").strip()[:MAX_ID]
             self._path.pop()
+        if depth == self._base:
+            self._in_header = False
         if depth > 1:
             drop(element)
 
