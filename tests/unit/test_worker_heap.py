@@ -5,8 +5,10 @@ import asyncio
 import gc
 import socket
 import weakref
+from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from fourcorner.entrypoints.commands.serve import YOUNG_COLLECTION_THRESHOLD, settle_heap
@@ -88,3 +90,26 @@ async def test_serve_settles_the_heap_with_its_app_built_before_the_first_reques
         sock.close()
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+def test_fourcorner_serve_settles_its_heap_just_before_serving(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command hands ``settle_heap`` to the server as the step after the app is built (a
+    call before ``uvloop.run`` would freeze neither the app nor what its start-up makes)."""
+    from fourcorner.entrypoints.commands import serve as serve_command
+    from fourcorner.entrypoints.config import Settings
+
+    given: dict[str, object] = {}
+
+    async def fake_serve(app: Any, **kwargs: Any) -> None:
+        given.update(kwargs)
+        given["app"] = await app
+
+    monkeypatch.setattr(server, "serve", fake_serve)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    serve_command.serve(Settings(data_dir=tmp_path, host="127.0.0.1", port=port), db_wait=5)
+    assert given["before_serving"] is settle_heap
+    assert isinstance(given["app"], web.Application)
