@@ -14,9 +14,8 @@ Staying correct:
   process is open on the shared connection).
 - Every commit that wrote one of these collections clears it (``invalidate``) here, and tells
   the other processes: PostgreSQL sends a ``NOTIFY`` in the committing transaction, which each
-  process's listener turns into ``invalidate``; SQLite compares ``PRAGMA data_version``, which
-  moves when another connection commits, at the start of every reading unit of work (asked
-  only when the WAL-index header, which every commit rewrites, has changed: ``sqlite.wal_index``).
+  process's listener turns into ``invalidate``; SQLite compares ``PRAGMA data_version`` at the
+  start of every reading unit of work, which moves when another connection commits.
 - A fill that began before an invalidation is not stored (a generation per collection), so a
   read racing a commit cannot put the old value back.
 - While the listener is not connected the cache is ``suspend``ed: nothing is answered from it
