@@ -6,21 +6,14 @@ PostgreSQL within the notification's delay), never an uncommitted write, and ref
 from __future__ import annotations
 
 import asyncio
-import pathlib
-import sqlite3
-import sys
 import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import records
-from fourcorner.adapters.sqlite import SqliteStorage
-from fourcorner.adapters.sqlite.wal_index import WalIndex
 from fourcorner.application.collections import DELIVERIES, ORGANISATIONS, USERS
 from fourcorner.application.storage import Query
 from fourcorner.domain.user import User
@@ -234,136 +227,3 @@ async def test_a_sqlite_reader_inside_a_unit_of_work_of_its_task_refuses_to_wait
                 await name_seen(subject)
     finally:
         await subject.close()
-
-
-# --- SQLite: the WAL-index header before PRAGMA data_version (adapters.sqlite.wal_index) ---
-
-# another process: set the user's name in the database file, commit, exit
-_WRITER = """
-import sqlite3, sys
-path, name, data = sys.argv[1:]
-conn = sqlite3.connect(path, timeout=5)
-conn.execute("UPDATE users SET data = ?, name = ? WHERE id = 'u-1'", (data, name))
-conn.commit()
-conn.close()
-"""
-
-
-def _sqlite(subject: StorageUnderTest) -> SqliteStorage:
-    assert isinstance(subject.storage, SqliteStorage)
-    return subject.storage
-
-
-def dumped(subject: StorageUnderTest, name: str) -> str:
-    return str(_sqlite(subject).repositories.converter.dumps(user(name)))
-
-
-def set_name(conn: sqlite3.Connection, subject: StorageUnderTest, name: str) -> None:
-    """Through a connection of its own to the same file, as another program's would be."""
-    data = dumped(subject, name)
-    conn.execute("UPDATE users SET data = ?, name = ? WHERE id = 'u-1'", (data, name))
-    conn.commit()
-
-
-def pragmas_asked(storage: SqliteStorage) -> list[str]:
-    """The ``PRAGMA data_version`` statements the storage's connection runs from now on."""
-    asked: list[str] = []
-    storage.connection().set_trace_callback(
-        lambda sql: asked.append(sql) if "data_version" in sql else None
-    )
-    return asked
-
-
-async def test_a_sqlite_reader_sees_a_commit_of_another_process_at_once(
-    open_storage: OpenStorage,
-) -> None:
-    subject = await open_storage("sqlite")
-    path = str(_sqlite(subject).path)
-    try:
-        await save(subject, user("Ann"))
-        for name in ("Bea", "Cid", "Dee"):
-            before = await name_seen(subject)
-            assert before == await name_seen(subject)  # now a hit
-            writer = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", _WRITER, path, name, dumped(subject, name)
-            )
-            assert await asyncio.wait_for(writer.wait(), 30) == 0
-            assert await name_seen(subject) == name
-    finally:
-        await subject.close()
-
-
-async def test_sqlite_asks_data_version_only_after_a_commit(open_storage: OpenStorage) -> None:
-    subject = await open_storage("sqlite")
-    storage = _sqlite(subject)
-    conn = sqlite3.connect(storage.path, timeout=5)
-    try:
-        await save(subject, user("Ann"))
-        assert await name_seen(subject) == "Ann"
-        asked = pragmas_asked(storage)
-        for _ in range(5):
-            assert await name_seen(subject) == "Ann"
-            assert storage.read_stamp() is not None
-        assert asked == []  # nothing committed: the header alone answered
-        set_name(conn, subject, "Bea")
-        assert await name_seen(subject) == "Bea"
-        assert len(asked) == 1
-        await save(subject, user("Cid"))  # a commit of its own moves the header too
-        assert await name_seen(subject) == "Cid"
-        assert len(asked) == 2
-    finally:
-        conn.close()
-        await subject.close()
-
-
-# what may happen between two reads: a commit of another connection, one of the storage's
-# own, a checkpoint that empties the log (the header's frame count starts again from 0)
-_STEPS = st.lists(st.sampled_from(["outside", "own", "checkpoint", "read"]), max_size=12)
-
-
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(steps=_STEPS)
-async def test_a_sqlite_reader_sees_every_finished_commit_whatever_came_between(
-    open_storage: OpenStorage, steps: list[str]
-) -> None:
-    subject = await open_storage("sqlite")
-    conn = sqlite3.connect(_sqlite(subject).path, timeout=5)
-    try:
-        await save(subject, user("n-0"))
-        current = "n-0"
-        for i, step in enumerate(steps, 1):
-            if step == "outside":
-                current = f"n-{i}"
-                set_name(conn, subject, current)
-            elif step == "own":
-                current = f"n-{i}"
-                await save(subject, user(current))
-            elif step == "checkpoint":
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            assert await name_seen(subject) == current, (i, steps)
-    finally:
-        conn.close()
-        await subject.close()
-
-
-def test_no_wal_index_header_is_read_outside_wal_mode(tmp_path: pathlib.Path) -> None:
-    """A ``-shm`` file left from an earlier WAL session never changes: a database in another
-    journal mode has no header to trust, and every look asks the pragma."""
-    path = tmp_path / "db.sqlite"
-    wal = sqlite3.connect(path, isolation_level=None)
-    wal.execute("PRAGMA journal_mode = WAL")
-    wal.execute("CREATE TABLE t (x)")
-    index = WalIndex()
-    index.open(wal, path)
-    assert index.header() is not None
-    index.close()
-    left = (tmp_path / "db.sqlite-shm").read_bytes()
-    wal.close()
-    rollback = sqlite3.connect(path, isolation_level=None)
-    assert rollback.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
-    (tmp_path / "db.sqlite-shm").write_bytes(left)
-    index.open(rollback, path)
-    assert index.header() is None
-    rollback.close()

@@ -16,9 +16,8 @@ database file is the intended use.
 
 ``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
 process's ``RecordCache``. A commit of this process that wrote one of them clears it; another
-process's commits are noticed at the start of every reader (and by ``read_stamp``), which then
-clears everything: by ``PRAGMA data_version``, asked only when the WAL-index header
-(``wal_index``) has changed since it was last asked. A reader whose read misses takes the unit-of-work lock for that read
+process's commits are noticed by ``PRAGMA data_version`` at the start of every reader, which
+then clears everything. A reader whose read misses takes the unit-of-work lock for that read
 only, so opening a reader inside a unit of work of the same task raises ``RuntimeError``
 rather than waiting for itself.
 
@@ -43,7 +42,6 @@ from fourcorner.adapters.sql.migrations import Migration
 from fourcorner.adapters.sql.repository import Repositories, SqlRepository
 from fourcorner.adapters.sqlite.connection import connect, translate
 from fourcorner.adapters.sqlite.migration import migrate
-from fourcorner.adapters.sqlite.wal_index import WalIndex
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
 from fourcorner.domain.errors import DomainError, ServiceUnavailable
 
@@ -61,8 +59,6 @@ class SqliteStorage:
         self.repositories = Repositories(SQLITE, self._cache)
         self._data_version: int | None = None
         self._version_cursor: sqlite3.Cursor | None = None  # asks PRAGMA data_version
-        self._wal_index = WalIndex()
-        self._header_seen: bytes | None = None  # the WAL-index header before the last pragma
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
         self._watchers = Watchers()
 
@@ -85,14 +81,9 @@ class SqliteStorage:
         return self._cache.stamp()
 
     def notice_other_writers(self) -> None:
-        """Clear the cache if another connection committed since the last look. The WAL-index
-        header is read before the pragma: while it stays those bytes, nothing has committed
-        since, and the pragma is not asked again."""
+        """Clear the cache if another connection committed since the last look."""
         cache = self._cache
         if cache is None:
-            return
-        header = self._wal_index.header()
-        if header is not None and header == self._header_seen:
             return
         try:
             conn = self.connection()
@@ -102,7 +93,6 @@ class SqliteStorage:
             version = cursor.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as e:
             raise translate(e) from e
-        self._header_seen = header
         if version != self._data_version:
             self._data_version = version
             cache.invalidate_all()
@@ -166,8 +156,6 @@ class SqliteStorage:
             conn.close()
             raise
         self._conn = conn
-        self._header_seen = None
-        self._wal_index.open(conn, self._path)  # after a read: the -shm file is open
 
     async def migrate(self) -> list[Migration]:
         """Apply the pending migrations (for ``fourcorner migrate``); return those applied."""
@@ -194,8 +182,6 @@ class SqliteStorage:
             conn, self._conn = self._conn, None
             if conn is None:
                 return
-            self._wal_index.close()
-            self._header_seen = None
             try:
                 conn.execute("PRAGMA optimize")
             except sqlite3.Error:
