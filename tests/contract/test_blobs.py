@@ -250,7 +250,7 @@ async def test_put_all_given_a_key_twice_stores_the_last_whatever_their_sizes(
     if not big_first:
         given.reverse()
     sizes = await store.put_all(given)
-    assert sizes == [len(big), len(small)] if big_first else [len(small), len(big)]
+    assert sizes == ([len(big), len(small)] if big_first else [len(small), len(big)])
     assert await store.get("ab-twice") == (small if big_first else big)
     assert not adopted.exists()
 

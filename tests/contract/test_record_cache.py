@@ -6,14 +6,21 @@ PostgreSQL within the notification's delay), never an uncommitted write, and ref
 from __future__ import annotations
 
 import asyncio
+import os
+import sqlite3
+import struct
+import sys
 import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import records
+from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.application.collections import DELIVERIES, ORGANISATIONS, USERS
 from fourcorner.application.storage import Query
 from fourcorner.domain.user import User
@@ -225,5 +232,123 @@ async def test_a_sqlite_reader_inside_a_unit_of_work_of_its_task_refuses_to_wait
         async with asyncio.timeout(5), subject.unit_of_work():
             with pytest.raises(RuntimeError, match="same task"):
                 await name_seen(subject)
+    finally:
+        await subject.close()
+
+
+# --- SQLite: another connection's commits (PRAGMA data_version) ---------------------------
+
+# another process: set the user's name in the database file, commit, exit
+_WRITER = """
+import sqlite3, sys
+path, name, data = sys.argv[1:]
+conn = sqlite3.connect(path, timeout=5)
+conn.execute("UPDATE users SET data = ?, name = ? WHERE id = 'u-1'", (data, name))
+conn.commit()
+conn.close()
+"""
+
+
+def _sqlite(subject: StorageUnderTest) -> SqliteStorage:
+    assert isinstance(subject.storage, SqliteStorage)
+    return subject.storage
+
+
+def dumped(subject: StorageUnderTest, name: str) -> str:
+    return str(_sqlite(subject).repositories.converter.dumps(user(name)))
+
+
+def set_name(conn: sqlite3.Connection, subject: StorageUnderTest, name: str) -> None:
+    """Through a connection of its own to the same file, as another program's would be."""
+    data = dumped(subject, name)
+    conn.execute("UPDATE users SET data = ?, name = ? WHERE id = 'u-1'", (data, name))
+    conn.commit()
+
+
+async def test_a_sqlite_reader_sees_a_commit_of_another_process_at_once(
+    open_storage: OpenStorage,
+) -> None:
+    subject = await open_storage("sqlite")
+    path = str(_sqlite(subject).path)
+    try:
+        await save(subject, user("Ann"))
+        for name in ("Bea", "Cid", "Dee"):
+            before = await name_seen(subject)
+            assert before == await name_seen(subject)  # now a hit
+            writer = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _WRITER, path, name, dumped(subject, name)
+            )
+            assert await asyncio.wait_for(writer.wait(), 30) == 0
+            assert await name_seen(subject) == name
+    finally:
+        await subject.close()
+
+
+# what may happen between two reads: a commit of another connection, one of the storage's
+# own, a checkpoint that empties the log
+_STEPS = st.lists(st.sampled_from(["outside", "own", "checkpoint", "read"]), max_size=12)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_STEPS)
+async def test_a_sqlite_reader_sees_every_finished_commit_whatever_came_between(
+    open_storage: OpenStorage, steps: list[str]
+) -> None:
+    subject = await open_storage("sqlite")
+    conn = sqlite3.connect(_sqlite(subject).path, timeout=5)
+    try:
+        await save(subject, user("n-0"))
+        current = "n-0"
+        for i, step in enumerate(steps, 1):
+            if step == "outside":
+                current = f"n-{i}"
+                set_name(conn, subject, current)
+            elif step == "own":
+                current = f"n-{i}"
+                await save(subject, user(current))
+            elif step == "checkpoint":
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            assert await name_seen(subject) == current, (i, steps)
+    finally:
+        conn.close()
+        await subject.close()
+
+
+# another process asks who holds byte 128 of the -shm file (SQLite's "DMS" lock, held shared
+# by every process using the WAL index, so that none resets it under another): the pid
+_DMS_HOLDER = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0)
+kind, _, _, _, pid = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, lock))
+print(pid if kind != fcntl.F_UNLCK else 0)
+"""
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or struct.calcsize("q") != 8, reason="reads Linux's struct flock"
+)
+async def test_sqlites_own_lock_on_the_wal_index_holds_while_the_storage_reads(
+    open_storage: OpenStorage,
+) -> None:
+    """POSIX drops every lock a process holds on a file when it closes any descriptor of that
+    file: code that opened and closed the ``-shm`` file beside SQLite (to read its header, say)
+    released SQLite's lock, and the next process to open the database reset the WAL index
+    under this one (a bus error, or reads of old pages). The lock must still be ours after
+    reads, writes and a cached read."""
+    subject = await open_storage("sqlite")
+    try:
+        await save(subject, user("Ann"))
+        assert await name_seen(subject) == "Ann"
+        assert await name_seen(subject) == "Ann"
+        assert subject.storage.read_stamp() is not None
+        shm = f"{_sqlite(subject).path}-shm"
+        probe = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _DMS_HOLDER, shm, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(probe.communicate(), 30)
+        assert int(out) == os.getpid()
     finally:
         await subject.close()
