@@ -104,7 +104,10 @@ def test_fourcorner_serve_settles_its_heap_just_before_serving(
 
     async def fake_serve(app: Any, **kwargs: Any) -> None:
         given.update(kwargs)
-        given["app"] = await app
+        given["app"] = built = await app
+        runner = web.AppRunner(built)  # started and cleaned up: nothing left open
+        await runner.setup()
+        await runner.cleanup()
 
     monkeypatch.setattr(server, "serve", fake_serve)
     with socket.socket() as probe:
