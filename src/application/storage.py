@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import functools
 import json
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -115,9 +116,9 @@ class Collection(Generic[T]):
         """The column values of ``item`` in stored form."""
         return {name: spec.column(item) for name, spec in self.columns.items()}
 
-    @property
+    @functools.cached_property
     def searched(self) -> tuple[FieldSpec, ...]:
-        """The fields free-text search covers, in order."""
+        """The fields free-text search covers, in order (taken once: every write asks)."""
         return tuple(self.columns[f] if isinstance(f, str) else f for f in self.search)
 
     def search_text(self, item: T) -> str:

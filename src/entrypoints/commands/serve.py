@@ -85,8 +85,9 @@ YOUNG_COLLECTION_THRESHOLD = 10_000
 def settle_heap() -> None:
     """Tune the cyclic garbage collector for a process that runs for a long time once it has
     started. The objects built at start-up (modules, the container, compiled codecs, and
-    for ``serve`` the app; about 100,000 of them) are frozen, so full collections no longer walk them all, and young
-    collections run after ``YOUNG_COLLECTION_THRESHOLD`` new objects instead of 700. The
+    for ``serve`` the app; about 100,000 of them) are frozen, so full collections no longer
+    walk them all, and young collections run after ``YOUNG_COLLECTION_THRESHOLD`` new objects
+    instead of 700. The
     webhook worker allocates a few hundred objects per delivery; with the default settings
     the collector took about 15 % of its CPU (``bench_webhooks.py``, README); ``serve`` does
     the same, 2–4 % less of its CPU per transaction through the loop. Garbage without
