@@ -81,7 +81,12 @@ async def test_a_cancelled_wait_leaves_no_waiter() -> None:
     stop, wake = asyncio.Event(), asyncio.Event()
     before = set(asyncio.all_tasks())
     waiting = asyncio.create_task(idle(stop, LONG, wake))
-    await asyncio.sleep(0.01)
+    for _ in range(100):  # until idle waits: its task and its two waiters
+        if len(asyncio.all_tasks() - before) >= 3:
+            break
+        await asyncio.sleep(0)
+    else:
+        pytest.fail("idle never started waiting")
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
