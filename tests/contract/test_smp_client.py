@@ -665,12 +665,8 @@ async def test_a_cached_answer_is_verified_again(
     assert len(rig.smp.requested) == 1
 
 
-async def test_the_same_answer_is_signature_checked_once_and_its_signer_trusted_each_time(
-    rig: Rig, pki: Pki, ap_cert: x509.Certificate, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Fetched again (not kept by the HTTP cache), the same bytes are not verified again; the
-    trust in their signer is: once it has expired the answer is refused. A tampered answer is
-    refused every time."""
+def signatures_checked(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The enveloped signatures the client verifies from now on (their arguments)."""
     checked: list[object] = []
     real = client_module.verify_enveloped
 
@@ -679,6 +675,16 @@ async def test_the_same_answer_is_signature_checked_once_and_its_signer_trusted_
         return real(*args)
 
     monkeypatch.setattr(client_module, "verify_enveloped", counting)
+    return checked
+
+
+async def test_the_same_answer_is_signature_checked_once_and_its_signer_trusted_each_time(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetched again (not kept by the HTTP cache), the same bytes are not verified again; the
+    trust in their signer is: once it has expired the answer is refused. A tampered answer is
+    refused every time."""
+    checked = signatures_checked(monkeypatch)
     short = pki.smp_ca.issue("SMP SHORT", not_after=START + timedelta(seconds=30))
     rig.smp.publish(registration(ap_cert), short)
     client = rig.make_client()
@@ -694,4 +700,27 @@ async def test_the_same_answer_is_signature_checked_once_and_its_signer_trusted_
     rig.clock.now = START
     for _ in range(2):
         await refused(lookup(client), permanent=True, match="signature")
+    assert len(checked) == 3
+
+
+async def test_only_the_last_signed_answers_are_kept(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answers whose signature checked out are kept up to ``SIGNED``: past it the oldest
+    is verified again when it comes back."""
+    checked = signatures_checked(monkeypatch)
+    monkeypatch.setattr(client_module, "SIGNED", 1)
+    key = (("iso6523-actorid-upis", PARTICIPANT), INVOICE)
+    rig.smp.publish(registration(ap_cert), pki.smp_ca.issue("SMP A"))
+    first = rig.smp.documents[key]
+    client = rig.make_client()
+    await lookup(client)
+    await lookup(client)
+    assert len(checked) == 1  # kept
+    rig.smp.publish(registration(ap_cert), pki.smp_ca.issue("SMP B"))
+    assert rig.smp.documents[key] != first
+    await lookup(client)
+    assert len(checked) == 2  # another answer: verified, and the first one let go
+    rig.smp.documents[key] = first
+    await lookup(client)
     assert len(checked) == 3
