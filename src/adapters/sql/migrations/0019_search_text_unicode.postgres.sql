@@ -4,15 +4,18 @@
 -- address with other capital letters (an "Ö") kept them, and an event's search now covers
 -- its payload's docInstanceId as well. Only the rows whose text changes are written.
 -- unicode_lower() lowers under ICU's root collation "und-x-icu", whose full case mapping is
--- Python's str.lower (final sigma and "İ" included); on a server built without ICU, under
--- the database's own collation (which misses those two, or lowers ASCII only under "C").
+-- Python's str.lower (final sigma and "İ" included); on a server built without ICU (or a
+-- database not in UTF8), under the database's own collation (which misses those two, or
+-- lowers ASCII only under "C").
 -- An artefact's text (type, media type, id) is ASCII and stays as 0018 wrote it. The
 -- record's JSON ("data", text) is read as json, never written. Written by hand.
 -- Released: never edit, add a migration.
 
 DO $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
+    IF current_setting('server_encoding') = 'UTF8'
+        AND EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')
+    THEN
         CREATE FUNCTION pg_temp.unicode_lower(t text) RETURNS text
             LANGUAGE sql IMMUTABLE AS 'SELECT lower(t COLLATE "und-x-icu")';
     ELSE
