@@ -261,7 +261,7 @@ _EVENT_FILTERS = fields(
 
 def _payload(*keys: str) -> FieldSpec:
     """The first of ``keys`` an event's payload holds as text ("" for none): a field search
-    covers (migration 0018 reads the stored payload the same way)."""
+    covers (migrations 0018 and 0019 read the stored payload the same way)."""
 
     def get(event: Event) -> str:
         for key in keys:
@@ -279,13 +279,15 @@ EVENTS: Collection[Event] = Collection(
     columns={**_EVENT_FILTERS, **fields(_ORG_ID)},
     filterable=frozenset(_EVENT_FILTERS),
     # the type, the event's id, and the transaction it is about (a document's events carry
-    # the transaction as their payload, an MLS's its transactionId) with its participants
+    # the transaction as their payload, an MLS's its transactionId) with its participants and
+    # its document's instance identifier, as the transactions list searches them
     search=(
         "eventType",
         "id",
         _payload("transactionId", "id"),
         _payload("senderId"),
         _payload("receiverId"),
+        _payload("docInstanceId"),
     ),
     default_sort="-createdAt",  # newest first
 )

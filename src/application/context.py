@@ -35,6 +35,10 @@ from fourcorner.domain.catalogue import Catalogue
 # one place they are written (FOURCORNER_DIRECTORY_RETRY_DELAYS's default and the API's
 # description follow it; test_docs checks that the guides cite the same figures)
 DIRECTORY_DELAYS = (timedelta(seconds=30), timedelta(minutes=5), timedelta(minutes=30))
+# the unanswered attempts after which the workers stop asking for an OUTDATED card (the
+# change's own asking is the first): the 50th is about a day after the change with the
+# delays above (FOURCORNER_DIRECTORY_ATTEMPTS's default follows it)
+DIRECTORY_ATTEMPTS = 50
 
 
 @attrs.frozen
@@ -51,6 +55,8 @@ class Network:
     locator: ServiceLocator = attrs.field(factory=NoLocator)
     # the waits before the directory is asked again for an OUTDATED card (directory_cards)
     directory_delays: tuple[timedelta, ...] = DIRECTORY_DELAYS
+    # the unanswered attempts after which the workers stop asking (directory_cards)
+    directory_attempts: int = DIRECTORY_ATTEMPTS
 
 
 @attrs.frozen

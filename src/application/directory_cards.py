@@ -10,8 +10,11 @@ the directory of the participant's environment is asked to index it again, exact
 ``PUBLISHED`` again; should that directory not answer, it stays ``OUTDATED`` with what the
 directory said (``reason``), and the workers ask again (``application.directory_worker``),
 after each of ``Network.directory_delays`` in turn and then after the last one, until it
-answers; ``request-pd-publish`` asks at once. A change that leaves the card as it was asks
-nothing.
+answers or ``Network.directory_attempts`` attempts since the change went unanswered: then
+the workers stop, the reason says so and an error is logged (``directory.reindex`` with
+``final``), as the SML's refusals are (``sml.task``); the card's next change or
+``request-pd-publish`` asks again. ``request-pd-publish`` asks at once. A change that leaves
+the card as it was asks nothing.
 
 Whoever asks records the answer only when nothing of the publication changed meanwhile
 (``Participant.same_publication``): a newer change of the card, another worker's claim, or an
@@ -64,19 +67,29 @@ async def ask(
         current = await uow.repository(PARTICIPANTS).lock(p.id)
         if current is None or not current.same_publication(p):
             return None
-        answered = current.directory_asked(ctx.clock(), reason, net.directory_delays)
+        answered = current.directory_asked(
+            ctx.clock(), reason, net.directory_delays, net.directory_attempts
+        )
         await uow.repository(PARTICIPANTS).update(answered)
         await uow.commit()
+    final = answered.directory_retry.given_up
+    if reason is None:
+        level, said = logging.INFO, "indexed again"
+    elif final:
+        level, said = logging.ERROR, "not indexed again, and no more asked for"
+    else:
+        level, said = logging.WARNING, "not indexed again"
     log.log(
-        logging.INFO if reason is None else logging.WARNING,
+        level,
         "business card %s",
-        "indexed again" if reason is None else "not indexed again",
+        said,
         extra={
             "event": "directory.reindex",
             "environment": p.environment.value,
             "participant": p.identifier_key,
             "attempts": answered.directory_retry.attempts,
             "error": reason or "",
+            "final": final,
         },
     )
     return answered

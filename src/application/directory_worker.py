@@ -9,7 +9,8 @@ SKIP LOCKED``; SQLite and memory units of work never overlap). The directory is 
 any unit of work, for ``lease / 2`` at most besides the indexer's own time limit, and the
 answer recorded only when nothing of the publication changed since the claim: a newer change
 of the card, or a claim taken over after a lease ran out, wins. Unanswered, the card is due
-again after the next of ``Network.directory_delays`` (the last one repeated).
+again after the next of ``Network.directory_delays`` (the last one repeated), until
+``Network.directory_attempts`` went unanswered: then it is due no more.
 """
 
 from __future__ import annotations

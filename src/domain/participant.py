@@ -27,7 +27,9 @@ class PublicationState(enum.Enum):
     """``PUBLISHED`` once the directory was asked to index the card (``request-pd-publish``);
     ``OUTDATED`` when the card the SMP serves changed since and the directory is still to be
     asked to index it again (``reason``: what the directory answered the last time); the
-    workers ask it again, with backoff, until it answers (``DirectoryRetry``)."""
+    workers ask it again, with backoff, until it answers or a number of attempts have gone
+    unanswered (``DirectoryRetry``), when it stays ``OUTDATED`` until the card changes again
+    or ``request-pd-publish`` asks."""
 
     NOT_REQUESTED = "NOT_REQUESTED"
     PUBLISHED = "PUBLISHED"
@@ -81,6 +83,12 @@ class DirectoryPublication:
     def not_reindexed(self, reason: str) -> DirectoryPublication:
         return attrs.evolve(self, reason=reason)
 
+    def given_up(self, reason: str, attempts: int) -> DirectoryPublication:
+        """Not asked again after ``attempts`` unanswered attempts, the last one answered
+        ``reason``: the reason says so, and what asks again."""
+        then = "not asked again until the card changes or request-pd-publish asks"
+        return attrs.evolve(self, reason=f"{reason} (asked {attempts} times; {then})")
+
 
 # what an OUTDATED publication stored before retries were kept is due at: at once
 LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
@@ -94,16 +102,18 @@ class DirectoryRetry:
     answer the directory gave for an older card is never recorded over a newer one.
     ``attempts``: how often the directory was asked since that change and did not answer.
     ``due``: when an ``OUTDATED`` publication is asked for next; a worker's claim moves it on
-    by its lease, so no other worker asks meanwhile."""
+    by its lease, so no other worker asks meanwhile. ``given_up``: the attempts ran out, and
+    the workers ask no more (the card's next change, or ``request-pd-publish``, asks)."""
 
     revision: int = 0
     attempts: int = 0
     due: datetime | None = None
+    given_up: bool = False
 
 
 def retry_delay(delays: Sequence[timedelta], attempts: int) -> timedelta:
     """The wait after ``attempts`` (≥ 1) unanswered attempts: the delays in turn, then the
-    last one for every later attempt (the directory is asked until it answers)."""
+    last one for every later attempt."""
     return delays[min(max(attempts, 1), len(delays)) - 1]
 
 
@@ -132,8 +142,9 @@ class Participant:
 
     @property
     def directory_due(self) -> datetime | None:
-        """When the directory is asked again for an ``OUTDATED`` card; None otherwise."""
-        if self.directory.state is not PublicationState.OUTDATED:
+        """When the directory is asked again for an ``OUTDATED`` card; None otherwise (and
+        once the attempts ran out)."""
+        if self.directory.state is not PublicationState.OUTDATED or self.directory_retry.given_up:
             return None
         return self.directory_retry.due or LONG_AGO
 
@@ -165,10 +176,15 @@ class Participant:
         )
 
     def directory_asked(
-        self, now: datetime, reason: str | None, delays: Sequence[timedelta]
+        self,
+        now: datetime,
+        reason: str | None,
+        delays: Sequence[timedelta],
+        attempts: int | None = None,
     ) -> Participant:
         """What came of asking the directory at ``now`` to index the card: indexed (no
-        ``reason``), else still outdated, asked again after the next of ``delays``."""
+        ``reason``), else still outdated, asked again after the next of ``delays``; after
+        ``attempts`` unanswered attempts since the change (None: no limit), not asked again."""
         revision = self.directory_retry.revision
         if reason is None:
             return attrs.evolve(
@@ -176,8 +192,14 @@ class Participant:
                 directory=self.directory.reindexed(now),
                 directory_retry=DirectoryRetry(revision),
             )
-        attempts = self.directory_retry.attempts + 1
-        retry = DirectoryRetry(revision, attempts, now + retry_delay(delays, attempts))
+        failed = self.directory_retry.attempts + 1
+        if attempts is not None and failed >= attempts:
+            return attrs.evolve(
+                self,
+                directory=self.directory.given_up(reason, failed),
+                directory_retry=DirectoryRetry(revision, failed, given_up=True),
+            )
+        retry = DirectoryRetry(revision, failed, now + retry_delay(delays, failed))
         return attrs.evolve(
             self, directory=self.directory.not_reindexed(reason), directory_retry=retry
         )

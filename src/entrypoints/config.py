@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from fourcorner.application.context import DIRECTORY_DELAYS
+from fourcorner.application.context import DIRECTORY_ATTEMPTS, DIRECTORY_DELAYS
 from fourcorner.entrypoints import setting_checks, setting_values
 from fourcorner.entrypoints.setting_values import PREFIX
 
@@ -153,6 +153,8 @@ class Settings:
     # seconds before the directory is asked again for an OUTDATED card, the last one repeated
     # (default: context.DIRECTORY_DELAYS, 30,300,1800)
     directory_retry_delays: str = ",".join(f"{d.total_seconds():g}" for d in DIRECTORY_DELAYS)
+    # unanswered attempts after which the workers stop asking (context.DIRECTORY_ATTEMPTS)
+    directory_attempts: int = DIRECTORY_ATTEMPTS
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
     webhook_allow_private_targets: bool = False

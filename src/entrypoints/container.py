@@ -130,6 +130,7 @@ class Container(containers.DeclarativeContainer):
         ap_host=config.access_point_host,
         locator=locator,
         directory_delays=providers.Callable(setup.directory_delays, settings),
+        directory_attempts=config.directory_attempts,
     )
     context = providers.Singleton(
         Context,

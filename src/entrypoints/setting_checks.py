@@ -111,6 +111,7 @@ def problems(s: Settings) -> list[str]:
         "max_document_bytes",
         "webhook_concurrency",
         "send_attempts",
+        "directory_attempts",
         "as4_inbound_concurrency",
     ):
         value = getattr(s, name)

@@ -38,20 +38,23 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 ORG_A, ORG_B = uuid.UUID(int=101), uuid.UUID(int=102)
 TX_A, TX_B = uuid.UUID(int=201), uuid.UUID(int=202)
 
-Opened = Callable[[Rows], AbstractAsyncContextManager[tuple[Any, Callable[[str], Any]]]]
+Opened = Callable[..., AbstractAsyncContextManager[tuple[Any, Callable[[str], Any]]]]
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def upgrades(request: Any, tmp_path: pathlib.Path) -> Opened:
-    """``upgrades(rows)``: a fresh database of each SQL adapter with ``rows`` written before
-    0018, upgraded; yields the storage and ``texts(table)``, the stored search text by id."""
+    """``upgrades(rows, upgrade=UPGRADE)``: a fresh database of each SQL adapter with ``rows``
+    written before migration ``upgrade``, upgraded; yields the storage and ``texts(table)``,
+    the stored search text by id."""
     numbers = itertools.count()
     if request.param == "sqlite":
 
         @asynccontextmanager
-        async def sqlite(rows: Rows) -> AsyncIterator[tuple[Any, Callable[[str], Any]]]:
+        async def sqlite(
+            rows: Rows, upgrade: int = UPGRADE
+        ) -> AsyncIterator[tuple[Any, Callable[[str], Any]]]:
             path = tmp_path / f"db{next(numbers)}.sqlite"
-            async with sqlite_upgraded(path, UPGRADE, rows) as storage:
+            async with sqlite_upgraded(path, upgrade, rows) as storage:
 
                 async def texts(table: str) -> dict[str, str]:
                     conn = sqlite3.connect(path)
@@ -67,9 +70,11 @@ def upgrades(request: Any, tmp_path: pathlib.Path) -> Opened:
     url, run_schema = request.getfixturevalue("postgres_url_and_schema")
 
     @asynccontextmanager
-    async def postgres(rows: Rows) -> AsyncIterator[tuple[Any, Callable[[str], Any]]]:
-        schema = f"{run_schema}_{UPGRADE}_{next(numbers)}"
-        async with postgres_upgraded(url, schema, UPGRADE, rows) as storage:
+    async def postgres(
+        rows: Rows, upgrade: int = UPGRADE
+    ) -> AsyncIterator[tuple[Any, Callable[[str], Any]]]:
+        schema = f"{run_schema}_{upgrade}_{next(numbers)}"
+        async with postgres_upgraded(url, schema, upgrade, rows) as storage:
 
             async def texts(table: str) -> dict[str, str]:
                 options = f"-c search_path={schema}"
@@ -238,7 +243,7 @@ def stores(draw: st.DrawFn) -> tuple[list[Event], list[Artefact], list[Member]]:
     return events, artefacts, members
 
 
-def _needles(texts: list[str]) -> st.SearchStrategy[str]:
+def needles(texts: list[str]) -> st.SearchStrategy[str]:
     """A piece of a record's text in another case, or an unrelated text."""
     piece = st.sampled_from(texts).flatmap(
         lambda t: st.tuples(st.integers(0, max(0, len(t) - 1)), st.integers(1, 6)).map(
@@ -247,6 +252,20 @@ def _needles(texts: list[str]) -> st.SearchStrategy[str]:
     )
     recased = piece.flatmap(lambda t: st.sampled_from((t, t.upper(), t.swapcase())))
     return recased.filter(lambda t: t.strip() and "\x1f" not in t) | IDENTIFIER.filter(str.strip)
+
+
+async def finds_what_memory_finds(
+    storage: Any, collection: Collection[Any], records: Sequence[Any], needle: str
+) -> None:
+    """A search for ``needle`` in each organisation finds exactly its ``records`` whose text
+    holds it (lower-cased), as the memory adapter does."""
+    for org in (ORG_A, ORG_B):
+        expected = {
+            str(r.id)
+            for r in records
+            if r.org_id == org and needle.lower() in collection.search_text(r)
+        }
+        assert await search(storage, collection, org, needle) == expected, needle
 
 
 @PROPERTY
@@ -263,11 +282,5 @@ async def test_any_stored_rows_get_the_text_the_code_writes(
             assert await texts(collection.name) == {
                 str(r.id): collection.search_text(r) for r in records
             }
-            needle = data.draw(_needles([collection.search_text(r) for r in records]))
-            for org in (ORG_A, ORG_B):
-                expected = {
-                    str(r.id)
-                    for r in records
-                    if r.org_id == org and needle.lower() in collection.search_text(r)
-                }
-                assert await search(storage, collection, org, needle) == expected, needle
+            needle = data.draw(needles([collection.search_text(r) for r in records]))
+            await finds_what_memory_finds(storage, collection, records, needle)

@@ -20,6 +20,7 @@ import pytest
 import pg
 from directory_world import World, directory_world, gln, module_pki
 from fourcorner.application import directory_cards
+from fourcorner.application.context import DIRECTORY_ATTEMPTS
 from fourcorner.application.directory_worker import DirectoryWorker
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import BusinessCard, Participant, PublicationState
@@ -131,6 +132,70 @@ async def test_an_outdated_card_is_asked_for_again_with_backoff_until_the_direct
     clock.advance(86400)
     assert await worker.run_once() == 0
     assert len(calls) == 5
+
+
+async def test_the_workers_stop_asking_once_the_attempts_run_out(world, clock, caplog):
+    """By default 50 attempts, the change's own asking the first: the 50th, about a day after
+    the change, is the last. The card stays OUTDATED, its reason says it is asked no more, an
+    error is logged, and nothing is due; the card's next change asks again, and counts anew,
+    and request-pd-publish asks at once."""
+    assert world.net.directory_attempts == DIRECTORY_ATTEMPTS == 50
+    caplog.set_level(logging.INFO, logger="fourcorner.directory")
+    worker = DirectoryWorker(world.ctx, world.net)
+    made = await outdated(world, 70)
+    changed = clock()
+    calls = asked_at(world, clock)
+    world.directory.down = DOWN
+    for _ in range(100):
+        due = (await world.get(made)).directory_due
+        if due is None:
+            break
+        clock.now = due
+        assert await worker.run_once() == 1
+    assert len(calls) == 49
+    assert calls[-1] - changed == timedelta(seconds=30 + 300 + 47 * 1800)  # 23 h 35 min
+    now = await world.get(made)
+    assert now.directory.state is PublicationState.OUTDATED
+    assert now.directory.reason is not None and now.directory.reason.startswith(DOWN)
+    assert "asked 50 times" in now.directory.reason and "request-pd-publish" in now.directory.reason
+    assert (now.directory_retry.attempts, now.directory_retry.given_up) == (50, True)
+    reindexed = [r for r in caplog.records if getattr(r, "event", "") == "directory.reindex"]
+    assert [(r.levelno, r.attempts) for r in reindexed if r.final] == [(logging.ERROR, 50)]
+    assert all(r.levelno == logging.WARNING for r in reindexed if not r.final)
+    # a day later, nothing was asked
+    clock.advance(86400)
+    assert await worker.run_once() == 0
+    assert len(calls) == 49
+    # the card's next change asks again (unanswered: the first of a new count)
+    again = await world.update(made, business_card=BusinessCard(legal_name="B", country_code="SE"))
+    assert (again.directory.state, again.directory.reason) == (PublicationState.OUTDATED, DOWN)
+    assert (again.directory_retry.attempts, again.directory_retry.given_up) == (1, False)
+    assert again.directory_due == clock() + 30 * SECONDS
+    # request-pd-publish asks at once, and the directory is back
+    world.directory.down = None
+    await world.publish(made)
+    now = await world.get(made)
+    assert (now.directory.state, now.directory.reason) == (PublicationState.PUBLISHED, None)
+    assert now.directory_retry.attempts == 0 and not now.directory_retry.given_up
+
+
+async def test_an_outdated_card_is_given_up_exactly_when_its_attempts_run_out(world, clock):
+    """For each limit, each unanswered attempt before the last is due again after its delay;
+    the last is given up, due no more."""
+    made = await outdated(world, 71)  # one unanswered attempt
+    for limit in range(1, 7):
+        p = attrs.evolve(made, directory_retry=attrs.evolve(made.directory_retry, attempts=0))
+        for failed in range(1, limit + 1):
+            p = p.directory_asked(clock(), DOWN, (30 * SECONDS,), limit)
+            assert p.directory_retry.attempts == failed
+            assert p.directory_retry.given_up is (failed == limit), (limit, failed)
+            expected = None if failed == limit else clock() + 30 * SECONDS
+            assert p.directory_due == expected, (limit, failed)
+    # no limit: never given up
+    p = made
+    for _ in range(100):
+        p = p.directory_asked(clock(), DOWN, (30 * SECONDS,))
+    assert not p.directory_retry.given_up and p.directory_due == clock() + 30 * SECONDS
 
 
 async def test_a_card_whose_change_never_asked_is_asked_for_by_the_workers(world, clock):
@@ -291,6 +356,21 @@ async def test_the_workers_of_a_worker_process_ask_again_and_stop_on_shutdown(wo
     made = await outdated(world, 7)
     clock.advance(30)
     await published_then_stopped(world, made, lambda stop: run_workers(world.container, stop))
+
+
+async def test_the_attempts_are_read_from_the_setting(tmp_path, pki_dir, clock):
+    """FOURCORNER_DIRECTORY_ATTEMPTS=2: the change's own asking and one worker's."""
+    with settings_on("memory", tmp_path, pki_dir) as settings:
+        async with directory_world(
+            attrs.evolve(settings, directory_attempts=2), clock=clock
+        ) as world:
+            assert world.net.directory_attempts == 2
+            made = await outdated(world, 72)
+            world.directory.down = DOWN
+            clock.advance(30)
+            assert await DirectoryWorker(world.ctx, world.net).run_once() == 1
+            now = await world.get(made)
+            assert (now.directory_retry.attempts, now.directory_due) == (2, None)
 
 
 def test_the_delays_are_read_from_the_setting():

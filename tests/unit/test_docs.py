@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 import pytest
 
 from fourcorner.application import collections
-from fourcorner.application.context import DIRECTORY_DELAYS
+from fourcorner.application.context import DIRECTORY_ATTEMPTS, DIRECTORY_DELAYS
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.descriptions import PROPERTIES, spoken
@@ -118,26 +119,44 @@ def _in_order(text: str, figures: list[str]) -> bool:
     return True
 
 
+def _cited(setting: str, default: str, says: Callable[[str], bool]) -> int:
+    """How often the guides cite ``setting``: rows of their settings tables (each with
+    ``default``) and paragraphs (each of which ``says`` holds for)."""
+    row = f"| `{setting}` | `{default}` |"
+    cited = 0
+    for page in (ROOT / "README.md", DOCS / "operations.md", DOCS / "api.md"):
+        text = page.read_text()
+        if f"| `{setting}` |" in text:
+            assert row in text, page.name
+            cited += 1
+        for paragraph in re.split(r"\n\s*\n", text):
+            prose = " ".join(line for line in paragraph.splitlines() if not line.startswith("|"))
+            if setting in prose:
+                assert says(prose), (page.name, prose)
+                cited += 1
+    return cited
+
+
 def test_the_directory_retry_delays_are_cited_as_the_code_has_them():
     """The delays are written once (``context.DIRECTORY_DELAYS``); the setting's default and
     every guide's and the API description's words about it say the same figures, in turn."""
     seconds = ",".join(f"{d.total_seconds():g}" for d in DIRECTORY_DELAYS)
     assert Settings().directory_retry_delays == seconds
     figures = [spoken(d) for d in DIRECTORY_DELAYS]
-    row = f"| `FOURCORNER_DIRECTORY_RETRY_DELAYS` | `{seconds}` |"
-    cited = 0
-    for page in (ROOT / "README.md", DOCS / "operations.md", DOCS / "api.md"):
-        text = page.read_text()
-        if "| `FOURCORNER_DIRECTORY_RETRY_DELAYS` |" in text:
-            assert row in text, page.name
-            cited += 1
-        for paragraph in re.split(r"\n\s*\n", text):
-            prose = " ".join(line for line in paragraph.splitlines() if not line.startswith("|"))
-            if "FOURCORNER_DIRECTORY_RETRY_DELAYS" in prose:
-                assert _in_order(prose, figures), (page.name, prose)
-                cited += 1
+    cited = _cited("FOURCORNER_DIRECTORY_RETRY_DELAYS", seconds, lambda t: _in_order(t, figures))
     assert cited == 5  # two setting tables and three paragraphs
     assert _in_order(PROPERTIES["DirectoryPublication"]["state"], figures)
+
+
+def test_the_directory_attempts_are_cited_as_the_code_has_them():
+    """The attempts after which the workers stop asking are written once
+    (``context.DIRECTORY_ATTEMPTS``); the setting's default, the guides and the API
+    description say the same number."""
+    assert Settings().directory_attempts == DIRECTORY_ATTEMPTS
+    number = str(DIRECTORY_ATTEMPTS)
+    cited = _cited("FOURCORNER_DIRECTORY_ATTEMPTS", number, lambda t: f"{number} " in t)
+    assert cited == 5  # two setting tables and three paragraphs
+    assert f"{number} attempts" in PROPERTIES["DirectoryPublication"]["state"]
 
 
 def test_going_live_names_only_settings_that_exist():

@@ -18,6 +18,9 @@ class SqliteMigrations:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        # unicode_lower(text): lower-cased as Python lowers it, as ``Collection.search_text``
+        # writes a record's search text (SQLite's lower() lowers ASCII letters only)
+        conn.create_function("unicode_lower", 1, _unicode_lower, deterministic=True)
 
     async def begin(self) -> None:
         self._conn.execute("BEGIN IMMEDIATE")  # the write lock serialises migrators
@@ -45,6 +48,10 @@ class SqliteMigrations:
     async def rollback(self) -> None:
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
+
+
+def _unicode_lower(text: object) -> str | None:
+    return None if text is None else str(text).lower()
 
 
 def _statements(script: str) -> Iterator[str]:

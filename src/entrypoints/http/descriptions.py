@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from fourcorner.application.context import DIRECTORY_DELAYS
+from fourcorner.application.context import DIRECTORY_ATTEMPTS, DIRECTORY_DELAYS
 
 
 def spoken(wait: timedelta) -> str:
@@ -395,8 +395,9 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
             "`NOT_REQUESTED`, `PUBLISHED` (after `request-pd-publish`) or `OUTDATED`: the "
             "business card the SMP serves changed since, and the directory could not be asked "
             "to index it again yet (`reason`); the service asks it again after "
-            f"{spoken_delays(DIRECTORY_DELAYS)} (by default), and `request-pd-publish` asks it "
-            "at once."
+            f"{spoken_delays(DIRECTORY_DELAYS)} (by default), for {DIRECTORY_ATTEMPTS} attempts "
+            "in all (by default; `reason` then says it is asked no more), and "
+            "`request-pd-publish` asks it at once."
         ),
         "publishedAt": "When the directory was last asked to index the card; null when never.",
         "changedAt": "`OUTDATED`: when the served business card changed; null otherwise.",

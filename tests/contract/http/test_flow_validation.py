@@ -208,8 +208,9 @@ async def test_a_received_document_is_recorded_with_its_result_by_default(start_
     assert received["id"] == event["payload"]["id"]
     summary, _ = await validation_artefacts(api, b, received["id"], who=BOB)
     assert summary["valid"] is False and "BR-03" in {e["id"] for e in summary["errors"]}
-    # the event is found by its transaction and participants, in its organisation only
-    for text in (received["id"].upper(), sender, receiver):
+    # the event is found by its transaction, participants and document instance, in its
+    # organisation only
+    for text in (received["id"].upper(), sender, receiver, received["docInstanceId"].upper()):
         _, events = await api.call(
             "GET", f"/orgs/{b['id']}/webhooks/events?search={quote(text)}", as_=BOB
         )
