@@ -139,13 +139,15 @@ class SendingWorker:
     async def claim(self, limit: int) -> list[Claimed]:
         now = self._ctx.clock()
         async with self._ctx.uow() as uow:
-            claimed = []
-            for tx in await Transactions(uow).claim_due(now, limit):
+            claimed = [
                 # never claimed before: no attempt of it has kept a message
-                first = tx.transaction_status is Status.UNPROCESSED and not tx.attempts
-                tx = tx.claimed(now, self._x.lease)
-                await uow.repository(TRANSACTIONS).update(tx)
-                claimed.append(Claimed(tx, first))
+                Claimed(
+                    tx.claimed(now, self._x.lease),
+                    tx.transaction_status is Status.UNPROCESSED and not tx.attempts,
+                )
+                for tx in await Transactions(uow).claim_due(now, limit)
+            ]
+            await uow.repository(TRANSACTIONS).update_many([job.tx for job in claimed])
             await uow.commit()
         for job in claimed:
             telemetry.transaction_status(job.tx)

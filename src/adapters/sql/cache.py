@@ -2,7 +2,8 @@
 
 Every request reads the same handful of small records before it does anything: the caller's
 user record, their membership, the organisation, its certificates, an API key; every document
-sent or received reads the access points and SMPs it goes through. On PostgreSQL
+sent or received reads its participants and the access points and SMPs it goes through. On
+PostgreSQL
 each read is a round trip and about 120 µs of driver work in this process, more than the rest
 of the request; these records change rarely. So ``Storage.reader()`` units of work answer
 ``get``/``first``/``all`` on the collections named here from this cache, by the statement's SQL
@@ -40,13 +41,15 @@ from fourcorner.application.storage import STAMP_MAX_AGE
 Key = tuple[str, tuple[object, ...]]
 
 #: the collections read on (nearly) every authenticated request, or for every document sent
-#: and received (the access points and SMPs used, looked up, answered from), written rarely
+#: and received (its participants, the access points and SMPs used, looked up, answered
+#: from), written rarely
 CACHED_COLLECTIONS = (
     "users",
     "members",
     "organisations",
     "certificates",
     "api_keys",
+    "participants",
     "access_points",
     "smps",
 )
