@@ -189,7 +189,9 @@ async def _accept(
     mls: MlsRequest,
     upload: UploadGrant | None,
 ) -> Transaction:
-    async with ctx.uow() as uow:
+    # read as any request reads (the caller checked again, uncached, where the transaction
+    # is written)
+    async with ctx.reads() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
         aps = (await usable(uow, access.org))[1]
         ap = next((a for a in aps if a.id == ap_id), None)
@@ -198,7 +200,7 @@ async def _accept(
         raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
     envelope, built = _read(ctx, docs, incoming, mls)
     _check_catalogue(ctx, envelope)
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         # the organisation's participant in the access point's environment; else its
         # participant of the other one, which _same_environment refuses with the reason
         here, other = await Participants(uow).in_environment(
@@ -244,8 +246,7 @@ async def _accept(
             if upload is not None:
                 await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
             await uow.repository(TRANSACTIONS).add(tx)
-            for artefact in artefacts:
-                await uow.repository(ARTEFACTS).add(artefact)
+            await uow.repository(ARTEFACTS).add_many(artefacts)
             if keyed is not None:
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
             await uow.commit()

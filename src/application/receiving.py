@@ -102,7 +102,7 @@ async def receiver(
 ) -> Receiver | None:
     """The access point ``ap_id`` of organisation ``org_id``, or None: looked up before the
     message is read, so a message to no access point is refused unread."""
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         ap = await uow.repository(ACCESS_POINTS).get(ap_id)
         if ap is None or ap.org_id != org_id:
             return None
@@ -221,7 +221,7 @@ async def _take_document(
     envelope: Sbdh,
 ) -> Answer:
     reader = exchange.reader
-    async with ctx.uow() as uow:
+    async with ctx.reads() as uow:
         replay = await Transactions(uow).received_as(
             inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
         )
@@ -274,8 +274,7 @@ async def _take_document(
     try:
         async with ctx.uow() as uow:
             await uow.repository(TRANSACTIONS).add(tx)
-            for artefact in artefacts:
-                await uow.repository(ARTEFACTS).add(artefact)
+            await uow.repository(ARTEFACTS).add_many(artefacts)
             valid = None if result is None else result.valid
             payload = docs.payloads.transaction(tx) | {"valid": valid}
             await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)

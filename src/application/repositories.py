@@ -275,15 +275,11 @@ class SmpRegistrations(Records[SmpRegistration]):
         SMPs ``smp_ids`` (those of one environment: ``Smps.of_environment``)."""
         if not smp_ids:
             return None
-        query = Query(
-            where=(
-                equals(SMP_REGISTRATIONS, "participant", identifier.lower()),
-                one_of(SMP_REGISTRATIONS, "smpId", smp_ids),
-            ),
-            limit=1,
-        )
-        page = await self._store.list(query)
-        return page.items[0] if page.items else None
+        # the participant's few registrations (one per SMP at most), a read the record cache
+        # answers, then the first of those SMPs, in the order of a list
+        wanted = set(smp_ids)
+        found = await self._store.all(participant=identifier.lower())
+        return next((reg for reg in found if reg.smp_id in wanted), None)
 
 
 class IdempotencyKeys(OrgRecords[IdempotencyKey]):

@@ -54,6 +54,7 @@ from fourcorner.domain.transaction import (
     Artefact,
     ArtefactType,
     Kind,
+    Status,
     Transaction,
 )
 
@@ -115,6 +116,15 @@ def failure_of(outcome: Refused) -> txe.TransportFailure:
 Move = Callable[[Transaction, datetime], Transaction]
 
 
+@attrs.frozen
+class Claimed:
+    """A transaction the worker claimed to send; ``first``: claimed for the first time (it
+    was UNPROCESSED, no attempt made), so no AS4 message of it can have been kept."""
+
+    tx: Transaction
+    first: bool
+
+
 class SendingWorker:
     def __init__(
         self, ctx: Context, sealer: KeySealer, docs: Documents, exchange: Exchange
@@ -126,35 +136,39 @@ class SendingWorker:
     def wake(self) -> None:
         self._wake.set()
 
-    async def claim(self, limit: int) -> list[Transaction]:
+    async def claim(self, limit: int) -> list[Claimed]:
         now = self._ctx.clock()
         async with self._ctx.uow() as uow:
-            claimed = []
-            for tx in await Transactions(uow).claim_due(now, limit):
-                tx = tx.claimed(now, self._x.lease)
-                await uow.repository(TRANSACTIONS).update(tx)
-                claimed.append(tx)
+            claimed = [
+                # never claimed before: no attempt of it has kept a message
+                Claimed(
+                    tx.claimed(now, self._x.lease),
+                    tx.transaction_status is Status.UNPROCESSED and not tx.attempts,
+                )
+                for tx in await Transactions(uow).claim_due(now, limit)
+            ]
+            await uow.repository(TRANSACTIONS).update_many([job.tx for job in claimed])
             await uow.commit()
-        for tx in claimed:
-            telemetry.transaction_status(tx)
+        for job in claimed:
+            telemetry.transaction_status(job.tx)
         return claimed
 
     async def run_once(self) -> int:
         jobs = await self.claim(self._x.concurrency)
-        await asyncio.gather(*(self._process(tx) for tx in jobs))
+        await asyncio.gather(*(self._process(job) for job in jobs))
         return len(jobs)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             free = self._x.concurrency - len(self._in_flight)
-            jobs: list[Transaction] = []
+            jobs: list[Claimed] = []
             if free > 0:
                 try:
                     jobs = await self.claim(free)
                 except Exception:
                     log.exception("claiming transactions failed")
-            for tx in jobs:
-                task = asyncio.create_task(self._process(tx))
+            for job in jobs:
+                task = asyncio.create_task(self._process(job))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
             if not jobs:
@@ -162,18 +176,19 @@ class SendingWorker:
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=30)
 
-    async def _process(self, tx: Transaction) -> None:
+    async def _process(self, job: Claimed) -> None:
+        tx = job.tx
         try:
-            await self._send(tx)
+            await self._send(tx, first=job.first)
         except IllegalTransition as e:  # another worker took it over (this one's lease ran out)
             log.warning("send abandoned: %s", e.message(), extra={"transaction_id": str(tx.id)})
         except Exception:
             log.exception("sending failed unexpectedly", extra={"transaction_id": str(tx.id)})
 
-    async def _send(self, tx: Transaction) -> None:
+    async def _send(self, tx: Transaction, *, first: bool) -> None:
         ctx = self._ctx
         try:
-            async with ctx.uow() as uow:
+            async with ctx.reads() as uow:
                 ap = await uow.repository(ACCESS_POINTS).get(tx.ap_id)
                 creds = await credentials_of(self._sealer, uow, ap) if ap else None
         except SecretUnusable as e:
@@ -200,10 +215,12 @@ class SendingWorker:
             await self._attempt_failed(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
         kept_key = message_key(tx.id)
-        try:
-            kept: bytes | None = await self._docs.blobs.get(kept_key)
-        except (FileNotFoundError, KeyError):
-            kept = None
+        kept: bytes | None = None
+        if not first:  # an earlier attempt (or a worker that crashed) may have kept one
+            try:
+                kept = await self._docs.blobs.get(kept_key)
+            except (FileNotFoundError, KeyError):
+                kept = None
         prepared = await self._x.transport.prepare(
             sbd=sbd,
             envelope=envelope,

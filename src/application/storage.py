@@ -300,9 +300,9 @@ class Repository(Protocol[T]):
         ...
 
     async def add_many(self, items: Sequence[T]) -> None:
-        """Insert every item by the store's bulk path (``COPY`` in PostgreSQL, one
-        ``executemany`` in SQLite), for loading many records at once; ``Conflict`` when one
-        clashes, after which the unit of work can only be rolled back."""
+        """Insert every item: a few in one statement, many by the store's bulk path (``COPY``
+        in PostgreSQL, one ``executemany`` in SQLite), for loading many records at once;
+        ``Conflict`` when one clashes, after which the unit of work can only be rolled back."""
         ...
 
     async def update(self, item: T) -> None:

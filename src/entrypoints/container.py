@@ -144,7 +144,7 @@ class Container(containers.DeclarativeContainer):
     )
     smp_reader = providers.Singleton(
         SmpReader,
-        storage.provided.unit_of_work,
+        storage.provided.reader,
         smp_registrar,
         sealer,
         providers.Callable(lambda base, prefix: base + prefix, config.base_url, config.smp_prefix),

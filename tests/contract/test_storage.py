@@ -190,7 +190,7 @@ async def test_update_many_leaves_what_updates_one_by_one_leave(
 ) -> None:
     """Any record type, any values (NULLs, text, numbers, UUIDs, datetimes), an id given
     twice: the last of each id is what is stored, as after one ``update`` per item (the SQL
-    adapters write a collection without unique groups in one statement)."""
+    adapters write a collection without unique groups in one statement, PostgreSQL any)."""
     await store.reset()
     collection = data.draw(st.sampled_from([c for c in ALL if not c.unique]), label="collection")
     ident = collection.columns["id"].get
@@ -412,6 +412,32 @@ async def test_an_update_onto_a_unique_group_conflicts_and_the_unit_carries_on(
     )
 
 
+async def test_update_many_onto_a_unique_group_conflicts_as_update_does(
+    store: StorageUnderTest,
+) -> None:
+    """A batch of a collection with unique groups (one statement in PostgreSQL): a clash is a
+    ``Conflict`` naming the group, as one ``update`` of that record names it, whether the
+    batch is the first write of a unit of work or a later one; rolled back, nothing changed."""
+    a, b, c = org("1"), org("2"), org("3")
+    await add_all(store, ORGANISATIONS, [a, b, c])
+    clashing = [attrs.evolve(c, legal_name="Lost"), attrs.evolve(b, legal_key=a.legal_key)]
+    async with store.unit_of_work() as uow:
+        with pytest.raises(Conflict) as one:
+            await uow.repository(ORGANISATIONS).update(clashing[1])
+    async with store.unit_of_work() as uow:
+        with pytest.raises(Conflict) as first:
+            await uow.repository(ORGANISATIONS).update_many(clashing)
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).update(attrs.evolve(b, legal_name="First"))
+        with pytest.raises(Conflict) as later:
+            await uow.repository(ORGANISATIONS).update_many(clashing)
+    assert first.value.message() == later.value.message() == one.value.message()
+    assert "legal" in first.value.message()
+    assert await stored(store, ORGANISATIONS) == sorted(
+        [a, b, c], key=lambda i: sort_key(ORGANISATIONS, i)
+    )
+
+
 async def test_an_update_of_a_missing_id_is_not_found_and_stores_nothing(
     store: StorageUnderTest,
 ) -> None:
@@ -486,8 +512,8 @@ async def test_an_update_racing_a_remove_never_brings_the_record_back(
 async def test_update_many_with_a_missing_record_names_it_and_stores_it_not(
     store: StorageUnderTest, collection: Collection[Any]
 ) -> None:
-    """Both ways of the SQL adapters: one statement per record (a collection with unique
-    groups) and one batch (without)."""
+    """Both ways of the SQL adapters: one statement per record (SQLite, a collection with
+    unique groups) and one batch (without; PostgreSQL, with or without)."""
     if collection is DELIVERIES:
         event = uuid.uuid4()
         made: list[Any] = [

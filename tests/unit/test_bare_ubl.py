@@ -199,6 +199,31 @@ def test_an_sbd_is_not_bare_and_another_root_is_neither(tmp_path):
         assert "neither an SBD" in refused.value.message(), root
 
 
+@settings(max_examples=40)
+@given(comment=st.integers(0, 6000), padding=st.integers(0, 3000))
+def test_where_the_root_start_tag_ends_changes_no_answer(comment, padding):
+    """``read_bare_file`` reads a small piece first, where an SBD's root start tag usually
+    ends: a comment before the root, or a root start tag, of any length answers the same."""
+    sbd, bare = EXAMPLE_SBD.read_bytes(), EXAMPLE_SBD.with_name("invoice.xml").read_bytes()
+    expected = read_bare_file(EXAMPLE_SBD.with_name("invoice.xml"))
+    assert expected is not None
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "doc.xml"
+        for data, answer in ((sbd, None), (bare, expected)):
+            declaration, rest = data.split(b"?>", 1)
+            root_name = rest.index(b" xmlns")  # the root's first namespace declaration
+            moved = (
+                declaration
+                + b"?>"
+                + f"<!--{'c' * comment}-->".encode()
+                + rest[:root_name]
+                + f' xmlns:pad{"p" * padding}="urn:pad"'.encode()
+                + rest[root_name:]
+            )
+            path.write_bytes(moved)
+            assert read_bare_file(path) == answer
+
+
 @given(st.sampled_from([None, "", "urn:x", *NAMESPACES.values()]), st.text(max_size=20))
 def test_only_invoice_and_credit_note_in_their_namespaces_are_ubl_billing(namespace, name):
     expected = name in NAMESPACES and NAMESPACES[name] == namespace

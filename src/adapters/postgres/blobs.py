@@ -69,6 +69,10 @@ _UPSERT = (
     "stored_at = EXCLUDED.stored_at"
 )
 _DROP_OLD = "DELETE FROM blob_chunks WHERE key = %s AND version <> %s"
+# An adopted file of at most this size is read on the event loop (the usual document: a
+# thread hop cost more than the read), and this many adopted files are removed there too.
+INLINE_READ = 256 * 1024
+INLINE_UNLINKS = 4
 _ADD_CHUNK = "INSERT INTO blob_chunks (key, version, seq, data) VALUES (%s, %s, %s, %b)"
 # the rows (their locks taken in the keys' order) and their one piece each, in one statement;
 # _DROP_OLD_OF follows it
@@ -209,7 +213,10 @@ class PostgresBlobStore:
             if isinstance(source, bytes):
                 size, first = len(source), source
             else:  # one piece: read whole (held in memory anyway), unless it grew meanwhile
-                size, first = await asyncio.to_thread(_first_piece, source)
+                small = source.stat().st_size <= INLINE_READ  # a quick system call
+                size, first = (
+                    _first_piece(source) if small else await asyncio.to_thread(_first_piece, source)
+                )
             if first is not None and 0 < len(first) <= CHUNK:
                 pieces.append(first)
                 sizes.append(len(first))
@@ -231,7 +238,9 @@ class PostgresBlobStore:
             else:
                 sizes[i] = await self._write(key, file_chunks(source), sizes[i])
         adopted = [source for _, source in blobs if isinstance(source, Path)]
-        if adopted:
+        if len(adopted) <= INLINE_UNLINKS:
+            _unlink_all(adopted)  # a quick system call each
+        else:
             await asyncio.to_thread(_unlink_all, adopted)
         return sizes
 

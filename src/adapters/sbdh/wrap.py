@@ -98,6 +98,9 @@ def _named(error: InvalidInput, root: str) -> InvalidInput:
     )
 
 
+FIRST_PIECE = 2048  # bytes read first by read_bare_file: an SBD's root start tag fits
+
+
 def read_bare_file(
     path: str | os.PathLike[str], *, max_depth: int = PAYLOAD_MAX_DEPTH
 ) -> UblFacts | None:
@@ -109,8 +112,12 @@ def read_bare_file(
     parser = Parser(handler, field=_FIELD, max_depth=max_depth)
     try:
         with open(path, "rb") as file:
-            while chunk := file.read(FILE_CHUNK):
+            # an SBD is known at its root's start tag: a first small piece spares libxml2
+            # the rest of the document (the usual one is an SBD)
+            size = FIRST_PIECE
+            while chunk := file.read(size):
                 parser.feed(chunk)
+                size = FILE_CHUNK
         parser.close()
     except _NotBare:
         return None

@@ -1,9 +1,10 @@
 """Committed records of a few collections, kept in process memory for units of work that read.
 
 Every request reads the same handful of small records before it does anything: the caller's
-user record, their membership, the organisation, its certificates, an API key. On PostgreSQL
-each read is a round trip and about 120 µs of driver work in this process, more than the rest
-of the request; these records change rarely. So ``Storage.reader()`` units of work answer
+user record, their membership, the organisation, its certificates, an API key; every document
+sent or received reads its participants, the access points and SMPs it goes through and the
+receiver's SMP registration. On PostgreSQL each read is a round trip and about 120 µs of
+driver work in this process, more than the rest of the request; these records change rarely. So ``Storage.reader()`` units of work answer
 ``get``/``first``/``all`` on the collections named here from this cache, by the statement's SQL
 and parameters, and fill it on a miss. Units of work that write never read from it.
 
@@ -38,8 +39,20 @@ from fourcorner.application.storage import STAMP_MAX_AGE
 
 Key = tuple[str, tuple[object, ...]]
 
-#: the collections read on (nearly) every authenticated request, written rarely
-CACHED_COLLECTIONS = ("users", "members", "organisations", "certificates", "api_keys")
+#: the collections read on (nearly) every authenticated request, or for every document sent
+#: and received (its participants, the access points and SMPs used, the registration its
+#: receiver is looked up by), written rarely
+CACHED_COLLECTIONS = (
+    "users",
+    "members",
+    "organisations",
+    "certificates",
+    "api_keys",
+    "participants",
+    "access_points",
+    "smps",
+    "smp_registrations",
+)
 
 
 class RecordCache:

@@ -94,6 +94,10 @@ class Table:
         # Identifiers are checked against _IDENTIFIER above; values are always parameters.
         insert = f"INSERT INTO {name} ({listed}) VALUES ({marks})"  # noqa: S608
         self.insert_sql = f"{insert} ON CONFLICT DO NOTHING"
+        # a few records in one statement: every row or none (no ON CONFLICT: a clash fails it)
+        self._insert_rows = f"INSERT INTO {name} ({listed}) VALUES "  # noqa: S608
+        self._row_marks = f"({marks})"
+        self._insert_many_sql: dict[int, str] = {}
         # the bulk path (``Executor.bulk``): COPY in PostgreSQL, the plain INSERT in SQLite
         copy = f"COPY {name} ({listed}) FROM STDIN"
         self.bulk_sql = copy if dialect.name == "postgres" else insert
@@ -143,6 +147,16 @@ class Table:
     @property
     def name(self) -> str:
         return self.collection.name
+
+    def insert_many_sql(self, count: int) -> str:
+        """One ``INSERT`` of ``count`` rows (the parameters of ``values``, one row after the
+        other), which a clash fails whole."""
+        sql = self._insert_many_sql.get(count)
+        if sql is None:
+            sql = self._insert_many_sql[count] = self._insert_rows + ", ".join(
+                [self._row_marks] * count
+            )
+        return sql
 
     def values(self, item: Any, data: str) -> tuple[object, ...]:
         """The parameters of ``insert_sql`` for ``item`` (JSON ``data``)."""

@@ -13,6 +13,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import attrs
 import pytest
 
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
@@ -135,6 +136,29 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     assert transport.posted[0] == transport.posted[1]
     done = await stored(ctx, tx_id)
     assert done.transaction_status is Status.COMPLETED and done.receiver_sp == PEER
+    assert not await kept(docs, tx_id)
+
+
+async def test_a_message_kept_by_a_worker_that_stopped_is_sent_as_kept(api: Any) -> None:
+    """A worker that claimed a transaction and kept its message, then stopped before any
+    attempt was recorded, left it PROCESSING: once its lease has run out, the next worker
+    sends the kept bytes (only a transaction claimed for the first time is sent without
+    looking for them)."""
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    sending = worker(api, ctx, docs, transport)
+    [job] = await sending.claim(1)
+    assert job.first and job.tx.transaction_status is Status.PROCESSING
+    message = f"{tx_id}@fourcorner kept before the worker stopped".encode()
+    await docs.blobs.put(message_key(tx_id), message)
+    async with ctx.uow() as uow:  # its lease runs out
+        tx = await uow.repository(TRANSACTIONS).lock(tx_id)
+        over = ctx.clock() - timedelta(seconds=1)
+        await uow.repository(TRANSACTIONS).update(attrs.evolve(tx, lease_until=over))
+        await uow.commit()
+    assert await sending.run_once() == 1
+    assert transport.kept == [message] and transport.posted == [message]
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
     assert not await kept(docs, tx_id)
 
 
