@@ -37,7 +37,8 @@ _CONTEXT = multiprocessing.get_context("spawn")
 CLOSED = "the validator is shutting down"
 _DIED = "the validation worker stopped while checking the document"
 _INLINE = 32 * 1024  # requests written by the event loop; a pipe holds at least 64 KiB
-_READ = 256 * 1024  # bytes read from a worker's pipe at a time
+# bytes read from a worker's pipe at a time (a larger buffer is mapped and unmapped each time)
+_READ = 64 * 1024
 
 
 def cores() -> int:
