@@ -19,6 +19,13 @@ document (rules compiled), of the worker and of this process, against 10 times t
 bare pipeline's own peak, in a fresh process, is printed beside it. Saxon's heap varies from
 run to run by as much as 3x the file in the bare pipeline alone, so the two are taken in turn
 ``--memory-rounds`` times, each round printed, and the target is judged on the median.
+
+``--baseline PYTHONPATH``: instead, this code, the code at ``PYTHONPATH`` (another checkout's
+``.build/typecheck``) and the bare pipeline, each in a process of its own started once, are
+given ``base-example.xml`` for ``--seconds`` in turn, ``--rounds`` times (the order reversed
+every other round); each round's documents per CPU second are compared, and the medians of
+those ratios printed. A few per cent show there that separate runs of the default mode, whose
+figures follow the machine's load from one minute to the next, do not.
 """
 
 from __future__ import annotations
@@ -76,6 +83,21 @@ for path in files:
         once(path)
         count += 1
     print(count, time.perf_counter() - wall, time.process_time() - cpu, flush=True)
+"""
+)
+
+# a process of the comparison: told seconds on each line, it answers "documents CPU-seconds"
+BARE_TURNS = (
+    BARE
+    + """
+once(files[0])
+print('ready', flush=True)
+for line in sys.stdin:
+    count, wall, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < float(line) or count < 3:
+        once(files[0])
+        count += 1
+    print(count, time.process_time() - cpu, flush=True)
 """
 )
 
@@ -148,6 +170,76 @@ async def all_cores(path: Path, seconds: float) -> float:
         await validator.aclose()
 
 
+async def turns(path: Path) -> None:
+    """This code's side of ``--baseline``: checks ``path`` for the seconds of each line."""
+    validator = SaxonValidator(workers=1, cache=0)
+    try:
+        await validator.validate(path)
+        (pid,) = validator.pool.pids()
+        print("ready", flush=True)
+        loop = asyncio.get_running_loop()
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            count, wall = 0, time.perf_counter()
+            cpu = time.process_time() + cpu_seconds(pid)
+            while time.perf_counter() - wall < float(line) or count < 3:
+                await validator.validate(path)
+                count += 1
+            print(count, time.process_time() + cpu_seconds(pid) - cpu, flush=True)
+    finally:
+        await validator.aclose()
+
+
+def compare(baseline: str, seconds: float, rounds: int) -> None:
+    """This code, the code at ``baseline`` and the bare pipeline, taken in turn."""
+    here = [sys.executable, __file__, "--turns"]
+    commands = {
+        "this code": (here, os.environ.get("PYTHONPATH")),
+        "baseline": (here, baseline),
+        "bare pipeline": ([sys.executable, "-c", BARE_TURNS, str(RULES), str(BASE), "0"], None),
+    }
+    procs = {}
+    for name, (command, path) in commands.items():
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        procs[name] = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env | ({"PYTHONPATH": path} if path else {}),
+        )
+    rates: dict[str, list[float]] = {name: [] for name in procs}
+    try:
+        for proc in procs.values():
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for n in range(rounds):
+            for name in list(procs)[:: 1 if n % 2 == 0 else -1]:
+                proc = procs[name]
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(f"{seconds}\n")
+                proc.stdin.flush()
+                count, cpu = proc.stdout.readline().split()
+                rates[name].append(int(count) / float(cpu))
+    finally:
+        for proc in procs.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+    for name, got in rates.items():
+        print(
+            f"{name}: {statistics.median(got):,.1f} base-example docs per CPU second "
+            f"(rounds {', '.join(f'{r:.0f}' for r in got)})"
+        )
+    for a, b in (
+        ("this code", "bare pipeline"),
+        ("baseline", "bare pipeline"),
+        ("this code", "baseline"),
+    ):
+        ratios = [x / y for x, y in zip(rates[a], rates[b], strict=True)]
+        low, _, high = statistics.quantiles(ratios, n=4)
+        print(f"{a} / {b}: median {statistics.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f})")
+    print("load average", " ".join(Path("/proc/loadavg").read_text().split()[:3]))
+
+
 def _reset_peak(*pids: int) -> None:
     for pid in pids:
         Path(f"/proc/{pid}/clear_refs").write_text("5")
@@ -190,7 +282,17 @@ async def main() -> None:
     parser.add_argument(
         "--memory-rounds", type=int, default=5, help="10 MiB peaks, ours and bare in turn"
     )
+    parser.add_argument(
+        "--baseline", metavar="PYTHONPATH", help="compare with that code, in turn (see above)"
+    )
+    parser.add_argument("--turns", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.turns:
+        await turns(BASE)
+        return
+    if args.baseline:
+        compare(args.baseline, args.seconds, args.rounds)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         one, ten = Path(tmp) / "1mib.xml", Path(tmp) / "10mib.xml"
         one.write_bytes(big_invoice(2**20))

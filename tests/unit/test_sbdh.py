@@ -874,3 +874,32 @@ def test_a_small_document_of_too_many_tags_is_streamed_and_answers_the_same(
     monkeypatch.setattr(parser_module, "WHOLE_MARKUP", 2 * tags)
     assert parser_module.parse_whole(data, field=ROOT, max_depth=64) is not None
     assert _outcome(data) == streamed
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(0, 96), limit=st.integers(0, 64), grown=st.integers(0, 64))
+def test_read_small_gives_a_file_of_at_most_limit_bytes_whole(
+    tmp_path_factory: pytest.TempPathFactory, size: int, limit: int, grown: int
+) -> None:
+    path = tmp_path_factory.mktemp("small") / "doc.xml"
+    data = bytes(range(size))
+    path.write_bytes(data)
+    assert parser_module.read_small(path, limit) == (data if size <= limit else None)
+    # a file that grows after its size was taken is read to its end, or refused past limit
+    real_fstat = parser_module.os.fstat
+
+    def stale(fd: int) -> object:
+        taken = real_fstat(fd)
+        path.write_bytes(data + b"x" * grown)
+        return taken
+
+    parser_module.os.fstat = stale  # type: ignore[assignment]
+    try:
+        got = parser_module.read_small(path, limit)
+    finally:
+        parser_module.os.fstat = real_fstat
+    now = data + b"x" * grown
+    if size <= limit:
+        assert got == (now if len(now) <= limit else None)
+    else:
+        assert got is None

@@ -289,6 +289,25 @@ async def test_a_worker_that_died_is_replaced():
         await own.validate(BASE)
 
 
+async def test_a_caller_that_stops_waiting_leaves_its_worker_to_the_next_document():
+    own = SaxonValidator(workers=1, cache=0)
+    try:
+        assert (await own.validate(BASE)).valid
+        (pid,) = own.pool.pids()
+        given_up = asyncio.create_task(own.validate(big_invoice(2**20)))
+        await asyncio.sleep(0.05)  # being checked
+        given_up.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await given_up
+        broken = BASE.replace(b"<cbc:IssueDate>2017-11-13</cbc:IssueDate>", b"")
+        # the worker's answer about the large invoice is read and dropped, not given here
+        assert not (await own.validate(broken)).valid
+        assert (await own.validate(BASE)).valid
+        assert own.pool.pids() == [pid]  # the same worker: not killed, not replaced
+    finally:
+        await own.aclose()
+
+
 def test_saxon_runs_only_in_the_workers(tmp_path):
     """The server's process never loads Saxon: its calls hold the GIL for their whole length."""
     code = (

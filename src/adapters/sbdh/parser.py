@@ -140,10 +140,15 @@ def parse_whole(data: bytes, *, field: str, max_depth: int) -> etree._Element | 
 def read_small(path: str | os.PathLike[str], limit: int) -> bytes | None:
     """The bytes of the file ``path`` when it holds at most ``limit``; None when it is larger
     (nothing more than ``limit`` + 1 bytes read, and none when its size says so)."""
-    with open(path, "rb") as file:
-        if os.fstat(file.fileno()).st_size > limit:
+    with open(path, "rb", buffering=0) as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > limit:
             return None
-        data = file.read(limit + 1)
+        # as many bytes as the file holds (no buffer of ``limit`` bytes made for a small
+        # one), then on to its end or ``limit`` + 1, should it have grown since
+        data = file.read(size + 1)
+        while len(data) <= limit and (more := file.read(limit + 1 - len(data))):
+            data += more
     return None if len(data) > limit else data
 
 

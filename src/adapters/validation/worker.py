@@ -27,6 +27,7 @@ from lxml import etree
 
 from fourcorner.adapters.validation.document import Located, read
 from fourcorner.adapters.validation.rules import PIPELINE, RULES, Syntax, titles
+from fourcorner.adapters.validation.traversal import elements_only
 from fourcorner.domain.errors import InvalidInput
 
 SVRL = "http://purl.oclc.org/dsdl/svrl"
@@ -65,13 +66,16 @@ class Engine:
 
     def rules(self, syntax: Syntax) -> list[Any]:
         """The compiled rule sets of ``syntax``: each ``.sch`` run through SchXslt's
-        ``pipeline-for-svrl.xsl``, and the XSLT it writes compiled, once per process."""
+        ``pipeline-for-svrl.xsl``, and the XSLT it writes compiled, once per process, walking
+        the document's elements alone (``adapters.validation.traversal``)."""
         if syntax not in self._compiled:
             pipeline = self._compiler.compile_stylesheet(stylesheet_file=str(self._dir / PIPELINE))
             pipeline.set_parameter("schxslt.svrl.compact", self._processor.make_boolean_value(True))
             compiled = []
             for rule_set in RULES[syntax]:
-                xslt = pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
+                xslt = elements_only(
+                    pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
+                )
                 compiled.append(self._compiler.compile_stylesheet(stylesheet_text=xslt))
             self._compiled[syntax] = compiled
         return self._compiled[syntax]
