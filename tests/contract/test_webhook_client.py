@@ -6,9 +6,17 @@ answer is a failure, and addresses a check refuses are never connected to."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -228,3 +236,58 @@ async def test_refused_addresses_are_never_connected_to(peer: Peer) -> None:
         await rebinding.aclose()
         await literal.aclose()
     assert peer.connections == 0
+
+
+def _certificate(tmp: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "receiver")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.IPv4Address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp / "cert.pem", tmp / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_https_is_verified_and_then_kept_alive(tmp_path: Path) -> None:
+    cert, key = _certificate(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    p = Peer()
+    server = await asyncio.start_server(p.serve, "127.0.0.1", 0, ssl=served)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/in"
+    untrusting = Http1Client(kept=KEPT, check=None)  # the system's authorities only
+    trusting = Http1Client(kept=KEPT, check=None, tls=ssl.create_default_context(cafile=cert))
+    try:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await untrusting.post(url, b"{}", {})
+        assert p.requests == []
+        for _ in range(3):
+            assert await trusting.post(url, b"{}", {}) == (204, b"")
+        assert (
+            len(p.requests) == 3 and p.connections == 1
+        )  # one kept (the refused one never served)
+    finally:
+        await untrusting.aclose()
+        await trusting.aclose()
+        server.close()

@@ -274,8 +274,15 @@ class Http1Client:
     literal, or each address a name resolves to) is refused, or None."""
 
     def __init__(
-        self, *, limit: int = 100, kept: int = 1024, check: Callable[[str], str | None] | None
+        self,
+        *,
+        limit: int = 100,
+        kept: int = 1024,
+        check: Callable[[str], str | None] | None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the context of https connections (by default the system's trusted
+        authorities, the host name checked)."""
         self._limit = limit
         self._kept = kept
         self._check = check
@@ -283,7 +290,7 @@ class Http1Client:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
         self._targets: dict[str, _Target] = {}
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, bytes]:
         """POST ``body`` to ``url``: the answer's status and the first ``kept`` bytes of its
