@@ -160,7 +160,10 @@ class Settings:
     webhook_allow_private_targets: bool = False
     webhook_retry_delays: str = "30,300"
     webhook_hex_signature_header: str = "x-webhook-sign"
-    webhook_concurrency: int = 128
+    # a finished send waits in flight for its outcome's write: 256 rather than 128 lets claims
+    # and writes take more at a time (bench_webhooks: 2,136 and 2,659 deliveries/s against
+    # 2,008 and 2,195, 299 and 257 µs of CPU each against 305 and 280)
+    webhook_concurrency: int = 256
     webhook_timeout: float = 15.0
     webhook_lease_seconds: float = 60.0
     workers: bool = True

@@ -31,7 +31,7 @@ from fourcorner.adapters.smp.registrar import StoredSmpRegistrar
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
 from fourcorner.adapters.validation import SaxonValidator
-from fourcorner.adapters.webhooks import AiohttpWebhookSender
+from fourcorner.adapters.webhooks import Http1WebhookSender
 from fourcorner.application import certificate_keys, operator_setup, sealed, sml
 from fourcorner.application.collections import DELIVERIES, LOCATOR_TASKS, TRANSACTIONS
 from fourcorner.application.context import Context, Network
@@ -157,7 +157,7 @@ class Container(containers.DeclarativeContainer):
     webhook_sender = providers.Resource(
         setup.closing,
         providers.Singleton(
-            AiohttpWebhookSender,
+            Http1WebhookSender,
             timeout=config.webhook_timeout,
             allow_private_targets=config.webhook_allow_private_targets,
             # a kept connection for every send the worker may have in flight (with the

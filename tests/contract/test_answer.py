@@ -24,7 +24,7 @@ from fourcorner.adapters.directory import IndexerDirectoryPublisher
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.pki.testpki import TestPki
 from fourcorner.adapters.sql.codec import make_converter
-from fourcorner.adapters.webhooks import AiohttpWebhookSender
+from fourcorner.adapters.webhooks import Http1WebhookSender
 from fourcorner.adapters.webhooks.sender import KEPT_ANSWER_BYTES
 from fourcorner.application.ports import Credentials, Endpoint, Refused
 from fourcorner.domain.webhook import Attempt
@@ -157,7 +157,7 @@ async def test_an_endless_body_is_read_only_to_the_cap(peer: Peer) -> None:
 async def test_a_webhook_receiver_streaming_forever_costs_little_and_its_start_is_kept(
     peer: Peer,
 ) -> None:
-    sender = AiohttpWebhookSender(allow_private_targets=True, timeout=30)
+    sender = Http1WebhookSender(allow_private_targets=True, timeout=30)
     try:
         with Traced() as traced:
             result = await sender.send(peer.url("/endless?status=200"), b"{}", {})
@@ -173,7 +173,7 @@ async def test_a_webhook_receiver_streaming_forever_costs_little_and_its_start_i
 async def test_a_webhook_attempt_keeps_the_first_kib_of_the_answer(
     peer: Peer, size: int, kept: str
 ) -> None:
-    sender = AiohttpWebhookSender(allow_private_targets=True)
+    sender = Http1WebhookSender(allow_private_targets=True)
     try:
         result = await sender.send(peer.url(f"/declared/{size}"), b"{}", {})
     finally:

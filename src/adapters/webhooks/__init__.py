@@ -1,5 +1,5 @@
-"""Webhook delivery over HTTP."""
+"""Webhook delivery over HTTP/1.1."""
 
-from fourcorner.adapters.webhooks.sender import AiohttpWebhookSender
+from fourcorner.adapters.webhooks.sender import Http1WebhookSender
 
-__all__ = ["AiohttpWebhookSender"]
+__all__ = ["Http1WebhookSender"]

@@ -1,6 +1,7 @@
-"""POSTs webhook deliveries with aiohttp: 15 s timeout, and no private targets unless allowed.
-Of the receiver's answer only the first ``KEPT_ANSWER_BYTES`` are read, for the attempt's
-record; the rest is never read.
+"""POSTs webhook deliveries with a small HTTP/1.1 client (``client.Http1Client``): a 15 s
+timeout for the whole exchange, and no private targets unless allowed. Of the receiver's
+answer only the first ``KEPT_ANSWER_BYTES`` are kept, for the attempt's record; a long rest
+is not read (the connection is closed instead of kept).
 
 Addresses are checked after DNS resolution, so a public name that resolves to a private
 address (DNS rebinding) is refused as well.
@@ -8,78 +9,47 @@ address (DNS rebinding) is refused as well.
 
 from __future__ import annotations
 
-import socket
+import asyncio
 import time
-from typing import Any
 
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-
-from fourcorner.adapters.answer import read_head
+from fourcorner.adapters.webhooks.client import AnswerUnreadable, Http1Client
 from fourcorner.application.ports import SendResult
 from fourcorner.domain.webhook import address_problem
 
 KEPT_ANSWER_BYTES = 1024
 
 
-class _GuardedResolver(AbstractResolver):
-    def __init__(self) -> None:
-        self._inner = aiohttp.ThreadedResolver()
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        problem = address_problem(host)
-        if problem:
-            raise OSError(problem)
-        results = await self._inner.resolve(host, port, family)
-        allowed = [r for r in results if address_problem(r["host"]) is None]
-        if not allowed:
-            raise OSError(f"{host} resolves only to addresses not allowed as webhook targets")
-        return allowed
-
-    async def close(self) -> None:
-        await self._inner.close()
-
-
-class AiohttpWebhookSender:
+class Http1WebhookSender:
     def __init__(
         self, *, timeout: float = 15.0, allow_private_targets: bool = False, limit: int = 100
     ) -> None:
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._timeout = timeout
         self._allow_private = allow_private_targets
         self._limit = limit
-        self._session: aiohttp.ClientSession | None = None
+        self._http: Http1Client | None = None
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            kwargs: dict[str, Any] = {"limit": self._limit, "limit_per_host": 0}
-            if not self._allow_private:
-                kwargs["resolver"] = _GuardedResolver()
-            self._session = aiohttp.ClientSession(
-                timeout=self._timeout, connector=aiohttp.TCPConnector(**kwargs)
-            )
-        return self._session
+    def _client(self) -> Http1Client:
+        if self._http is None:
+            check = None if self._allow_private else address_problem
+            self._http = Http1Client(limit=self._limit, kept=KEPT_ANSWER_BYTES, check=check)
+        return self._http
 
     async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
         started = time.perf_counter()
         try:
-            async with self._client().post(
-                url, data=body, headers=headers, allow_redirects=False
-            ) as resp:
-                status = resp.status
-                head = await read_head(resp, KEPT_ANSWER_BYTES)
+            async with asyncio.timeout(self._timeout):
+                status, head = await self._client().post(url, body, headers)
         except TimeoutError:
             return SendResult(_ms(started), error="timed out")
-        except (aiohttp.ClientError, OSError) as e:
+        except (AnswerUnreadable, OSError, ValueError) as e:
             return SendResult(_ms(started), error=f"{type(e).__name__}: {e}"[:500])
         return SendResult(
             _ms(started), status_code=status, response_body=head.decode("utf-8", "replace")
         )
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        if self._http is not None:
+            await self._http.aclose()
 
 
 def _ms(started: float) -> float:

@@ -1,0 +1,293 @@
+"""The webhook sender's HTTP/1.1 client (``adapters.webhooks.client``) against peers on
+127.0.0.1 that answer with bytes of their own: every framing of an answer gives its status and
+the start of its body, kept-alive connections are reused and a closed one replaced, a broken
+answer is a failure, and addresses a check refuses are never connected to."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import ssl
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fourcorner.adapters.webhooks.client import MAX_DRAIN, AnswerUnreadable, Http1Client
+
+KEPT = 1024
+
+
+class Peer:
+    """A server that reads each request and writes ``answer(n)`` for the n-th on a
+    connection (and closes the connection after it when ``close_after(n)``)."""
+
+    def __init__(self) -> None:
+        self.answer: Callable[[int], bytes] = lambda n: b"HTTP/1.1 204 No Content\r\n\r\n"
+        self.close_after: Callable[[int], bool] = lambda n: False
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.open_now = 0
+        self.most_open = 0
+        self.delay = 0.0
+        self.url = ""
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        n = 0
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    return
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                self.requests.append(head + await reader.readexactly(length))
+                if self.delay:
+                    await asyncio.sleep(self.delay)
+                writer.write(self.answer(n))
+                await writer.drain()
+                if self.close_after(n):
+                    return
+                n += 1
+        except ConnectionError:
+            pass
+        finally:
+            self.open_now -= 1
+            writer.close()
+
+
+@pytest.fixture
+async def peer() -> AsyncIterator[Peer]:
+    p = Peer()
+    server = await asyncio.start_server(p.serve, "127.0.0.1", 0)
+    p.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/in?x=1"
+    yield p
+    server.close()
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Http1Client]:
+    c = Http1Client(kept=KEPT, check=None)
+    yield c
+    await c.aclose()
+
+
+def chunked(body: bytes, sizes: list[int], trailers: bytes = b"") -> bytes:
+    out, at = b"", 0
+    for size in sizes:
+        piece = body[at : at + size]
+        if not piece:
+            break
+        out += b"%x;ext=1\r\n%s\r\n" % (len(piece), piece)
+        at += len(piece)
+    if at < len(body):
+        out += b"%x\r\n%s\r\n" % (len(body) - at, body[at:])
+    return out + b"0\r\n" + trailers + b"\r\n"
+
+
+ONE_PEER = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@ONE_PEER
+@given(
+    size=st.integers(0, 3 * MAX_DRAIN // 2),
+    framing=st.sampled_from(["length", "chunked", "close"]),
+    sizes=st.lists(st.integers(1, 5000), max_size=5),
+    interim=st.booleans(),
+)
+async def test_every_framing_gives_the_status_and_the_start_of_the_body(
+    peer: Peer, size: int, framing: str, sizes: list[int], interim: bool
+) -> None:
+    body = bytes(range(256)) * (size // 256) + b"z" * (size % 256)
+    head = b"HTTP/1.1 100 Continue\r\n\r\n" if interim else b""
+    if framing == "length":
+        head += b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n%s" % (size, body)
+    elif framing == "chunked":
+        head += b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
+        head += chunked(body, sizes, b"X-Sum: 1\r\n" if sizes else b"")
+    else:
+        head += b"HTTP/1.1 201 Created\r\nConnection: close\r\n\r\n" + body
+    peer.answer = lambda n: head
+    peer.close_after = lambda n: framing == "close"
+    c = Http1Client(kept=KEPT, check=None)
+    try:
+        for _ in range(2):  # the second on the kept connection where it was drained
+            assert await c.post(peer.url, b"{}", {}) == (201, body[:KEPT])
+        drained = framing != "close" and size <= MAX_DRAIN
+        assert peer.connections == (1 if drained else 2)
+    finally:
+        await c.aclose()
+        peer.connections = 0
+
+
+async def test_the_request_is_one_post_with_its_headers_and_length(
+    peer: Peer, client: Http1Client
+) -> None:
+    assert await client.post(peer.url, b'{"a":1}', {"webhook-id": "msg_1"}) == (204, b"")
+    [request] = peer.requests
+    head, body = request.split(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /in?x=1 HTTP/1.1"
+    assert set(lines[1:]) == {
+        b"host: " + peer.url.split("/")[2].encode(),
+        b"webhook-id: msg_1",
+        b"content-length: 7",
+    }
+    assert body == b'{"a":1}'
+
+
+async def test_a_kept_connection_the_peer_closed_is_replaced(
+    peer: Peer, client: Http1Client
+) -> None:
+    peer.close_after = lambda n: True  # closes each connection after answering, unannounced
+    for _ in range(3):
+        assert await client.post(peer.url, b"{}", {}) == (204, b"")
+        await asyncio.sleep(0.05)
+    assert peer.connections == 3 and len(peer.requests) == 3
+
+
+async def test_a_kept_connection_closed_unanswered_is_tried_once_more_on_a_new_one(
+    peer: Peer, client: Http1Client
+) -> None:
+    # the second request on a connection is read and left unanswered, the connection closed
+    peer.answer = lambda n: b"" if n else b"HTTP/1.1 204 No Content\r\n\r\n"
+    peer.close_after = lambda n: n > 0
+    assert await client.post(peer.url, b"{}", {}) == (204, b"")
+    assert await client.post(peer.url, b"{}", {}) == (204, b"")
+    assert peer.connections == 2 and len(peer.requests) == 3  # the second one sent twice
+
+
+async def test_a_peer_that_closes_unanswered_is_a_failure(peer: Peer, client: Http1Client) -> None:
+    peer.answer = lambda n: b""
+    peer.close_after = lambda n: True
+    with pytest.raises(ConnectionResetError):
+        await client.post(peer.url, b"{}", {})
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"SMTP ready\r\n\r\n",
+        b"HTTP/1.1 2000 OK\r\n\r\n",
+        b"HTTP/1.1 abc OK\r\n\r\n",
+        b"HTTP/1.1 101 Switching\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+        b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
+        b"HTTP/1.1 200 OK\r\nX: " + b"y" * (70 * 1024) + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",  # then closed
+    ],
+)
+async def test_a_broken_answer_is_a_failure(peer: Peer, client: Http1Client, answer: bytes) -> None:
+    peer.answer = lambda n: answer
+    peer.close_after = lambda n: True
+    with pytest.raises(AnswerUnreadable):
+        await client.post(peer.url, b"{}", {})
+
+
+async def test_a_header_with_a_line_break_is_not_sent(peer: Peer, client: Http1Client) -> None:
+    for value in ("a\r\nx-evil: 1", "a\nb", "a\rb"):
+        with pytest.raises(ValueError):
+            await client.post(peer.url, b"{}", {"x": value})
+    assert peer.requests == []
+
+
+async def test_at_most_limit_connections_are_open(peer: Peer) -> None:
+    peer.delay = 0.05
+    c = Http1Client(limit=2, kept=KEPT, check=None)
+    try:
+        answers = await asyncio.gather(*(c.post(peer.url, b"{}", {}) for _ in range(6)))
+    finally:
+        await c.aclose()
+    assert answers == [(204, b"")] * 6
+    assert peer.most_open <= 2 and peer.connections == 2
+
+
+async def test_refused_addresses_are_never_connected_to(peer: Peer) -> None:
+    port = peer.url.split(":")[2].split("/")[0]
+    loopback = {"127.0.0.1", "::1"}
+    # a name allowed as such that resolves only to refused addresses (DNS rebinding)
+    rebinding = Http1Client(kept=KEPT, check=lambda a: "refused" if a in loopback else None)
+    literal = Http1Client(kept=KEPT, check=lambda a: "refused" if a in loopback else None)
+    try:
+        with pytest.raises(OSError, match="resolves only to addresses not allowed"):
+            await rebinding.post(f"http://localhost:{port}/in", b"{}", {})
+        with pytest.raises(OSError, match="refused"):
+            await literal.post(peer.url, b"{}", {})
+    finally:
+        await rebinding.aclose()
+        await literal.aclose()
+    assert peer.connections == 0
+
+
+def _certificate(tmp: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "receiver")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.IPv4Address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp / "cert.pem", tmp / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_https_is_verified_and_then_kept_alive(tmp_path: Path) -> None:
+    cert, key = _certificate(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    p = Peer()
+    server = await asyncio.start_server(p.serve, "127.0.0.1", 0, ssl=served)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/in"
+    untrusting = Http1Client(kept=KEPT, check=None)  # the system's authorities only
+    trusting = Http1Client(kept=KEPT, check=None, tls=ssl.create_default_context(cafile=cert))
+    try:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await untrusting.post(url, b"{}", {})
+        assert p.requests == []
+        for _ in range(3):
+            assert await trusting.post(url, b"{}", {}) == (204, b"")
+        assert (
+            len(p.requests) == 3 and p.connections == 1
+        )  # one kept (the refused one never served)
+    finally:
+        await untrusting.aclose()
+        await trusting.aclose()
+        server.close()
