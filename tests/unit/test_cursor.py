@@ -6,12 +6,15 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fourcorner.application import storage as storage_module
 from fourcorner.application.storage import Cursor, Order
+from fourcorner.domain import clock
 from fourcorner.domain.errors import InvalidCursor
 from fourcorner.domain.filtering import FieldSpec, FieldType
 
@@ -69,3 +72,25 @@ def test_any_text_is_a_cursor_or_refused(text: str) -> None:
 def test_crafted_cursors_are_refused(text: str, order: Order, spec: FieldSpec) -> None:
     with pytest.raises(InvalidCursor):
         Cursor.decode(text, order, spec)
+
+
+def reference_sortable(text: str) -> bool:
+    """What a cursor's time must be: ``clock.sortable``'s own form of an instant."""
+    try:
+        return clock.sortable(clock.parse(text)) == text
+    except ValueError:
+        return False
+
+
+SHAPED = st.from_regex(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z\Z")
+
+
+@given(st.datetimes() | st.datetimes(timezones=st.timezones()))
+def test_every_sortable_time_is_a_cursors_time(moment: datetime) -> None:
+    text = clock.sortable(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    assert storage_module._sortable(text)
+
+
+@given(SHAPED | st.text(max_size=40) | st.builds(lambda s: s + "Z", SHAPED))
+def test_a_cursors_time_is_checked_as_its_round_trip_checks_it(text: str) -> None:
+    assert storage_module._sortable(text) == reference_sortable(text)
