@@ -194,6 +194,9 @@ async def test_a_peer_that_closes_unanswered_is_a_failure(peer: Peer, client: Ht
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
         b"HTTP/1.1 200 OK\r\nX: " + b"y" * (70 * 1024) + b"\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",  # then closed
+        b"HTTP/2.0 200 OK\r\n\r\n",
+        b"HTTP/1.1 099 OK\r\n\r\n",
+        b"HTTP/1.1 100 Continue\r\n\r\n" * 3000 + b"HTTP/1.1 200 OK\r\n\r\n",  # heads > 64k
     ],
 )
 async def test_a_broken_answer_is_a_failure(peer: Peer, client: Http1Client, answer: bytes) -> None:
@@ -201,6 +204,41 @@ async def test_a_broken_answer_is_a_failure(peer: Peer, client: Http1Client, ans
     peer.close_after = lambda n: True
     with pytest.raises(AnswerUnreadable):
         await client.post(peer.url, b"{}", {})
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept_alive"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab", True),
+        (
+            b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n"
+            b"Content-Length: 2\r\n\r\nab",
+            True,
+        ),
+        (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nab", True),
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab", False),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nab", False),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nabc", False),  # a byte past it
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nabHTTP/1.1 200 OK\r\n\r\n", False),
+    ],
+)
+async def test_a_connection_is_kept_only_when_the_answer_allows_it(
+    peer: Peer, client: Http1Client, answer: bytes, kept_alive: bool
+) -> None:
+    peer.answer = lambda n: answer
+    for _ in range(2):
+        assert await client.post(peer.url, b"{}", {}) == (200, b"ab")
+    assert peer.connections == (1 if kept_alive else 2)
+
+
+async def test_endless_trailers_are_not_read_to_their_end(peer: Peer, client: Http1Client) -> None:
+    # a chunked body whose trailer never ends, the connection left open
+    trailer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-T: "
+    peer.answer = lambda n: trailer + b"y" * (4 * MAX_DRAIN)
+    async with asyncio.timeout(10):
+        for _ in range(2):
+            assert await client.post(peer.url, b"{}", {}) == (200, b"a")
+    assert peer.connections == 2
 
 
 async def test_a_header_with_a_line_break_is_not_sent(peer: Peer, client: Http1Client) -> None:
