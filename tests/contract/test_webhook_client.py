@@ -37,6 +37,7 @@ class Peer:
         self.open_now = 0
         self.most_open = 0
         self.delay = 0.0
+        self.cuts: list[int] = []  # where an answer is cut into writes of its own
         self.url = ""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -58,7 +59,13 @@ class Peer:
                 self.requests.append(head + await reader.readexactly(length))
                 if self.delay:
                     await asyncio.sleep(self.delay)
-                writer.write(self.answer(n))
+                answer, at = self.answer(n), 0
+                for cut in sorted(self.cuts):
+                    writer.write(answer[at:cut])
+                    await writer.drain()
+                    await asyncio.sleep(0.001)
+                    at = max(at, cut)
+                writer.write(answer[at:])
                 await writer.drain()
                 if self.close_after(n):
                     return
@@ -131,6 +138,35 @@ async def test_every_framing_gives_the_status_and_the_start_of_the_body(
             assert await c.post(peer.url, b"{}", {}) == (201, body[:KEPT])
         drained = framing != "close" and size <= MAX_DRAIN
         assert peer.connections == (1 if drained else 2)
+    finally:
+        await c.aclose()
+        peer.connections = 0
+
+
+@ONE_PEER
+@given(
+    size=st.integers(0, 3000),
+    chunks=st.lists(st.integers(1, 700), max_size=4),
+    cuts=st.lists(st.integers(1, 3200), min_size=1, max_size=6),
+)
+async def test_an_answer_cut_anywhere_reads_the_same(
+    peer: Peer, size: int, chunks: list[int], cuts: list[int]
+) -> None:
+    body = bytes(range(256)) * (size // 256) + b"z" * (size % 256)
+    interim = b"HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
+    answers = [
+        interim + b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\r\n\r\n%s" % (size, body),
+        interim
+        + b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + chunked(body, chunks, b"X-Sum: 1\r\n"),
+    ]
+    peer.answer = lambda n: answers[n % 2]
+    peer.cuts = cuts
+    c = Http1Client(kept=KEPT, check=None)
+    try:
+        for _ in range(4):  # both framings, twice, on one kept connection
+            assert await c.post(peer.url, b"{}", {}) == (200, body[:KEPT])
+        assert peer.connections == 1
     finally:
         await c.aclose()
         peer.connections = 0
