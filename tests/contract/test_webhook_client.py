@@ -37,6 +37,7 @@ class Peer:
         self.open_now = 0
         self.most_open = 0
         self.delay = 0.0
+        self.cuts: list[int] = []  # where an answer is cut into writes of its own
         self.url = ""
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -58,7 +59,13 @@ class Peer:
                 self.requests.append(head + await reader.readexactly(length))
                 if self.delay:
                     await asyncio.sleep(self.delay)
-                writer.write(self.answer(n))
+                answer, at = self.answer(n), 0
+                for cut in sorted(self.cuts):
+                    writer.write(answer[at:cut])
+                    await writer.drain()
+                    await asyncio.sleep(0.001)
+                    at = max(at, cut)
+                writer.write(answer[at:])
                 await writer.drain()
                 if self.close_after(n):
                     return
@@ -136,6 +143,35 @@ async def test_every_framing_gives_the_status_and_the_start_of_the_body(
         peer.connections = 0
 
 
+@ONE_PEER
+@given(
+    size=st.integers(0, 3000),
+    chunks=st.lists(st.integers(1, 700), max_size=4),
+    cuts=st.lists(st.integers(1, 3200), min_size=1, max_size=6),
+)
+async def test_an_answer_cut_anywhere_reads_the_same(
+    peer: Peer, size: int, chunks: list[int], cuts: list[int]
+) -> None:
+    body = bytes(range(256)) * (size // 256) + b"z" * (size % 256)
+    interim = b"HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
+    answers = [
+        interim + b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\r\n\r\n%s" % (size, body),
+        interim
+        + b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + chunked(body, chunks, b"X-Sum: 1\r\n"),
+    ]
+    peer.answer = lambda n: answers[n % 2]
+    peer.cuts = cuts
+    c = Http1Client(kept=KEPT, check=None)
+    try:
+        for _ in range(4):  # both framings, twice, on one kept connection
+            assert await c.post(peer.url, b"{}", {}) == (200, body[:KEPT])
+        assert peer.connections == 1
+    finally:
+        await c.aclose()
+        peer.connections = 0
+
+
 async def test_the_request_is_one_post_with_its_headers_and_length(
     peer: Peer, client: Http1Client
 ) -> None:
@@ -194,6 +230,9 @@ async def test_a_peer_that_closes_unanswered_is_a_failure(peer: Peer, client: Ht
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
         b"HTTP/1.1 200 OK\r\nX: " + b"y" * (70 * 1024) + b"\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",  # then closed
+        b"HTTP/2.0 200 OK\r\n\r\n",
+        b"HTTP/1.1 099 OK\r\n\r\n",
+        b"HTTP/1.1 100 Continue\r\n\r\n" * 3000 + b"HTTP/1.1 200 OK\r\n\r\n",  # heads > 64k
     ],
 )
 async def test_a_broken_answer_is_a_failure(peer: Peer, client: Http1Client, answer: bytes) -> None:
@@ -201,6 +240,41 @@ async def test_a_broken_answer_is_a_failure(peer: Peer, client: Http1Client, ans
     peer.close_after = lambda n: True
     with pytest.raises(AnswerUnreadable):
         await client.post(peer.url, b"{}", {})
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept_alive"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab", True),
+        (
+            b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n"
+            b"Content-Length: 2\r\n\r\nab",
+            True,
+        ),
+        (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nab", True),
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab", False),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nab", False),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nabc", False),  # a byte past it
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nabHTTP/1.1 200 OK\r\n\r\n", False),
+    ],
+)
+async def test_a_connection_is_kept_only_when_the_answer_allows_it(
+    peer: Peer, client: Http1Client, answer: bytes, kept_alive: bool
+) -> None:
+    peer.answer = lambda n: answer
+    for _ in range(2):
+        assert await client.post(peer.url, b"{}", {}) == (200, b"ab")
+    assert peer.connections == (1 if kept_alive else 2)
+
+
+async def test_endless_trailers_are_not_read_to_their_end(peer: Peer, client: Http1Client) -> None:
+    # a chunked body whose trailer never ends, the connection left open
+    trailer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-T: "
+    peer.answer = lambda n: trailer + b"y" * (4 * MAX_DRAIN)
+    async with asyncio.timeout(10):
+        for _ in range(2):
+            assert await client.post(peer.url, b"{}", {}) == (200, b"a")
+    assert peer.connections == 2
 
 
 async def test_a_header_with_a_line_break_is_not_sent(peer: Peer, client: Http1Client) -> None:

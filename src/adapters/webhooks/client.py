@@ -5,11 +5,16 @@ one request on a kept-alive connection, written at once, and an answer of which 
 status and the first bytes of the body are kept. This client does that on an
 ``asyncio.Protocol``: connections kept alive per origin (scheme, host, port), at most
 ``limit`` open at once, each idle one closed after ``IDLE_SECONDS``; the request written in one
-call; the answer read by its framing (``Content-Length``, chunked, or until the peer closes).
+call; the answer framed by ``httptools.HttpResponseParser`` (llhttp, the parser uvicorn uses:
+status line, headers, ``Content-Length``, chunked, or until the peer closes; interim 1xx
+answers skipped, 101 refused, anything llhttp refuses or not HTTP/1.x ``AnswerUnreadable``).
 
-Bounds: the answer's head has at most ``MAX_HEAD`` bytes; of its body ``kept`` bytes are held
-and the rest only counted; a body of more than ``MAX_DRAIN`` bytes (or one that lasts until
-the connection closes) is not read to its end: the connection is closed instead of kept.
+Bounds: the answer's head (interim ones counted) has at most ``MAX_HEAD`` bytes; of its body
+``kept`` bytes are held and the rest only counted; a body of more than ``MAX_DRAIN`` bytes (or
+one that lasts until the connection closes), or an answer of more than ``MAX_HEAD`` +
+2 × ``MAX_DRAIN`` bytes with its chunks' framing and trailers, is not read to its end: the
+connection is closed instead of kept. A connection is kept only when llhttp says the answer
+allows it (``should_keep_alive``), the answer was read to its end and nothing followed it.
 Time is the caller's to bound (``asyncio.timeout``). A connection is chosen after DNS, each
 address checked by ``check``, so a name that resolves to a refused address (DNS rebinding) is
 refused too; a kept-alive connection that the peer closed before answering is tried once more
@@ -24,14 +29,16 @@ import socket
 import ssl
 from collections.abc import Callable, Mapping
 
+import httptools
 import yarl
 
 MAX_HEAD = 64 * 1024
 MAX_DRAIN = 64 * 1024
+_MAX_READ = MAX_HEAD + 2 * MAX_DRAIN  # bytes of one answer read at most, its framing counted
 IDLE_SECONDS = 15.0
 _MAX_TARGETS = 10_000  # parsed URLs kept
 
-_HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILERS, _UNTIL_CLOSE = range(7)
+_HEAD, _BODY, _UNTIL_CLOSE, _DONE = range(4)  # where the answer's reading is
 
 
 class AnswerUnreadable(Exception):
@@ -40,6 +47,11 @@ class AnswerUnreadable(Exception):
 
 class _Closed(Exception):
     """The peer closed the connection before it answered."""
+
+
+class _Past(Exception):
+    """Raised in a parser callback to stop reading: the answer is finished and bytes follow
+    it, or the rest of its body is not read."""
 
 
 class _Target:
@@ -63,7 +75,7 @@ class _Target:
 
 
 class _Connection(asyncio.Protocol):
-    """One connection: one request at a time, its answer read as it arrives."""
+    """One connection: one request at a time, its answer framed by llhttp as it arrives."""
 
     def __init__(self, kept: int) -> None:
         self._limit = kept
@@ -72,12 +84,15 @@ class _Connection(asyncio.Protocol):
         self.used = False  # has answered a request before (a kept-alive connection)
         self.idle_since = 0.0
         self._waiter: asyncio.Future[tuple[int, bytes]] | None = None
-        self._state = _HEAD
-        self._buf = bytearray()
+        self._parser = httptools.HttpResponseParser(self)
+        self._phase = _HEAD
         self._kept = bytearray()
         self._status = 0
-        self._left = 0  # bytes left of the body, or of the current chunk
+        self._head = 0  # bytes of the answer's head(s): status lines and fields
+        self._fed = 0  # bytes of the answer fed to the parser
         self._seen = 0  # bytes of body seen
+        self._framed = False  # the body is framed by Content-Length or chunked
+        self._interim = False
         self._reuse = True
         self._got_any = False
 
@@ -89,7 +104,7 @@ class _Connection(asyncio.Protocol):
         waiter = self._waiter
         if waiter is None or waiter.done():
             return
-        if self._state == _UNTIL_CLOSE:
+        if self._phase == _UNTIL_CLOSE:
             self._finish()
         elif not self._got_any:
             waiter.set_exception(_Closed())
@@ -106,8 +121,8 @@ class _Connection(asyncio.Protocol):
         bytes."""
         assert self.transport is not None and self._waiter is None
         self._waiter = asyncio.get_running_loop().create_future()
-        self._state, self._status, self._got_any, self._reuse = _HEAD, 0, False, True
-        self._buf.clear()
+        self._phase, self._status, self._got_any, self._reuse = _HEAD, 0, False, True
+        self._head = self._fed = 0
         self._kept.clear()
         self.transport.write(data)
         return self._waiter
@@ -119,154 +134,100 @@ class _Connection(asyncio.Protocol):
             return
         self._got_any = True
         try:
-            self._feed(data)
-        except AnswerUnreadable as e:
-            self._waiter = None
-            waiter.set_exception(e)
-            self.close()
-
-    def _feed(self, data: bytes) -> None:
-        if self._state == _HEAD:
-            self._buf += data
-            end = self._buf.find(b"\r\n\r\n")
-            if end < 0:
-                if len(self._buf) > MAX_HEAD:
-                    raise AnswerUnreadable(f"the answer's head is longer than {MAX_HEAD} bytes")
-                return
-            if end > MAX_HEAD:
-                raise AnswerUnreadable(f"the answer's head is longer than {MAX_HEAD} bytes")
-            head, rest = bytes(self._buf[:end]), bytes(self._buf[end + 4 :])
-            self._buf.clear()
-            if self._head(head):  # an interim answer (1xx): the real one follows
-                self._state = _HEAD
-                if rest:
-                    self._feed(rest)
-                return
-            if self._state == _LENGTH and self._left == 0:
-                self._finish()
-                return
-            data = rest
-            if not data:
-                return
-        if self._state in (_LENGTH, _UNTIL_CLOSE):
-            if self._state == _LENGTH:
-                if len(data) > self._left:  # more than was declared: do not reuse
-                    self._reuse = False
-                    data = data[: self._left]
-                self._left -= len(data)
-            self._body(data)
-            done = self._state == _LENGTH and self._left == 0
-            if done or (not self._reuse and len(self._kept) >= self._limit):
-                self._finish()
+            self._parser.feed_data(data)
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as e:
+            self.close()  # the answer is unreadable, or bytes follow it
+            if self._waiter is not None and not self._waiter.done():
+                cause = e.__context__
+                if not isinstance(cause, AnswerUnreadable):
+                    cause = AnswerUnreadable(f"the answer is not HTTP/1.x as read: {e}")
+                self._waiter = None
+                waiter.set_exception(cause)
             return
-        self._buf += data
-        self._chunks()
+        self._fed += len(data)
+        if self._phase == _HEAD:
+            if self._fed > MAX_HEAD:
+                self._waiter = None
+                waiter.set_exception(_head_too_long())
+                self.close()
+        elif self._fed > _MAX_READ and self._waiter is not None:
+            self._reuse = False  # a body's framing and trailers are bounded too
+            self._finish()
 
-    def _head(self, head: bytes) -> bool:
-        """Read the answer's head; True for an interim (1xx) answer."""
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or len(parts[1]) != 3:
+    # llhttp's callbacks (httptools): an exception raised in one stops the parser
+
+    def on_message_begin(self) -> None:
+        if self._phase == _DONE:
+            raise _Past  # bytes past the answer: the connection is not reused
+        self._framed = self._interim = False
+
+    def on_status(self, reason: bytes) -> None:
+        self._head += len(reason) + 15
+        if self._head > MAX_HEAD:
+            raise _head_too_long()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._phase != _HEAD:
+            return  # a trailer (of a chunked body)
+        self._head += len(name) + len(value) + 4
+        if self._head > MAX_HEAD:
+            raise _head_too_long()
+        name = name.lower()
+        if name == b"content-length":
+            self._framed = True
+            if int(value) > MAX_DRAIN:  # a number, as llhttp has checked
+                self._reuse = False
+        elif name == b"transfer-encoding":  # chunked when its last coding is
+            self._framed = value.rpartition(b",")[2].strip().lower() == b"chunked"
+
+    def on_headers_complete(self) -> None:
+        parser = self._parser
+        status = parser.get_status_code()
+        if status < 100 or parser.get_http_version() not in ("1.1", "1.0"):
             raise AnswerUnreadable("the answer's status line is not HTTP/1.x")
-        try:
-            status = int(parts[1])
-        except ValueError:
-            raise AnswerUnreadable("the answer's status is not a number") from None
-        if status < 100:
-            raise AnswerUnreadable("the answer's status is not a number")
         if status < 200:
             if status == 101:
                 raise AnswerUnreadable("the peer switched protocols unasked")
-            return True
+            self._interim = True  # an interim answer: the real one follows
+            return
         self._status = status
-        length: int | None = None
-        chunked = False
-        self._reuse = parts[0] == b"HTTP/1.1"
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon:
-                raise AnswerUnreadable("a header line of the answer has no colon")
-            name = name.strip().lower()
-            if name == b"content-length":
-                text = value.strip()
-                if not text.isdigit() or (length is not None and int(text) != length):
-                    raise AnswerUnreadable("the answer's Content-Length is not one number")
-                length = int(text)
-            elif name == b"transfer-encoding":
-                codings = [c.strip() for c in value.lower().split(b",")]
-                chunked = codings[-1] == b"chunked"
-                if not chunked:
-                    length = None
-            elif name == b"connection" and b"close" in value.lower():
-                self._reuse = False
-        if status in (204, 304):
-            self._state, self._left = _LENGTH, 0
-        elif chunked:
-            self._state, self._left = _CHUNK_SIZE, 0
-        elif length is not None:
-            self._state, self._left = _LENGTH, length
-            if length > MAX_DRAIN:
-                self._reuse = False
-        else:
-            self._state, self._reuse = _UNTIL_CLOSE, False
         self._seen = 0
-        return False
+        if not parser.should_keep_alive():
+            self._reuse = False
+        if self._framed or status in (204, 304):
+            self._phase = _BODY
+        else:
+            self._phase, self._reuse = _UNTIL_CLOSE, False
 
-    def _body(self, data: bytes) -> None:
+    def on_body(self, data: bytes) -> None:
+        if self._interim:
+            raise AnswerUnreadable("an interim answer has a body")
         self._seen += len(data)
         room = self._limit - len(self._kept)
         if room > 0:
             self._kept += data[:room]
         if self._seen > MAX_DRAIN:
             self._reuse = False
+        if not self._reuse and len(self._kept) >= self._limit:
+            self._finish()  # the rest is not read: the connection is closed
+            raise _Past
 
-    def _chunks(self) -> None:
-        buf = self._buf
-        while True:
-            if self._state == _CHUNK_DATA:
-                piece = bytes(buf[: self._left])
-                del buf[: len(piece)]
-                self._left -= len(piece)
-                self._body(piece)
-                if not self._reuse and len(self._kept) >= self._limit:
-                    self._finish()
-                    return
-                if self._left:
-                    return
-                self._state = _CHUNK_END
-            end = buf.find(b"\r\n")
-            if end < 0:
-                if len(buf) > MAX_HEAD:
-                    raise AnswerUnreadable("a chunk of the answer is framed wrongly")
-                return
-            line = bytes(buf[:end])
-            del buf[: end + 2]
-            if self._state == _CHUNK_END:
-                if line:
-                    raise AnswerUnreadable("a chunk of the answer is framed wrongly")
-                self._state = _CHUNK_SIZE
-            elif self._state == _CHUNK_SIZE:
-                size = line.split(b";", 1)[0].strip()
-                try:
-                    self._left = int(size, 16)
-                except ValueError:
-                    raise AnswerUnreadable("a chunk of the answer is framed wrongly") from None
-                if self._left < 0:
-                    raise AnswerUnreadable("a chunk of the answer is framed wrongly")
-                self._state = _CHUNK_DATA if self._left else _TRAILERS
-            elif not line:  # _TRAILERS, ended by an empty line
-                self._finish()
-                return
+    def on_message_complete(self) -> None:
+        if not self._interim:
+            self._finish()
 
     def _finish(self) -> None:
         waiter, self._waiter = self._waiter, None
-        if self._buf:  # bytes past the answer: the connection is not reused
-            self._reuse = False
+        self._phase = _DONE
         if not self._reuse:
             self.close()
         self.used = True
         if waiter is not None and not waiter.done():
             waiter.set_result((self._status, bytes(self._kept)))
+
+
+def _head_too_long() -> AnswerUnreadable:
+    return AnswerUnreadable(f"the answer's head is longer than {MAX_HEAD} bytes")
 
 
 class Http1Client:
