@@ -6,6 +6,7 @@ answer is a failure, and addresses a check refuses are never connected to."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -186,6 +187,32 @@ async def test_the_request_is_one_post_with_its_headers_and_length(
         b"content-length: 7",
     }
     assert body == b'{"a":1}'
+
+
+@pytest.mark.parametrize(
+    ("userinfo", "pair"),
+    [
+        ("user:pw@", b"user:pw"),
+        ("us%20er:p%3Aw%C3%A9@", "us er:p:w\u00e9".encode()),
+        ("user@", b"user:"),
+        (":pw@", b":pw"),
+    ],
+)
+async def test_a_urls_user_and_password_are_sent_as_basic_credentials(
+    peer: Peer, client: Http1Client, userinfo: str, pair: bytes
+) -> None:
+    url = peer.url.replace("http://", f"http://{userinfo}")
+    assert await client.post(url, b"{}", {}) == (204, b"")
+    [request] = peer.requests
+    lines = request.split(b"\r\n\r\n")[0].split(b"\r\n")
+    assert b"authorization: Basic " + base64.b64encode(pair) in lines
+    assert lines[0] == b"POST /in?x=1 HTTP/1.1"
+    assert not any(userinfo.encode() in line for line in lines)
+
+
+async def test_a_url_without_a_user_sends_no_credentials(peer: Peer, client: Http1Client) -> None:
+    await client.post(peer.url, b"{}", {})
+    assert b"authorization" not in peer.requests[0].lower()
 
 
 async def test_a_kept_connection_the_peer_closed_is_replaced(

@@ -4,8 +4,10 @@ aiohttp's client costs about 485k instructions a request; a delivery needs far l
 one request on a kept-alive connection, written at once, and an answer of which only the
 status and the first bytes of the body are kept. This client does that on an
 ``asyncio.Protocol``: connections kept alive per origin (scheme, host, port), at most
-``limit`` open at once, each idle one closed after ``IDLE_SECONDS``; the request written in one
-call; the answer framed by ``httptools.HttpResponseParser`` (llhttp, the parser uvicorn uses:
+``limit`` open at once, one idle for more than ``IDLE_SECONDS`` never used again (closed when
+next looked at, or to open another within the limit; one the peer closes is closed at once);
+a URL's user and password sent as Basic credentials, as aiohttp sent them; the request written
+in one call; the answer framed by ``httptools.HttpResponseParser`` (llhttp, the parser uvicorn uses:
 status line, headers, ``Content-Length``, chunked, or until the peer closes; interim 1xx
 answers skipped, 101 refused, anything llhttp refuses or not HTTP/1.x ``AnswerUnreadable``).
 
@@ -24,6 +26,7 @@ on a new connection (a delivery may arrive twice: webhooks are at least once).
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import socket
 import ssl
@@ -71,7 +74,13 @@ class _Target:
         if not parsed.is_default_port():
             host = f"{host}:{self.port}"
         path = parsed.raw_path_qs or "/"
-        self.prefix = f"POST {path} HTTP/1.1\r\nhost: {host}\r\n".encode("ascii")
+        head = f"POST {path} HTTP/1.1\r\nhost: {host}\r\n"
+        if parsed.raw_user is not None or parsed.raw_password is not None:
+            # a URL's user and password are sent as Basic credentials (RFC 7617, UTF-8), as
+            # aiohttp's client sent them; the URL itself never goes on the wire
+            pair = f"{parsed.user or ''}:{parsed.password or ''}".encode()
+            head += f"authorization: Basic {base64.b64encode(pair).decode('ascii')}\r\n"
+        self.prefix = head.encode("ascii")
 
 
 class _Connection(asyncio.Protocol):
