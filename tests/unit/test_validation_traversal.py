@@ -110,6 +110,13 @@ def _xslt(*templates: str) -> str:
         '<xsl:template match="a" mode="m"><xsl:if test="position() = 1"/></xsl:template>',
         '<xsl:template match="a" mode="m"><xsl:value-of select="b[2], last()"/></xsl:template>',
         '<xsl:template match="a" mode="m"><xsl:if test="not(position() = 1)"/></xsl:template>',
+        '<xsl:template match="a" mode="m"><xsl:number value="position()"/></xsl:template>',
+        '<xsl:template match="a" mode="m">'
+        '<xsl:for-each-group select="b" group-by="last()"/></xsl:template>',
+        '<xsl:template match="a" mode="m"><xsl:element name="e{position()}"/></xsl:template>',
+        '<xsl:template match="a" mode="m"><out n="{last()}"/></xsl:template>',
+        '<xsl:template match="a" mode="m"><out n="it\'s {position()}"/></xsl:template>',
+        '<xsl:template match="a" mode="m" expand-text="yes"><out>{position()}</out></xsl:template>',
     ],
 )
 def test_a_rule_set_that_could_report_otherwise_is_left_as_written(template):
@@ -125,6 +132,7 @@ def test_a_rule_set_that_could_report_otherwise_is_left_as_written(template):
         '<xsl:template match="(/p:a | /p:b/p:c[d = (1, 2)])[$x and $y]" mode="m"/>',
         '<xsl:template match="a" mode="m"><xsl:if test="b[position() = last()]"/></xsl:template>',
         '<xsl:template match="a" mode="m"><xsl:if test="b[\'[\'] = \'position()\'"/></xsl:template>',
+        '<xsl:template match="a" mode="m"><out n="{b[last()]}" m="last"/></xsl:template>',
     ],
 )
 def test_rules_on_elements_alone_are_rewritten(template):

@@ -78,16 +78,16 @@ class _Worker:
         return self.process.is_alive()
 
     def ask(
-        self, request: Any, timeout: float, done: Callable[[_Worker, bool], None]
+        self, message: bytes, timeout: float, done: Callable[[_Worker, bool], None]
     ) -> asyncio.Future[Any]:
-        """Send ``request``; the future returned gets the answer (or ``_Stopped``), and
-        ``done(self, ok)`` is called once the worker is free again (``ok``) or must go."""
+        """Send ``message`` (a pickled request); the future returned gets the answer (or
+        ``_Stopped``), and ``done(self, ok)`` is called once the worker is free again (``ok``)
+        or must go."""
         loop = asyncio.get_running_loop()
         self.loop, self._done = loop, done
         self.answer = loop.create_future()
         self._buffer.clear()
         self._timer = loop.call_later(timeout, self._late, timeout)
-        message = pickle.dumps(request, pickle.HIGHEST_PROTOCOL)
         if len(message) <= _INLINE:
             try:
                 self.conn.send_bytes(message)
@@ -185,9 +185,10 @@ class WorkerPool:
         self._closed = False
 
     async def call(self, request: Any) -> Any:
+        message = pickle.dumps(request, pickle.HIGHEST_PROTOCOL)  # before a worker is taken
         current = await self._acquire()
         try:
-            return await current.ask(request, self.timeout, self._release)
+            return await current.ask(message, self.timeout, self._release)
         except _Stopped as e:
             raise ServiceUnavailable(reason=CLOSED if self._closed else str(e)) from None
 
@@ -222,20 +223,38 @@ class WorkerPool:
             # None: a worker went away; try again (perhaps starting one)
 
     async def _start(self) -> _Worker:
+        start = asyncio.ensure_future(asyncio.to_thread(_Worker, self._dir))
         try:
-            current = await asyncio.to_thread(_Worker, self._dir)
-        except BaseException:
-            with self._lock:
-                self._starting -= 1
-            self._wake(None)
+            await asyncio.shield(start)
+        except BaseException:  # failed, or cancelled: the worker made serves the next document
+            start.add_done_callback(self._abandoned)
             raise
+        current = self._started(start)
+        if current is None:
+            raise ServiceUnavailable(reason=CLOSED)
+        return current
+
+    def _started(self, start: asyncio.Future[_Worker]) -> _Worker | None:
+        """The worker ``start`` made, now the pool's; None when it failed or the pool closed
+        meanwhile (the worker is then stopped)."""
+        made = None if start.cancelled() or start.exception() is not None else start.result()
         with self._lock:
             self._starting -= 1
-            if not self._closed:
-                self._workers.add(current)
-                return current
-        current.stop()
-        raise ServiceUnavailable(reason=CLOSED)
+            if made is not None:
+                if not self._closed:
+                    self._workers.add(made)
+                    return made
+                self._drop(made)
+                return None
+        self._wake(None)
+        return None
+
+    def _abandoned(self, start: asyncio.Future[_Worker]) -> None:
+        """``start`` is done, but its caller stopped waiting: the worker (if made) goes to the
+        next document."""
+        current = self._started(start)
+        if current is not None:
+            self._release(current, True)
 
     def _release(self, current: _Worker, ok: bool) -> None:
         """``current`` is free (``ok``) or must go; the first document waiting gets it, or,
@@ -246,7 +265,8 @@ class WorkerPool:
             self._wake(None)
             return
         with self._lock:
-            if self._closed:
+            if self._closed:  # stopped by ``close``
+                current.conn.close()
                 return
             while self._waiting:
                 waiter = self._waiting.popleft()
@@ -272,10 +292,13 @@ class WorkerPool:
         _give(waiter, given)
 
     def _drop(self, current: _Worker) -> None:
-        """Forget ``current`` (the lock held), kill it and close its pipe."""
+        """Forget ``current`` (the lock held), kill it and close its pipe. A thread waits for
+        the process to end: one in uninterruptible I/O ends only when that I/O does, and the
+        event loop must not wait for it."""
         self._workers.discard(current)
-        current.stop()
+        current.process.kill()
         current.conn.close()
+        threading.Thread(target=current.process.join, name="fourcorner-reap", daemon=True).start()
 
     @property
     def closed(self) -> bool:
@@ -291,11 +314,14 @@ class WorkerPool:
         ``ServiceUnavailable``."""
         with self._lock:
             self._closed = True
-            workers, self._workers, self._idle = self._workers, set(), []
+            workers, self._workers = self._workers, set()
+            idle, self._idle = self._idle, []
             waiting, self._waiting = list(self._waiting), deque()
         for w in workers:
             w.stop()
-            w.fail(CLOSED)
+            w.fail(CLOSED)  # a busy worker's pipe is closed once the loop stops watching it
+        for w in idle:
+            w.conn.close()
         for waiter in waiting:
             if not waiter.done():
                 _give(waiter, ServiceUnavailable(reason=CLOSED))

@@ -12,8 +12,9 @@ are evaluated and the report is the same, for fewer nodes handed to the template
 invoice holds about as many whitespace text nodes and attributes as elements).
 
 It is applied only when it is sure to change nothing: the fallback template is exactly the
-one SchXslt 1.x writes, every other template's pattern ends in an element step, and no
-expression asks for a position outside a predicate. Otherwise the XSLT is run as written.
+one SchXslt 1.x writes, every other template's pattern ends in an element step, no expression
+(in any attribute, or in braces in one) asks for a position outside a predicate, and no text
+holds expressions (``expand-text``). Otherwise the XSLT is run as written.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ _ELEMENT_STEP = re.compile(
     rf"(?:child::)?(?:\*|{_NAME}:\*|\*:{_NAME}|{_NAME}(?::{_NAME})?|element\([^()]*\))"
 )
 _POSITION = re.compile(r"\b(?:position|last)\s*\(")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_EXPAND_TEXT = {"expand-text", f"{{{XSL}}}expand-text"}
 
 
 def elements_only(xslt: str) -> str:
@@ -60,7 +63,11 @@ def elements_only(xslt: str) -> str:
             return xslt
     for element in root.iter(tag=etree.Element):
         for name, value in element.attrib.items():
-            if name in ("test", "select", "match", "use") and _outside(value, _POSITION):
+            if name in _EXPAND_TEXT:  # text may hold expressions too
+                return xslt
+            # any attribute may hold an expression, or one inside braces (a value template,
+            # where quotes outside the braces are text)
+            if any(_outside(e, _POSITION) for e in (value, *_BRACES.findall(value))):
                 return xslt
     return xslt.replace(FALLBACK, ELEMENTS)
 
