@@ -269,6 +269,7 @@ async def take(
         raise _answered_already(inbound)
     now = ctx.clock()
     key = f"{original.id.hex}-mls-{ctx.new_id().hex[:8]}"
+    hooks = await webhooks.webhooks_of(ctx, original.org_id)  # before the blob is written
     size = await docs.blobs.adopt(key, inbound.sbd)
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
@@ -300,6 +301,7 @@ async def take(
                 "mlsResponseCode": status.response_code,
                 "originalInstanceId": status.original_instance_id,
             },
+            hooks,
         )
         await uow.commit()
     if updated.transaction_status is not current.transaction_status:

@@ -270,6 +270,7 @@ async def _take_document(
         NewBlob(blob_key(tx.id, document), document, "application/xml", inbound.sbd),
         NewBlob(blob_key(tx.id, signal), signal, "application/soap+xml", receipt),
     ]
+    hooks = await webhooks.webhooks_of(ctx, tx.org_id)  # before any blob is written
     artefacts = await store_artefacts(ctx, docs, tx, blobs)
     try:
         async with ctx.uow() as uow:
@@ -277,7 +278,9 @@ async def _take_document(
             await uow.repository(ARTEFACTS).add_many(artefacts)
             valid = None if result is None else result.valid
             payload = docs.payloads.transaction(tx) | {"valid": valid}
-            await webhooks.raise_event(ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload)
+            await webhooks.raise_event(
+                ctx, uow, tx.org_id, events.TRANSACTION_RECEIVED, payload, hooks
+            )
             if job is not None:
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()

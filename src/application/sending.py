@@ -314,6 +314,9 @@ class SendingWorker:
         an artefact, the organisation hears of it (a document's event, in the same unit of
         work) and the blobs kept for the send go."""
         ctx, now = self._ctx, self._ctx.clock()
+        # the organisation's webhooks, should the event be raised: read before (webhooks_of)
+        raises = ends and tx.kind is Kind.DOCUMENT
+        hooks = await webhooks.webhooks_of(ctx, tx.org_id) if raises else ()
         async with ctx.uow() as uow:
             current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
             after = move(current, now)
@@ -333,10 +336,10 @@ class SendingWorker:
                         now,
                     )
                 )
-            if over and after.kind is Kind.DOCUMENT:
+            if over and raises:
                 name = events.TRANSACTION_SENT if receipt else events.TRANSACTION_SEND_FAILED
                 await webhooks.raise_event(
-                    ctx, uow, tx.org_id, name, self._docs.payloads.transaction(after)
+                    ctx, uow, tx.org_id, name, self._docs.payloads.transaction(after), hooks
                 )
             await uow.commit()
         if over:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -143,15 +143,32 @@ async def delete_many(
     return done
 
 
+async def webhooks_of(ctx: Context, org_id: uuid.UUID) -> list[Webhook]:
+    """The organisation's webhooks, for ``raise_event``: read before the unit of work that
+    raises the event, through ``reads()`` (from the record cache where there is one, so no
+    round trip a document). As current as a read in that unit of work: it read them unlocked
+    too, so a webhook made, changed or deleted while the event is raised was seen or not,
+    either way. A delivery to a webhook disabled or deleted since is given up when claimed
+    (the delivery worker reads each webhook, uncached, when it leases its deliveries)."""
+    async with ctx.reads() as uow:
+        return await Webhooks(uow).of_org(org_id)
+
+
 async def raise_event(
-    ctx: Context, uow: UnitOfWork, org_id: uuid.UUID, event_type: str, payload: Mapping[str, Any]
+    ctx: Context,
+    uow: UnitOfWork,
+    org_id: uuid.UUID,
+    event_type: str,
+    payload: Mapping[str, Any],
+    webhooks: Sequence[Webhook],
 ) -> Event:
-    """Write an event and one delivery per subscribed, enabled webhook — in the caller's unit
-    of work, so the event exists exactly when the change that raised it does."""
+    """Write an event and one delivery per subscribed, enabled webhook of ``webhooks`` (the
+    organisation's, ``webhooks_of``) — in the caller's unit of work, so the event exists
+    exactly when the change that raised it does."""
     if event_type not in EVENT_NAMES:
         raise ValueError(f"unknown event {event_type}")
     now = ctx.clock()
-    hooks = rules.subscribed(await Webhooks(uow).of_org(org_id), event_type)
+    hooks = rules.subscribed(webhooks, event_type)
     event_id = ctx.new_id()
     deliveries = [
         Delivery(
@@ -189,7 +206,12 @@ async def trigger_test(
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         event = await raise_event(
-            ctx, uow, org_id, WEBHOOK_TEST, {"message": "This is a test event from fourcorner."}
+            ctx,
+            uow,
+            org_id,
+            WEBHOOK_TEST,
+            {"message": "This is a test event from fourcorner."},
+            await Webhooks(uow).of_org(org_id),
         )
         await uow.commit()
     return event

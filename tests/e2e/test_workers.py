@@ -86,10 +86,11 @@ async def prepare(
         WebhookSettings(allow_private_targets=True),
     )
     ids = []
+    hooks = await webhooks.webhooks_of(ctx, org.id)
     for start in range(0, events, 200):
         async with ctx.uow() as uow:
             for i in range(start, min(events, start + 200)):
-                e = await webhooks.raise_event(ctx, uow, org.id, "webhook.test", {"n": i})
+                e = await webhooks.raise_event(ctx, uow, org.id, "webhook.test", {"n": i}, hooks)
                 ids.append(e.id)
             await uow.commit()
     return ids

@@ -2,8 +2,8 @@
 
 Every request reads the same handful of small records before it does anything: the caller's
 user record, their membership, the organisation, its certificates, an API key; every document
-sent or received reads its participants, the access points and SMPs it goes through and the
-receiver's SMP registration. On PostgreSQL each read is a round trip and about 120 µs of
+sent or received reads its participants, the access points and SMPs it goes through, the
+receiver's SMP registration and, for its events, its organisation's webhooks. On PostgreSQL each read is a round trip and about 120 µs of
 driver work in this process, more than the rest of the request; these records change rarely. So ``Storage.reader()`` units of work answer
 ``get``/``first``/``all`` on the collections named here from this cache, by the statement's SQL
 and parameters, and fill it on a miss. Units of work that write never read from it.
@@ -41,7 +41,7 @@ Key = tuple[str, tuple[object, ...]]
 
 #: the collections read on (nearly) every authenticated request, or for every document sent
 #: and received (its participants, the access points and SMPs used, the registration its
-#: receiver is looked up by), written rarely
+#: receiver is looked up by, its organisation's webhooks to raise its events to), written rarely
 CACHED_COLLECTIONS = (
     "users",
     "members",
@@ -52,6 +52,7 @@ CACHED_COLLECTIONS = (
     "access_points",
     "smps",
     "smp_registrations",
+    "webhooks",
 )
 
 

@@ -284,8 +284,11 @@ async def test_events_older_than_14_days_are_purged(api):
         timedelta(0),
     ):
         aged = attrs.evolve(ctx, clock=lambda age=age: now - age)
+        hooks = await webhooks.webhooks_of(ctx, org_id)
         async with ctx.uow() as uow:
-            await webhooks.raise_event(aged, uow, org_id, "webhook.test", {"message": str(age)})
+            await webhooks.raise_event(
+                aged, uow, org_id, "webhook.test", {"message": str(age)}, hooks
+            )
             await uow.commit()
     assert await webhooks.purge(ctx, now=now) == 2
     async with ctx.uow() as uow:
@@ -303,8 +306,11 @@ async def test_an_outcome_for_a_delivery_purged_while_it_was_sent_is_dropped(api
     org_id = uuid.UUID(org["id"])
     for age in (timedelta(days=15), timedelta(0)):
         aged = attrs.evolve(ctx, clock=lambda age=age: now - age)
+        hooks = await webhooks.webhooks_of(ctx, org_id)
         async with ctx.uow() as uow:
-            await webhooks.raise_event(aged, uow, org_id, "webhook.test", {"message": str(age)})
+            await webhooks.raise_event(
+                aged, uow, org_id, "webhook.test", {"message": str(age)}, hooks
+            )
             await uow.commit()
 
     class PurgingSender:
@@ -335,3 +341,81 @@ async def test_trigger_refuses_other_events(api):
         json={"eventType": "transaction.sent"},
     )
     assert status == 400 and body["code"] == "AT-1001"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_event_goes_to_the_webhooks_as_they_are_once_each_change_is_made(
+    start_api, backend
+):
+    """``webhooks_of`` may answer from the record cache: each webhook made, disabled or
+    deleted here is seen by the next event raised, none is left out or kept."""
+    api = await start_api(backend)
+    org = await api.org(ALICE)
+    org_id = uuid.UUID(org["id"])
+    ctx = await resolve(api.container.context)
+
+    async def raised() -> set[str]:
+        hooks = await webhooks.webhooks_of(ctx, org_id)
+        async with ctx.uow() as uow:
+            event = await webhooks.raise_event(ctx, uow, org_id, "webhook.test", {}, hooks)
+            await uow.commit()
+        return {str(d.webhook_id) for d in event.deliveries}
+
+    assert await raised() == set()
+    a = await hook(api, org["id"], "https://hooks.example.com/a")
+    assert await raised() == {a["id"]}
+    b = await hook(api, org["id"], "https://hooks.example.com/b")
+    assert await raised() == {a["id"], b["id"]}
+    path = f"/orgs/{org['id']}/webhooks/{a['id']}"
+    status, _ = await api.call("PUT", path, as_=ALICE, json={"isEnabled": False})
+    assert status == 200 and await raised() == {b["id"]}
+    status, _ = await api.call("PUT", path, as_=ALICE, json={"isEnabled": True})
+    assert status == 200 and await raised() == {a["id"], b["id"]}
+    status, _ = await api.call(
+        "POST", f"/orgs/{org['id']}/webhooks/batch-delete", as_=ALICE, json={"ids": [b["id"]]}
+    )
+    assert status == 200 and await raised() == {a["id"]}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_webhook_disabled_or_deleted_after_its_event_was_raised_is_not_called(
+    start_api, backend
+):
+    """An event raised to the webhooks read just before one was disabled and another deleted
+    (as when they change while the event is raised): neither is called; their deliveries are
+    given up, with the reason, when the worker claims them."""
+    api = await start_api(backend)
+    org = await api.org(ALICE)
+    org_id = uuid.UUID(org["id"])
+    ctx = await resolve(api.container.context)
+    off = await hook(api, org["id"], "https://hooks.example.com/off")
+    gone = await hook(api, org["id"], "https://hooks.example.com/gone")
+    hooks = await webhooks.webhooks_of(ctx, org_id)
+    status, _ = await api.call(
+        "PUT", f"/orgs/{org['id']}/webhooks/{off['id']}", as_=ALICE, json={"isEnabled": False}
+    )
+    assert status == 200
+    status, _ = await api.call(
+        "POST", f"/orgs/{org['id']}/webhooks/batch-delete", as_=ALICE, json={"ids": [gone["id"]]}
+    )
+    assert status == 200
+    async with ctx.uow() as uow:
+        await webhooks.raise_event(ctx, uow, org_id, "webhook.test", {}, hooks)
+        await uow.commit()
+
+    class NoSender:
+        async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
+            raise AssertionError(f"{url} was called")
+
+    sealer = await resolve(api.container.sealer)
+    worker = DeliveryWorker(ctx, sealer, NoSender(), DeliverySettings())
+    assert await worker.run_once() == 2
+    async with ctx.uow() as uow:
+        deliveries = await uow.repository(DELIVERIES).all(orgId=org_id)
+    outcomes = {
+        str(d.webhook_id): (d.status.value, [a.error for a in d.attempts]) for d in deliveries
+    }
+    assert outcomes == {
+        off["id"]: ("FAILED", ["the webhook is disabled"]),
+        gone["id"]: ("FAILED", ["the webhook was deleted"]),
+    }
