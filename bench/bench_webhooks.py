@@ -118,11 +118,14 @@ async def run(
                 WebhookSettings(allow_private_targets=True),
             )
             orgs.append(org.id)
+        hooks = {org_id: await webhooks.webhooks_of(ctx, org_id) for org_id in orgs}
         for start in range(0, args.events, 500):
             async with ctx.uow() as uow:
                 for i in range(start, min(args.events, start + 500)):
                     org_id = orgs[i % len(orgs)]
-                    await webhooks.raise_event(ctx, uow, org_id, "webhook.test", {"n": i})
+                    await webhooks.raise_event(
+                        ctx, uow, org_id, "webhook.test", {"n": i}, hooks[org_id]
+                    )
                 await uow.commit()
         receiver.delays.clear()
         started = time.time()
@@ -168,7 +171,9 @@ async def run(
         for n in range(args.trickle):
             async with ctx.uow() as uow:
                 org_id = orgs[n % len(orgs)]
-                await webhooks.raise_event(ctx, uow, org_id, "webhook.test", {"trickle": True})
+                await webhooks.raise_event(
+                    ctx, uow, org_id, "webhook.test", {"trickle": True}, hooks[org_id]
+                )
                 await uow.commit()
             await asyncio.sleep(1 / args.trickle_rate)
         await asyncio.sleep(1.0)
