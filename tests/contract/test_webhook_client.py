@@ -221,7 +221,9 @@ async def test_a_kept_connection_the_peer_closed_is_replaced(
     peer.close_after = lambda n: True  # closes each connection after answering, unannounced
     for _ in range(3):
         assert await client.post(peer.url, b"{}", {}) == (204, b"")
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(10):
+            while peer.open_now:  # noqa: ASYNC110 (the peer closing it, which sets nothing)
+                await asyncio.sleep(0.001)
     assert peer.connections == 3 and len(peer.requests) == 3
 
 

@@ -295,7 +295,9 @@ async def test_a_caller_that_stops_waiting_leaves_its_worker_to_the_next_documen
         assert (await own.validate(BASE)).valid
         (pid,) = own.pool.pids()
         given_up = asyncio.create_task(own.validate(big_invoice(2**20)))
-        await asyncio.sleep(0.05)  # being checked
+        async with asyncio.timeout(60):
+            while own.pool._idle:  # noqa: ASYNC110 (until the worker is taken: being checked)
+                await asyncio.sleep(0.001)
         given_up.cancel()
         with pytest.raises(asyncio.CancelledError):
             await given_up
