@@ -188,8 +188,7 @@ class SqlRepository(Generic[T]):
     async def update_many(self, items: Sequence[T]) -> None:
         many = self._t.update_many_sql
         if self._c.unique and (many is None or len(items) < 2):  # a clash names its record
-            for item in items:
-                await self.update(item)
+            await self._each(items)
             return
         # the last of each id (an update's id comes last), as one statement after another
         # would leave it
@@ -207,12 +206,10 @@ class SqlRepository(Generic[T]):
             try:
                 count = await self._x.write(many, param, may_clash=bool(self._c.unique))
             except Conflict:  # undone whole: a clash must name its record, one at a time
-                for item in items:
-                    await self.update(item)
+                await self._each(items)
                 return
         elif self._c.unique:
-            for item in items:
-                await self.update(item)
+            await self._each(items)
             return
         else:
             count = await self._x.write_many(self._t.update_sql, rows)
@@ -221,6 +218,11 @@ class SqlRepository(Generic[T]):
                 row = self._c.row(item)
                 if not await self._x.fetch(self._t.get_sql, (str(row["id"]),)):
                     raise self._gone(item)
+
+    async def _each(self, items: Sequence[T]) -> None:
+        """``update`` of each item in turn: a clash or a missing record names its record."""
+        for item in items:
+            await self.update(item)
 
     def _gone(self, item: T) -> NotFound:
         return NotFound(resource=f"{self._c.name} record", ident=str(self._c.row(item)["id"]))
