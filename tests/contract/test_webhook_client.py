@@ -21,7 +21,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fourcorner.adapters.webhooks.client import MAX_DRAIN, AnswerUnreadable, Http1Client
+from fourcorner.adapters.webhooks.client import MAX_DRAIN, MAX_HEAD, AnswerUnreadable, Http1Client
 
 KEPT = 1024
 
@@ -257,7 +257,7 @@ async def test_a_peer_that_closes_unanswered_is_a_failure(peer: Peer, client: Ht
         b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
-        b"HTTP/1.1 200 OK\r\nX: " + b"y" * (70 * 1024) + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX: " + b"y" * (MAX_HEAD + 1) + b"\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",  # then closed
         b"HTTP/2.0 200 OK\r\n\r\n",
         b"HTTP/1.1 099 OK\r\n\r\n",
