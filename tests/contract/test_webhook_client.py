@@ -21,6 +21,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fourcorner.adapters.webhooks import client as client_module
 from fourcorner.adapters.webhooks.client import MAX_DRAIN, MAX_HEAD, AnswerUnreadable, Http1Client
 
 KEPT = 1024
@@ -322,6 +323,26 @@ async def test_at_most_limit_connections_are_open(peer: Peer) -> None:
         await c.aclose()
     assert answers == [(204, b"")] * 6
     assert peer.most_open <= 2 and peer.connections == 2
+
+
+async def test_parsed_urls_kept_are_bounded_and_each_url_still_reaches_its_path(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every distinct webhook URL is parsed once and kept: the kept ones stay at most
+    # _MAX_TARGETS however many URLs are sent to, and a URL dropped from them is parsed again
+    monkeypatch.setattr(client_module, "_MAX_TARGETS", 3)
+    c = Http1Client(kept=KEPT, check=None)
+    base = peer.url.split("?")[0]
+    try:
+        for n in range(10):
+            assert await c.post(f"{base}?n={n}", b"{}", {}) == (204, b"")
+            assert len(c._targets) <= 3
+        assert await c.post(f"{base}?n=0", b"{}", {}) == (204, b"")
+    finally:
+        await c.aclose()
+    paths = [r.split(b" ")[1] for r in peer.requests]
+    assert paths == [f"/in?n={n}".encode() for n in [*range(10), 0]]
+    assert peer.connections == 1  # one origin: the connection is kept whatever the path
 
 
 async def test_refused_addresses_are_never_connected_to(peer: Peer) -> None:
