@@ -19,7 +19,9 @@ connection is closed instead of kept. A connection is kept only when llhttp says
 allows it (``should_keep_alive``), the answer was read to its end and nothing followed it.
 Time is the caller's to bound (``asyncio.timeout``). A connection is chosen after DNS, each
 address checked by ``check``, so a name that resolves to a refused address (DNS rebinding) is
-refused too; a kept-alive connection that the peer closed before answering is tried once more
+refused too. Names are resolved for each new connection and never cached here (the system's
+resolver may cache): an address is checked when it is connected to, and connections are kept
+alive, so a delivery rarely needs a new one. A kept-alive connection that the peer closed before answering is tried once more
 on a new connection (a delivery may arrive twice: webhooks are at least once).
 """
 
