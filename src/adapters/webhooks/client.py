@@ -21,8 +21,9 @@ Time is the caller's to bound (``asyncio.timeout``). A connection is chosen afte
 address checked by ``check``, so a name that resolves to a refused address (DNS rebinding) is
 refused too. Names are resolved for each new connection and never cached here (the system's
 resolver may cache): an address is checked when it is connected to, and connections are kept
-alive, so a delivery rarely needs a new one. A kept-alive connection that the peer closed before answering is tried once more
-on a new connection (a delivery may arrive twice: webhooks are at least once).
+alive, so a delivery rarely needs a new one. A kept-alive connection that the peer closed
+before answering is tried once more on a new connection (a delivery may arrive twice: webhooks
+are at least once).
 """
 
 from __future__ import annotations
