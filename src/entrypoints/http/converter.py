@@ -20,6 +20,7 @@ import re
 import types
 import typing
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -206,6 +207,7 @@ def make_converter() -> cattrs.Converter:
             )
             for a in attrs.fields(cls)
         }
+        inner: Callable[[Any, Any], Any]
         inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
         known = json_fields(cls)
 

@@ -194,8 +194,8 @@ class RequestStats(Collector):
         )
         for (method, route), cells in list(self._latency.items()):
             running, buckets = 0.0, []
-            for bound, n in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
-                running += n
+            for bound, count in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
+                running += count
                 buckets.append((bound, running))
             latency.add_metric([method, route], buckets, cells[-1])
         yield latency
