@@ -28,8 +28,9 @@ from fourcorner.adapters.pki.certificates import inspect_certificate
 from fourcorner.adapters.sql import migrations
 from fourcorner.domain.errors import InvalidInput
 from fourcorner.entrypoints import operator, preflight
-from fourcorner.entrypoints.config import PREFIX, ConfigError, Settings, unknown_environment
+from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
 from fourcorner.entrypoints.preflight import StartupError
+from fourcorner.entrypoints.setting_values import PREFIX
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 EXPIRY_WARNING = timedelta(days=30)

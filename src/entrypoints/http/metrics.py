@@ -22,6 +22,7 @@ import logging
 import time
 import weakref
 from collections.abc import Iterator
+from typing import cast
 
 from aiohttp import web
 from dependency_injector.wiring import Provide
@@ -202,7 +203,7 @@ class RequestStats(Collector):
 
 
 def _bound(value: float) -> str:
-    return floatToGoString(value)
+    return cast(str, floatToGoString(value))
 
 
 # every Metrics of the process counts the events (one per service; tests build several)
