@@ -77,7 +77,7 @@ def api_key(base: str, auth: dict[str, str], org_id: str) -> str:
 
 def measure(
     backend: str, args: argparse.Namespace, tmp: Path
-) -> list[tuple[str, dict, dict, float]]:
+) -> list[tuple[str, dict[str, float], dict[str, float], float]]:
     port = free_port()
     extra: dict[str, str] = {}
     schema = None
@@ -120,7 +120,7 @@ def measure(
     return results
 
 
-def _run(pid: int, url: str, headers: dict[str, str], args: argparse.Namespace) -> dict:
+def _run(pid: int, url: str, headers: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
     """One wrk run, with the server's CPU microseconds per request over it."""
     before = cpu_seconds(pid)
     result = wrk(url, headers, duration=args.duration, connections=args.connections)
@@ -135,7 +135,7 @@ def alternate(
     tmp: Path,
     args: argparse.Namespace,
     server_pid: int,
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, float], dict[str, float]]:
     """``args.rounds`` runs of our server and of a bare handler serving ``body``, taken in
     turn (both on core 0, one loaded at a time), so that a slower moment of the machine hits
     both; the median run of each is reported."""
@@ -149,8 +149,8 @@ def alternate(
             [sys.executable, str(here / "bare_server.py"), str(port), str(f), args.bare_loop],
         )
     )
-    ours: list[dict] = []
-    bare: list[dict] = []
+    ours: list[dict[str, float]] = []
+    bare: list[dict[str, float]] = []
     try:
         wait_ready(f"http://127.0.0.1:{port}/", proc)
         for _ in range(args.rounds):
@@ -166,7 +166,7 @@ def alternate(
     return _median(ours), _median(bare)
 
 
-def _median(runs: list[dict]) -> dict:
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     """The median run by requests/s, with the median CPU time per request of all runs."""
     middle = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
     cpu = sorted(r["cpu_us"] for r in runs)[len(runs) // 2]

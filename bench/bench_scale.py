@@ -362,15 +362,15 @@ async def bytes_figures(a: Any, args: argparse.Namespace) -> dict[str, float]:
             finally:
                 await store.close()
     else:
-        with sqlite3.connect(a.sqlite) as conn:
+        with sqlite3.connect(a.sqlite) as db:
             tables = {
-                name: tbl for name, tbl in conn.execute("SELECT name, tbl_name FROM sqlite_master")
+                name: tbl for name, tbl in db.execute("SELECT name, tbl_name FROM sqlite_master")
             }
             used: dict[str, int] = {}
-            for name, pages in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+            for name, pages in db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
                 owner = tables.get(name, name)
                 used[owner] = used.get(owner, 0) + pages
-            (count,) = conn.execute("SELECT count(*) FROM transactions").fetchone()
+            (count,) = db.execute("SELECT count(*) FROM transactions").fetchone()
         sizes["transaction"] = used.get("transactions", 0) / count
         sizes["events + deliveries"] = (used.get("events", 0) + used.get("deliveries", 0)) / count
         root = Path(tempfile.mkdtemp(dir=args.dir))

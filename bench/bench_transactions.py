@@ -107,8 +107,8 @@ async def call(
     tok: str,
     *,
     headers: dict[str, str] | None = None,
-    **kw: object,
-) -> tuple[int, object]:
+    **kw: Any,
+) -> tuple[int, Any]:
     auth = {"Authorization": f"Bearer {tok}", **(headers or {})}
     async with s.request(method, url, headers=auth, **kw) as r:
         return r.status, await r.json()
@@ -129,10 +129,10 @@ async def setup(
             "legalIdentifierCode": "SE:ORGNR",
         },
     )
-    oid = org["id"]  # type: ignore[index]
+    oid = org["id"]
     _, smps = await call(s, "GET", f"{base}/orgs/{oid}/smps/alltouse", tok)
     _, aps = await call(s, "GET", f"{base}/orgs/{oid}/aps/alltouse", tok)
-    smp, ap = smps["items"][0]["id"], aps["items"][0]["id"]  # type: ignore[index]
+    smp, ap = smps["items"][0]["id"], aps["items"][0]["id"]
     _, p = await call(
         s,
         "POST",
@@ -141,13 +141,13 @@ async def setup(
         json={"name": "p", "participantIdentifier": ident, "smpRef": smp, "apRef": ap},
     )
     _, docs = await call(s, "GET", f"{base}/document_types?state=active&limit=500", tok)
-    ids = {d["value"]: d["id"] for d in docs["items"]}  # type: ignore[index]
+    ids = {d["value"]: d["id"] for d in docs["items"]}
     supported = [{"documentId": ids[v], "processId": process} for v, process in PAYLOADS.values()]
     await call(
         s,
         "PUT",
         f"{base}/orgs/{oid}/participants/{p['id']}/supported_document_types",
-        tok,  # type: ignore[index]
+        tok,
         json={"supportedDocumentTypes": supported},
     )
     return oid, ap
@@ -204,7 +204,7 @@ class Loop:
         )
         if status != 202:
             raise SystemExit(f"POST answered {status}: {body}")
-        self.posted[body["transactionId"]] = at  # type: ignore[index]
+        self.posted[body["transactionId"]] = at
 
     async def poll(self, since: float) -> None:
         """Mark the transactions seen COMPLETED; only those created after ``since`` are read."""
@@ -220,11 +220,11 @@ class Loop:
                 self.session, "GET", q + (f"&cursor={cursor}" if cursor else ""), self.ta
             )
             now = time.time()
-            for t in page["items"]:  # type: ignore[index]
+            for t in page["items"]:
                 if t["transactionStatus"] == "FAILED":
                     raise SystemExit(f"a transaction failed: {t}")
                 self.done.setdefault(t["id"], now)  # seen at most one poll late
-            cursor = page["nextCursor"]  # type: ignore[index]
+            cursor = page["nextCursor"]
             if not cursor:
                 return
 

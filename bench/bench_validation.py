@@ -327,9 +327,9 @@ async def main() -> None:
                     f"{o:,.1f}/{b:,.1f}" for o, b in zip(got["ours"], got["bare"], strict=True)
                 )
             )
-        med = figures["base-example.xml"]
-        per_core = statistics.median(med["ours/core"])
-        ratio = statistics.median(med["ours"]) / statistics.median(med["bare"])
+        base = figures["base-example.xml"]
+        per_core = statistics.median(base["ours/core"])
+        ratio = statistics.median(base["ours"]) / statistics.median(base["bare"])
         print(
             f"target: >= {PER_CORE_TARGET:.0f} base-example docs/s per core "
             f"({'meets' if per_core >= PER_CORE_TARGET else 'MISSES'} it), ratio >= "

@@ -45,7 +45,7 @@ from fourcorner.application.organisations import CreateOrganisation
 from fourcorner.application.webhooks import CreateWebhook, WebhookSettings
 from fourcorner.domain.webhook import DeliveryStatus
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, resolve
+from fourcorner.entrypoints.container import build_container, resolve, settle
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -91,7 +91,7 @@ async def run(
     )
     worker_env = env | ({"PYTHONPATH": code} if code else {})
     container = build_container(Settings.load(env))
-    await container.init_resources()
+    await settle(container.init_resources())
     ctx = await resolve(container.context)
     receiver = Receiver()
     app = web.Application()
@@ -183,7 +183,7 @@ async def run(
             p.terminate()
             p.wait(timeout=30)
         await runner.cleanup()
-        await container.shutdown_resources()
+        await settle(container.shutdown_resources())
         with psycopg.connect(args.pg_url, autocommit=True) as c:
             c.execute(f'DROP SCHEMA "{schema}" CASCADE')
 

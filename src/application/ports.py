@@ -71,12 +71,13 @@ class KeySealer(Protocol):
     it, ``application.sealed``): a value opens only with the context it was sealed with.
 
     ``open`` raises ``ValueError`` saying why a value does not open. Values sealed before
-    binding existed still open; ``is_current`` is False for them, and they are sealed again.
+    binding existed still open (with ``legacy_context``, none unless given); ``is_current`` is
+    False for them, and they are sealed again.
     """
 
     def seal(self, plaintext: bytes, *, context: bytes) -> str: ...
 
-    def open(self, sealed: str, *, context: bytes) -> bytes: ...
+    def open(self, sealed: str, *, context: bytes, legacy_context: bytes = b"") -> bytes: ...
 
     def is_current(self, sealed: str) -> bool: ...
 

@@ -28,8 +28,9 @@ from fourcorner.adapters.pki.certificates import inspect_certificate
 from fourcorner.adapters.sql import migrations
 from fourcorner.domain.errors import InvalidInput
 from fourcorner.entrypoints import operator, preflight
-from fourcorner.entrypoints.config import PREFIX, ConfigError, Settings, unknown_environment
+from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
 from fourcorner.entrypoints.preflight import StartupError
+from fourcorner.entrypoints.setting_values import PREFIX
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 EXPIRY_WARNING = timedelta(days=30)
@@ -201,16 +202,16 @@ def keys(report: Report, settings: Settings) -> None:
     else:
         report.add(OK, "token key", f"oidc: tokens of {settings.oidc_issuer}")
     try:
-        path = preflight.at_rest_key_file(settings)
+        key_file = preflight.at_rest_key_file(settings)
     except StartupError as e:
         report.add(FAIL, "at-rest key", str(e))
         return
-    if path is None:
+    if key_file is None:
         report.add(OK, "at-rest key", f"configured by {PREFIX}AT_REST_KEY")
-    elif path.exists():
-        report.add(OK, "at-rest key", f"{path}; back it up with the database")
+    elif key_file.exists():
+        report.add(OK, "at-rest key", f"{key_file}; back it up with the database")
     else:
-        report.add(WARN, "at-rest key", f"{path} does not exist yet; the server creates it")
+        report.add(WARN, "at-rest key", f"{key_file} does not exist yet; the server creates it")
 
 
 def _name(cert: x509.Certificate) -> str:

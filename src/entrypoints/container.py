@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -280,6 +281,13 @@ async def resolve(provider: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def settle(step: Awaitable[None] | None) -> None:
+    """``init_resources()`` or ``shutdown_resources()`` done: dependency_injector returns an
+    awaitable when the container has an async resource (here the storage), else None."""
+    if step is not None:
+        await step
+
+
 def build_container(settings: Settings | None = None, **overrides: Any) -> Container:
     """A wired container for ``settings`` (default: the environment)."""
     container = Container()
@@ -334,7 +342,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     before anything is opened when a handler names a provider the container does not have."""
     table = container.route_table()
     markers.check_markers(container, table)
-    await container.init_resources()
+    await settle(container.init_resources())
     ctx = await resolve(container.context)
     spid = seat_spid(container.settings().seat_id)
     await operator_setup.ensure_operator(
@@ -359,7 +367,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
         stop.set()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
-        await container.shutdown_resources()
+        await settle(container.shutdown_resources())
 
     app.on_startup.append(start)
     app.on_cleanup.append(close)
@@ -368,9 +376,9 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
 
 async def run_workers(container: Container, stop: asyncio.Event) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set."""
-    await container.init_resources()
+    await settle(container.init_resources())
     try:
         await _ensure_smp(container)
         await asyncio.gather(*(w.run(stop) for w in await _workers(container)))
     finally:
-        await container.shutdown_resources()
+        await settle(container.shutdown_resources())

@@ -25,7 +25,8 @@ from fourcorner.adapters.pki.certificates import ChainError, verify_chain
 from fourcorner.adapters.smp.trust import CertificateCheck, Trust
 from fourcorner.application.operator_setup import OperatorEnvironment
 from fourcorner.domain.network_services import Environment, smp_url
-from fourcorner.entrypoints.config import PREFIX, SEE, ConfigError, Settings
+from fourcorner.entrypoints.config import SEE, ConfigError, Settings
+from fourcorner.entrypoints.setting_values import PREFIX
 
 OPERATOR_FILES = ("ap.pem", "ap.key", "ap-chain.pem", "smp.pem", "smp.key", "smp-chain.pem")
 

@@ -23,7 +23,8 @@ from psycopg.conninfo import conninfo_to_dict
 from fourcorner.adapters.auth.local import KEY_FILE
 from fourcorner.adapters.pki.sealing import KEY_BYTES, KEYS_DIR
 from fourcorner.adapters.pki.sealing import KEY_FILE as AT_REST_FILE
-from fourcorner.entrypoints.config import PREFIX, Settings
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.setting_values import PREFIX
 
 PROGRESS_EVERY = 5.0  # seconds between two "waiting for the database" lines
 # Driver messages of problems that waiting does not cure: the server answered and refused.

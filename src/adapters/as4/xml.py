@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 from lxml import etree
 
@@ -63,19 +63,22 @@ def parse_untrusted(data: bytes, what: str) -> Element:
 
 
 def serialise(root: Element) -> bytes:
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+    return cast(bytes, etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
 
 
 def c14n(element: Element, inclusive_prefixes: Sequence[str] = ()) -> bytes:
     """Exclusive C14N without comments (``InclusiveNamespaces PrefixList`` honoured);
     ``EBMS:0101`` if the element cannot be canonicalised (a relative namespace URI)."""
     try:
-        return etree.tostring(
-            element,
-            method="c14n",
-            exclusive=True,
-            with_comments=False,
-            inclusive_ns_prefixes=list(inclusive_prefixes) or None,
+        return cast(
+            bytes,
+            etree.tostring(
+                element,
+                method="c14n",
+                exclusive=True,
+                with_comments=False,
+                inclusive_ns_prefixes=list(inclusive_prefixes) or None,
+            ),
         )
     except etree.LxmlError as e:
         raise As4Error.of(
@@ -124,7 +127,7 @@ def required_text(parent: Element, tag: str, code: str = INVALID_HEADER) -> str:
 
 
 def attribute(element: Element, name: str, code: str = INVALID_HEADER) -> str:
-    value = element.get(name)
+    value: str | None = element.get(name)
     if value is None or not value.strip():
         raise As4Error.of(code, f"{local(str(element.tag))} has no {local(name)} attribute")
     return value.strip()

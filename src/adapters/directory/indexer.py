@@ -28,7 +28,7 @@ class IndexerDirectoryPublisher:
         self, indexer_url: str, *, ssl: ssl_module.SSLContext | None = None, timeout: float = 10.0
     ) -> None:
         self._url = indexer_url.rstrip("/") + "/"
-        self._ssl = ssl
+        self._ssl: ssl_module.SSLContext | bool = ssl if ssl is not None else True
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
 

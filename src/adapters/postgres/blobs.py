@@ -209,6 +209,7 @@ class PostgresBlobStore:
         last = {_check(key): i for i, (key, _) in enumerate(blobs)}
         sizes: list[int] = []
         pieces: list[bytes | None] = []  # each blob's one piece; None when it has more
+        first: bytes | None
         for _, source in blobs:
             if isinstance(source, bytes):
                 size, first = len(source), source

@@ -84,7 +84,7 @@ class SmpParticipantLookup:
                 raise _failed(e) from None
             return ReceiverLookup(True, smp_url, types, (), False, e.reason)
         published: list[PublishedEndpoint] = []
-        reason: str | None = None
+        reason = None
         can_receive = False
         for process in verified.metadata.processes:
             for endpoint in process.endpoints:

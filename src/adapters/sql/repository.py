@@ -215,8 +215,8 @@ class SqlRepository(Generic[T]):
             count = await self._x.write_many(self._t.update_sql, rows)
         if count < len(rows):
             for item in items:  # name the first record that is gone
-                row = self._c.row(item)
-                if not await self._x.fetch(self._t.get_sql, (str(row["id"]),)):
+                record = self._c.row(item)
+                if not await self._x.fetch(self._t.get_sql, (str(record["id"]),)):
                     raise self._gone(item)
 
     async def _each(self, items: Sequence[T]) -> None:

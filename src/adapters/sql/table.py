@@ -242,8 +242,9 @@ class Table:
 
     def _ids(self, idents: Sequence[object]) -> tuple[str, tuple[object, ...]]:
         """``"id" IN (...)`` of these ids (at least one) and its parameters, in id order."""
-        values = sorted({k for k in map(self.key, idents) if k is not None}) or [None]
-        return f'"id" IN ({self.dialect.param_list(len(values))})', tuple(values)
+        keys = sorted({k for k in map(self.key, idents) if k is not None})
+        values = tuple(keys) if keys else (None,)
+        return f'"id" IN ({self.dialect.param_list(len(values))})', values
 
     def lease(self, idents: Sequence[object], until: object) -> Statement:
         """Set the lease column (``Collection.lease``) of the records with these ids (at

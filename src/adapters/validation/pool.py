@@ -215,8 +215,9 @@ class WorkerPool:
             try:
                 given = await waiter
             except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled() and waiter.result() is not None:
-                    self._release(waiter.result(), True)  # given, but no longer wanted
+                late = waiter.result() if waiter.done() and not waiter.cancelled() else None
+                if late is not None:
+                    self._release(late, True)  # given, but no longer wanted
                 raise
             if given is not None:
                 return given

@@ -52,8 +52,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             self.users = [f"u{n}.{run.namespace}@harness.test" for n in range(3)]
             self.root = f"root.{run.namespace}@harness.test"
             payload = f"{run.digits()}{run.examples % 1000:03d}"
-            self.legal = [complete("0007", f"{payload}{k}") for k in range(10)]
-            self.legal = [x for x in self.legal if x][:3]
+            legal = [complete("0007", f"{payload}{k}") for k in range(10)]
+            self.legal = [x for x in legal if x][:3]
             # GLNs of the example's participants (unique across the service, as they must be);
             # the last is never a participant: documents go to it, and are not delivered, so
             # that a service's workers add no record (an inbound document, an MLS) to compare
@@ -323,7 +323,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                     "POST",
                     lambda side: f"/orgs/{sender.org.on(side)}/transactions",
                     self.users[user],
-                    body=lambda side, body=body: body,
+                    body=lambda side, body=body: body,  # type: ignore[misc]  # (side) -> body
                     query=lambda side: (("ap", sender.ap.on(side)),),
                     headers=header,
                 )

@@ -12,7 +12,7 @@ import attrs
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.transaction import Status
 from fourcorner.domain.validation import Flag
-from fourcorner.entrypoints.http.rendering import shown
+from fourcorner.entrypoints.http.rendering import response_class, shown
 
 
 @attrs.frozen
@@ -35,7 +35,7 @@ class AcceptedResponse:
     transaction_status: Status
 
 
-@attrs.frozen
+@response_class
 class UploadUrlResponse:
     upload_url: str
     expires_at: datetime
@@ -58,7 +58,7 @@ class ConfirmationResponse:
     mls_response_code: str
 
 
-@attrs.frozen
+@response_class
 class ErrorDetail:
     """One problem with one part of the input; a failed validation rule (AT-1131) also
     names the rule (``id``), where it failed (``location``, an XPath) and what it says."""
@@ -70,7 +70,7 @@ class ErrorDetail:
     text: str | None = shown(omit_none=True, source="problem")
 
 
-@attrs.frozen
+@response_class
 class ErrorResponse:
     """The body of every refusal (``app.error_response``)."""
 
@@ -93,7 +93,7 @@ class ErrorResponse:
     )
 
 
-@attrs.frozen
+@response_class
 class FailedAssertResponse:
     id: str = shown(description="the rule, e.g. BR-CO-15")
     flag: Flag
@@ -101,7 +101,7 @@ class FailedAssertResponse:
     text: str
 
 
-@attrs.frozen
+@response_class
 class ValidationResponse:
     valid: bool | None = shown(
         description="no fatal rule failed; null when the document was not checked"

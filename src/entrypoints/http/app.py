@@ -12,6 +12,7 @@ from typing import Any
 
 import cattrs
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
@@ -42,7 +43,6 @@ log = logging.getLogger("fourcorner.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]], Any]
 
 
 SERVER = "fourcorner"

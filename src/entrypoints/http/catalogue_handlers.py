@@ -19,7 +19,7 @@ from fourcorner.application import catalogue as use
 from fourcorner.application.catalogue import DOCUMENT_TYPE_FIELDS, SCHEME_FIELDS
 from fourcorner.domain.catalogue import Catalogue, TransportProfile
 from fourcorner.domain.roles import Role
-from fourcorner.entrypoints.http.rendering import Answer, ListReply, shown
+from fourcorner.entrypoints.http.rendering import Answer, ListReply, response_class, shown
 from fourcorner.entrypoints.http.routing import (
     LIST_PARAMS,
     QueryParam,
@@ -42,7 +42,7 @@ def _text(value: str | None) -> str:
     return value or ""
 
 
-@attrs.frozen
+@response_class
 class DocumentTypeResponse:
     """A document type: ``id`` first, then the fields by name. Every field the specification
     lists is there, a string field the code list leaves empty as ``""``; the other options
@@ -66,7 +66,7 @@ class DocumentTypeResponse:
     version: str
 
 
-@attrs.frozen
+@response_class
 class IdentifierSchemeResponse:
     """A participant identifier scheme; absent options left out."""
 
@@ -87,7 +87,7 @@ class IdentifierSchemeResponse:
     usage: str | None = shown(omit_none=True)
 
 
-@attrs.frozen
+@response_class
 class TransportProfileResponse:
     protocol: str
     profile_version: str
@@ -99,7 +99,7 @@ class TransportProfileResponse:
     comment: str | None = shown(omit_none=True)
 
 
-@attrs.frozen
+@response_class
 class ConstantsResponse:
     """Without a key, the list of keys; with one, its values."""
 

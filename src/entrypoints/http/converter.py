@@ -20,6 +20,7 @@ import re
 import types
 import typing
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -138,6 +139,11 @@ def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
     return hook
 
 
+def _is_sequence(tp: Any) -> bool:
+    """``tuple[X, ...]`` or ``list[X]``."""
+    return typing.get_origin(tp) in (tuple, list)
+
+
 def _sequence(conv: cattrs.Converter, item: Any) -> Any:
     def hook(value: Any, tp: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
@@ -193,8 +199,7 @@ def make_converter() -> cattrs.Converter:
         lambda t: Absent in typing.get_args(t), lambda t: _present(conv, t)
     )
     conv.register_structure_hook_factory(
-        lambda t: typing.get_origin(t) in (tuple, list),
-        lambda t: _sequence(conv, typing.get_args(t)[0]),
+        _is_sequence, lambda t: _sequence(conv, typing.get_args(t)[0])
     )
 
     def structure_attrs(cls: type) -> Any:
@@ -206,6 +211,7 @@ def make_converter() -> cattrs.Converter:
             )
             for a in attrs.fields(cls)
         }
+        inner: Callable[[Any, Any], Any]
         inner = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
         known = json_fields(cls)
 

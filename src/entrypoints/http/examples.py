@@ -45,7 +45,7 @@ from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Sta
 from fourcorner.domain.user import User
 from fourcorner.domain.validation import FailedAssert, Flag, ValidationResult
 from fourcorner.domain.webhook import Attempt, DeliveryStatus, DeliverySummary, Event, Webhook
-from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http import answers, responses
 from fourcorner.entrypoints.http.catalogue_handlers import ConstantsResponse
 from fourcorner.entrypoints.http.rendering import Answer
 
@@ -397,11 +397,11 @@ _RECORDS: Mapping[str, Callable[[], tuple[Any, dict[str, Any]]]] = {
     "IdentifierScheme": lambda: (IDENTIFIER_SCHEME, {}),
     "ValidationResult": lambda: (VALIDATION, {}),
     # answers that are not records: the response class holds the values itself
-    "ChangedIds": lambda: (responses.IdsResponse((str(PARTICIPANT_ID),)), {}),
-    "Status": lambda: (responses.StatusResponse("ok"), {}),
-    "Accepted": lambda: (responses.AcceptedResponse(TRANSACTION_ID, Status.UNPROCESSED), {}),
+    "ChangedIds": lambda: (answers.IdsResponse((str(PARTICIPANT_ID),)), {}),
+    "Status": lambda: (answers.StatusResponse("ok"), {}),
+    "Accepted": lambda: (answers.AcceptedResponse(TRANSACTION_ID, Status.UNPROCESSED), {}),
     "UploadUrl": lambda: (
-        responses.UploadUrlResponse(
+        answers.UploadUrlResponse(
             "https://fourcorner.example/uploads/gAAAAABn0x4c…",
             datetime(2026, 3, 5, 14, 32, 11, 456000, tzinfo=UTC),
             "PUT",
@@ -409,7 +409,7 @@ _RECORDS: Mapping[str, Callable[[], tuple[Any, dict[str, Any]]]] = {
         {},
     ),
     "Constants": lambda: (ConstantsResponse("WEBHOOK_EVENTS", EVENT_NAMES, None), {}),
-    "Confirmation": lambda: (responses.ConfirmationResponse(TRANSACTION_ID, "AP"), {}),
+    "Confirmation": lambda: (answers.ConfirmationResponse(TRANSACTION_ID, "AP"), {}),
 }
 
 

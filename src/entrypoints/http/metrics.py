@@ -22,6 +22,7 @@ import logging
 import time
 import weakref
 from collections.abc import Iterator
+from typing import cast
 
 from aiohttp import web
 from dependency_injector.wiring import Provide
@@ -194,15 +195,15 @@ class RequestStats(Collector):
         )
         for (method, route), cells in list(self._latency.items()):
             running, buckets = 0.0, []
-            for bound, n in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
-                running += n
+            for bound, count in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
+                running += count
                 buckets.append((bound, running))
             latency.add_metric([method, route], buckets, cells[-1])
         yield latency
 
 
 def _bound(value: float) -> str:
-    return floatToGoString(value)
+    return cast(str, floatToGoString(value))
 
 
 # every Metrics of the process counts the events (one per service; tests build several)

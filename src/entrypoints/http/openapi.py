@@ -228,10 +228,12 @@ def _answer_example(route: Route, conv: cattrs.Converter) -> Any:
 def _parameters(route: Route) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for name in re.findall(r"{(\w+)}", route.path):
-        schema = {"type": "string", "format": "uuid"} if _is_uuid(name) else {"type": "string"}
+        schema: dict[str, Any] = (
+            {"type": "string", "format": "uuid"} if _is_uuid(name) else {"type": "string"}
+        )
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     for q in route.query:
-        schema: dict[str, Any] = dict(q.schema)
+        schema = dict(q.schema)
         param: dict[str, Any] = {"name": q.name, "in": q.where, "required": q.required}
         if q.repeated:
             param |= {"schema": {"type": "array", "items": schema}, "explode": True}
@@ -328,7 +330,7 @@ def document(
         props = components[name]["properties"]
         props[field] = {**props[field], "pattern": pattern}
     descriptions.describe(components)
-    codes = "\n".join(
+    all_codes = "\n".join(
         f"- `{c.code}` ({status_of(c.kind)}): {c.title}" for c in http_errors.catalogue()
     )
     return {
@@ -336,7 +338,7 @@ def document(
         "info": {
             "title": title,
             "version": version,
-            "description": "Error body: {code, error, details}. Codes:\n" + codes,
+            "description": "Error body: {code, error, details}. Codes:\n" + all_codes,
         },
         "paths": paths,
         "components": {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -24,6 +24,7 @@ import cattrs
 from fourcorner.entrypoints.http.converter import camel
 from fourcorner.entrypoints.http.json_schema import schema_of
 
+_T = TypeVar("_T")
 _KEY = "fourcorner.http.shown"
 _MEMO_SIZE = 1024
 _PLAIN_TYPES = (str, int, bool, float)
@@ -68,6 +69,17 @@ def given(*, schema: Mapping[str, Any] | None = None, description: str = "") -> 
 def tag(value: str) -> Any:
     """The ``type`` field that names the kind of record, the same in every answer."""
     return attrs.field(metadata={_KEY: Shown(const=value)})
+
+
+@typing.dataclass_transform(frozen_default=True, field_specifiers=(attrs.field, shown, given, tag))
+def response_class(cls: type[_T]) -> type[_T]:
+    """``attrs.frozen``, for a response class with ``shown``/``given``/``tag`` fields.
+
+    mypy's attrs plugin takes any value after a field's type for its default, so a ``shown``
+    field (which has none) would be a default followed by fields without one; declared field
+    makers, these three are read as what they are.
+    """
+    return attrs.frozen(cls)
 
 
 def _shown(a: attrs.Attribute[Any]) -> Shown:

@@ -38,7 +38,8 @@ from fourcorner.domain.participant import (
     SupportedDocumentType,
 )
 from fourcorner.domain.roles import Role
-from fourcorner.domain.transaction import ArtefactType, Direction, ServiceError, Status
+from fourcorner.domain.send_failures import ServiceError
+from fourcorner.domain.transaction import ArtefactType, Direction, Status
 from fourcorner.domain.webhook import DeliveryStatus, DeliverySummary
 from fourcorner.entrypoints.http.answers import (
     AcceptedResponse,
@@ -50,7 +51,7 @@ from fourcorner.entrypoints.http.answers import (
     UploadUrlResponse,
     ValidationResponse,
 )
-from fourcorner.entrypoints.http.rendering import Answer, given, shown, tag
+from fourcorner.entrypoints.http.rendering import Answer, given, response_class, shown, tag
 
 _ORG_ROLES = {"type": "string", "enum": [Role.ORGADMIN.value, Role.ORGMEMBER.value]}
 _USER_ROLES = {"type": "string", "enum": [Role.USER.value, Role.SUPERADMIN.value]}
@@ -62,7 +63,7 @@ _REQUESTED_MODE = {
 # --- organisations, users, members, API keys --------------------------------------------------
 
 
-@attrs.frozen
+@response_class
 class OrganisationCertificate:
     """A certificate of the organisation, as its record lists them."""
 
@@ -71,7 +72,7 @@ class OrganisationCertificate:
     id: uuid.UUID
 
 
-@attrs.frozen
+@response_class
 class OrganisationResponse:
     id: uuid.UUID
     legal_name: str
@@ -101,7 +102,7 @@ class OrganisationResponse:
     certificates: tuple[OrganisationCertificate, ...] = given()
 
 
-@attrs.frozen
+@response_class
 class UserResponse:
     id: str
     email: str
@@ -118,7 +119,7 @@ class UserResponse:
     type: str = tag("USER")
 
 
-@attrs.frozen
+@response_class
 class Membership:
     """One organisation the user is a member of."""
 
@@ -130,12 +131,12 @@ class Membership:
     member_ref: uuid.UUID
 
 
-@attrs.frozen
+@response_class
 class MeResponse(UserResponse):
     memberships: tuple[Membership, ...] = given()
 
 
-@attrs.frozen
+@response_class
 class MemberResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -152,7 +153,7 @@ class MemberResponse:
     type: str = tag("MEMBER")
 
 
-@attrs.frozen
+@response_class
 class ApiKeyResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -168,7 +169,7 @@ class ApiKeyResponse:
     type: str = tag("API_KEY")
 
 
-@attrs.frozen
+@response_class
 class NewApiKeyResponse(ApiKeyResponse):
     key: str = given(description="The key itself, shown this once only.")
 
@@ -176,7 +177,7 @@ class NewApiKeyResponse(ApiKeyResponse):
 # --- participants and the network's infrastructure ------------------------------------------
 
 
-@attrs.frozen
+@response_class
 class ParticipantResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -206,7 +207,7 @@ class SupportedDocumentTypeResponse:
     exact_match_only: bool
 
 
-@attrs.frozen
+@response_class
 class AccessPointResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -223,7 +224,7 @@ class AccessPointResponse:
     type: str = tag("AP")
 
 
-@attrs.frozen
+@response_class
 class CertificateResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -245,7 +246,7 @@ class CertificateResponse:
     type: str = tag("CERTIFICATE")
 
 
-@attrs.frozen
+@response_class
 class SmpResponse:
     id: uuid.UUID
     name: str
@@ -268,7 +269,7 @@ class ReceiverLookupResponse:
 # --- webhooks -------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@response_class
 class WebhookResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -283,12 +284,12 @@ class WebhookResponse:
     type: str = tag("WEBHOOK")
 
 
-@attrs.frozen
+@response_class
 class NewWebhookResponse(WebhookResponse):
     secret: str = given(description="whsec_... signing secret, shown once")
 
 
-@attrs.frozen
+@response_class
 class EventResponse:
     id: uuid.UUID
     org_id: uuid.UUID
@@ -304,7 +305,7 @@ class EventResponse:
 # --- transactions ---------------------------------------------------------------------------
 
 
-@attrs.frozen
+@response_class
 class TransactionResponse:
     """A transaction; ``serviceError`` and ``mlsResponseCode`` only when there is one."""
 

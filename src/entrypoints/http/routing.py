@@ -175,7 +175,8 @@ def _markers(handler: Handler) -> dict[str, str]:
     return {
         name: str(param.default.provider)
         for name, param in inspect.signature(handler).parameters.items()
-        if isinstance(param.default, Provide)
+        # Provide is a class; dependency_injector types it as an instance, for Provide["name"]
+        if isinstance(param.default, Provide)  # type: ignore[arg-type]
     }
 
 
