@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import cattrs
@@ -61,6 +61,16 @@ def secure(headers: MutableMapping[str, str], *, private: bool, hsts: bool) -> N
         headers["Cache-Control"] = "no-store"
     if hsts:
         headers["Strict-Transport-Security"] = HSTS
+
+
+def request_ids(batch: int = 256) -> Iterator[str]:
+    """Random request ids, 32 hex digits (128 bits) each, from the operating system's random
+    source ``batch`` at a time: one system call per ``batch`` requests instead of one each
+    (0.6–1.5 µs of a cached read's CPU under load)."""
+    while True:
+        block = os.urandom(16 * batch).hex()
+        for start in range(0, len(block), 32):
+            yield block[start : start + 32]
 
 
 def _private(request: web.Request) -> bool:
@@ -131,13 +141,15 @@ def wrapper(
     What aiohttp answers before a handler runs is covered too: an unknown path reaches a
     catch-all route, and an ``Expect`` it refuses gets the headers from ``expect``."""
 
+    new_id = request_ids().__next__
+
     def wrap(handler: Handler, route: str | None) -> Handler:
         label = route if route is not None else "(unmatched)"
 
         async def handle(request: web.Request) -> web.StreamResponse:
             started = time.perf_counter()
             given = request.headers.get("X-Request-Id")
-            request_id = given if given and _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
+            request_id = given if given and _REQUEST_ID.fullmatch(given) else new_id()
             request[REQUEST_ID] = request_id
             error: DomainError | None = None
             try:
