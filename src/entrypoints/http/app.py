@@ -8,12 +8,17 @@ import logging
 import os
 import re
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import cattrs
 from aiohttp import web
-from aiohttp.web_urldispatcher import _default_expect_handler
+from aiohttp.web_urldispatcher import (
+    MatchInfoError,
+    UrlMappingMatchInfo,
+    _default_expect_handler,
+)
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
@@ -253,7 +258,10 @@ def build_app(
     ``lingering``: the bounds of the lingering close of a connection whose request body is
     left unread (``lingering``; the app's ``LINGER``)."""
     table = list(routes)
-    app = web.Application(client_max_size=max_body)
+    router = _Router()
+    with warnings.catch_warnings():  # aiohttp calls passing a router deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
     wrap, expecting = wrapper(max_body, metrics, hsts=hsts), expect(hsts)
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
@@ -277,9 +285,25 @@ def build_app(
         refuse = wrap(_refuse_method(tuple(sorted(methods))), path)
         resource.add_route("*", refuse, expect_handler=expecting)
     # every other path, last: 404 in the API's shape (added to no other resource's prefix)
-    unmatched = app.router.add_resource("/{path:.*}")
-    unmatched.add_route("*", wrap(_unknown_route, None), expect_handler=expecting)
+    unmatched = app.router.add_resource(r"/{path:[\s\S]*}")
+    router.unmatched = unmatched.add_route(
+        "*", wrap(_unknown_route, None), expect_handler=expecting
+    )
     return app
+
+
+class _Router(web.UrlDispatcher):
+    """aiohttp's router, which sends a request whose target no resource can match (``*``,
+    ``CONNECT``'s ``host:port``) to ``unmatched`` too, rather than answering it itself."""
+
+    unmatched: web.ResourceRoute | None = None
+
+    async def resolve(self, request: web.Request) -> UrlMappingMatchInfo:
+        found = await super().resolve(request)
+        unmatched = isinstance(found, MatchInfoError) and found.http_exception.status == 404
+        if unmatched and self.unmatched is not None:
+            return UrlMappingMatchInfo({}, self.unmatched)
+        return found
 
 
 def _specificity(path: str) -> tuple[int, ...]:
