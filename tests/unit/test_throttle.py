@@ -60,6 +60,22 @@ def test_the_allowance_comes_back_after_retry_after(limit, window, failures):
     assert tracker.retry_after(["k"]) == 0
 
 
+@given(
+    limit=st.integers(0, 5),
+    failed=st.lists(st.sampled_from(["a", "b", "p"]), max_size=20),
+    asked=st.lists(st.sampled_from(["a", "b", "c", "p"]), min_size=1, max_size=3),
+)
+def test_a_tracker_that_remembers_no_failure_refuses_no_one(limit, failed, asked):
+    """What lets the authenticator skip working out a caller's keys (``remembers_any``)."""
+    tracker = FailureTracker(limit, 60.0, clock=Clock())
+    assert not tracker.remembers_any()
+    for key in failed:
+        tracker.failed([key])
+    assert tracker.remembers_any() == (limit > 0 and bool(failed))
+    if not tracker.remembers_any():
+        assert tracker.retry_after(asked) == 0
+
+
 def test_a_burst_of_limit_failures_then_refusal_for_each_key_on_its_own():
     clock = Clock()
     tracker = FailureTracker(3, 60.0, clock=clock)

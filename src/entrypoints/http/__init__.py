@@ -1,1 +1,1 @@
-"""The aiohttp interface: routes, middlewares and the JSON shape of the service."""
+"""The aiohttp interface: routes, the wrapper around them and the JSON shape of the service."""

@@ -1,4 +1,5 @@
-"""The aiohttp application: middlewares (request id, errors, access log) and the routes."""
+"""The aiohttp application: the wrapper around every route (request id, errors, headers, access
+log) and the routes."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import cattrs
 from aiohttp import web
-from aiohttp.typedefs import Middleware
+from aiohttp.web_urldispatcher import (
+    MatchInfoError,
+    UrlMappingMatchInfo,
+    _default_expect_handler,
+)
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError
@@ -62,13 +68,19 @@ def secure(headers: MutableMapping[str, str], *, private: bool, hsts: bool) -> N
         headers["Strict-Transport-Security"] = HSTS
 
 
-def _prepare(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
-    async def prepare(request: web.Request, response: web.StreamResponse) -> None:
-        h = request.headers
-        private = request.get(PRIVATE, False) or "Authorization" in h or "X-Api-Key" in h
-        secure(response.headers, private=private, hsts=hsts)
+def request_ids(batch: int = 256) -> Iterator[str]:
+    """Random request ids, 32 hex digits (128 bits) each, from the operating system's random
+    source ``batch`` at a time: one system call per ``batch`` requests instead of one each
+    (0.6–1.5 µs of a cached read's CPU under load)."""
+    while True:
+        block = os.urandom(16 * batch).hex()
+        for start in range(0, len(block), 32):
+            yield block[start : start + 32]
 
-    return prepare
+
+def _private(request: web.Request) -> bool:
+    h = request.headers
+    return request.get(PRIVATE, False) or "Authorization" in h or "X-Api-Key" in h
 
 
 # The most characters of an error sentence, a detail's field or its problem: what an answer
@@ -121,56 +133,94 @@ def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> D
     return errors.Forbidden(reason=exc.reason) if exc.status == 403 else errors.DomainError()
 
 
-def middleware(max_size: int, metrics: Metrics | None = None) -> Middleware:
-    @web.middleware
-    async def handle(
-        request: web.Request,
-        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-    ) -> web.StreamResponse:
-        started = time.perf_counter()
-        given = request.headers.get("X-Request-Id")
-        request_id = given if given and _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
-        request[REQUEST_ID] = request_id
-        error: DomainError | None = None
-        try:
-            response = await handler(request)
-            response.headers["X-Request-Id"] = request_id
-        except DomainError as e:
-            response = error_response(error := e, request_id)
-        except web.HTTPException as e:
-            if e.status < 400:
-                raise
-            response = error_response(error := _from_http(e, request, max_size), request_id)
-        except web.RequestPayloadError:  # e.g. Content-Encoding: gzip over bytes that are not
-            reason = "the body does not decode from its Content-Encoding"
-            response = error_response(error := errors.MalformedBody(reason=reason), request_id)
-        except Exception:
-            log.exception(
-                "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}
+def wrapper(
+    max_size: int, metrics: Metrics | None = None, *, hsts: bool = False
+) -> Callable[[Handler, str | None], Handler]:
+    """What runs around every route's handler: the request id, errors turned into answers,
+    the service's headers (``secure``), the metrics and the access log. ``route``: the path
+    the metrics and the log name the request by; ``None`` for a request no route matched.
+
+    Each route's handler is wrapped once, when the app is built, instead of going through an
+    aiohttp middleware and ``on_response_prepare``: those cost about 5 µs of a cached read's
+    55–60 (the middleware chain with aiohttp's own ``current_app`` middleware, the signal).
+    What aiohttp answers before a handler runs is covered too: an unknown path reaches a
+    catch-all route, and an ``Expect`` it refuses gets the headers from ``expect``."""
+
+    new_id = request_ids().__next__
+
+    def wrap(handler: Handler, route: str | None) -> Handler:
+        label = route if route is not None else "(unmatched)"
+
+        async def handle(request: web.Request) -> web.StreamResponse:
+            started = time.perf_counter()
+            given = request.headers.get("X-Request-Id")
+            request_id = given if given and _REQUEST_ID.fullmatch(given) else new_id()
+            request[REQUEST_ID] = request_id
+            error: DomainError | None = None
+            try:
+                response = await handler(request)
+                response.headers["X-Request-Id"] = request_id
+            except DomainError as e:
+                response = error_response(error := e, request_id)
+            except web.HTTPException as e:
+                if e.status < 400:
+                    secure(e.headers, private=_private(request), hsts=hsts)
+                    raise
+                response = error_response(error := _from_http(e, request, max_size), request_id)
+            except web.RequestPayloadError:  # e.g. Content-Encoding: gzip over other bytes
+                reason = "the body does not decode from its Content-Encoding"
+                response = error_response(error := errors.MalformedBody(reason=reason), request_id)
+            except Exception:
+                log.exception(
+                    "unhandled error", extra={"event": "http.unhandled", "request_id": request_id}
+                )
+                response = error_response(error := errors.DomainError(), request_id)
+            secure(response.headers, private=_private(request), hsts=hsts)
+            # an answer before the body has arrived whole ends the connection, lingering
+            unread = body_unread(request)
+            if unread:
+                await answer_and_close(request, response)
+            if metrics is not None:
+                metrics.observe(
+                    request.method, label, response.status, time.perf_counter() - started
+                )
+            _access_log(
+                request, route, response, started, error.code if error is not None else None
             )
-            response = error_response(error := errors.DomainError(), request_id)
-        # an answer before the body has arrived whole ends the connection, lingering
-        unread = body_unread(request)
-        if unread:
-            await answer_and_close(request, response)
-        if metrics is not None:
-            resource = request.match_info.route.resource
-            route = resource.canonical if resource is not None else "(unmatched)"
-            metrics.observe(request.method, route, response.status, time.perf_counter() - started)
-        _access_log(request, response, started, error.code if error is not None else None)
-        if unread:
-            await linger(request, request.config_dict[LINGER])
-        return response
+            if unread:
+                await linger(request, request.config_dict[LINGER])
+            return response
+
+        handle.__name__ = getattr(handler, "__name__", "handle")
+        return handle
+
+    return wrap
+
+
+def expect(hsts: bool) -> Callable[[web.Request], Awaitable[None]]:
+    """aiohttp's handling of an ``Expect`` header (``100 Continue``, or 417 for another
+    expectation), which runs before the route's handler: its 417 carries the service's
+    headers."""
+
+    async def handle(request: web.Request) -> None:
+        try:
+            await _default_expect_handler(request)
+        except web.HTTPException as e:
+            secure(e.headers, private=_private(request), hsts=hsts)
+            raise
 
     return handle
 
 
 def _access_log(
-    request: web.Request, response: web.StreamResponse, started: float, code: str | None
+    request: web.Request,
+    route: str | None,
+    response: web.StreamResponse,
+    started: float,
+    code: str | None,
 ) -> None:
     if not log.isEnabledFor(logging.INFO):
         return
-    info = request.match_info.route.resource
     caller_kind, caller = request.get(CALLER) or (None, None)
     org_id = request.get(ORG_ID)
     log.info(
@@ -182,7 +232,7 @@ def _access_log(
             "caller_kind": caller_kind,
             "caller_id": str(caller) if caller is not None else None,
             "method": request.method,
-            "route": info.canonical if info is not None else request.path,
+            "route": route if route is not None else request.path,
             "status": response.status,
             "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             "org_id": str(org_id) if org_id is not None else request.match_info.get("orgId"),
@@ -208,9 +258,12 @@ def build_app(
     ``lingering``: the bounds of the lingering close of a connection whose request body is
     left unread (``lingering``; the app's ``LINGER``)."""
     table = list(routes)
-    app = web.Application(middlewares=[middleware(max_body, metrics)], client_max_size=max_body)
+    router = _Router()
+    with warnings.catch_warnings():  # aiohttp calls passing a router deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
-    app.on_response_prepare.append(_prepare(hsts))
+    wrap, expecting = wrapper(max_body, metrics, hsts=hsts), expect(hsts)
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
     async def openapi_json(request: web.Request) -> web.Response:
@@ -228,15 +281,39 @@ def build_app(
         if "GET" in methods:  # HEAD: the GET's status and headers, without its body
             methods.setdefault("HEAD", methods["GET"])
         for method, handler in methods.items():
-            resource.add_route(method, handler)
-        resource.add_route("*", _refuse_method(tuple(sorted(methods))))
+            resource.add_route(method, wrap(handler, path), expect_handler=expecting)
+        refuse = wrap(_refuse_method(tuple(sorted(methods))), path)
+        resource.add_route("*", refuse, expect_handler=expecting)
+    # every other path, last: 404 in the API's shape (added to no other resource's prefix)
+    unmatched = app.router.add_resource(r"/{path:[\s\S]*}")
+    router.unmatched = unmatched.add_route(
+        "*", wrap(_unknown_route, None), expect_handler=expecting
+    )
     return app
+
+
+class _Router(web.UrlDispatcher):
+    """aiohttp's router, which sends a request whose target no resource can match (``*``,
+    ``CONNECT``'s ``host:port``) to ``unmatched`` too, rather than answering it itself."""
+
+    unmatched: web.ResourceRoute | None = None
+
+    async def resolve(self, request: web.Request) -> UrlMappingMatchInfo:
+        found = await super().resolve(request)
+        unmatched = isinstance(found, MatchInfoError) and found.http_exception.status == 404
+        if unmatched and self.unmatched is not None:
+            return UrlMappingMatchInfo({}, self.unmatched)
+        return found
 
 
 def _specificity(path: str) -> tuple[int, ...]:
     """Paths whose literal segments come earlier sort first (``/members/approve`` before
     ``/members/{memberId}``), so a request is matched by its most literal path."""
     return tuple(int(part.startswith("{")) for part in path.strip("/").split("/"))
+
+
+async def _unknown_route(request: web.Request) -> web.StreamResponse:
+    raise http_errors.RouteNotFound(path=request.path)
 
 
 def _refuse_method(allowed: tuple[str, ...]) -> Handler:

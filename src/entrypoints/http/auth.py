@@ -54,13 +54,12 @@ class Authenticator:
             raise Unauthorised(
                 reason="no credentials: send 'Authorization: Bearer <token>' or 'X-Api-Key: <key>'"
             )
-        counted = [address_key(request.remote)]
         if key is not None:
             key = key.strip()
-            counted.append(prefix_key(api_key.prefix_of(key)))
-        wait = self._throttle.retry_after(counted)
-        if wait:
-            raise TooManyFailedAttempts(retry_after=wait)
+        if self._throttle.remembers_any():  # else no caller is over its allowance
+            wait = self._throttle.retry_after(_counted(request, key))
+            if wait:
+                raise TooManyFailedAttempts(retry_after=wait)
         sent = header if header is not None else "key:" + (key or "")
         # a header's bytes that are not UTF-8 come as lone surrogates: hashed as they are
         credential = request[CREDENTIAL] = hashlib.sha256(
@@ -77,7 +76,7 @@ class Authenticator:
                 assert key is not None
                 principal, expires_at = await api_keys.authenticate(self._ctx, key), None
         except Unauthorised:
-            self._throttle.failed(counted)
+            self._throttle.failed(_counted(request, key))
             raise
         if principal.key is not None or expires_at is not None:
             self._known.put(credential, (principal, expires_at), stamp)
@@ -97,6 +96,14 @@ class Authenticator:
         """Whether ``principal`` holds ``role`` in ``org_id``; raises 403/404 errors if not."""
         async with self._ctx.reads() as uow:
             await authorise(uow, principal, org_id, role)
+
+
+def _counted(request: web.Request, key: str | None) -> list[str]:
+    """What a failed attempt counts against: the client's address, and an API key's prefix."""
+    counted = [address_key(request.remote)]
+    if key is not None:
+        counted.append(prefix_key(api_key.prefix_of(key)))
+    return counted
 
 
 def _still_valid(principal: Principal, expires_at: datetime | None, now: datetime) -> bool:

@@ -71,6 +71,11 @@ class FailureTracker:
     def __len__(self) -> int:
         return len(self._until)
 
+    def remembers_any(self) -> bool:
+        """Whether any key has a failure remembered: while none has, ``retry_after`` is 0 for
+        every key, and a caller need not work out its keys to ask."""
+        return bool(self._until)
+
     def retry_after(self, keys: Iterable[str]) -> int:
         """Whole seconds until every one of ``keys`` may fail once more; 0: it may now."""
         if not self._limit:

@@ -80,9 +80,16 @@ async def test_every_answer_carries_the_security_headers(api):
     answers = {
         "public": await get(api, "/healthz"),
         "unknown route": await get(api, "/no/such/route"),
+        "unknown route, odd characters": await get(api, "/no/such%0A%FF%00/route%2F"),
         "refused": await get(api, "/users/me"),
         "signed in": await get(api, "/users/me", Authorization=f"Bearer {token}"),
         "openapi": await get(api, "/openapi.json"),
+        "a file": await get(api, "/docs/static/swagger-ui.css"),
+        "method not allowed": await _answer(api, "DELETE", "/healthz"),
+        "unknown expectation": await _answer(api, "GET", "/users/me", Expect="nothing-known"),
+        "unknown route, unknown expectation": await _answer(
+            api, "GET", "/no/such/route", Expect="nothing-known"
+        ),
     }
     for name, (_, _, headers) in answers.items():
         assert headers["X-Content-Type-Options"] == "nosniff", name
@@ -91,6 +98,52 @@ async def test_every_answer_carries_the_security_headers(api):
     for name in ("refused", "signed in"):
         assert answers[name][2]["Cache-Control"] == "no-store", name
     assert "Cache-Control" not in answers["public"][2]
+    assert answers["method not allowed"][0] == 405
+    assert answers["unknown route"][1]["code"] == "AT-1041"
+    assert answers["unknown route, odd characters"][1]["code"] == "AT-1041"
+    assert answers["unknown expectation"][0] == 417
+    assert answers["unknown route, unknown expectation"][0] == 417
+
+
+@pytest.mark.parametrize("line", [b"OPTIONS * HTTP/1.1", b"CONNECT example.test:443 HTTP/1.1"])
+async def test_a_target_no_route_can_match_is_a_404_in_the_api_shape(api, line):
+    """Request targets that are not paths (``*``, ``host:port``): answered as an unknown route,
+    not by aiohttp (whose answer names its version)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", api.client.port)
+    try:
+        writer.write(line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"404", raw[:300]
+    assert b'"code":"AT-1041"' in body
+    lowered = head.lower()
+    assert b"server: fourcorner" in lowered and b"x-content-type-options: nosniff" in lowered
+
+
+async def _answer(api: Any, method: str, path: str, **headers: str) -> tuple[int, Any, Any]:
+    resp = await api.client.request(method, path, headers=headers)
+    body = await resp.json() if resp.content_type == "application/json" else await resp.read()
+    return resp.status, body, resp.headers
+
+
+async def test_a_body_sent_after_100_continue_is_read(api):
+    """A client that waits for ``100 Continue`` before its body gets it, and its answer."""
+    token = api.token(ALICE)
+    resp = await api.client.post(
+        "/orgs",
+        json={
+            "legalIdentifier": "2120000787",
+            "legalName": "Continue AB",
+            "countryCode": "SE",
+            "legalIdentifierCode": "SE:ORGNR",
+        },
+        headers={"Authorization": f"Bearer {token}"},
+        expect100=True,
+    )
+    assert resp.status == 201, await resp.text()
 
 
 async def test_an_https_public_url_turns_on_strict_transport_security(start_api):
