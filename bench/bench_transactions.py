@@ -7,10 +7,12 @@ Modes: ``burst`` (``--transactions`` posted ``--concurrency`` at a time: tx/s th
 loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seconds``, each POST
 sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
 50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
-Each figure comes with the CPU time per transaction of serve, of its validation workers and of
-the worker, and the machine's load average. ``--payloads invoice,order`` runs the loop with a
-BIS Order 3 too, in turn with the invoice: the published rules apply to billing documents only,
-so an order of the same size is the loop with validation off, measured in the same run.
+Each figure comes with the CPU time per transaction of serve, of its validation workers, of
+the worker, of the PostgreSQL server (its processes on this machine, whoever they serve; the
+SQLite runs too) and of this process (the load generator), their sum (the whole machine's time
+per transaction) and the machine's load average. ``--payloads invoice,order`` runs the loop
+with a BIS Order 3 too, in turn with the invoice: the published rules apply to billing documents
+only, so an order of the same size is the loop with validation off, measured in the same run.
 ``--baseline PYTHONPATH`` measures another version
 of the code in turn with this one (``--rounds``), in the same run; ``--profile DIR`` writes
 py-spy profiles of serve (with its validation workers) and the worker
@@ -370,13 +372,34 @@ def run(
 
 
 def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
-    """User and system CPU time of serve, of its children (the validation workers), and of
-    the worker (with its children)."""
+    """User and system CPU time of serve, of its children (the validation workers), of the
+    worker (with its children), of the local PostgreSQL server (``postgres_cpu``) and of this
+    process, the load generator."""
     return {
         "serve": _cpu([procs[0].pid]),
         "validators": _cpu([int(c) for c in _children(procs[0].pid)], deep=True),
         "worker": _cpu([procs[1].pid], deep=True),
+        "postgres": postgres_cpu(),
+        "load generator": process_cpu(os.getpid()),
     }
+
+
+def postgres_cpu() -> float:
+    """CPU time of the processes named ``postgres`` (the server and its backends, whoever they
+    serve: the benchmark's connections and any other client's), with what the server's ended
+    backends spent (its children's time): a backend that ends between two readings still
+    counts. 0 when no such process is seen (a server elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):  # the process ended
+            head, _, rest = stat.read_text().rpartition(")")
+            if head.partition("(")[2] != "postgres":
+                continue
+            fields = rest.split()
+            # utime, stime, and the reaped children's (cutime, cstime: the server's)
+            total += sum(int(f) for f in fields[11:15])
+    return total / tick
 
 
 def _cpu(pids: list[int], *, deep: bool = False) -> float:
@@ -519,7 +542,9 @@ def _fmt(f: dict[str, float]) -> str:
     return (
         f"{f['tx/s']:6.1f} tx/s p50 {f['p50'] * 1000:5.0f} ms p99 {f['p99'] * 1000:5.0f} ms"
         f" cpu {f['cpu/tx ms']:4.1f} ms/tx (serve {f['cpu serve']:.1f}, validators"
-        f" {f['cpu validators']:.1f}, worker {f['cpu worker']:.1f}) load {f['load']:.1f}"
+        f" {f['cpu validators']:.1f}, worker {f['cpu worker']:.1f}, postgres"
+        f" {f['cpu postgres']:.1f}, load generator {f['cpu load generator']:.1f})"
+        f" load {f['load']:.1f}"
     )
 
 
