@@ -5,7 +5,8 @@ Like webhook delivery, claims hold a lease, a crashed worker's claim expires, an
 the blob store until the send is finished, so every attempt posts the same bytes: a receiver
 that took an earlier attempt (whose answer was lost, or whose sender crashed) answers with the
 receipt it stored, and that receipt checks out. What happens to the transaction is its own
-methods (``domain.transaction``); each is applied to the stored transaction, read under a lock,
+methods (``domain.transaction``); each is applied to the stored transaction, the one this
+worker wrote last when it is still stored (``Repository.replace``), else one read under a lock,
 so what others wrote meanwhile (a message level status) stays.
 """
 
@@ -318,9 +319,15 @@ class SendingWorker:
         raises = ends and tx.kind is Kind.DOCUMENT
         hooks = await webhooks.webhooks_of(ctx, tx.org_id) if raises else ()
         async with ctx.uow() as uow:
-            current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
-            after = move(current, now)
-            await uow.repository(TRANSACTIONS).update(after)
+            repo = uow.repository(TRANSACTIONS)
+            # As stored when this worker last wrote it (most often): replaced in one statement,
+            # if it still is. Otherwise (a message level status came meanwhile, or another
+            # worker took it over) the move is made again on the stored one, read under lock.
+            after = _moved(tx, move, now)
+            if after is None or not await repo.replace(tx, after):
+                current = await repo.lock(tx.id) or tx
+                after = move(current, now)
+                await repo.update(after)
             over = ends and after.sending_over
             if over and receipt is not None:
                 key, size = receipt
@@ -347,3 +354,11 @@ class SendingWorker:
             for finished in working_keys(after):
                 await self._docs.blobs.delete(finished)
         return after
+
+
+def _moved(tx: Transaction, move: Move, now: datetime) -> Transaction | None:
+    """``move`` applied to ``tx``; None when it cannot be (the stored one may differ)."""
+    try:
+        return move(tx, now)
+    except IllegalTransition:
+        return None
