@@ -71,6 +71,8 @@ LOOKUP_FAILURES = {
     LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,
     LookupProblem.INSECURE: txe.PEER_NOT_HTTPS,
 }
+# the working blobs of this many ended sends are removed in one call while others are in flight
+REMOVED_AT_ONCE = 8
 SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
 
 
@@ -133,6 +135,7 @@ class SendingWorker:
         self._ctx, self._sealer, self._docs, self._x = ctx, sealer, docs, exchange
         self._in_flight: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
+        self._finished: list[str] = []  # the working blobs of sends that ended, to remove
 
     def wake(self) -> None:
         self._wake.set()
@@ -157,10 +160,12 @@ class SendingWorker:
     async def run_once(self) -> int:
         jobs = await self.claim(self._x.concurrency)
         await asyncio.gather(*(self._process(job) for job in jobs))
+        await self._remove_finished()
         return len(jobs)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            await self._remove_finished()
             free = self._x.concurrency - len(self._in_flight)
             jobs: list[Claimed] = []
             if free > 0:
@@ -176,6 +181,19 @@ class SendingWorker:
                 await idle(stop, self._x.poll_interval, self._wake)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=30)
+        await self._remove_finished()
+
+    async def _remove_finished(self) -> None:
+        """The working blobs of the sends that ended since the last call, removed at once
+        (one statement in the database store): a busy worker removes a few sends' at a time,
+        an idle one each send's as it ends. Those a crash (or a failure here) leaves, no
+        transaction uses any more, so the sweep removes them."""
+        keys, self._finished = self._finished, []
+        if keys:
+            try:
+                await self._docs.blobs.delete_all(keys)
+            except Exception:
+                log.exception("removing the blobs of finished sends failed")
 
     async def _process(self, job: Claimed) -> None:
         tx = job.tx
@@ -185,6 +203,9 @@ class SendingWorker:
             log.warning("send abandoned: %s", e.message(), extra={"transaction_id": str(tx.id)})
         except Exception:
             log.exception("sending failed unexpectedly", extra={"transaction_id": str(tx.id)})
+        # the last send in flight, or enough ended: their blobs go now (else with later ones)
+        if len(self._finished) >= REMOVED_AT_ONCE or len(self._in_flight) <= 1:
+            await self._remove_finished()
 
     async def _send(self, tx: Transaction, *, first: bool) -> None:
         ctx = self._ctx
@@ -351,8 +372,7 @@ class SendingWorker:
             await uow.commit()
         if over:
             telemetry.transaction_status(after, now)
-            for finished in working_keys(after):
-                await self._docs.blobs.delete(finished)
+            self._finished += working_keys(after)  # removed with others' (_remove_finished)
         return after
 
 

@@ -123,6 +123,18 @@ async def test_put_get_delete(store: Any) -> None:
         await store.get("ab12-x")
 
 
+async def test_delete_all_removes_those_keys_only(store: Any) -> None:
+    big = os.urandom(CHUNK + 10)  # more than one piece
+    await store.put_all([("aa-1", b"one"), ("aa-2", b"two"), ("aa-3", b"three")])
+    await store.put("aa-big", big)
+    await store.delete_all(["aa-1", "aa-big", "aa-gone", "aa-1"])  # gone or twice: fine
+    await store.delete_all([])
+    for key in ("aa-1", "aa-big"):
+        with pytest.raises(MISSING):
+            await store.get(key)
+    assert [await store.get(k) for k in ("aa-2", "aa-3")] == [b"two", b"three"]
+
+
 async def test_a_missing_blob_is_missing_however_it_is_read(store: Any) -> None:
     with pytest.raises(MISSING):
         await store.get("ff-none")

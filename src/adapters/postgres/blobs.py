@@ -97,6 +97,7 @@ _HEAD = (
 )
 _NEXT = "SELECT data FROM blob_chunks WHERE key = %s AND version = %s AND seq = %s"
 _DELETE = "DELETE FROM blobs WHERE key = %s"
+_DELETE_ALL = "DELETE FROM blobs WHERE key = ANY(%s::text[])"
 _STORED = "SELECT key FROM blobs WHERE stored_at < %s AND key > %s ORDER BY key LIMIT %s"
 
 
@@ -297,6 +298,14 @@ class PostgresBlobStore:
             await conn.execute(_DELETE, (_check(key),))
         if self._files is not None:
             await self._files.delete(key)
+
+    async def delete_all(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        async with self._connection() as conn:
+            await conn.execute(_DELETE_ALL, ([_check(key) for key in keys],))
+        if self._files is not None:
+            await self._files.delete_all(keys)
 
     # --- reading -----------------------------------------------------------------------------
 
