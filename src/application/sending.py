@@ -177,7 +177,9 @@ class SendingWorker:
                 task = asyncio.create_task(self._process(job))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
-            if not jobs:
+            # fewer than asked: none was left due (another claim now would find none, a round
+            # trip or two for nothing), so wait as after an empty one
+            if len(jobs) < max(free, 1):
                 await idle(stop, self._x.poll_interval, self._wake)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=30)
