@@ -7,10 +7,12 @@ Modes: ``burst`` (``--transactions`` posted ``--concurrency`` at a time: tx/s th
 loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seconds``, each POST
 sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
 50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
-Each figure comes with the CPU time per transaction of serve, of its validation workers and of
-the worker, and the machine's load average. ``--payloads invoice,order`` runs the loop with a
-BIS Order 3 too, in turn with the invoice: the published rules apply to billing documents only,
-so an order of the same size is the loop with validation off, measured in the same run.
+Each figure comes with the CPU time per transaction of serve, of its validation workers, of
+the worker, of the local PostgreSQL server (its backends serving those processes, and its own
+processes: WAL writer, checkpointer, ...) and of this process (the load generator), their sum
+(where the machine's time goes per transaction) and the machine's load average. ``--payloads invoice,order`` runs the loop
+with a BIS Order 3 too, in turn with the invoice: the published rules apply to billing documents
+only, so an order of the same size is the loop with validation off, measured in the same run.
 ``--baseline PYTHONPATH`` measures another version
 of the code in turn with this one (``--rounds``), in the same run; ``--profile DIR`` writes
 py-spy profiles of serve (with its validation workers) and the worker
@@ -24,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -370,20 +373,70 @@ def run(
 
 
 def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
-    """User and system CPU time of serve, of its children (the validation workers), and of
-    the worker (with its children)."""
+    """User and system CPU time of serve, of its children (the validation workers), of the
+    worker (with its children), of the PostgreSQL server for them (``postgres_cpu``) and of
+    this process, the load generator."""
+    validators = _tree([int(c) for c in _children(procs[0].pid)])
+    worker = _tree([procs[1].pid])
     return {
         "serve": _cpu([procs[0].pid]),
-        "validators": _cpu([int(c) for c in _children(procs[0].pid)], deep=True),
-        "worker": _cpu([procs[1].pid], deep=True),
+        "validators": _cpu(validators),
+        "worker": _cpu(worker),
+        "postgres": postgres_cpu([procs[0].pid, *validators, *worker, os.getpid()]),
+        "load generator": process_cpu(os.getpid()),
     }
 
 
-def _cpu(pids: list[int], *, deep: bool = False) -> float:
+def postgres_cpu(clients: list[int]) -> float:
+    """CPU time of the local PostgreSQL server's backends serving ``clients`` (those whose
+    client port is a port of theirs connected to 5432; the server names it in their command
+    line) and of its processes serving none (WAL writer, checkpointer, autovacuum, ...: the
+    whole server's, other clients' work too). Backends that ended are not counted (the pools
+    keep theirs open); 0 when no such server is seen."""
+    ports = _ports_to(5432, clients)
     total = 0.0
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):  # the process ended
+            if (cmdline.parent / "comm").read_text().strip() != "postgres":
+                continue
+            title = cmdline.read_bytes().decode(errors="replace")
+            client = re.search(r"\((\d+)\)", title)
+            if client is None or int(client[1]) in ports:
+                total += process_cpu(int(cmdline.parent.name))
+    return total
+
+
+def _ports_to(server_port: int, pids: list[int]) -> set[int]:
+    """The local TCP ports of ``pids``' sockets connected to ``server_port``."""
+    inodes: set[str] = set()
     for pid in pids:
-        if deep:
-            pids += [int(c) for c in _children(pid)]
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    ports: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local, remote, inode = fields[1], fields[2], fields[9]
+                if inode in inodes and int(remote.rsplit(":", 1)[1], 16) == server_port:
+                    ports.add(int(local.rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _tree(pids: list[int]) -> list[int]:
+    """``pids`` and their descendants."""
+    found = list(pids)
+    for pid in found:  # grows as it goes
+        found += [int(c) for c in _children(pid)]
+    return found
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
     for pid in pids:
         with contextlib.suppress(OSError):  # the process ended
             total += process_cpu(pid)
@@ -519,7 +572,9 @@ def _fmt(f: dict[str, float]) -> str:
     return (
         f"{f['tx/s']:6.1f} tx/s p50 {f['p50'] * 1000:5.0f} ms p99 {f['p99'] * 1000:5.0f} ms"
         f" cpu {f['cpu/tx ms']:4.1f} ms/tx (serve {f['cpu serve']:.1f}, validators"
-        f" {f['cpu validators']:.1f}, worker {f['cpu worker']:.1f}) load {f['load']:.1f}"
+        f" {f['cpu validators']:.1f}, worker {f['cpu worker']:.1f}, postgres"
+        f" {f['cpu postgres']:.1f}, load generator {f['cpu load generator']:.1f})"
+        f" load {f['load']:.1f}"
     )
 
 

@@ -159,6 +159,10 @@ class BlobStore(Protocol):
 
     async def delete(self, key: str) -> None: ...
 
+    async def delete_all(self, keys: Sequence[str]) -> None:
+        """``delete`` each of ``keys``, at once (the database store: one statement)."""
+        ...
+
     def stored(self, written_before: datetime) -> AsyncIterator[str]:
         """The keys of the blobs last stored (``put`` or ``adopt``) before ``written_before``,
         in no particular order; a blob stored or deleted while the listing runs may or may not

@@ -94,6 +94,10 @@ class Records(Generic[T]):
     async def update_many(self, items: Sequence[T]) -> None:
         await self._store.update_many(items)
 
+    async def replace(self, before: T, after: T) -> bool:
+        """``after`` stored if the record is still ``before`` (``Repository.replace``)."""
+        return await self._store.replace(before, after)
+
     async def remove(self, ident: object) -> bool:
         return await self._store.remove(ident)
 

@@ -5,7 +5,8 @@ Like webhook delivery, claims hold a lease, a crashed worker's claim expires, an
 the blob store until the send is finished, so every attempt posts the same bytes: a receiver
 that took an earlier attempt (whose answer was lost, or whose sender crashed) answers with the
 receipt it stored, and that receipt checks out. What happens to the transaction is its own
-methods (``domain.transaction``); each is applied to the stored transaction, read under a lock,
+methods (``domain.transaction``); each is applied to the stored transaction, the one this
+worker wrote last when it is still stored (``Repository.replace``), else one read under a lock,
 so what others wrote meanwhile (a message level status) stays.
 """
 
@@ -70,6 +71,8 @@ LOOKUP_FAILURES = {
     LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,
     LookupProblem.INSECURE: txe.PEER_NOT_HTTPS,
 }
+# the working blobs of this many ended sends are removed in one call while others are in flight
+REMOVED_AT_ONCE = 8
 SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
 
 
@@ -132,6 +135,7 @@ class SendingWorker:
         self._ctx, self._sealer, self._docs, self._x = ctx, sealer, docs, exchange
         self._in_flight: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
+        self._finished: list[str] = []  # the working blobs of sends that ended, to remove
 
     def wake(self) -> None:
         self._wake.set()
@@ -156,10 +160,12 @@ class SendingWorker:
     async def run_once(self) -> int:
         jobs = await self.claim(self._x.concurrency)
         await asyncio.gather(*(self._process(job) for job in jobs))
+        await self._remove_finished()
         return len(jobs)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            await self._remove_finished()
             free = self._x.concurrency - len(self._in_flight)
             jobs: list[Claimed] = []
             if free > 0:
@@ -171,10 +177,25 @@ class SendingWorker:
                 task = asyncio.create_task(self._process(job))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
-            if not jobs:
+            # fewer than asked: none was left due (another claim now would find none, a round
+            # trip or two for nothing), so wait as after an empty one
+            if len(jobs) < max(free, 1):
                 await idle(stop, self._x.poll_interval, self._wake)
         if self._in_flight:
             await asyncio.wait(self._in_flight, timeout=30)
+        await self._remove_finished()
+
+    async def _remove_finished(self) -> None:
+        """The working blobs of the sends that ended since the last call, removed at once
+        (one statement in the database store): a busy worker removes a few sends' at a time,
+        an idle one each send's as it ends. Those a crash (or a failure here) leaves, no
+        transaction uses any more, so the sweep removes them."""
+        keys, self._finished = self._finished, []
+        if keys:
+            try:
+                await self._docs.blobs.delete_all(keys)
+            except Exception:
+                log.exception("removing the blobs of finished sends failed")
 
     async def _process(self, job: Claimed) -> None:
         tx = job.tx
@@ -184,6 +205,9 @@ class SendingWorker:
             log.warning("send abandoned: %s", e.message(), extra={"transaction_id": str(tx.id)})
         except Exception:
             log.exception("sending failed unexpectedly", extra={"transaction_id": str(tx.id)})
+        # the last send in flight, or enough ended: their blobs go now (else with later ones)
+        if len(self._finished) >= REMOVED_AT_ONCE or len(self._in_flight) <= 1:
+            await self._remove_finished()
 
     async def _send(self, tx: Transaction, *, first: bool) -> None:
         ctx = self._ctx
@@ -318,9 +342,15 @@ class SendingWorker:
         raises = ends and tx.kind is Kind.DOCUMENT
         hooks = await webhooks.webhooks_of(ctx, tx.org_id) if raises else ()
         async with ctx.uow() as uow:
-            current = await uow.repository(TRANSACTIONS).lock(tx.id) or tx
-            after = move(current, now)
-            await uow.repository(TRANSACTIONS).update(after)
+            repo = uow.repository(TRANSACTIONS)
+            # As stored when this worker last wrote it (most often): replaced in one statement,
+            # if it still is. Otherwise (a message level status came meanwhile, or another
+            # worker took it over) the move is made again on the stored one, read under lock.
+            after = _moved(tx, move, now)
+            if after is None or not await repo.replace(tx, after):
+                current = await repo.lock(tx.id) or tx
+                after = move(current, now)
+                await repo.update(after)
             over = ends and after.sending_over
             if over and receipt is not None:
                 key, size = receipt
@@ -344,6 +374,13 @@ class SendingWorker:
             await uow.commit()
         if over:
             telemetry.transaction_status(after, now)
-            for finished in working_keys(after):
-                await self._docs.blobs.delete(finished)
+            self._finished += working_keys(after)  # removed with others' (_remove_finished)
         return after
+
+
+def _moved(tx: Transaction, move: Move, now: datetime) -> Transaction | None:
+    """``move`` applied to ``tx``; None when it cannot be (the stored one may differ)."""
+    try:
+        return move(tx, now)
+    except IllegalTransition:
+        return None

@@ -282,6 +282,14 @@ def page_of(
     return Page(items, Cursor(value, str(ident), order.text).encode())
 
 
+def replaceable(collection: Collection[T], before: T, after: T) -> None:
+    """``ValueError`` unless ``Repository.replace`` may replace ``before`` by ``after``."""
+    if collection.lease is not None:
+        raise ValueError(f"{collection.name} has a lease: its records are not replaced")
+    if collection.row(after)["id"] != collection.row(before)["id"]:
+        raise ValueError("a record is replaced by one with its id")
+
+
 class Repository(Protocol[T]):
     async def get(self, ident: object) -> T | None: ...
 
@@ -319,6 +327,15 @@ class Repository(Protocol[T]):
         ``domain.errors.NotFound`` when there is none: an update never inserts, so a record
         another unit of work removed stays removed. A decision to update belongs on a record
         read in the same unit of work, under ``lock`` where others may change it."""
+        ...
+
+    async def replace(self, before: T, after: T) -> bool:
+        """Replace the stored record with ``after`` (``before``'s id) when it is still
+        ``before``, in one statement: a compare-and-set, as race-free as ``update`` under
+        ``lock`` and without the lock's read. False (nothing written) when it is not: another
+        unit of work changed or removed it meanwhile; then read it under ``lock`` and decide
+        again. ``Conflict`` on a unique clash, as ``update``. Not for a collection with a
+        ``lease`` (written alone, it leaves the SQL adapters' copy of the record stale)."""
         ...
 
     async def update_many(self, items: Sequence[T]) -> None:

@@ -947,6 +947,73 @@ async def test_read_modify_write_under_lock_loses_no_update(store: StorageUnderT
     assert [o.legal_name for o in await stored(store, ORGANISATIONS)] == ["AB"]
 
 
+async def test_replace_stores_the_record_only_while_it_is_the_one_given(
+    store: StorageUnderTest,
+) -> None:
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a, b])
+    first = attrs.evolve(a, legal_name="First")
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).replace(a, first)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        assert not await repo.replace(a, attrs.evolve(a, legal_name="Stale"))  # a is gone
+        assert await repo.get(a.id) == first
+        with pytest.raises(Conflict):
+            await repo.replace(first, attrs.evolve(first, legal_key=b.legal_key))
+        assert await repo.replace(first, attrs.evolve(first, legal_name="Second"))
+        # not committed: nothing changed
+    async with store.unit_of_work() as uow:
+        await uow.repository(ORGANISATIONS).remove(b.id)
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        assert not await uow.repository(ORGANISATIONS).replace(b, attrs.evolve(b, legal_name="X"))
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == [first]
+
+
+async def test_replace_is_not_for_a_collection_with_a_lease(store: StorageUnderTest) -> None:
+    made = Delivery(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), T0, T0)
+    await add_all(store, DELIVERIES, [made])
+    async with store.unit_of_work() as uow:
+        with pytest.raises(ValueError, match="lease"):
+            await uow.repository(DELIVERIES).replace(
+                made, attrs.evolve(made, lease_until=T0 + timedelta(minutes=1))
+            )
+
+
+async def test_racing_replaces_lose_no_update(store: StorageUnderTest) -> None:
+    """Writers each read the record unlocked and replace it, reading again when it changed
+    meanwhile, round after round: every write lands once (compare-and-set)."""
+    a = org("1", name="")
+    await add_all(store, ORGANISATIONS, [a])
+    writers, rounds = 6, 25
+
+    async def append(letter: str) -> int:
+        misses = 0
+        for _ in range(rounds):
+            while True:
+                async with store.unit_of_work() as uow:
+                    repo = uow.repository(ORGANISATIONS)
+                    current = await repo.get(a.id)
+                    assert current is not None
+                    await asyncio.sleep(0)  # the others write meanwhile
+                    after = attrs.evolve(current, legal_name=current.legal_name + letter)
+                    if await repo.replace(current, after):
+                        await uow.commit()
+                        break
+                misses += 1
+        return misses
+
+    async with asyncio.timeout(60):
+        await asyncio.gather(*(append(chr(ord("A") + i)) for i in range(writers)))
+    (final,) = await stored(store, ORGANISATIONS)
+    assert sorted(final.legal_name) == sorted(
+        chr(ord("A") + i) for i in range(writers) for _ in range(rounds)
+    )
+
+
 async def test_claims_at_the_same_time_get_different_records(store: StorageUnderTest) -> None:
     items = [org(str(i), name="free", created_at=T0 + timedelta(seconds=i)) for i in range(4)]
     await add_all(store, ORGANISATIONS, items)

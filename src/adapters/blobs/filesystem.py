@@ -102,6 +102,10 @@ class FileBlobStore:
     async def delete(self, key: str) -> None:
         self._file(key).unlink(missing_ok=True)
 
+    async def delete_all(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            await self.delete(key)
+
     async def stored(self, written_before: datetime) -> AsyncIterator[str]:
         cutoff = written_before.timestamp()
         folders = await asyncio.to_thread(self._folders)

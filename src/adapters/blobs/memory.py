@@ -69,6 +69,10 @@ class InMemoryBlobStore:
         self.blobs.pop(key, None)
         self._stored_at.pop(key, None)
 
+    async def delete_all(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            await self.delete(key)
+
     async def stored(self, written_before: datetime) -> AsyncIterator[str]:
         for key, at in list(self._stored_at.items()):
             if at < written_before:

@@ -10,7 +10,14 @@ from typing import Any, Generic, Self, TypeVar
 import attrs
 
 from fourcorner.adapters.changes import Watchers
-from fourcorner.application.storage import Collection, Page, Query, UnitOfWorkEnd, page_of
+from fourcorner.application.storage import (
+    Collection,
+    Page,
+    Query,
+    UnitOfWorkEnd,
+    page_of,
+    replaceable,
+)
 from fourcorner.domain.errors import Conflict, NotFound
 from fourcorner.domain.filtering import Condition, Scalar, storable
 
@@ -201,6 +208,14 @@ class InMemoryRepository(Generic[T]):
     async def update_many(self, items: Sequence[T]) -> None:
         for item in items:
             await self.update(item)
+
+    async def replace(self, before: T, after: T) -> bool:
+        replaceable(self._c, before, after)
+        ident = str(self._c.row(before)["id"])
+        if self._uow.table(self._c.name).items.get(ident) != before:
+            return False
+        await self.update(after)
+        return True
 
     async def lease(self, idents: Sequence[object], until: datetime) -> int:
         if self._c.lease is None:

@@ -14,10 +14,10 @@ callers hold the whole blob anyway):
   new ones, so a blob exists whole or not at all, and ``put``/``adopt`` return once it is
   committed (durable). Blobs of one piece (most: documents, receipts, reports) are two
   statements pipelined in one round trip, without ``BEGIN``/``COMMIT``, however many there are:
-  the rows with their pieces (``_PIECES``, the rows' locks taken in the keys' order), then the
-  removal of earlier versions' chunks (``_DROP_OLD_OF``), one implicit transaction (the
-  statements between two syncs; the second sees what a writer before it committed, as the row
-  lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
+  the rows with their pieces (``_PIECES``, the rows' locks taken in the keys' order; ``_PIECE``
+  for one blob), then the removal of earlier versions' chunks (``_DROP_OLD_OF``, ``_DROP_OLD``
+  for one), one implicit transaction (the statements between two syncs; the second sees what a
+  writer before it committed, as the row lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
   ``put_all`` stores the one-piece blobs it is given (a transaction's document, receipt and
   validation reports) in one such round trip and one commit.
 - ``chunks`` reads the first piece with the blob's row, then each further one by version and
@@ -86,6 +86,14 @@ _PIECES = (
     "INSERT INTO blob_chunks (key, version, seq, data) "
     "SELECT new.key, new.version, 0, new.data FROM new JOIN row USING (key, version)"
 )
+# one blob's row and its one piece (scalar parameters: lighter to send than arrays of one);
+# _DROP_OLD follows it
+_PIECE = (
+    "WITH row AS (INSERT INTO blobs (key, version, size, stored_at) VALUES (%s, %s, %s, %s) "
+    "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
+    "stored_at = EXCLUDED.stored_at RETURNING key, version) "
+    "INSERT INTO blob_chunks (key, version, seq, data) SELECT key, version, 0, %b FROM row"
+)
 _DROP_OLD_OF = (
     "DELETE FROM blob_chunks c USING unnest(%s::text[], %s::uuid[]) AS n(key, version) "
     "WHERE c.key = n.key AND c.version <> n.version"
@@ -97,6 +105,7 @@ _HEAD = (
 )
 _NEXT = "SELECT data FROM blob_chunks WHERE key = %s AND version = %s AND seq = %s"
 _DELETE = "DELETE FROM blobs WHERE key = %s"
+_DELETE_ALL = "DELETE FROM blobs WHERE key = ANY(%s::text[])"
 _STORED = "SELECT key FROM blobs WHERE stored_at < %s AND key > %s ORDER BY key LIMIT %s"
 
 
@@ -277,6 +286,13 @@ class PostgresBlobStore:
             return
         at = self._clock()
         ordered = sorted(dict(blobs).items())  # a key given twice: the last one, as stored in turn
+        if len(ordered) == 1:  # the same two statements, for one blob (``put``)
+            ((key, data),) = ordered
+            version = uuid.uuid4()
+            async with self._connection() as conn, conn.pipeline():
+                await conn.execute(_PIECE, (key, version, len(data), at, data))
+                await conn.execute(_DROP_OLD, (key, version))
+            return
         keys = [key for key, _ in ordered]
         versions = [uuid.uuid4() for _ in ordered]
         params = {
@@ -297,6 +313,14 @@ class PostgresBlobStore:
             await conn.execute(_DELETE, (_check(key),))
         if self._files is not None:
             await self._files.delete(key)
+
+    async def delete_all(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        async with self._connection() as conn:
+            await conn.execute(_DELETE_ALL, ([_check(key) for key in keys],))
+        if self._files is not None:
+            await self._files.delete_all(keys)
 
     # --- reading -----------------------------------------------------------------------------
 

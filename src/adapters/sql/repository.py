@@ -19,7 +19,7 @@ from fourcorner.adapters.sql.cache import RecordCache
 from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.adapters.sql.table import Table, Tables, sql_value
-from fourcorner.application.storage import Collection, Page, Query, page_of
+from fourcorner.application.storage import Collection, Page, Query, page_of, replaceable
 from fourcorner.domain import clock
 from fourcorner.domain.errors import Conflict, NotFound
 
@@ -184,6 +184,19 @@ class SqlRepository(Generic[T]):
             raise Conflict(reason=await self._clash_reason(item, check_id=False)) from e
         if count == 0:
             raise self._gone(item)
+
+    async def replace(self, before: T, after: T) -> bool:
+        replaceable(self._c, before, after)
+        values = self._t.update_values(after, self._converter.dumps(after))
+        expected = self._converter.dumps(before)
+        self._x.wrote(self._t.name)
+        try:
+            count = await self._x.write(
+                self._t.replace_sql, (*values, expected), may_clash=bool(self._c.unique)
+            )
+        except Conflict as e:
+            raise Conflict(reason=await self._clash_reason(after, check_id=False)) from e
+        return count > 0
 
     async def update_many(self, items: Sequence[T]) -> None:
         many = self._t.update_many_sql

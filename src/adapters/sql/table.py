@@ -106,6 +106,9 @@ class Table:
         self._id_at = all_columns.index("id")
         updates = ", ".join(f"{_q(all_columns[i])} = {p}" for i in self._updated)
         self.update_sql = f'UPDATE {name} SET {updates} WHERE "id" = {p}'  # noqa: S608
+        # ``Repository.replace``: the update when the record is still the one given, its
+        # ``data`` that one's (the parameters of ``update_values``, then that ``data``)
+        self.replace_sql = f'{self.update_sql} AND "data" = {p}'
         # Many records in one statement (PostgreSQL): the rows of ``update_values`` as one
         # JSON array parameter, each row an array read by position and cast to its column's
         # type, joined on id. One parameter, so the driver encodes no value on its own.

@@ -139,6 +139,44 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     assert not await kept(docs, tx_id)
 
 
+async def test_a_claim_that_finds_fewer_than_it_asks_for_is_not_repeated_at_once(
+    api: Any,
+) -> None:
+    """The running worker asks for as many as it has room for; given fewer, none was left
+    due, so it waits for a wake-up or its poll instead of claiming again at once (which
+    would find none: a round trip or two for nothing)."""
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    sending = worker(api, ctx, docs, transport)
+    sending._x = attrs.evolve(sending._x, poll_interval=30)
+    claimed: list[int] = []
+    claim = sending.claim
+
+    async def counted(limit: int) -> list[Any]:
+        jobs = await claim(limit)
+        claimed.append(len(jobs))
+        return jobs
+
+    sent = asyncio.Event()
+    process = sending._process
+
+    async def processed(job: Any) -> None:
+        await process(job)
+        sent.set()
+
+    sending.claim = counted  # type: ignore[method-assign]
+    sending._process = processed  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    running = asyncio.create_task(sending.run(stop))
+    async with asyncio.timeout(10):
+        await sent.wait()
+    stop.set()
+    await running
+    assert claimed == [1]
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
+    assert not await kept(docs, tx_id)  # the last send in flight: its blobs went as it ended
+
+
 async def test_a_message_kept_by_a_worker_that_stopped_is_sent_as_kept(api: Any) -> None:
     """A worker that claimed a transaction and kept its message, then stopped before any
     attempt was recorded, left it PROCESSING: once its lease has run out, the next worker
