@@ -209,6 +209,14 @@ class Envelopes(Protocol):
         """Write to ``target`` the SBD of the bare document in ``source``, byte for byte."""
         ...
 
+    def read_bare(self, data: bytes) -> UblFacts | None:
+        """``read_bare_file`` of a document in memory."""
+        ...
+
+    def wrap(self, envelope: Sbdh, data: bytes) -> bytes:
+        """``wrap_file`` of a document in memory: the SBD of the bare document ``data``."""
+        ...
+
 
 @attrs.frozen
 class Endpoint:

@@ -1,6 +1,8 @@
 """Streaming a body to a file (``spooling.copy``): the file holds the body byte for byte
 however it arrives, the size and digest are the body's, a body over the limit is refused, and
-a body of at most one chunk costs one thread hop (the file made and written together)."""
+a body of at most one chunk costs one thread hop (the file made and written together). Taking
+a body in (``spooling.body``): one of less than a chunk is kept in memory, no file made; a
+larger one is a file holding it; a refused one leaves no file."""
 
 from __future__ import annotations
 
@@ -83,3 +85,37 @@ async def test_a_small_body_is_written_in_one_thread_hop(
     await spooling.copy(_stream([b"x" * length]), target, 4 * CHUNK)
     assert target.read_bytes() == b"x" * length
     assert len(calls) == hops
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sizes)
+async def test_a_body_is_kept_in_memory_under_a_chunk_else_in_a_file(
+    tmp_path: Path, lengths: list[int]
+):
+    pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(lengths)]
+    whole = b"".join(pieces)
+    made: list[Path] = []
+
+    def incoming() -> Path:
+        made.append(tmp_path / f"body-{len(made)}")
+        return made[-1]
+
+    digest = hashlib.sha256()
+    taken = await spooling.body(_stream(pieces), incoming, len(whole), digest)
+    assert digest.digest() == hashlib.sha256(whole).digest()
+    if len(whole) < CHUNK:
+        assert (taken, made) == (whole, [])
+    else:
+        assert taken == made[-1] and len(made) == 1
+        assert isinstance(taken, Path) and taken.read_bytes() == whole
+        taken.unlink()
+
+
+@pytest.mark.parametrize("length", [CHUNK - 1, CHUNK + 1, 3 * CHUNK])
+async def test_a_body_over_the_limit_leaves_no_file(tmp_path: Path, length: int):
+    target = tmp_path / "body"
+    with pytest.raises(BodyTooLarge):
+        await spooling.body(_stream([b"x" * length]), lambda: target, length - 1)
+    assert not target.exists()
