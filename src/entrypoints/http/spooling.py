@@ -57,14 +57,18 @@ async def body(
 ) -> bytes | Path:
     """``stream`` whole, refusing more than ``limit`` bytes: its bytes when it ends within
     ``CHUNK`` bytes (a document of the usual size: no file made, written, read back and
-    removed), else the file ``incoming()`` makes, written as ``copy`` writes (the caller
-    removes it; it is removed here when the body is refused)."""
+    removed), else the file ``incoming()`` makes (the caller removes it; it is removed here
+    when the body is refused). A sender that hangs up midway is bad input, not an error of
+    ours. ``digest``: a ``hashlib`` hash that each chunk updates. A large body is written
+    about ``CHUNK`` bytes at a time, each in one thread hop, the file made by the first."""
     pieces = _pieces(stream, limit, digest)
     data, ended = await anext(pieces)
     if ended:
         return data
     target = incoming()
     try:
+        # made in a thread: creating a file waits for its folder, which another thread's
+        # fsync may hold for milliseconds (seen as the event loop's longest block under load)
         out = await asyncio.to_thread(_create, target, data)
         try:
             async for data, _ in pieces:
@@ -76,32 +80,6 @@ async def body(
         target.unlink(missing_ok=True)
         raise
     return target
-
-
-async def copy(
-    stream: StreamReader | BodyPartReader, target: Path, limit: int, digest: Any = None
-) -> int:
-    """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
-    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
-    ``digest``: a ``hashlib`` hash that each chunk updates. What arrives is written about
-    ``CHUNK`` bytes at a time, each in one thread hop; the file is made by the first of them
-    (a body of at most ``CHUNK`` bytes, the usual document: one hop in all)."""
-    size = 0
-    out: BinaryIO | None = None
-    try:
-        async for data, _ in _pieces(stream, limit, digest):
-            size += len(data)
-            if out is None:
-                # made in a thread: creating a file waits for its folder, which another
-                # thread's fsync may hold for milliseconds (seen as the event loop's longest
-                # block under load)
-                out = await asyncio.to_thread(_create, target, data)
-            elif data:
-                await asyncio.to_thread(out.write, data)
-        return size
-    finally:
-        if out is not None:
-            out.close()
 
 
 async def _pieces(
