@@ -247,10 +247,13 @@ async def _accept(
     try:
         artefacts = await store_artefacts(ctx, docs, tx, blobs)
         async with ctx.uow() as uow:
+            # by the bulk path, which may go out with the next statement (PostgreSQL: the
+            # transaction's BEGIN and INSERT with the caller's check, in one round trip); a
+            # document sent already clashes there, or at the commit at the latest
+            await uow.repository(TRANSACTIONS).add_many([tx])
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None:
                 await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
-            await uow.repository(TRANSACTIONS).add(tx)
             await uow.repository(ARTEFACTS).add_many(artefacts)
             if keyed is not None:
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
@@ -258,6 +261,9 @@ async def _accept(
     except Conflict:
         await delete_blobs(docs, blobs)
         async with ctx.uow() as uow:
+            # the clash may have come before the caller was checked: nothing about it is
+            # told to one who may not post here
+            await authorise(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None and await uow.repository(UPLOADS).get(upload.nonce):
                 raise _spent() from None
             sent = await Transactions(uow).by_dedup_key(tx.dedup_key)

@@ -284,7 +284,9 @@ async def _take_document(
     artefacts = await store_artefacts(ctx, docs, tx, blobs)
     try:
         async with ctx.uow() as uow:
-            await uow.repository(TRANSACTIONS).add(tx)
+            # all by the bulk path, which may go out together with the commit (PostgreSQL:
+            # one round trip); the same document arriving again clashes there at the latest
+            await uow.repository(TRANSACTIONS).add_many([tx])
             await uow.repository(ARTEFACTS).add_many(artefacts)
             valid = None if result is None else result.valid
             payload = docs.payloads.transaction(tx) | {"valid": valid}

@@ -14,7 +14,8 @@ possible:
 - the first write goes out pipelined with its ``BEGIN`` (one round trip), later statements
   run in that transaction, and ``commit()`` sends ``COMMIT`` only when one was begun;
 - a change whose row count nobody reads (``write_later``: ``add_many``'s ``INSERT``) goes
-  out pipelined with the next statement of the transaction, a read, a write or ``COMMIT``;
+  out pipelined with the next statement of the unit of work, a read, a write or ``COMMIT``
+  (with its ``BEGIN``, when it is the first write);
 - ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
   ``update`` (``UPDATE ... WHERE id``: a row removed meanwhile is not found, never inserted
   again) that may clash with a unique group runs inside a savepoint, pipelined with it, so a
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _SAVEPOINT = "fourcorner_write"
+_BEGIN = "BEGIN"
 
 
 class PostgresUnitOfWork(UnitOfWorkEnd):
@@ -199,16 +201,21 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
     async def write_later(self, query: str, params: Sequence[object]) -> None:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        if not self._in_transaction:  # it begins the transaction, as a write does
-            await self.write(query, params, may_clash=False)
-            return
+        if not self._in_transaction:  # begun by the BEGIN that goes out first with it
+            self._connection()
+            self._in_transaction = True
+            self._later.append((_BEGIN, ()))
         self._later.append((query, params))
 
     async def _send_later(self, conn: Connection) -> None:
-        """Inside a pipeline: the changes put off, before the statement that follows them."""
+        """Inside a pipeline: the changes put off (and the BEGIN of a transaction one of them
+        began), before the statement that follows them."""
         later, self._later = self._later, []
         for query, params in later:
-            await conn.execute(query, params)
+            if query is _BEGIN:
+                await conn.execute(query, prepare=False)
+            else:
+                await conn.execute(query, params)
 
     async def _flush(self, conn: Connection) -> None:
         """The changes put off, in a round trip of their own."""
