@@ -124,7 +124,7 @@ async def submit(
     principal: Principal,
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
-    incoming: Path,
+    incoming: bytes | Path,
     keyed: Keyed | None = None,
     mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
     upload: UploadGrant | None = None,
@@ -137,7 +137,7 @@ async def submit(
     if keyed is not None:
         earlier = await idempotency.replay(ctx, principal, org_id, keyed, Role.ORGMEMBER)
         if earlier is not None:
-            incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+            _remove(incoming)
             return earlier
     try:
         return accepted(
@@ -157,14 +157,14 @@ async def accept(
     principal: Principal,
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
-    incoming: Path,
+    incoming: bytes | Path,
     keyed: Keyed | None = None,
     mls: MlsRequest = MlsRequest(),  # noqa: B008 - frozen
     upload: UploadGrant | None = None,
 ) -> Transaction:
-    """Take an SBD file (already streamed to ``incoming``) to send through ``ap_id``: read and
+    """Take an SBD (``incoming``: its bytes, or the file a large one was streamed to) to send through ``ap_id``: read and
     check its header, store it, and record the transaction as UNPROCESSED — all before any
-    network I/O. The file is removed whatever happens. A document this organisation sent
+    network I/O. A file is removed whatever happens. A document this organisation sent
     already is refused with ``DuplicateTransaction`` naming that transaction; ``keyed``: its
     answer is stored under that idempotency key with it (``Conflict`` if the key is taken).
     A bare UBL Invoice or CreditNote is first wrapped in an SBD built from it (``_read``),
@@ -175,7 +175,12 @@ async def accept(
     try:
         return await _accept(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls, upload)
     finally:
-        incoming.unlink(missing_ok=True)  # noqa: ASYNC240 - one quick syscall
+        _remove(incoming)
+
+
+def _remove(incoming: bytes | Path) -> None:
+    if isinstance(incoming, Path):
+        incoming.unlink(missing_ok=True)
 
 
 async def _accept(
@@ -184,7 +189,7 @@ async def _accept(
     principal: Principal,
     org_id: uuid.UUID,
     ap_id: uuid.UUID,
-    incoming: Path,
+    incoming: bytes | Path,
     keyed: Keyed | None,
     mls: MlsRequest,
     upload: UploadGrant | None,
@@ -198,7 +203,7 @@ async def _accept(
         certificate = await uow.repository(CERTIFICATES).get(ap.certificate_ref) if ap else None
     if ap is None:
         raise InvalidInput.one("ap", "not an access point this organisation may use (aps/alltouse)")
-    envelope, built = _read(ctx, docs, incoming, mls)
+    envelope, built, incoming = _read(ctx, docs, incoming, mls)
     _check_catalogue(ctx, envelope)
     async with ctx.reads() as uow:
         # the organisation's participant in the access point's environment; else its
@@ -242,10 +247,13 @@ async def _accept(
     try:
         artefacts = await store_artefacts(ctx, docs, tx, blobs)
         async with ctx.uow() as uow:
+            # by the bulk path, which may go out with the next statement (PostgreSQL: the
+            # transaction's BEGIN and INSERT with the caller's check, in one round trip); a
+            # document sent already clashes there, or at the commit at the latest
+            await uow.repository(TRANSACTIONS).add_many([tx])
             await authorise(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None:
                 await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
-            await uow.repository(TRANSACTIONS).add(tx)
             await uow.repository(ARTEFACTS).add_many(artefacts)
             if keyed is not None:
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
@@ -253,6 +261,9 @@ async def _accept(
     except Conflict:
         await delete_blobs(docs, blobs)
         async with ctx.uow() as uow:
+            # the clash may have come before the caller was checked: nothing about it is
+            # told to one who may not post here
+            await authorise(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None and await uow.repository(UPLOADS).get(upload.nonce):
                 raise _spent() from None
             sent = await Transactions(uow).by_dedup_key(tx.dedup_key)
@@ -268,11 +279,17 @@ async def _accept(
     return tx
 
 
-def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tuple[Sbdh, bool]:
-    """The envelope of the document in ``incoming``, and whether it was built here: a bare UBL
-    Invoice or CreditNote is replaced, in the file, by the SBD that wraps it. ``mls`` is for
-    bare documents only (an SBD's header names its own MLS scopes)."""
-    facts = docs.envelopes.read_bare_file(incoming)
+def _read(
+    ctx: Context, docs: Documents, incoming: bytes | Path, mls: MlsRequest
+) -> tuple[Sbdh, bool, bytes | Path]:
+    """The envelope of the document ``incoming``, whether it was built here, and the SBD: a
+    bare UBL Invoice or CreditNote is replaced by the SBD that wraps it (in the file, for a
+    file). ``mls`` is for bare documents only (an SBD's header names its own MLS scopes)."""
+    envelopes = docs.envelopes
+    if isinstance(incoming, bytes):
+        facts = envelopes.read_bare(incoming)
+    else:
+        facts = envelopes.read_bare_file(incoming)
     if facts is not None:
         built = ubl_envelope(
             facts,
@@ -281,19 +298,25 @@ def _read(ctx: Context, docs: Documents, incoming: Path, mls: MlsRequest) -> tup
             created_at=ctx.clock(),
             mls=mls,
         )
-        wrapped = docs.blobs.incoming()
-        try:
-            docs.envelopes.wrap_file(built, incoming, wrapped)
-            wrapped.replace(incoming)
-        finally:
-            wrapped.unlink(missing_ok=True)
-    envelope = docs.envelopes.read_file(incoming)
+        if isinstance(incoming, bytes):
+            incoming = envelopes.wrap(built, incoming)
+        else:
+            wrapped = docs.blobs.incoming()
+            try:
+                envelopes.wrap_file(built, incoming, wrapped)
+                wrapped.replace(incoming)
+            finally:
+                wrapped.unlink(missing_ok=True)
+    if isinstance(incoming, bytes):
+        envelope = envelopes.read(incoming)
+    else:
+        envelope = envelopes.read_file(incoming)
     if facts is None and not mls.empty:
         name = "mlsType" if mls.mls_type is not None else "mlsTo"
         raise InvalidInput.one(
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
-    return envelope, facts is not None
+    return envelope, facts is not None, incoming
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

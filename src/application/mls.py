@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 from fourcorner.application import telemetry, webhooks
 from fourcorner.application.access import Principal, authorise
@@ -219,6 +220,12 @@ def _answered_already(inbound: InboundDocument) -> As4Refusal:
     )
 
 
+def _read_mls(docs: Documents, sbd: bytes | Path) -> MessageLevelStatus:
+    if isinstance(sbd, bytes):
+        return docs.envelopes.read_mls(sbd)
+    return docs.envelopes.read_mls_file(sbd)
+
+
 async def take(
     ctx: Context,
     docs: Documents,
@@ -228,9 +235,7 @@ async def take(
 ) -> None:
     """Record the status on the one sent document it is about; ``As4Refusal`` otherwise."""
     try:
-        status: MessageLevelStatus = await asyncio.to_thread(
-            docs.envelopes.read_mls_file, inbound.sbd
-        )
+        status = await asyncio.to_thread(_read_mls, docs, inbound.sbd)
     except DomainError as e:
         raise As4Refusal(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id
@@ -270,7 +275,7 @@ async def take(
     now = ctx.clock()
     key = f"{original.id.hex}-mls-{ctx.new_id().hex[:8]}"
     hooks = await webhooks.webhooks_of(ctx, original.org_id)  # before the blob is written
-    size = await docs.blobs.adopt(key, inbound.sbd)
+    size = (await docs.blobs.put_all([(key, inbound.sbd)]))[0]
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
@@ -214,6 +214,14 @@ class Envelopes(Protocol):
         """Write to ``target`` the SBD of the bare document in ``source``, byte for byte."""
         ...
 
+    def read_bare(self, data: bytes) -> UblFacts | None:
+        """``read_bare_file`` of a document in memory."""
+        ...
+
+    def wrap(self, envelope: Sbdh, data: bytes) -> bytes:
+        """``wrap_file`` of a document in memory: the SBD of the bare document ``data``."""
+        ...
+
 
 @attrs.frozen
 class Endpoint:
@@ -374,7 +382,7 @@ class ApTransport(Protocol):
 @attrs.frozen
 class InboundDocument:
     message_id: str
-    sbd: Path  # the file the SBD was written to
+    sbd: bytes | Path  # the SBD: its bytes, or the file a large one was written to
     original_sender: Identifier
     final_recipient: Identifier
     service: Identifier  # the process
@@ -393,11 +401,16 @@ class MessageReader(Protocol):
     """The receiving side of the AS4 profile: verify and open, answer receipts and errors."""
 
     def read(
-        self, content_type: str, body: Path, credentials: Credentials, sbd: Path
+        self,
+        content_type: str,
+        body: bytes | Path,
+        credentials: Credentials,
+        sbd: Callable[[], Path],
     ) -> InboundDocument:
-        """Reads the message in the file ``body`` and writes its SBD to the file ``sbd``
-        (whose content is to be thrown away after a refusal). Raises ``As4Refusal`` with the
-        EBMS code of the problem."""
+        """Reads the message ``body`` (its bytes, or the file holding it); its SBD is kept in
+        memory when it is small, else written to the file ``sbd()`` makes (to be removed by
+        the caller, whatever happens). Raises ``As4Refusal`` with the EBMS code of the
+        problem."""
         ...
 
     def receipt(self, inbound: InboundDocument, credentials: Credentials) -> bytes: ...

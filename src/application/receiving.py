@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -115,15 +116,22 @@ async def receive(
     exchange: Exchange,
     to: Receiver,
     content_type: str,
-    body: Path,
+    body: bytes | Path,
 ) -> Answer:
-    """Take one AS4 message for ``to`` from the file ``body``. Its SBD goes to a file of the
-    blob store, which becomes the document's blob or is removed."""
-    sbd = docs.blobs.incoming()
+    """Take one AS4 message for ``to`` (``body``: its bytes, or the file holding it). Its SBD
+    is held in memory, or a large one goes to a file of the blob store, which becomes the
+    document's blob or is removed."""
+    made: list[Path] = []
+
+    def sbd() -> Path:
+        made.append(docs.blobs.incoming())
+        return made[-1]
+
     try:
         return await _receive(ctx, docs, exchange, to, content_type, body, sbd)
     finally:
-        sbd.unlink(missing_ok=True)
+        for path in made:
+            path.unlink(missing_ok=True)
 
 
 async def _receive(
@@ -132,8 +140,8 @@ async def _receive(
     exchange: Exchange,
     to: Receiver,
     content_type: str,
-    body: Path,
-    sbd: Path,
+    body: bytes | Path,
+    sbd: Callable[[], Path],
 ) -> Answer:
     ap, creds = to.ap, to.credentials
     reader = exchange.reader
@@ -170,14 +178,16 @@ def _read(
     docs: Documents,
     reader: MessageReader,
     content_type: str,
-    body: Path,
+    body: bytes | Path,
     creds: Credentials,
-    sbd: Path,
+    sbd: Callable[[], Path],
 ) -> tuple[InboundDocument, Sbdh | DomainError]:
-    """The message read (its SBD to ``sbd``), and the SBD's envelope or why it has none: one
-    thread hop for both."""
+    """The message read (a large SBD to the file ``sbd()`` makes), and the SBD's envelope or
+    why it has none: one thread hop for both."""
     inbound = reader.read(content_type, body, creds, sbd)
     try:
+        if isinstance(inbound.sbd, bytes):
+            return inbound, docs.envelopes.read(inbound.sbd)
         return inbound, docs.envelopes.read_file(inbound.sbd)
     except DomainError as e:
         return inbound, e
@@ -274,7 +284,9 @@ async def _take_document(
     artefacts = await store_artefacts(ctx, docs, tx, blobs)
     try:
         async with ctx.uow() as uow:
-            await uow.repository(TRANSACTIONS).add(tx)
+            # all by the bulk path, which may go out together with the commit (PostgreSQL:
+            # one round trip); the same document arriving again clashes there at the latest
+            await uow.repository(TRANSACTIONS).add_many([tx])
             await uow.repository(ARTEFACTS).add_many(artefacts)
             valid = None if result is None else result.valid
             payload = docs.payloads.transaction(tx) | {"valid": valid}

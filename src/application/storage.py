@@ -319,7 +319,9 @@ class Repository(Protocol[T]):
     async def add_many(self, items: Sequence[T]) -> None:
         """Insert every item: a few in one statement, many by the store's bulk path (``COPY``
         in PostgreSQL, one ``executemany`` in SQLite), for loading many records at once;
-        ``Conflict`` when one clashes, after which the unit of work can only be rolled back."""
+        ``Conflict`` when one clashes, after which the unit of work can only be rolled back. A
+        few added to a transaction already begun may go out with the unit of work's next
+        statement (a round trip saved): then that statement, or the commit, raises it."""
         ...
 
     async def update(self, item: T) -> None:

@@ -190,9 +190,10 @@ async def raise_event(
         created_at=now,
         status=rules.overall(summaries),
     ).with_deliveries(summaries)
-    await uow.repository(EVENTS).add(event)
-    for d in deliveries:
-        await uow.repository(DELIVERIES).add(d)
+    # fresh ids, so nothing can clash: the bulk path, which may go out with what follows
+    # (a round trip saved where the caller's transaction has begun)
+    await uow.repository(EVENTS).add_many([event])
+    await uow.repository(DELIVERIES).add_many(deliveries)
     return event
 
 

@@ -1,6 +1,6 @@
-"""The receiving side of the AS4 layer works from files: a message spooled to disk is read
-through a memory map exactly as its bytes are, the SBD is written to a file as it is
-decompressed, gunzipping piece by piece gives what gunzipping whole gives, and an envelope too
+"""The receiving side of the AS4 layer works from files for large messages: a message spooled
+to disk is read through a memory map exactly as its bytes are, a large SBD is written to a
+file as it is decompressed while a small one is held in memory (no file made), gunzipping piece by piece gives what gunzipping whole gives, and an envelope too
 large to be one is refused before it is parsed."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from fourcorner.adapters.as4.compression import OUTPUT_CHUNK, Inflater, decompress
 from fourcorner.adapters.as4.envelope import MAX_ENVELOPE_BYTES
 from fourcorner.adapters.as4.errors import As4Error
-from fourcorner.adapters.as4.service import As4MessageReader
+from fourcorner.adapters.as4.service import IN_MEMORY, As4MessageReader
 from fourcorner.application.ports import As4Refusal, Credentials
 from fourcorner.domain.network_services import Environment
 
@@ -48,9 +48,26 @@ def test_a_spooled_message_reads_as_its_bytes(parties: Parties, tmp_path: Path) 
     body.write_bytes(sent.body)
     read, credentials = reader(parties)
 
-    inbound = read.read(sent.content_type, body, credentials, out)
+    inbound = read.read(sent.content_type, body, credentials, lambda: out)
 
     assert inbound.sbd == out and out.read_bytes() == payload
+    assert inbound.message_id == receive(parties, sent.content_type, sent.body).message_id
+
+
+@pytest.mark.parametrize("size", [10_000, IN_MEMORY - 1000])
+def test_a_small_sbd_is_held_in_memory(parties: Parties, tmp_path: Path, size: int) -> None:
+    payload = sbd(size)
+    sent = send(parties, payload)
+    read, credentials = reader(parties)
+    made: list[Path] = []
+
+    def file() -> Path:
+        made.append(tmp_path / "sbd")
+        return made[-1]
+
+    inbound = read.read(sent.content_type, sent.body, credentials, file)
+
+    assert (inbound.sbd, made) == (payload, [])
     assert inbound.message_id == receive(parties, sent.content_type, sent.body).message_id
 
 
@@ -70,7 +87,7 @@ def test_a_spooled_message_is_refused_as_its_bytes_are(
     read, credentials = reader(parties)
 
     with pytest.raises(As4Refusal) as caught:
-        read.read(content_type, body, credentials, tmp_path / "sbd")
+        read.read(content_type, body, credentials, lambda: tmp_path / "sbd")
 
     assert caught.value.code == code
     refused(code, lambda: receive(parties, content_type, data))
@@ -93,10 +110,10 @@ def test_the_receiving_access_points_environment_decides_whom_it_trusts(
         parties.check, max_payload=MAX_PAYLOAD, environment_checks={Environment.PROD: nobody}
     )
     at_test = attrs.evolve(credentials, environment=Environment.TEST)
-    assert read.read(sent.content_type, body, at_test, tmp_path / "sbd").message_id
+    assert read.read(sent.content_type, body, at_test, lambda: tmp_path / "sbd").message_id
     at_prod = attrs.evolve(credentials, environment=Environment.PROD)
     with pytest.raises(As4Refusal) as caught:
-        read.read(sent.content_type, body, at_prod, tmp_path / "sbd")
+        read.read(sent.content_type, body, at_prod, lambda: tmp_path / "sbd")
     assert caught.value.code == "EBMS:0101" and "PROD AP CA" in caught.value.detail
 
 
@@ -106,7 +123,7 @@ def test_an_empty_spooled_message_is_refused(parties: Parties, tmp_path: Path) -
     read, credentials = reader(parties)
 
     with pytest.raises(As4Refusal) as caught:
-        read.read("multipart/related; boundary=b", body, credentials, tmp_path / "sbd")
+        read.read("multipart/related; boundary=b", body, credentials, lambda: tmp_path / "sbd")
 
     assert caught.value.code == "EBMS:0007"
 

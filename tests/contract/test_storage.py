@@ -1071,6 +1071,30 @@ async def test_add_many_with_a_clash_conflicts_and_keeps_nothing_of_the_batch(
     assert await stored(store, ORGANISATIONS) == [a]
 
 
+async def test_add_many_in_a_begun_transaction_is_seen_by_what_follows(
+    store: StorageUnderTest,
+) -> None:
+    """A few records added after a write (which PostgreSQL sends with the next statement)
+    are read back in the same unit of work and committed with it; a clash among them fails
+    the unit of work by its commit at the latest, keeping nothing of it."""
+    a, b, c = org("1"), org("2"), org("3")
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        await repo.add(a)
+        await repo.add_many([b, c])
+        assert await repo.get(c.id) == c
+        await uow.commit()
+    kept = sorted([a, b, c], key=lambda i: str(i.id))
+    assert await stored(store, ORGANISATIONS) == kept
+    with pytest.raises(Conflict):
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(ORGANISATIONS)
+            await repo.add(org("4"))
+            await repo.add_many([org("5"), a])
+            await uow.commit()
+    assert await stored(store, ORGANISATIONS) == kept
+
+
 async def test_remove_many_removes_those_there_and_counts_them(store: StorageUnderTest) -> None:
     items = [org(str(i)) for i in range(4)]
     await add_all(store, ORGANISATIONS, items)

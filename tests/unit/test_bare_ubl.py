@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.codelists import load_catalogue
 from fourcorner.adapters.sbdh.reader import read_envelope_file
-from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
+from fourcorner.adapters.sbdh.wrap import read_bare, read_bare_file, wrap, wrap_file
 from fourcorner.domain.envelope import MlsType
 from fourcorner.domain.errors import InvalidInput
 from fourcorner.domain.ubl import Endpoint, MlsRequest, UblFacts, is_ubl_billing, ubl_envelope
@@ -144,6 +144,9 @@ def test_the_built_sbdh_round_trips_through_the_sbd_reader(document, mls_type, m
         wrap_file(built, bare, sbd)
         read = read_envelope_file(sbd)
         written = sbd.read_bytes()
+    # a document held in memory reads and wraps as its file does
+    assert read_bare(data) == facts
+    assert wrap(built, data) == written
     ns, root, version = NAMESPACES[want["root"]], want["root"], want["version"]
     assert read.sender.value == f"{want['supplier_icd']}:{want['supplier']}"
     assert read.receiver.value == f"{want['customer_icd']}:{want['customer']}"
@@ -197,6 +200,10 @@ def test_an_sbd_is_not_bare_and_another_root_is_neither(tmp_path):
         with pytest.raises(InvalidInput) as refused:
             read_bare_file(other)
         assert "neither an SBD" in refused.value.message(), root
+        with pytest.raises(InvalidInput) as in_memory:
+            read_bare(root)
+        assert in_memory.value.problems == refused.value.problems
+    assert read_bare(EXAMPLE_SBD.read_bytes()) is None
 
 
 @settings(max_examples=40)
@@ -305,7 +312,7 @@ import re, sys
 from datetime import UTC, datetime
 from pathlib import Path
 from fourcorner.adapters.sbdh.reader import read_envelope_file
-from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
+from fourcorner.adapters.sbdh.wrap import read_bare, read_bare_file, wrap, wrap_file
 from fourcorner.domain.ubl import ubl_envelope
 folder = Path(sys.argv[1])
 def peak():  # KiB; per address space (ru_maxrss would carry the forking process's over)

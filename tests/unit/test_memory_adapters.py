@@ -70,8 +70,8 @@ def test_a_loopback_message_reads_back_as_it_was_sent(
     with tempfile.TemporaryDirectory() as folder:
         body, sbd = Path(folder) / "body", Path(folder) / "sbd"
         body.write_bytes(header.dump(payload))
-        inbound = reader.read(CONTENT_TYPE, body, credentials, sbd)
-        assert sbd.read_bytes() == payload
+        inbound = reader.read(CONTENT_TYPE, body, credentials, lambda: sbd)
+        assert inbound.sbd == payload
     assert inbound.message_id == header.message_id
     assert inbound.sender_certificate_cn == header.from_party
     assert inbound.original_sender == Identifier(*header.original_sender)
@@ -94,7 +94,7 @@ def test_a_cut_short_loopback_message_is_refused(
         body, sbd = Path(folder) / "body", Path(folder) / "sbd"
         body.write_bytes(whole[:cut])
         with pytest.raises(As4Refusal) as caught:
-            InMemoryMessageReader().read(CONTENT_TYPE, body, credentials, sbd)
+            InMemoryMessageReader().read(CONTENT_TYPE, body, credentials, lambda: sbd)
     assert caught.value.code == "EBMS:0009"
 
 

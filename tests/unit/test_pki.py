@@ -33,7 +33,7 @@ from fourcorner.adapters.pki import (
     new_ca,
     verify_chain,
 )
-from fourcorner.adapters.pki.certificates import stored_public_key_sha256
+from fourcorner.adapters.pki.certificates import _signed_by, stored_public_key_sha256
 from fourcorner.domain.errors import InvalidInput
 
 NOW = datetime.now(UTC)
@@ -252,6 +252,29 @@ def test_verify_chain_returns_the_path(pki: TestPki) -> None:
     assert path == [pki.ap_ca, pki.root]
     with pytest.raises(ChainError, match="expired on"):
         verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW + timedelta(days=800))
+
+
+def test_a_checked_signature_is_remembered_by_the_certificates_bytes(pki: TestPki) -> None:
+    """The chain of a certificate seen before is walked without checking its signatures
+    again, but as strictly: a CA of the same name with another key is still refused, and the
+    validity windows are checked each time."""
+    assert verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW)
+    before = _signed_by.cache_info()
+    again = x509.load_pem_x509_certificate(pki.ap_certificate_pem.encode())  # another object
+    assert verify_chain(again, [pki.ap_ca], pki.trust_anchors, NOW) == [pki.ap_ca, pki.root]
+    after = _signed_by.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (2, 0)
+    impostor, _ = ca_at_now(
+        "fourcorner TEST ACCESS POINT CA",
+        issuer_cert=pki.root,
+        issuer_key=pki.root_key,
+        key=ec.generate_private_key(ec.SECP256R1()),
+    )
+    assert impostor.subject == pki.ap_ca.subject
+    with pytest.raises(ChainError):
+        verify_chain(again, [impostor], pki.trust_anchors, NOW)
+    with pytest.raises(ChainError, match="expired on"):
+        verify_chain(again, [pki.ap_ca], pki.trust_anchors, NOW + timedelta(days=800))
 
 
 # --- inspection: refused --------------------------------------------------------------------

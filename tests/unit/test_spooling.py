@@ -1,6 +1,7 @@
-"""Streaming a body to a file (``spooling.copy``): the file holds the body byte for byte
-however it arrives, the size and digest are the body's, a body over the limit is refused, and
-a body of at most one chunk costs one thread hop (the file made and written together)."""
+"""Taking a body in (``spooling.body``): one of less than a chunk is kept in memory, no file
+made, no thread hop; a larger one is a file holding it byte for byte however it arrives,
+written a chunk per thread hop (the file made and written together by the first); the digest
+is the body's; a body over the limit is refused and leaves no file."""
 
 from __future__ import annotations
 
@@ -44,31 +45,14 @@ sizes = st.lists(
 )
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(sizes)
-async def test_the_file_holds_the_body_however_it_arrives(tmp_path: Path, lengths: list[int]):
-    pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(lengths)]
-    body = b"".join(pieces)
-    target = tmp_path / "body"
-    digest = hashlib.sha256()
-    size = await spooling.copy(_stream(pieces), target, len(body), digest)
-    assert (size, target.read_bytes(), digest.digest()) == (
-        len(body),
-        body,
-        hashlib.sha256(body).digest(),
-    )
-
-
 @pytest.mark.parametrize("length", [CHUNK + 1, 3 * CHUNK])
 async def test_a_body_over_the_limit_is_refused(tmp_path: Path, length: int):
     with pytest.raises(BodyTooLarge):
-        await spooling.copy(_stream([b"x" * length]), tmp_path / "body", CHUNK)
+        await spooling.body(_stream([b"x" * length]), lambda: tmp_path / "body", CHUNK)
 
 
-@pytest.mark.parametrize(("length", "hops"), [(0, 1), (10_000, 1), (CHUNK - 1, 1), (3 * CHUNK, 3)])
-async def test_a_small_body_is_written_in_one_thread_hop(
+@pytest.mark.parametrize(("length", "hops"), [(0, 0), (CHUNK - 1, 0), (CHUNK, 1), (3 * CHUNK, 3)])
+async def test_a_large_body_is_written_a_chunk_per_thread_hop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: int, hops: int
 ):
     calls: list[Any] = []
@@ -79,7 +63,41 @@ async def test_a_small_body_is_written_in_one_thread_hop(
         return await real(fn, *args)
 
     monkeypatch.setattr(spooling.asyncio, "to_thread", counting)
-    target = tmp_path / "body"
-    await spooling.copy(_stream([b"x" * length]), target, 4 * CHUNK)
-    assert target.read_bytes() == b"x" * length
+    taken = await spooling.body(_stream([b"x" * length]), lambda: tmp_path / "body", 4 * CHUNK)
+    whole = taken if isinstance(taken, bytes) else taken.read_bytes()
+    assert whole == b"x" * length
     assert len(calls) == hops
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sizes)
+async def test_a_body_is_kept_in_memory_under_a_chunk_else_in_a_file(
+    tmp_path: Path, lengths: list[int]
+):
+    pieces = [bytes([65 + i % 26]) * n for i, n in enumerate(lengths)]
+    whole = b"".join(pieces)
+    made: list[Path] = []
+
+    def incoming() -> Path:
+        made.append(tmp_path / f"body-{len(made)}")
+        return made[-1]
+
+    digest = hashlib.sha256()
+    taken = await spooling.body(_stream(pieces), incoming, len(whole), digest)
+    assert digest.digest() == hashlib.sha256(whole).digest()
+    if len(whole) < CHUNK:
+        assert (taken, made) == (whole, [])
+    else:
+        assert taken == made[-1] and len(made) == 1
+        assert isinstance(taken, Path) and taken.read_bytes() == whole
+        taken.unlink()
+
+
+@pytest.mark.parametrize("length", [CHUNK - 1, CHUNK + 1, 3 * CHUNK])
+async def test_a_body_over_the_limit_leaves_no_file(tmp_path: Path, length: int):
+    target = tmp_path / "body"
+    with pytest.raises(BodyTooLarge):
+        await spooling.body(_stream([b"x" * length]), lambda: target, length - 1)
+    assert not target.exists()

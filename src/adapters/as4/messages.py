@@ -5,7 +5,7 @@ operations.
 Sender: SBD → gzip → sign (Messaging, Body and the gzip bytes) → encrypt the attachment.
 Receiver: MIME → hardened XML → ebMS header → signature and its coverage → the signer's
 certificate → unwrap the key → decrypt, digest and gunzip under a cap, in one streaming pass
-(the payload can go straight to a file).
+(the payload can go straight to a file, or anything written to).
 
 Duplicate detection is the caller's business: reading the same message twice gives the same
 result twice, and the caller keeps the MessageIds (and SBDH InstanceIdentifiers) it has
@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import BinaryIO
+from typing import Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -127,6 +127,13 @@ def build_user_message(
     return OutboundMessage(content_type, body, message_id, references)
 
 
+class Writer(Protocol):
+    """Where a payload is written as it is decompressed: an open binary file, or anything
+    else with ``write``."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
 def read_user_message(
     content_type: str,
     body: Body,
@@ -136,7 +143,7 @@ def read_user_message(
     check_certificate: CertificateCheck,
     max_payload: int,
     now: datetime,
-    payload_to: BinaryIO | None = None,
+    payload_to: Writer | None = None,
 ) -> InboundMessage:
     """The verified, decrypted and decompressed UserMessage in an HTTP request's
     ``content_type`` and ``body`` (bytes, or a memory-mapped file); every refusal is an
@@ -180,7 +187,7 @@ def _read(
     check_certificate: CertificateCheck,
     max_payload: int,
     now: datetime,
-    payload_to: BinaryIO | None,
+    payload_to: Writer | None,
 ) -> InboundMessage:
     header = ebms.read_user_message(envelope.messaging)
     if set(attachments) != {header.payload_cid}:

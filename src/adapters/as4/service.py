@@ -1,8 +1,9 @@
 """The AS4 message layer behind the service's ports: ``ApTransport`` (sending over HTTP) and
 ``MessageReader`` (the receiving side). Heavy cryptography runs in worker threads.
 
-The reader works from files: the message spooled to disk is memory-mapped, and the SBD is
-written to a file as it is decompressed, so neither is held whole in memory. The transport
+The reader takes a small message in memory, a large one from a file (memory-mapped), and
+writes the SBD as it is decompressed to memory up to ``IN_MEMORY`` bytes, to a file beyond
+(``Spill``), so a large one is never held whole in memory. The transport
 reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import BinaryIO, Self
 
 import aiohttp
 from cryptography import x509
@@ -48,6 +50,7 @@ NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 # A receipt or an error signal is a few kilobytes; a larger answer is refused unread.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
+IN_MEMORY = 256 * 1024  # a received SBD of at most this many bytes is held in memory
 
 
 @lru_cache(maxsize=64)
@@ -60,6 +63,41 @@ def _signer(cert_pem: str, key_pem: str) -> tuple[rsa.RSAPrivateKey, x509.Certif
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class Spill:
+    """Where a received SBD is written as it is decompressed: held in memory up to ``limit``
+    bytes, then in the file ``make()`` makes (a large SBD is never held whole in memory)."""
+
+    def __init__(self, make: Callable[[], Path], limit: int) -> None:
+        self._make, self._limit = make, limit
+        self._held: list[bytes] = []
+        self._size = 0
+        self._path: Path | None = None
+        self._file: BinaryIO | None = None
+
+    def write(self, data: bytes) -> int:
+        if self._file is None:
+            if self._size + len(data) <= self._limit:
+                self._held.append(bytes(data))
+                self._size += len(data)
+                return len(data)
+            self._path = self._make()
+            self._file = self._path.open("wb")
+            self._file.writelines(self._held)
+            self._held.clear()
+        return self._file.write(data)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def taken(self) -> bytes | Path:
+        """What was written: its bytes, or the file holding it."""
+        return self._path if self._path is not None else b"".join(self._held)
 
 
 def _mapped(path: Path) -> bytes | mmap.mmap:
@@ -97,14 +135,19 @@ class As4MessageReader:
         return self._by_environment.get(credentials.environment, self._check)
 
     def read(
-        self, content_type: str, body: Path, credentials: Credentials, sbd: Path
+        self,
+        content_type: str,
+        body: bytes | Path,
+        credentials: Credentials,
+        sbd: Callable[[], Path],
     ) -> InboundDocument:
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
+        out = Spill(sbd, IN_MEMORY)
         try:
-            with sbd.open("wb") as out:
+            with out:
                 m = read_user_message(
                     content_type,
-                    _mapped(body),
+                    body if isinstance(body, bytes) else _mapped(body),
                     receiver_key=key,
                     receiver_certificate=cert,
                     check_certificate=self._check_for(credentials),
@@ -116,7 +159,7 @@ class As4MessageReader:
             raise As4Refusal(e.code, e.short_description, e.detail, e.ref_to_message_id) from None
         return InboundDocument(
             message_id=m.message_id,
-            sbd=sbd,
+            sbd=out.taken(),
             original_sender=Identifier(*m.original_sender),
             final_recipient=Identifier(*m.final_recipient),
             service=Identifier(m.service_type, m.service),

@@ -282,12 +282,16 @@ class InMemoryMessageReader:
         self.errors: list[As4Refusal] = []
 
     def read(
-        self, content_type: str, body: Path, credentials: Credentials, sbd: Path
+        self,
+        content_type: str,
+        body: bytes | Path,
+        credentials: Credentials,
+        sbd: Callable[[], Path],
     ) -> InboundDocument:
         if content_type.split(";", 1)[0].strip().lower() != CONTENT_TYPE:
             raise As4Refusal("EBMS:0009", "InvalidHeader", f"not {CONTENT_TYPE}: {content_type}")
         try:
-            header, payload = Header.load(body.read_bytes())
+            header, payload = Header.load(body if isinstance(body, bytes) else body.read_bytes())
         except ValueError as e:
             raise As4Refusal("EBMS:0009", "InvalidHeader", str(e)) from None
         own = pem_common_name(credentials.cert_pem)
@@ -298,10 +302,9 @@ class InMemoryMessageReader:
                 f"the message is for {header.to_party!r}, this access point is {own!r}",
                 header.message_id,
             )
-        sbd.write_bytes(payload)
         inbound = InboundDocument(
             message_id=header.message_id,
-            sbd=sbd,
+            sbd=payload,  # held in memory, whatever its size
             original_sender=Identifier(*header.original_sender),
             final_recipient=Identifier(*header.final_recipient),
             service=Identifier(*header.service),

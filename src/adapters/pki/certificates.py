@@ -10,6 +10,7 @@ certificate that arrives by other means (an AS4 BinarySecurityToken, an SMP sign
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -323,8 +324,14 @@ def _first_issuer(
 
 
 def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
-    if cert.issuer != issuer.subject:
-        return False
+    return cert.issuer == issuer.subject and _signed_by(cert, issuer)
+
+
+@functools.lru_cache(maxsize=256)
+def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+    """Whether ``issuer``'s key made ``cert``'s signature. The answer depends on the two
+    certificates' bytes alone (a certificate hashes and compares by them), so it is kept: the
+    same sender's certificate arrives with every AS4 message, its chain walked each time."""
     try:
         cert.verify_directly_issued_by(issuer)
     except (ValueError, TypeError, exceptions.InvalidSignature, exceptions.UnsupportedAlgorithm):

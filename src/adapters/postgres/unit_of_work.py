@@ -13,6 +13,9 @@ possible:
   records with ``lock``/``lock_many`` (``FOR UPDATE``, which begins the transaction) first;
 - the first write goes out pipelined with its ``BEGIN`` (one round trip), later statements
   run in that transaction, and ``commit()`` sends ``COMMIT`` only when one was begun;
+- a change whose row count nobody reads (``write_later``: ``add_many``'s ``INSERT``) goes
+  out pipelined with the next statement of the unit of work, a read, a write or ``COMMIT``
+  (with its ``BEGIN``, when it is the first write);
 - ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
   ``update`` (``UPDATE ... WHERE id``: a row removed meanwhile is not found, never inserted
   again) that may clash with a unique group runs inside a savepoint, pipelined with it, so a
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _SAVEPOINT = "fourcorner_write"
+_BEGIN = "BEGIN"
 
 
 class PostgresUnitOfWork(UnitOfWorkEnd):
@@ -61,12 +65,15 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         self._in_transaction = False
         self._written: set[str] = set()
         self._added: set[str] = set()
+        # changes put off (``write_later``), sent before the next statement in its round trip
+        self._later: list[tuple[str, Sequence[object]]] = []
 
     async def __aenter__(self) -> Self:
         pool = self._storage.pool()
         self._pool = pool
         self._in_transaction = False
         self._written, self._added = set(), set()
+        self._later = []
         if not self._reading:
             await self._acquire(pool)
         return self
@@ -80,6 +87,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def discard(self) -> None:
         self._written, self._added = set(), set()
+        self._later = []
         if self._conn is not None:
             await self._abandon(self._conn)
         self._in_transaction = False
@@ -127,10 +135,12 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
                 # COMMIT would quietly roll back; say so instead.
                 await conn.execute("ROLLBACK", prepare=False)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
-            if payload is not None:
-                # announced in the transaction: delivered to the listeners at commit
+            if payload is not None or self._later:
                 async with conn.pipeline():
-                    await conn.execute(NOTIFY, (CHANNEL, payload))
+                    await self._send_later(conn)
+                    if payload is not None:
+                        # announced in the transaction: delivered to the listeners at commit
+                        await conn.execute(NOTIFY, (CHANNEL, payload))
                     await conn.execute("COMMIT", prepare=False)
             else:
                 await conn.execute("COMMIT", prepare=False)
@@ -143,6 +153,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def rollback(self) -> None:
         self._written, self._added = set(), set()
+        self._later = []
         if self._conn is None and self._reading:
             return
         conn = self._connection()
@@ -177,10 +188,43 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             self._in_transaction = True
             return rows
         try:
-            cursor = await conn.execute(query, params)
+            if self._later:
+                async with conn.pipeline():
+                    await self._send_later(conn)
+                    cursor = await conn.execute(query, params)
+            else:
+                cursor = await conn.execute(query, params)
             return await cursor.fetchall()
         except psycopg.Error as e:
             raise translate(e) from e
+
+    async def write_later(self, query: str, params: Sequence[object]) -> None:
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        if not self._in_transaction:  # begun by the BEGIN that goes out first with it
+            self._connection()
+            self._in_transaction = True
+            self._later.append((_BEGIN, ()))
+        self._later.append((query, params))
+
+    async def _send_later(self, conn: Connection) -> None:
+        """Inside a pipeline: the changes put off (and the BEGIN of a transaction one of them
+        began), before the statement that follows them."""
+        later, self._later = self._later, []
+        for query, params in later:
+            if query is _BEGIN:
+                await conn.execute(query, prepare=False)
+            else:
+                await conn.execute(query, params)
+
+    async def _flush(self, conn: Connection) -> None:
+        """The changes put off, in a round trip of their own."""
+        if self._later:
+            try:
+                async with conn.pipeline():
+                    await self._send_later(conn)
+            except psycopg.Error as e:
+                raise translate(e) from e
 
     async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
         if self._reading:
@@ -198,9 +242,15 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             return cursor.rowcount
         if not may_clash:
             try:
+                if self._later:
+                    async with conn.pipeline():
+                        await self._send_later(conn)
+                        cursor = await conn.execute(query, params)
+                    return cursor.rowcount
                 return (await conn.execute(query, params)).rowcount
             except psycopg.Error as e:
                 raise translate(e) from e
+        await self._flush(conn)  # a clash below must be this statement's
         try:
             async with conn.pipeline():
                 await conn.execute(f"SAVEPOINT {_SAVEPOINT}", prepare=False)
@@ -223,6 +273,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
+        await self._flush(conn)
         try:
             if not self._in_transaction:
                 await conn.execute("BEGIN", prepare=False)
@@ -239,6 +290,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
         conn = self._connection()
+        await self._flush(conn)
         try:
             if not self._in_transaction:
                 await conn.execute("BEGIN", prepare=False)
@@ -251,4 +303,5 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def _abandon(self, conn: Connection) -> None:
         self._in_transaction = False
+        self._later = []
         await roll_back_quietly(conn)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fourcorner.adapters.sbdh.mls import read_mls, read_mls_file, write_mls
 from fourcorner.adapters.sbdh.reader import read_envelope, read_envelope_file
-from fourcorner.adapters.sbdh.wrap import read_bare_file, wrap_file
+from fourcorner.adapters.sbdh.wrap import read_bare, read_bare_file, wrap, wrap_file
 from fourcorner.adapters.sbdh.writer import write_sbd
 from fourcorner.domain.envelope import MessageLevelStatus, Sbdh
 from fourcorner.domain.ubl import UblFacts
@@ -36,3 +36,9 @@ class SbdhEnvelopes:
 
     def wrap_file(self, envelope: Sbdh, source: Path, target: Path) -> None:
         wrap_file(envelope, source, target)
+
+    def read_bare(self, data: bytes) -> UblFacts | None:
+        return read_bare(data)
+
+    def wrap(self, envelope: Sbdh, data: bytes) -> bytes:
+        return wrap(envelope, data)

@@ -5,11 +5,13 @@ every inbound document (no DOCTYPE, UTF-8 only, depth and size limits), as a str
 only the few elements the envelope is built from (``domain.ubl``) and frees every other one
 once it has ended. ``wrap_file`` then writes the SBD around the document's exact bytes (only
 its BOM, XML declaration and surrounding whitespace are left out, as ``write_sbd`` does), a
-megabyte at a time, so a large document is never held in memory.
+megabyte at a time, so a large document is never held in memory. ``read_bare`` and ``wrap``
+do the same for a document held in memory (an upload small enough to be kept in memory).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from typing import BinaryIO
@@ -108,16 +110,25 @@ def read_bare_file(
     None when the document is an SBD, or one the SBD reader refuses before its root (with its
     own reasons). Raises ``InvalidInput`` when a UBL document is not well-formed or passes a
     limit, and when the root is neither an SBD's nor a UBL Invoice or CreditNote."""
+    with open(path, "rb") as file:
+        return _read_bare(file, max_depth)
+
+
+def read_bare(data: bytes, *, max_depth: int = PAYLOAD_MAX_DEPTH) -> UblFacts | None:
+    """``read_bare_file`` of the document ``data``."""
+    return _read_bare(io.BytesIO(data), max_depth)
+
+
+def _read_bare(file: BinaryIO, max_depth: int) -> UblFacts | None:
     handler = _FactsHandler()
     parser = Parser(handler, field=_FIELD, max_depth=max_depth)
     try:
-        with open(path, "rb") as file:
-            # an SBD is known at its root's start tag: a first small piece spares libxml2
-            # the rest of the document (the usual one is an SBD)
-            size = FIRST_PIECE
-            while chunk := file.read(size):
-                parser.feed(chunk)
-                size = FILE_CHUNK
+        # an SBD is known at its root's start tag: a first small piece spares libxml2 the
+        # rest of the document (the usual one is an SBD)
+        size = FIRST_PIECE
+        while chunk := file.read(size):
+            parser.feed(chunk)
+            size = FILE_CHUNK
         parser.close()
     except _NotBare:
         return None
@@ -181,16 +192,27 @@ def wrap_file(
 ) -> None:
     """Write to ``target`` the SBD of the document in ``source`` (well-formed, as
     ``read_bare_file`` found it) under ``envelope``, copying the document byte for byte."""
-    head, tail = envelope_parts(envelope)
     with open(source, "rb") as document, open(target, "wb") as out:
-        start, end = _body(document, os.fstat(document.fileno()).st_size)
-        out.write(head)
-        document.seek(start)
-        left = end - start
-        while left > 0:
-            piece = document.read(min(FILE_CHUNK, left))
-            if not piece:
-                raise InvalidInput.one(_FIELD, "changed while it was being read")
-            out.write(piece)
-            left -= len(piece)
-        out.write(tail)
+        _wrap(envelope, document, os.fstat(document.fileno()).st_size, out)
+
+
+def wrap(envelope: Sbdh, data: bytes) -> bytes:
+    """``wrap_file`` of the document ``data``: its SBD."""
+    out = io.BytesIO()
+    _wrap(envelope, io.BytesIO(data), len(data), out)
+    return out.getvalue()
+
+
+def _wrap(envelope: Sbdh, document: BinaryIO, size: int, out: BinaryIO) -> None:
+    head, tail = envelope_parts(envelope)
+    start, end = _body(document, size)
+    out.write(head)
+    document.seek(start)
+    left = end - start
+    while left > 0:
+        piece = document.read(min(FILE_CHUNK, left))
+        if not piece:
+            raise InvalidInput.one(_FIELD, "changed while it was being read")
+        out.write(piece)
+        left -= len(piece)
+    out.write(tail)

@@ -48,6 +48,13 @@ class Executor(Protocol):
         return the sum of their row counts."""
         ...
 
+    async def write_later(self, sql: str, params: Sequence[object]) -> None:
+        """``write`` a change whose row count nobody needs; in a transaction already begun it
+        may be put off to go out with the unit of work's next statement (a read, a write or
+        the commit), which then reports its failure (``Conflict`` for a clash): one round
+        trip fewer in PostgreSQL. Whatever runs after it in the unit of work sees it."""
+        ...
+
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         """Load ``rows`` with ``Table.bulk_sql`` (PostgreSQL ``COPY``, a plain ``INSERT`` run
         for each row in SQLite); ``Conflict`` when one breaks a unique constraint."""
@@ -168,7 +175,8 @@ class SqlRepository(Generic[T]):
         self._x.wrote(self._t.name, added=True)
         if len(rows) <= FEW_RECORDS:
             params = [value for row in rows for value in row]
-            await self._x.write(self._t.insert_many_sql(len(rows)), params, may_clash=False)
+            # its row count unread: it may go out with what follows (a clash fails it whole)
+            await self._x.write_later(self._t.insert_many_sql(len(rows)), params)
             return
         await self._x.bulk(self._t.bulk_sql, rows)
 

@@ -300,6 +300,9 @@ class SqliteUnitOfWork(UnitOfWorkEnd):
         except sqlite3.Error as e:
             raise self._failed(e) from e
 
+    async def write_later(self, sql: str, params: Sequence[object]) -> None:
+        await self.write(sql, params, may_clash=False)  # no round trip to save
+
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         await self.write_many(sql, rows)  # inside the unit of work's one transaction
 
@@ -338,6 +341,9 @@ class SqliteReader(UnitOfWorkEnd):
         raise RuntimeError("a reader() unit of work cannot write")
 
     async def write_many(self, sql: str, rows: Sequence[Sequence[object]]) -> int:
+        raise RuntimeError("a reader() unit of work cannot write")
+
+    async def write_later(self, sql: str, params: Sequence[object]) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
 
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:

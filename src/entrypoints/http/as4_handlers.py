@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from aiohttp import web
 from dependency_injector.wiring import Provide
@@ -17,7 +18,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound
 from fourcorner.entrypoints.http.errors import BodyTooLarge
 from fourcorner.entrypoints.http.rendering import XML
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
-from fourcorner.entrypoints.http.spooling import copy
+from fourcorner.entrypoints.http.spooling import body
 
 
 async def as4_inbound(
@@ -30,8 +31,9 @@ async def as4_inbound(
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first: a message to
-    none is refused unread, its connection closed (``lingering``). A known one's message is streamed to a file
-    (at most ``gate``'s number at once, each under the size limit), and read from there."""
+    none is refused unread, its connection closed (``lingering``). A known one's message is
+    taken in (at most ``gate``'s number at once, each under the size limit: a small one in
+    memory, a large one streamed to a file) and read from there."""
     raw = req.raw
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
@@ -44,14 +46,14 @@ async def as4_inbound(
     if raw.content_length is not None and raw.content_length > limit:
         raise BodyTooLarge(limit=limit)
     async with gate:
-        body = docs.blobs.incoming()
+        message = await body(raw.content, docs.blobs.incoming, limit)
         try:
-            await copy(raw.content, body, limit)
             answer = await receive(
-                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), body
+                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), message
             )
         finally:
-            body.unlink(missing_ok=True)
+            if isinstance(message, Path):
+                message.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(

@@ -1,10 +1,12 @@
-"""Streaming a request body to a file: an SBD or billing document (raw XML, or the ``file``
-part of a multipart form), or an AS4 message, under a size limit and without holding it in
-memory."""
+"""Taking a request body in: an SBD or billing document (raw XML, or the ``file`` part of a
+multipart form), or an AS4 message, under a size limit and without holding a large one in
+memory: a body of less than ``CHUNK`` bytes is kept as bytes, a larger one streamed to a
+file."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -22,15 +24,16 @@ CHUNK = 256 * 1024
 
 async def spool(
     request: web.Request,
-    target: Path,
+    incoming: Callable[[], Path],
     limit: int,
     digest: Any = None,
     expected: str = "an SBD file",
-) -> None:
-    """Stream the SBD of ``request`` (raw XML, or the ``file`` part of a multipart form) to
-    ``target``, refusing more than ``limit`` bytes without holding the body in memory;
-    ``digest`` (a ``hashlib`` hash) is fed the SBD's bytes on the way. ``expected`` names what
-    the body should be, for the refusal of an empty one."""
+) -> bytes | Path:
+    """The SBD of ``request`` (raw XML, or the ``file`` part of a multipart form), refusing
+    more than ``limit`` bytes without holding the body in memory (``body``): its bytes, or
+    the file ``incoming()`` made for a large one, to be removed by the caller. ``digest`` (a
+    ``hashlib`` hash) is fed the SBD's bytes on the way. ``expected`` names what the body
+    should be, for the refusal of an empty one."""
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge(limit=limit)
     ctype = request.content_type
@@ -40,58 +43,78 @@ async def spool(
         stream = await _file_part(request)
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
-    if await copy(stream, target, limit, digest) == 0:
+    taken = await body(stream, incoming, limit, digest)
+    if isinstance(taken, bytes) and not taken:
         raise MalformedBody(reason=f"the body is empty; {expected} is expected")
+    return taken
 
 
-async def copy(
-    stream: StreamReader | BodyPartReader, target: Path, limit: int, digest: Any = None
-) -> int:
-    """Stream ``stream`` to the file ``target`` a chunk at a time, refusing more than ``limit``
-    bytes; returns the size. A sender that hangs up midway is bad input, not an error of ours.
-    ``digest``: a ``hashlib`` hash that each chunk updates. What arrives is written about
-    ``CHUNK`` bytes at a time, each in one thread hop; the file is made by the first of them
-    (a body of at most ``CHUNK`` bytes, the usual document: one hop in all)."""
-    size = 0
-    held: list[bytes] = []  # read, not yet written: less than CHUNK bytes
-    held_size = 0
-    out: BinaryIO | None = None
+async def body(
+    stream: StreamReader | BodyPartReader,
+    incoming: Callable[[], Path],
+    limit: int,
+    digest: Any = None,
+) -> bytes | Path:
+    """``stream`` whole, refusing more than ``limit`` bytes: its bytes when it ends within
+    ``CHUNK`` bytes (a document of the usual size: no file made, written, read back and
+    removed), else the file ``incoming()`` makes (the caller removes it; it is removed here
+    when the body is refused). A sender that hangs up midway is bad input, not an error of
+    ours. ``digest``: a ``hashlib`` hash that each chunk updates. A large body is written
+    about ``CHUNK`` bytes at a time, each in one thread hop, the file made by the first."""
+    pieces = _pieces(stream, limit, digest)
+    data, ended = await anext(pieces)
+    if ended:
+        return data
+    target = incoming()
     try:
-        while True:
-            try:
-                chunk = await (
-                    stream.read_chunk(CHUNK)
-                    if isinstance(stream, BodyPartReader)
-                    else stream.read(CHUNK)
-                )
-            except ConnectionError:
-                raise MalformedBody(
-                    reason="the connection was lost before the body ended"
-                ) from None
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge(limit=limit)
-            if digest is not None:
-                digest.update(chunk)
-            held.append(chunk)
-            held_size += len(chunk)
-            if chunk and held_size < CHUNK:
-                continue
-            data = b"".join(held)
-            held.clear()
-            held_size = 0
-            if out is None:
-                # made in a thread: creating a file waits for its folder, which another
-                # thread's fsync may hold for milliseconds (seen as the event loop's longest
-                # block under load)
-                out = await asyncio.to_thread(_create, target, data)
-            elif data:
-                await asyncio.to_thread(out.write, data)
-            if not chunk:
-                return size
-    finally:
-        if out is not None:
+        # made in a thread: creating a file waits for its folder, which another thread's
+        # fsync may hold for milliseconds (seen as the event loop's longest block under load)
+        out = await asyncio.to_thread(_create, target, data)
+        try:
+            async for data, _ in pieces:
+                if data:
+                    await asyncio.to_thread(out.write, data)
+        finally:
             out.close()
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return target
+
+
+async def _pieces(
+    stream: StreamReader | BodyPartReader, limit: int, digest: Any
+) -> AsyncIterator[tuple[bytes, bool]]:
+    """``stream`` in pieces of at least ``CHUNK`` bytes but the last (which may be empty),
+    each with whether it is the last; more than ``limit`` bytes in all is ``BodyTooLarge``,
+    a sender that hangs up midway ``MalformedBody``. ``digest`` is fed each chunk."""
+    size = 0
+    held: list[bytes] = []  # read, not yet given: less than CHUNK bytes
+    held_size = 0
+    while True:
+        try:
+            chunk = await (
+                stream.read_chunk(CHUNK)
+                if isinstance(stream, BodyPartReader)
+                else stream.read(CHUNK)
+            )
+        except ConnectionError:
+            raise MalformedBody(reason="the connection was lost before the body ended") from None
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit=limit)
+        if digest is not None:
+            digest.update(chunk)
+        held.append(chunk)
+        held_size += len(chunk)
+        if chunk and held_size < CHUNK:
+            continue
+        data = held[0] if len(held) == 1 else b"".join(held)
+        held.clear()
+        held_size = 0
+        yield data, not chunk
+        if not chunk:
+            return
 
 
 def _create(target: Path, data: bytes) -> BinaryIO:

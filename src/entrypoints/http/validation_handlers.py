@@ -1,11 +1,13 @@
 """``POST /validation``: check a billing document against the published rules.
 
-The body (raw XML, or the ``file`` part of a multipart form) is streamed to a file under the
-same bound as intake's SBDs, then checked by the ``DocumentValidator``; the file is removed
-whatever the outcome.
+The body (raw XML, or the ``file`` part of a multipart form) is taken in under the same bound
+as intake's SBDs (a large one streamed to a file, removed whatever the outcome), then checked
+by the ``DocumentValidator``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import cattrs
 from dependency_injector.wiring import Provide
@@ -26,12 +28,12 @@ async def validate(
     validator: DocumentValidator = Provide["validator"],
     conv: cattrs.Converter = Provide["converter"],
 ) -> Reply:
-    incoming = docs.blobs.incoming()
+    document = await spool(req.raw, docs.blobs.incoming, docs.max_bytes, expected=EXPECTED)
     try:
-        await spool(req.raw, incoming, docs.max_bytes, expected=EXPECTED)
-        result = await validator.validate(incoming)
+        result = await validator.validate(document)
     finally:
-        incoming.unlink(missing_ok=True)
+        if isinstance(document, Path):
+            document.unlink(missing_ok=True)
     return Reply(200, responses.VALIDATION.dump(conv, result))
 
 
