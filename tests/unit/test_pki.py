@@ -33,7 +33,7 @@ from fourcorner.adapters.pki import (
     new_ca,
     verify_chain,
 )
-from fourcorner.adapters.pki.certificates import _signed_by, stored_public_key_sha256
+from fourcorner.adapters.pki.certificates import _SIGNED, _SignedPairs, stored_public_key_sha256
 from fourcorner.domain.errors import InvalidInput
 
 NOW = datetime.now(UTC)
@@ -259,11 +259,10 @@ def test_a_checked_signature_is_remembered_by_the_certificates_bytes(pki: TestPk
     again, but as strictly: a CA of the same name with another key is still refused, and the
     validity windows are checked each time."""
     assert verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW)
-    before = _signed_by.cache_info()
+    before = _SIGNED.hits
     again = x509.load_pem_x509_certificate(pki.ap_certificate_pem.encode())  # another object
     assert verify_chain(again, [pki.ap_ca], pki.trust_anchors, NOW) == [pki.ap_ca, pki.root]
-    after = _signed_by.cache_info()
-    assert (after.hits - before.hits, after.misses - before.misses) == (2, 0)
+    assert _SIGNED.hits - before == 2
     impostor, _ = ca_at_now(
         "fourcorner TEST ACCESS POINT CA",
         issuer_cert=pki.root,
@@ -275,6 +274,34 @@ def test_a_checked_signature_is_remembered_by_the_certificates_bytes(pki: TestPk
         verify_chain(again, [impostor], pki.trust_anchors, NOW)
     with pytest.raises(ChainError, match="expired on"):
         verify_chain(again, [pki.ap_ca], pki.trust_anchors, NOW + timedelta(days=800))
+
+
+def test_only_signatures_that_verified_are_remembered_and_at_most_size_pairs(
+    pki: TestPki,
+) -> None:
+    """A peer sending ever new certificates that name a trusted CA but fail its signature makes
+    nothing grow; the pairs that verified are kept up to the bound, the oldest dropped."""
+    pairs = _SignedPairs(2)
+    impostors = [
+        ca_at_now(
+            "fourcorner TEST ACCESS POINT CA",
+            issuer_cert=pki.root,
+            issuer_key=ec.generate_private_key(ec.SECP256R1()),  # not the root's key
+            key=ec.generate_private_key(ec.SECP256R1()),
+        )[0]
+        for _ in range(3)
+    ]
+    assert not any(pairs.verified(cert, pki.root) for cert in impostors)
+    assert len(pairs) == 0
+    assert pairs.verified(pki.ap_certificate, pki.ap_ca)
+    assert pairs.verified(pki.ap_ca, pki.root)
+    assert pairs.verified(pki.ap_certificate, pki.ap_ca) and pairs.hits == 1
+    assert not pairs.verified(pki.ap_certificate, pki.root)  # a wrong issuer stays refused
+    assert not pairs.verified(pki.ap_ca, pki.ap_ca)
+    assert len(pairs) == 2
+    pairs.verified(pki.root, pki.root)  # a third pair that verifies (self-signed)
+    assert len(pairs) == 2
+    assert pairs.verified(pki.ap_certificate, pki.ap_ca) and pairs.hits == 1  # dropped: checked
 
 
 # --- inspection: refused --------------------------------------------------------------------

@@ -10,9 +10,9 @@ certificate that arrives by other means (an AS4 BinarySecurityToken, an SMP sign
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -327,16 +327,50 @@ def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     return cert.issuer == issuer.subject and _signed_by(cert, issuer)
 
 
-@functools.lru_cache(maxsize=256)
+class _SignedPairs:
+    """Pairs of certificates (by their SHA-256 fingerprints) whose signature was found made by
+    the issuer's key: the answer depends on the two certificates' bytes alone, and the same
+    sender's certificate arrives with every AS4 message, its chain walked each time. Only
+    signatures that verified are kept, as 64 bytes a pair and at most ``size`` pairs (the
+    oldest dropped first): a peer sending ever new certificates that fail makes nothing grow."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.hits = 0
+        self._pairs: dict[tuple[bytes, bytes], None] = {}
+        self._lock = threading.Lock()  # chains are walked in threads as well
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def verified(self, cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+        key = (cert.fingerprint(hashes.SHA256()), issuer.fingerprint(hashes.SHA256()))
+        with self._lock:
+            if key in self._pairs:
+                self.hits += 1
+                return True
+        try:
+            cert.verify_directly_issued_by(issuer)
+        except (
+            ValueError,
+            TypeError,
+            exceptions.InvalidSignature,
+            exceptions.UnsupportedAlgorithm,
+        ):
+            return False
+        with self._lock:
+            while len(self._pairs) >= self.size:
+                del self._pairs[next(iter(self._pairs))]
+            self._pairs[key] = None
+        return True
+
+
+_SIGNED = _SignedPairs(256)
+
+
 def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
-    """Whether ``issuer``'s key made ``cert``'s signature. The answer depends on the two
-    certificates' bytes alone (a certificate hashes and compares by them), so it is kept: the
-    same sender's certificate arrives with every AS4 message, its chain walked each time."""
-    try:
-        cert.verify_directly_issued_by(issuer)
-    except (ValueError, TypeError, exceptions.InvalidSignature, exceptions.UnsupportedAlgorithm):
-        return False
-    return True
+    """Whether ``issuer``'s key made ``cert``'s signature."""
+    return _SIGNED.verified(cert, issuer)
 
 
 def _ca_problem(ca: x509.Certificate, now: datetime, *, below: int) -> str | None:
