@@ -1095,6 +1095,33 @@ async def test_add_many_in_a_begun_transaction_is_seen_by_what_follows(
     assert await stored(store, ORGANISATIONS) == kept
 
 
+@pytest.mark.parametrize("how", ["update", "update_many", "replace"])
+async def test_a_clash_of_records_added_surfaces_as_a_conflict_at_the_next_update(
+    store: StorageUnderTest, how: str
+) -> None:
+    """A clash among records added (which PostgreSQL sends with the next statement) that
+    fails with an update of a collection with unique keys is a ``Conflict``, not taken for the
+    update's own clash (whose record could not be named: the transaction is aborted), and
+    the unit of work keeps nothing."""
+    a, b = org("1"), org("2")
+    await add_all(store, ORGANISATIONS, [a, b])
+    renamed = attrs.evolve(b, legal_name="Renamed")
+    with pytest.raises(Conflict):
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(ORGANISATIONS)
+            await repo.add(org("3"))
+            await repo.add_many([org("4"), a])
+            if how == "update":
+                await repo.update(renamed)
+            elif how == "update_many":
+                await repo.update_many([renamed, attrs.evolve(a, legal_name="Other")])
+            else:
+                await repo.replace(b, renamed)
+            await uow.commit()
+    kept = sorted([a, b], key=lambda i: str(i.id))
+    assert await stored(store, ORGANISATIONS) == kept
+
+
 async def test_remove_many_removes_those_there_and_counts_them(store: StorageUnderTest) -> None:
     items = [org(str(i)) for i in range(4)]
     await add_all(store, ORGANISATIONS, items)

@@ -41,7 +41,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from fourcorner.adapters.postgres.connection import Connection, roll_back_quietly, translate
 from fourcorner.adapters.postgres.listener import CHANNEL, NOTIFY
-from fourcorner.adapters.sql.repository import SqlRepository
+from fourcorner.adapters.sql.repository import PutOffClash, SqlRepository
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
 from fourcorner.domain.errors import ServiceUnavailable
 
@@ -224,7 +224,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
                 async with conn.pipeline():
                     await self._send_later(conn)
             except psycopg.Error as e:
-                raise translate(e) from e
+                raise _put_off(e) from e
 
     async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
         if self._reading:
@@ -243,9 +243,13 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if not may_clash:
             try:
                 if self._later:
-                    async with conn.pipeline():
-                        await self._send_later(conn)
-                        cursor = await conn.execute(query, params)
+                    try:
+                        async with conn.pipeline():
+                            await self._send_later(conn)
+                            cursor = await conn.execute(query, params)
+                    except psycopg.Error as e:
+                        # this statement may not clash (may_clash=False): a clash is theirs
+                        raise _put_off(e) from e
                     return cursor.rowcount
                 return (await conn.execute(query, params)).rowcount
             except psycopg.Error as e:
@@ -305,3 +309,10 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         self._in_transaction = False
         self._later = []
         await roll_back_quietly(conn)
+
+
+def _put_off(e: psycopg.Error) -> Exception:
+    """The error of a change put off that failed: a unique clash is a ``PutOffClash``."""
+    if isinstance(e, errors.UniqueViolation):
+        return PutOffClash(reason="a record with this id or unique key exists")
+    return translate(e)

@@ -30,6 +30,13 @@ DECODED_CACHE = 4096
 FEW_RECORDS = 16
 
 
+@attrs.define(eq=False, slots=False)
+class PutOffClash(Conflict):
+    """A clash of a change put off (``write_later``) that failed with a later statement of the
+    unit of work: that statement's repository must not take it for its own (the transaction is
+    aborted: nothing could be read to name the record, nor anything retried one by one)."""
+
+
 class Executor(Protocol):
     async def fetch(
         self, sql: str, params: Sequence[object], *, locking: bool = False
@@ -188,6 +195,8 @@ class SqlRepository(Generic[T]):
         self._x.wrote(self._t.name)
         try:
             count = await self._x.write(self._t.update_sql, values, may_clash=bool(self._c.unique))
+        except PutOffClash:
+            raise
         except Conflict as e:
             raise Conflict(reason=await self._clash_reason(item, check_id=False)) from e
         if count == 0:
@@ -202,6 +211,8 @@ class SqlRepository(Generic[T]):
             count = await self._x.write(
                 self._t.replace_sql, (*values, expected), may_clash=bool(self._c.unique)
             )
+        except PutOffClash:
+            raise
         except Conflict as e:
             raise Conflict(reason=await self._clash_reason(after, check_id=False)) from e
         return count > 0
@@ -226,6 +237,8 @@ class SqlRepository(Generic[T]):
         if many is not None and param is not None:  # one statement for them all
             try:
                 count = await self._x.write(many, param, may_clash=bool(self._c.unique))
+            except PutOffClash:
+                raise
             except Conflict:  # undone whole: a clash must name its record, one at a time
                 await self._each(items)
                 return
