@@ -3,8 +3,9 @@
 Every request reads the same handful of small records before it does anything: the caller's
 user record, their membership, the organisation, its certificates, an API key; every document
 sent or received reads its participants, the access points and SMPs it goes through, the
-receiver's SMP registration and, for its events, its organisation's webhooks. On PostgreSQL each read is a round trip and about 120 µs of
-driver work in this process, more than the rest of the request; these records change rarely. So ``Storage.reader()`` units of work answer
+receiver's SMP registration and, for its events, its organisation's webhooks. On PostgreSQL
+each read is a round trip and about 120 µs of driver work in this process, more than the rest
+of the request; these records change rarely. So ``Storage.reader()`` units of work answer
 ``get``/``first``/``all`` on the collections named here from this cache, by the statement's SQL
 and parameters, and fill it on a miss. Units of work that write never read from it.
 

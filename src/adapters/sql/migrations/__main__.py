@@ -1,5 +1,6 @@
-"""``python -m fourcorner.adapters.sql.migrations NAME``: write the next migration pair, creating the
-tables of the collections in ``application.collections.ALL`` that no migration creates yet.
+"""``python -m fourcorner.adapters.sql.migrations NAME``: write the next migration pair,
+creating the tables of the collections in ``application.collections.ALL`` that no migration
+creates yet.
 
 It only writes files (``NNNN_NAME.sqlite.sql`` and ``NNNN_NAME.postgres.sql`` beside this
 module) for review and commit. A change to an existing collection's columns is written by
