@@ -165,3 +165,16 @@ def rule_documents(syntax: Syntax) -> list[str]:
         return [CII_DOCUMENT]
     cases = [c.document.decode() for c in unit_cases()]
     return cases + [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.xml"))]
+
+
+def assert_same_reports(saxon: Saxon, syntax: Syntax, before: str, after: str) -> None:
+    """The XSLT ``after`` reports byte for byte what ``before`` does on every document of
+    ``rule_documents(syntax)``, where rules fail (their locations are compared too)."""
+    old, new = saxon.compile(before), saxon.compile(after)
+    failed = 0
+    for text in rule_documents(syntax):
+        document = saxon.processor.parse_xml(xml_text=text)
+        report = old.transform_to_string(xdm_node=document)
+        assert new.transform_to_string(xdm_node=document) == report
+        failed += report.count("failed-assert")
+    assert failed > 0

@@ -27,6 +27,7 @@ from lxml import etree
 
 from fourcorner.adapters.validation.dispatch import by_name
 from fourcorner.adapters.validation.document import Located, read
+from fourcorner.adapters.validation.report import only_reporting
 from fourcorner.adapters.validation.rules import PIPELINE, RULES, Syntax, titles
 from fourcorner.adapters.validation.traversal import elements_only
 from fourcorner.domain.errors import InvalidInput
@@ -69,17 +70,15 @@ class Engine:
         """The compiled rule sets of ``syntax``: each ``.sch`` run through SchXslt's
         ``pipeline-for-svrl.xsl``, and the XSLT it writes compiled, once per process, walking
         the document's elements alone (``adapters.validation.traversal``), each rule found by
-        the name of the element it is given (``adapters.validation.dispatch``)."""
+        the name of the element it is given (``adapters.validation.dispatch``), and building
+        nothing for a rule that reports nothing (``adapters.validation.report``)."""
         if syntax not in self._compiled:
             pipeline = self._compiler.compile_stylesheet(stylesheet_file=str(self._dir / PIPELINE))
             pipeline.set_parameter("schxslt.svrl.compact", self._processor.make_boolean_value(True))
             compiled = []
             for rule_set in RULES[syntax]:
-                xslt = by_name(
-                    elements_only(
-                        pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
-                    )
-                )
+                written = pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
+                xslt = only_reporting(by_name(elements_only(written)))
                 compiled.append(self._compiler.compile_stylesheet(stylesheet_text=xslt))
             self._compiled[syntax] = compiled
         return self._compiled[syntax]
