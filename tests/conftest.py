@@ -13,6 +13,7 @@ from hypothesis import settings
 
 import pg
 from fourcorner.adapters.validation import SaxonValidator
+from validation_cases import Saxon
 
 pytest_plugins = ["dnsmasq", "sml_service"]  # a real DNS server; the SML that feeds it
 
@@ -79,3 +80,9 @@ def validator() -> Iterator[SaxonValidator]:
     shared = SaxonValidator(workers=2)
     yield shared
     shared.pool.close()
+
+
+@pytest.fixture(scope="session")
+def saxon() -> Saxon:
+    """Saxon with SchXslt's pipeline, compiling the published rules as the worker does."""
+    return Saxon()

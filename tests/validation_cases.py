@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import attrs
 from lxml import etree
 
+from fourcorner.adapters.validation.rules import PIPELINE, RuleSet, Syntax, data_dir
 from fourcorner.domain.validation import ValidationResult
 
 DATA = Path(__file__).resolve().parent / "data" / "validation"
@@ -112,3 +114,67 @@ def big_invoice(size: int) -> bytes:
     ):
         head = head.replace(old, new)
     return (head + "".join(lines) + tail).encode()
+
+
+CII_DOCUMENT = """<?xml version="1.0" encoding="UTF-8"?>
+<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
+  xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+  xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">
+  <rsm:ExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter>
+      <ram:ID>urn:cen.eu:en16931:2017</ram:ID>
+    </ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:ExchangedDocumentContext>
+  <rsm:ExchangedDocument>
+    <ram:ID> </ram:ID>
+    <ram:TypeCode>999</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">2024</udt:DateTimeString></ram:IssueDateTime>
+    <ram:IncludedNote><ram:Content/></ram:IncludedNote>
+  </rsm:ExchangedDocument>
+  <rsm:SupplyChainTradeTransaction>
+    <ram:ApplicableHeaderTradeSettlement>
+      <ram:InvoiceCurrencyCode>XXX</ram:InvoiceCurrencyCode>
+    </ram:ApplicableHeaderTradeSettlement>
+  </rsm:SupplyChainTradeTransaction>
+</rsm:CrossIndustryInvoice>"""
+
+
+class Saxon:
+    """Saxon and SchXslt's pipeline, to compile the published rules as the worker does."""
+
+    def __init__(self) -> None:
+        from saxonche import PySaxonProcessor
+
+        self.processor = PySaxonProcessor(license=False)
+        self.compiler = self.processor.new_xslt30_processor()
+        self.pipeline = self.compiler.compile_stylesheet(stylesheet_file=str(data_dir() / PIPELINE))
+        self.pipeline.set_parameter("schxslt.svrl.compact", self.processor.make_boolean_value(True))
+
+    def written(self, rule_set: RuleSet) -> str:
+        """The XSLT SchXslt writes for ``rule_set``."""
+        return str(self.pipeline.transform_to_string(source_file=str(data_dir() / rule_set.file)))
+
+    def compile(self, xslt: str) -> Any:
+        return self.compiler.compile_stylesheet(stylesheet_text=xslt)
+
+
+def rule_documents(syntax: Syntax) -> list[str]:
+    """Documents that make the rules of ``syntax`` report: the rules' unit tests and the
+    examples (UBL), a document breaking several rules (CII)."""
+    if syntax is Syntax.CII:
+        return [CII_DOCUMENT]
+    cases = [c.document.decode() for c in unit_cases()]
+    return cases + [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.xml"))]
+
+
+def assert_same_reports(saxon: Saxon, syntax: Syntax, before: str, after: str) -> None:
+    """The XSLT ``after`` reports byte for byte what ``before`` does on every document of
+    ``rule_documents(syntax)``, where rules fail (their locations are compared too)."""
+    old, new = saxon.compile(before), saxon.compile(after)
+    failed = 0
+    for text in rule_documents(syntax):
+        document = saxon.processor.parse_xml(xml_text=text)
+        report = old.transform_to_string(xdm_node=document)
+        assert new.transform_to_string(xdm_node=document) == report
+        failed += report.count("failed-assert")
+    assert failed > 0

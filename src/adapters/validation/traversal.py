@@ -90,7 +90,7 @@ def _scan(text: str) -> Iterator[tuple[int, str, int]]:
             depth += 1
 
 
-def _split(text: str, separator: str) -> list[str]:
+def split(text: str, separator: str) -> list[str]:
     """``text`` cut at each ``separator`` outside brackets, parentheses and quotes."""
     cuts = [i for i, char, depth in _scan(text) if char == separator and depth == 0]
     return [text[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
@@ -100,13 +100,13 @@ def _last_steps(pattern: str) -> list[str]:
     """The last step of each path of a union pattern; a parenthesized union (whose nodes a
     predicate after it may only filter) is opened: ``(a | b/c)[d]`` gives ``a`` and ``c``."""
     steps = []
-    for path in _split(pattern, "|"):
+    for path in split(pattern, "|"):
         path = path.strip()
         end = _closing(path) if path.startswith("(") else -1
         if end > 0 and _only_predicates(path[end + 1 :]):
             steps.extend(_last_steps(path[1:end]))
         else:
-            steps.append(_last_step(path))
+            steps.append(last_step(path))
     return steps
 
 
@@ -129,9 +129,9 @@ def _only_predicates(rest: str) -> bool:
     return True
 
 
-def _last_step(path: str) -> str:
+def last_step(path: str) -> str:
     """The last step of a path pattern without its predicates: ``b`` of ``//a/b[@c]``."""
-    step = _split(path.strip(), "/")[-1].strip()
+    step = split(path.strip(), "/")[-1].strip()
     for i, char, depth in _scan(step):
         if char == "[" and depth == 0:
             return step[:i].strip()

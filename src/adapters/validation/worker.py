@@ -25,7 +25,9 @@ from typing import Any
 import attrs
 from lxml import etree
 
+from fourcorner.adapters.validation.dispatch import by_name
 from fourcorner.adapters.validation.document import Located, read
+from fourcorner.adapters.validation.report import only_reporting
 from fourcorner.adapters.validation.rules import PIPELINE, RULES, Syntax, titles
 from fourcorner.adapters.validation.traversal import elements_only
 from fourcorner.domain.errors import InvalidInput
@@ -67,15 +69,16 @@ class Engine:
     def rules(self, syntax: Syntax) -> list[Any]:
         """The compiled rule sets of ``syntax``: each ``.sch`` run through SchXslt's
         ``pipeline-for-svrl.xsl``, and the XSLT it writes compiled, once per process, walking
-        the document's elements alone (``adapters.validation.traversal``)."""
+        the document's elements alone (``adapters.validation.traversal``), each rule found by
+        the name of the element it is given (``adapters.validation.dispatch``), and building
+        nothing for a rule that reports nothing (``adapters.validation.report``)."""
         if syntax not in self._compiled:
             pipeline = self._compiler.compile_stylesheet(stylesheet_file=str(self._dir / PIPELINE))
             pipeline.set_parameter("schxslt.svrl.compact", self._processor.make_boolean_value(True))
             compiled = []
             for rule_set in RULES[syntax]:
-                xslt = elements_only(
-                    pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
-                )
+                written = pipeline.transform_to_string(source_file=str(self._dir / rule_set.file))
+                xslt = only_reporting(by_name(elements_only(written)))
                 compiled.append(self._compiler.compile_stylesheet(stylesheet_text=xslt))
             self._compiled[syntax] = compiled
         return self._compiled[syntax]
