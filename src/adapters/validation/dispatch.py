@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
+from typing import cast
 
 from lxml import etree
 
@@ -48,7 +49,7 @@ def by_name(xslt: str) -> str:
         changed = True
     if not changed:
         return xslt
-    return etree.tostring(root, encoding="unicode")
+    return cast(str, etree.tostring(root, encoding="unicode"))
 
 
 def _groups(template: etree._Element) -> list[list[str]] | None:

@@ -17,6 +17,7 @@ name of the variable it adds is not taken.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from lxml import etree
 
@@ -68,4 +69,4 @@ def only_reporting(xslt: str) -> str:
         changed = True
     if not changed:
         return xslt
-    return etree.tostring(root, encoding="unicode")
+    return cast(str, etree.tostring(root, encoding="unicode"))
