@@ -281,11 +281,12 @@ async def _take_document(
         NewBlob(blob_key(tx.id, signal), signal, "application/soap+xml", receipt),
     ]
     hooks = await webhooks.webhooks_of(ctx, tx.org_id)  # before any blob is written
-    artefacts = await store_artefacts(ctx, docs, tx, blobs)
     try:
         async with ctx.uow() as uow:
-            # all by the bulk path, which may go out together with the commit (PostgreSQL:
-            # one round trip); the same document arriving again clashes there at the latest
+            # the blobs in the transaction where the store can, the rest by the bulk path:
+            # all may go out together with the commit (PostgreSQL: one round trip); the same
+            # document arriving again clashes there at the latest
+            artefacts = await store_artefacts(ctx, docs, uow, tx, blobs)
             await uow.repository(TRANSACTIONS).add_many([tx])
             await uow.repository(ARTEFACTS).add_many(artefacts)
             valid = None if result is None else result.valid

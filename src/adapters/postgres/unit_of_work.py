@@ -98,6 +98,11 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if conn is not None and pool is not None:
             await pool.putconn(conn)
 
+    def writes_to(self, url: str, schema: str | None) -> bool:
+        """Whether this unit of work writes to the database ``url`` (schema ``schema``): a
+        blob store there may add its statements to its transaction (``write_later``)."""
+        return not self._reading and self._storage.holds(url, schema)
+
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
         return self._storage.repositories(self, collection, cached=self._reading)
 
