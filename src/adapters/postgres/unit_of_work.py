@@ -39,7 +39,12 @@ from psycopg import errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from fourcorner.adapters.postgres.connection import Connection, roll_back_quietly, translate
+from fourcorner.adapters.postgres.connection import (
+    Connection,
+    roll_back,
+    roll_back_quietly,
+    translate,
+)
 from fourcorner.adapters.postgres.listener import CHANNEL, NOTIFY
 from fourcorner.adapters.sql.repository import SqlRepository
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
@@ -138,7 +143,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
                 # COMMIT would quietly roll back; say so instead.
-                await conn.execute("ROLLBACK", prepare=False)
+                await roll_back(conn)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
             if payload is not None or self._later:
                 async with conn.pipeline():
@@ -163,10 +168,8 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             return
         conn = self._connection()
         self._in_transaction = False
-        if conn.info.transaction_status is TransactionStatus.IDLE:
-            return
         try:
-            await conn.execute("ROLLBACK", prepare=False)
+            await roll_back(conn)
         except psycopg.Error as e:
             raise translate(e) from e
 
