@@ -103,6 +103,28 @@ async def authorise(
     """
     orgs = uow.repository(ORGANISATIONS)
     locked = await orgs.lock(org_id) if lock else None
+    role, member = await _standing(uow, principal, org_id, required)
+    org = locked if lock else await orgs.get(org_id)
+    if org is None:
+        raise NotFound(resource="organisation", ident=str(org_id))
+    return OrgAccess(org, role, member)
+
+
+async def authorised_still(
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+) -> None:
+    """``authorise`` again, where a change is written, after it passed in an earlier unit of
+    work of the same request: the caller's standing (their membership, or their key's
+    creator's) is read again as ``uow`` reads it, with the same errors; the organisation is
+    not, as it was found then and organisations are never removed (a superadmin's check reads
+    nothing)."""
+    await _standing(uow, principal, org_id, required)
+
+
+async def _standing(
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+) -> tuple[Role, Member | None]:
+    """The caller's role in ``org_id`` (and membership), checked against ``required``."""
     if principal.key is not None:
         held = await key_role(uow, principal.key) if principal.key.org_id == org_id else None
         if held is None:
@@ -117,7 +139,4 @@ async def authorise(
             raise NotAMember(org_id=str(org_id))
         role = member.role
     roles.require(role, required)
-    org = locked if lock else await orgs.get(org_id)
-    if org is None:
-        raise NotFound(resource="organisation", ident=str(org_id))
-    return OrgAccess(org, role, member)
+    return role, member

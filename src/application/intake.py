@@ -13,7 +13,7 @@ from pathlib import Path
 import attrs
 
 from fourcorner.application import idempotency, telemetry
-from fourcorner.application.access import Principal, authorise
+from fourcorner.application.access import Principal, authorise, authorised_still
 from fourcorner.application.collections import (
     API_KEYS,
     ARTEFACTS,
@@ -245,13 +245,14 @@ async def _accept(
     )
     blobs = [*validation_blobs(docs, tx, result), document]  # the artefacts in this order
     try:
-        artefacts = await store_artefacts(ctx, docs, tx, blobs)
         async with ctx.uow() as uow:
-            # by the bulk path, which may go out with the next statement (PostgreSQL: the
-            # transaction's BEGIN and INSERT with the caller's check, in one round trip); a
-            # document sent already clashes there, or at the commit at the latest
+            # the blobs, then the transaction by the bulk path: both may go out with the next
+            # statement (PostgreSQL: the transaction's BEGIN, the blobs and the INSERT with the
+            # caller's check, in one round trip); a document sent already clashes there, or
+            # at the commit at the latest
+            artefacts = await store_artefacts(ctx, docs, uow, tx, blobs)
             await uow.repository(TRANSACTIONS).add_many([tx])
-            await authorise(uow, principal, org_id, Role.ORGMEMBER)
+            await authorised_still(uow, principal, org_id, Role.ORGMEMBER)
             if upload is not None:
                 await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
             await uow.repository(ARTEFACTS).add_many(artefacts)

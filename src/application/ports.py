@@ -134,6 +134,18 @@ class BlobStore(Protocol):
         On failure some may be stored: the caller removes them, or the sweep does."""
         ...
 
+    async def put_all_in(
+        self, uow: UnitOfWork, blobs: Sequence[tuple[str, bytes | Path]]
+    ) -> list[int]:
+        """``put_all`` with the unit of work ``uow`` (begun, not committed): a store in the
+        storage's own database writes the blobs it can in ``uow``'s transaction, sent with its
+        next statement or its commit (PostgreSQL: no round trip of their own), so they are
+        durable with that commit and gone with a rollback; the rest (too large, or any store
+        elsewhere) is stored now, durable on return, as ``put_all`` would. Call it before
+        ``uow`` writes anything that must wait for a large blob. On failure the caller removes
+        the blobs, or the sweep does."""
+        ...
+
     async def get(self, key: str) -> bytes:
         """The whole blob, in memory; ``FileNotFoundError`` or ``KeyError`` when missing."""
         ...

@@ -64,13 +64,15 @@ class NewBlob:
 
 
 async def store_artefacts(
-    ctx: Context, docs: Documents, tx: Transaction, blobs: Sequence[NewBlob]
+    ctx: Context, docs: Documents, uow: UnitOfWork, tx: Transaction, blobs: Sequence[NewBlob]
 ) -> list[Artefact]:
-    """Store ``blobs`` together (``BlobStore.put_all``: durable on return, at the cost of one
-    folder sync or one database commit for all of them) and return the artefacts naming them,
-    in order, for the caller to add with ``tx`` (the blobs are removed by the caller, or the
-    sweep, when that fails)."""
-    sizes = await docs.blobs.put_all([(blob.key, blob.source) for blob in blobs])
+    """Store ``blobs`` together with the unit of work ``uow`` that records ``tx``
+    (``BlobStore.put_all_in``: in its transaction where the store can, so durable with its
+    commit, or at once, at the cost of one folder sync or one database commit for all of them)
+    and return the artefacts naming them, in order, for the caller to add in ``uow`` (the
+    blobs are removed by the caller, or the sweep, when that fails). Called before ``uow``
+    writes: a large blob stored meanwhile holds nothing of its transaction."""
+    sizes = await docs.blobs.put_all_in(uow, [(blob.key, blob.source) for blob in blobs])
     return [
         Artefact(
             ctx.new_id(),

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
 from fourcorner.adapters.blobs.spool import CHUNK
+from fourcorner.adapters.memory.storage import InMemoryStorage
 from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 
@@ -240,6 +241,56 @@ async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
     assert await listed(store, T0) == set(wanted)
     assert await listed(store, T0 - 2 * HOUR) == set()
     assert await store.put_all([]) == []
+
+
+@contextlib.asynccontextmanager
+async def storage_of(kind: str, postgres: tuple[str, str] | None) -> AsyncIterator[Any]:
+    """The storage whose units of work go with a store of ``kind``: the store's database for
+    the database store, else one in memory."""
+    if postgres is None:
+        yield InMemoryStorage()
+        return
+    url, schema = postgres
+    storage = PostgresStorage(url, schema=schema)
+    await storage.open()
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+async def test_put_all_in_a_unit_of_work_stores_with_its_commit_where_the_store_can(
+    store: Any, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The database store writes the one-piece blobs in a unit of work of its own database:
+    stored by its commit, never by its rollback; a larger blob, and any blob of the other
+    stores, is stored at once. Sizes as ``put_all``'s, uploads adopted either way."""
+    small, large = b"<sbd/>", os.urandom(CHUNK + 1)
+    async with storage_of(kind, postgres_of(kind, request)) as storage:
+        upload = store.incoming()
+        upload.write_bytes(b"<svrl/>")
+        async with storage.unit_of_work() as uow:
+            sizes = await store.put_all_in(
+                uow, [("ab-small", small), ("ab-large", large), ("ab-upload", upload)]
+            )
+            assert sizes == [6, CHUNK + 1, 7] and not upload.exists()
+            assert await store.get("ab-large") == large
+            if kind == "postgres":
+                with pytest.raises(MISSING):  # not yet: with the commit
+                    await store.get("ab-small")
+            await uow.rollback()
+        if kind == "postgres":
+            assert await listed(store, T0 + HOUR) == {"ab-large"}
+        async with storage.unit_of_work() as uow:
+            assert await store.put_all_in(uow, [("ab-small", small), ("ab-one", b"1")]) == [6, 1]
+            await uow.commit()
+        assert await store.get("ab-small") == small and await store.get("ab-one") == b"1"
+        async with storage.unit_of_work() as uow:  # one blob alone, stored again
+            assert await store.put_all_in(uow, [("ab-one", b"22")]) == [2]
+            await uow.commit()
+        assert await pieces(store, "ab-one") == [b"22"]
+        if kind == "postgres":
+            assert await chunks_stored(store, "ab-one") == 1
 
 
 async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) -> None:

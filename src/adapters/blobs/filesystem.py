@@ -20,6 +20,7 @@ from pathlib import Path
 
 from fourcorner.adapters.blobs.spool import Spool, file_chunks, older
 from fourcorner.adapters.private import make_dirs
+from fourcorner.application.storage import UnitOfWork
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 
@@ -47,6 +48,12 @@ class FileBlobStore:
 
     async def put(self, key: str, data: bytes) -> int:
         return (await self.put_all([(key, data)]))[0]
+
+    async def put_all_in(
+        self, uow: UnitOfWork, blobs: Sequence[tuple[str, bytes | Path]]
+    ) -> list[int]:
+        """Stored now (``put_all``): no unit of work holds these blobs."""
+        return await self.put_all(blobs)
 
     async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
         return await asyncio.to_thread(self._put_all, list(blobs))

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fourcorner.adapters.blobs.spool import CHUNK, Spool
+from fourcorner.application.storage import UnitOfWork
 
 
 def _now() -> datetime:
@@ -37,6 +38,12 @@ class InMemoryBlobStore:
         self.blobs[key] = data
         self._stored_at[key] = self._clock()
         return len(data)
+
+    async def put_all_in(
+        self, uow: UnitOfWork, blobs: Sequence[tuple[str, bytes | Path]]
+    ) -> list[int]:
+        """Stored now (``put_all``): no unit of work holds these blobs."""
+        return await self.put_all(blobs)
 
     async def put_all(self, blobs: Sequence[tuple[str, bytes | Path]]) -> list[int]:
         return [

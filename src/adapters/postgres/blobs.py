@@ -19,7 +19,9 @@ callers hold the whole blob anyway):
   for one), one implicit transaction (the statements between two syncs; the second sees what a
   writer before it committed, as the row lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
   ``put_all`` stores the one-piece blobs it is given (a transaction's document, receipt and
-  validation reports) in one such round trip and one commit.
+  validation reports) in one such round trip and one commit; ``put_all_in`` hands the same
+  two statements to a unit of work of the storage on this database (``write_later``), so they
+  go out with its next statement or its commit and are durable with the records naming them.
 - ``chunks`` reads the first piece with the blob's row, then each further one by version and
   number, a statement (and a pooled connection, only for that statement) each: a slow reader
   holds no connection, and a blob stored again or removed meanwhile ends the reading with
@@ -44,7 +46,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from fourcorner.adapters.blobs.filesystem import FileBlobStore
 from fourcorner.adapters.blobs.spool import CHUNK, Spool, file_chunks
+from fourcorner.adapters.postgres.unit_of_work import PostgresUnitOfWork
+from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.errors import ServiceUnavailable
 
 Connection = AsyncConnection[Any]
@@ -77,10 +81,10 @@ _ADD_CHUNK = "INSERT INTO blob_chunks (key, version, seq, data) VALUES (%s, %s, 
 # the rows (their locks taken in the keys' order) and their one piece each, in one statement;
 # _DROP_OLD_OF follows it
 _PIECES = (
-    "WITH new AS (SELECT * FROM unnest(%(keys)s::text[], %(versions)s::uuid[], "
-    "%(sizes)s::bigint[], %(data)b::bytea[]) WITH ORDINALITY AS n(key, version, size, data, i)), "
+    "WITH new AS (SELECT * FROM unnest(%s::text[], %s::uuid[], %s::bigint[], %b::bytea[]) "
+    "WITH ORDINALITY AS n(key, version, size, data, i)), "
     "row AS (INSERT INTO blobs (key, version, size, stored_at) "
-    "SELECT key, version, size, %(at)s FROM new ORDER BY i "
+    "SELECT key, version, size, %s FROM new ORDER BY i "
     "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
     "stored_at = EXCLUDED.stored_at RETURNING key, version) "
     "INSERT INTO blob_chunks (key, version, seq, data) "
@@ -215,6 +219,31 @@ class PostgresBlobStore:
         (``_pieces_at_once``); each larger one in a transaction of its own (``_write``).
         A key given twice stores its last blob, whatever their sizes. Adopted files are
         removed once all are stored."""
+        return await self._put_all(blobs, self._pieces_at_once)
+
+    async def put_all_in(
+        self, uow: UnitOfWork, blobs: Sequence[tuple[str, bytes | Path]]
+    ) -> list[int]:
+        """As ``put_all``, but when ``uow`` writes to this database the blobs of one piece go
+        in its transaction (``write_later``: sent with its next statement or its commit, no
+        round trip of their own), durable with its commit; the larger ones are stored first,
+        each in a transaction of its own."""
+        if not (isinstance(uow, PostgresUnitOfWork) and uow.writes_to(self._url, self._schema)):
+            return await self.put_all(blobs)
+
+        async def later(pieces: list[tuple[str, bytes]]) -> None:
+            for query, params in self._statements(pieces):
+                await uow.write_later(query, params)
+
+        return await self._put_all(blobs, later)
+
+    async def _put_all(
+        self,
+        blobs: Sequence[tuple[str, bytes | Path]],
+        small: Callable[[list[tuple[str, bytes]]], Awaitable[None]],
+    ) -> list[int]:
+        """Each larger blob stored (``_write``), then ``small`` given the blobs of one piece;
+        adopted files removed once all are given."""
         last = {_check(key): i for i, (key, _) in enumerate(blobs)}
         sizes: list[int] = []
         pieces: list[bytes | None] = []  # each blob's one piece; None when it has more
@@ -223,9 +252,11 @@ class PostgresBlobStore:
             if isinstance(source, bytes):
                 size, first = len(source), source
             else:  # one piece: read whole (held in memory anyway), unless it grew meanwhile
-                small = source.stat().st_size <= INLINE_READ  # a quick system call
+                small_file = source.stat().st_size <= INLINE_READ  # a quick system call
                 size, first = (
-                    _first_piece(source) if small else await asyncio.to_thread(_first_piece, source)
+                    _first_piece(source)
+                    if small_file
+                    else await asyncio.to_thread(_first_piece, source)
                 )
             if first is not None and 0 < len(first) <= CHUNK:
                 pieces.append(first)
@@ -233,13 +264,6 @@ class PostgresBlobStore:
             else:
                 pieces.append(None)
                 sizes.append(size)
-        await self._pieces_at_once(
-            [
-                (key, piece)
-                for i, ((key, _), piece) in enumerate(zip(blobs, pieces, strict=True))
-                if piece is not None and last[key] == i
-            ]
-        )
         for i, ((key, source), piece) in enumerate(zip(blobs, pieces, strict=True)):
             if piece is not None or last[key] != i:
                 continue
@@ -247,6 +271,13 @@ class PostgresBlobStore:
                 sizes[i] = await self._write(key, _memory_pieces(source), len(source))
             else:
                 sizes[i] = await self._write(key, file_chunks(source), sizes[i])
+        await small(
+            [
+                (key, piece)
+                for i, ((key, _), piece) in enumerate(zip(blobs, pieces, strict=True))
+                if piece is not None and last[key] == i
+            ]
+        )
         adopted = [source for _, source in blobs if isinstance(source, Path)]
         if len(adopted) <= INLINE_UNLINKS:
             _unlink_all(adopted)  # a quick system call each
@@ -279,34 +310,33 @@ class PostgresBlobStore:
                 await conn.execute(_SET_SIZE, (written, key, version))
         return written
 
-    async def _pieces_at_once(self, blobs: list[tuple[str, bytes]]) -> None:
-        """Store each ``(key, data)`` (at most one piece each) as that blob, all in one round
-        trip and one transaction; keys in order, so two writers lock shared keys in turn."""
+    def _statements(self, blobs: list[tuple[str, bytes]]) -> list[tuple[str, Sequence[object]]]:
+        """The two statements that store each ``(key, data)`` (at most one piece each) as that
+        blob, in one transaction; keys in order, so two writers lock shared keys in turn."""
         if not blobs:
-            return
+            return []
         at = self._clock()
         ordered = sorted(dict(blobs).items())  # a key given twice: the last one, as stored in turn
         if len(ordered) == 1:  # the same two statements, for one blob (``put``)
             ((key, data),) = ordered
             version = uuid.uuid4()
-            async with self._connection() as conn, conn.pipeline():
-                await conn.execute(_PIECE, (key, version, len(data), at, data))
-                await conn.execute(_DROP_OLD, (key, version))
-            return
+            return [(_PIECE, (key, version, len(data), at, data)), (_DROP_OLD, (key, version))]
         keys = [key for key, _ in ordered]
         versions = [uuid.uuid4() for _ in ordered]
-        params = {
-            "keys": keys,
-            "versions": versions,
-            "sizes": [len(data) for _, data in ordered],
-            "data": [data for _, data in ordered],
-            "at": at,
-        }
+        sizes = [len(data) for _, data in ordered]
+        pieces = [data for _, data in ordered]
+        return [(_PIECES, (keys, versions, sizes, pieces, at)), (_DROP_OLD_OF, (keys, versions))]
+
+    async def _pieces_at_once(self, blobs: list[tuple[str, bytes]]) -> None:
+        """Store each ``(key, data)`` (``_statements``) in one round trip."""
+        statements = self._statements(blobs)
+        if not statements:
+            return
         # autocommit: the statements before the pipeline's sync are one implicit transaction
         # (all or nothing), lighter than BEGIN ... COMMIT around them
         async with self._connection() as conn, conn.pipeline():
-            await conn.execute(_PIECES, params)
-            await conn.execute(_DROP_OLD_OF, (keys, versions))
+            for query, params in statements:
+                await conn.execute(query, params)
 
     async def delete(self, key: str) -> None:
         async with self._connection() as conn:

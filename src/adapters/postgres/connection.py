@@ -11,6 +11,7 @@ keep the tables of the storage's schema, when it has one, on their ``search_path
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import psycopg
@@ -44,12 +45,21 @@ def connect_kwargs(schema: str | None) -> dict[str, Any]:
     return kwargs
 
 
+async def roll_back(conn: Connection) -> None:
+    """End the connection's open transaction, if any. A failed one (a statement refused)
+    ends with psycopg's ``rollback``, which also drops the connection's prepared statements
+    (``DEALLOCATE ALL``, a round trip more): psycopg takes a statement for prepared once it
+    has sent its ``PREPARE``, and a pipeline refused before it never ran it (``prepared
+    statement "_pg3_n" does not exist`` at its next use). Else a plain ``ROLLBACK``."""
+    status = conn.info.transaction_status
+    if status is TransactionStatus.INERROR:
+        await conn.rollback()
+    elif status is not TransactionStatus.IDLE:
+        await conn.execute("ROLLBACK", prepare=False)
+
+
 async def roll_back_quietly(conn: Connection) -> None:
-    """End the connection's open transaction, if any; a broken connection is left as it is
-    (the pool discards it, and the error being raised already says the database is
-    unavailable)."""
-    try:
-        if conn.info.transaction_status is not TransactionStatus.IDLE:
-            await conn.execute("ROLLBACK", prepare=False)
-    except psycopg.Error:
-        pass
+    """``roll_back``; a broken connection is left as it is (the pool discards it, and the
+    error being raised already says the database is unavailable)."""
+    with contextlib.suppress(psycopg.Error):
+        await roll_back(conn)

@@ -78,6 +78,11 @@ class PostgresStorage:
     def schema(self) -> str | None:
         return self._schema
 
+    def holds(self, url: str, schema: str | None) -> bool:
+        """Whether this storage is the database ``url`` (its schema ``schema``): a blob store
+        there may write in this storage's transactions (``PostgresBlobStore.put_all_in``)."""
+        return url == self._url and schema == self._schema
+
     @property
     def cache(self) -> RecordCache | None:
         return self._cache

@@ -39,7 +39,12 @@ from psycopg import errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from fourcorner.adapters.postgres.connection import Connection, roll_back_quietly, translate
+from fourcorner.adapters.postgres.connection import (
+    Connection,
+    roll_back,
+    roll_back_quietly,
+    translate,
+)
 from fourcorner.adapters.postgres.listener import CHANNEL, NOTIFY
 from fourcorner.adapters.sql.repository import PutOffClash, SqlRepository
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
@@ -98,6 +103,11 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if conn is not None and pool is not None:
             await pool.putconn(conn)
 
+    def writes_to(self, url: str, schema: str | None) -> bool:
+        """Whether this unit of work writes to the database ``url`` (schema ``schema``): a
+        blob store there may add its statements to its transaction (``write_later``)."""
+        return not self._reading and self._storage.holds(url, schema)
+
     def repository(self, collection: Collection[T]) -> SqlRepository[T]:
         return self._storage.repositories(self, collection, cached=self._reading)
 
@@ -133,7 +143,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
                 # COMMIT would quietly roll back; say so instead.
-                await conn.execute("ROLLBACK", prepare=False)
+                await roll_back(conn)
                 raise ServiceUnavailable(reason="the transaction failed and was rolled back")
             if payload is not None or self._later:
                 async with conn.pipeline():
@@ -158,10 +168,8 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             return
         conn = self._connection()
         self._in_transaction = False
-        if conn.info.transaction_status is TransactionStatus.IDLE:
-            return
         try:
-            await conn.execute("ROLLBACK", prepare=False)
+            await roll_back(conn)
         except psycopg.Error as e:
             raise translate(e) from e
 
