@@ -231,10 +231,14 @@ async def _take_document(
     envelope: Sbdh,
 ) -> Answer:
     reader = exchange.reader
-    # A replay (a message taken before, sent again) is answered with its original receipt,
-    # whatever changed since; as replays are rare, it is looked for only where this message
-    # would be refused, and when it clashes with the document taken before (``_replayed``)
     async with ctx.reads() as uow:
+        replay = await Transactions(uow).received_as(
+            inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
+        )
+        if replay is not None:
+            stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
+            if stored is not None:
+                return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
         # the receiver of this access point's environment (an identifier is unique per
         # environment); one of the other environment only says why it is refused
         receiver, other = await Participants(uow).in_environment(
@@ -242,24 +246,15 @@ async def _take_document(
         )
         own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
         org = await uow.repository(ORGANISATIONS).get(receiver.org_id) if receiver else None
-    if (
-        other is not None
-        or receiver is None
-        or receiver.ap_ref != ap.id
-        or not _serves(ctx, receiver, envelope)
-    ):
-        if (replayed := await _replayed(ctx, docs, ap, inbound, envelope)) is not None:
-            return replayed
-        if other is not None:
-            raise OtherEnvironment(other, ap, inbound.message_id)
+    if other is not None:
+        raise OtherEnvironment(other, ap, inbound.message_id)
+    if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
     # checked once received (the receipt says it arrived, not that it is valid)
     result = await _validated(docs, inbound)
     policy = org.inbound_validation if org else ValidationPolicy.REPORT
     if result is not None and result.errors and policy is ValidationPolicy.REFUSE:
-        if (replayed := await _replayed(ctx, docs, ap, inbound, envelope)) is not None:
-            return replayed
         await mls.invalid(ctx, exchange, ap, inbound, envelope, result.errors)
         telemetry.received(receiver.org_id, inbound.sender_certificate_cn, inbound.message_id)
         return Answer(200, SIGNAL, receipt)
@@ -303,34 +298,14 @@ async def _take_document(
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        # the same document (instance identifier) arrived before: this very message (a
-        # replay, answered with the receipt it got) or under another MessageId (answered)
+        # the same document (instance identifier) arrived before under another MessageId
         await delete_blobs(docs, blobs)
-        if (replayed := await _replayed(ctx, docs, ap, inbound, envelope)) is not None:
-            return replayed
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)
         if job is not None:
             telemetry.transaction_status(job)  # the status that goes back, waiting
     return Answer(200, SIGNAL, receipt)
-
-
-async def _replayed(
-    ctx: Context, docs: Documents, ap: AccessPoint, inbound: InboundDocument, envelope: Sbdh
-) -> Answer | None:
-    """The receipt this message got when it was taken before, if it was (a replay: its
-    MessageId from its sending access point to its receiver at ``ap``)."""
-    async with ctx.reads() as uow:
-        replay = await Transactions(uow).received_as(
-            inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
-        )
-        if replay is None:
-            return None
-        stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
-    if stored is None:
-        return None
-    return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
 
 
 async def _validated(docs: Documents, inbound: InboundDocument) -> ValidationResult | None:

@@ -89,34 +89,6 @@ async def test_a_replay_gets_the_original_receipt_and_no_second_transaction(api)
     assert len(await received(api, b["id"])) == 1
 
 
-async def test_a_replay_gets_the_original_receipt_where_a_new_message_is_refused(api):
-    """A replay is answered with the receipt the message got, whatever changed since: here
-    its receiver no longer takes the document type, which refuses a new message."""
-    b, receiver, path = await setup(api)
-    sender = f"0088:{gln(91)}"
-    sbd = make_sbd(sender=sender, receiver=receiver)
-    msg = message(api, sbd, sender=sender, receiver=receiver)
-    status, first = await post(api, path, msg)
-    assert status == 200 and error_code(first) is None
-    _, found = await api.call("GET", f"/orgs/{b['id']}/participants", as_=BOB)
-    p = next(x for x in found["items"] if x["participantIdentifier"] == receiver)
-    status, body = await api.call(
-        "PUT",
-        f"/orgs/{b['id']}/participants/{p['id']}/supported_document_types",
-        as_=BOB,
-        json={"supportedDocumentTypes": []},
-    )
-    assert status == 200, body
-    status, again = await post(api, path, msg)
-    assert status == 200 and again == first
-    fresh = message(
-        api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
-    )
-    status, refused = await post(api, path, fresh)
-    assert status == 200 and error_code(refused) == "EBMS:0004 PEPPOL:NOT_SERVICED"
-    assert len(await received(api, b["id"])) == 1
-
-
 async def test_a_message_id_of_another_organisations_document_is_no_replay(api):
     """The MessageId is the sender's to choose: a message to one organisation's participant
     that carries the MessageId of a document another organisation received on the same access
