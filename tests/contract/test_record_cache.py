@@ -352,3 +352,34 @@ async def test_sqlites_own_lock_on_the_wal_index_holds_while_the_storage_reads(
         assert int(out) == os.getpid()
     finally:
         await subject.close()
+
+
+@pytest.mark.postgres
+async def test_postgres_unit_of_work_takes_a_connection_at_its_first_statement(
+    open_storage: OpenStorage,
+) -> None:
+    """Not on entering: a unit of work that first stores blobs elsewhere (files, a large
+    blob's own transaction) holds no pooled connection meanwhile, so a handful of large
+    uploads cannot use up the pool other requests wait on."""
+    subject = await open_storage("postgres")
+    storage: Any = subject.storage
+    try:
+        await save(subject, user("Ann"))
+        pool = storage._pool
+        before = pool.get_stats().get("requests_num", 0)
+        async with subject.unit_of_work() as uow:
+            assert pool.get_stats().get("requests_num", 0) == before
+            await uow.commit()  # nothing sent: nothing to commit, no connection taken
+            assert pool.get_stats().get("requests_num", 0) == before
+        async with subject.unit_of_work() as uow:
+            ann = await uow.repository(USERS).get(user("Ann").id)
+            assert ann is not None
+            assert pool.get_stats().get("requests_num", 0) == before + 1
+            await uow.repository(USERS).update(attrs.evolve(ann, name="Anna"))
+            await uow.commit()
+        assert pool.get_stats().get("requests_num", 0) == before + 1
+        async with subject.unit_of_work() as uow:
+            again = await uow.repository(USERS).get(ann.id)
+            assert again is not None and again.name == "Anna"
+    finally:
+        await subject.close()

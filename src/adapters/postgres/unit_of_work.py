@@ -1,7 +1,8 @@
 """The PostgreSQL adapter's unit of work: a pooled connection, a transaction opened lazily.
 
-A unit of work takes a connection from the pool in ``__aenter__`` and returns it in
-``__aexit__``, rolling back whatever was not committed; it commits and rolls back itself
+A unit of work takes a connection from the pool at its first statement (not in
+``__aenter__``: one that first stores blobs in files, or a large blob in its own transaction,
+holds none meanwhile) and returns it in ``__aexit__``, rolling back whatever was not committed; it commits and rolls back itself
 (psycopg's connection context manager, which commits on exit, is not used). Connections are
 in autocommit mode and a transaction is opened lazily, to spend as few round trips as
 possible:
@@ -79,8 +80,8 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         self._in_transaction = False
         self._written, self._added = set(), set()
         self._later = []
-        if not self._reading:
-            await self._acquire(pool)
+        # a connection is taken at the first statement, not here: a unit of work that first
+        # stores blobs elsewhere (files, a large blob's own transaction) holds none meanwhile
         return self
 
     async def _acquire(self, pool: AsyncConnectionPool[Connection]) -> Connection:
@@ -131,11 +132,9 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             self._added.add(collection)
 
     async def commit(self) -> None:
-        if self._reading:
+        if self._reading or not self._in_transaction:
             return
         conn = self._connection()
-        if not self._in_transaction:
-            return
         self._in_transaction = False
         written, self._written = self._written, set()
         added, self._added = self._added, set()
@@ -164,9 +163,10 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
     async def rollback(self) -> None:
         self._written, self._added = set(), set()
         self._later = []
-        if self._conn is None and self._reading:
+        if self._conn is None:  # no statement sent: nothing to roll back
+            self._in_transaction = False
             return
-        conn = self._connection()
+        conn = self._conn
         self._in_transaction = False
         try:
             await roll_back(conn)
@@ -176,12 +176,9 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
     async def fetch(
         self, query: str, params: Sequence[object], *, locking: bool = False
     ) -> list[tuple[Any, ...]]:
-        if self._reading:
-            if locking:
-                raise RuntimeError("a reader() unit of work cannot lock records")
-            conn = await self._connected()
-        else:
-            conn = self._connection()
+        if self._reading and locking:
+            raise RuntimeError("a reader() unit of work cannot lock records")
+        conn = await self._connected()
         if locking and not self._in_transaction:
             # Row locks last as long as the transaction: without one they would end with
             # the statement. Begin it with this query, in one round trip.
@@ -210,7 +207,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
         if not self._in_transaction:  # begun by the BEGIN that goes out first with it
-            self._connection()
+            await self._connected()
             self._in_transaction = True
             self._later.append((_BEGIN, ()))
         self._later.append((query, params))
@@ -237,7 +234,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
     async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        conn = self._connection()
+        conn = await self._connected()
         if not self._in_transaction:
             try:
                 async with conn.pipeline():
@@ -284,7 +281,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
     async def write_many(self, query: str, rows: Sequence[Sequence[object]]) -> int:
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        conn = self._connection()
+        conn = await self._connected()
         await self._flush(conn)
         try:
             if not self._in_transaction:
@@ -301,7 +298,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         form, streamed, each column parsed by the server as its type."""
         if self._reading:
             raise RuntimeError("a reader() unit of work cannot write")
-        conn = self._connection()
+        conn = await self._connected()
         await self._flush(conn)
         try:
             if not self._in_transaction:
