@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 import attrs
 
-from fourcorner.application.collections import ORGANISATIONS, USERS
+from fourcorner.application.collections import API_KEYS, ORGANISATIONS, USERS
 from fourcorner.application.repositories import Members
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import api_key, roles
@@ -111,13 +112,18 @@ async def authorise(
 
 
 async def authorised_still(
-    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role, now: datetime
 ) -> None:
     """``authorise`` again, where a change is written, after it passed in an earlier unit of
     work of the same request: the caller's standing (their membership, or their key's
-    creator's) is read again as ``uow`` reads it, with the same errors; the organisation is
-    not, as it was found then and organisations are never removed (a superadmin's check reads
+    creator's) is read again as ``uow`` reads it, with the same errors, and a key itself too
+    (one revoked or expired since the request began is refused); the organisation is not, as
+    it was found then and organisations are never removed (a superadmin's check reads
     nothing)."""
+    if principal.key is not None:
+        key = await uow.repository(API_KEYS).get(principal.key.id)
+        if key is None or not key.usable_at(now):
+            raise Forbidden(reason="the API key was revoked or has expired")
     await _standing(uow, principal, org_id, required)
 
 

@@ -252,7 +252,7 @@ async def _accept(
             # at the commit at the latest
             artefacts = await store_artefacts(ctx, docs, uow, tx, blobs)
             await uow.repository(TRANSACTIONS).add_many([tx])
-            await authorised_still(uow, principal, org_id, Role.ORGMEMBER)
+            await authorised_still(uow, principal, org_id, Role.ORGMEMBER, ctx.clock())
             if upload is not None:
                 await uow.repository(UPLOADS).add(UsedUpload(upload.nonce, tx.created_at))
             await uow.repository(ARTEFACTS).add_many(artefacts)
