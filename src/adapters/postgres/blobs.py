@@ -334,9 +334,17 @@ class PostgresBlobStore:
             return
         # autocommit: the statements before the pipeline's sync are one implicit transaction
         # (all or nothing), lighter than BEGIN ... COMMIT around them
-        async with self._connection() as conn, conn.pipeline():
-            for query, params in statements:
-                await conn.execute(query, params)
+        async with self._connection() as conn:
+            try:
+                async with conn.pipeline():
+                    for query, params in statements:
+                        await conn.execute(query, params)
+            except psycopg.Error:
+                # a statement the refused pipeline never ran may be taken for prepared by
+                # psycopg (``roll_back``); outside a transaction nothing clears that but a new
+                # connection: this one is closed, and the pool replaces it
+                await conn.close()
+                raise
 
     async def delete(self, key: str) -> None:
         async with self._connection() as conn:
