@@ -244,6 +244,7 @@ async def _accept(
         incoming,
     )
     blobs = [*validation_blobs(docs, tx, result), document]  # the artefacts in this order
+    committing = False
     try:
         async with ctx.uow() as uow:
             # the blobs, then the transaction by the bulk path: both may go out with the next
@@ -258,6 +259,7 @@ async def _accept(
             await uow.repository(ARTEFACTS).add_many(artefacts)
             if keyed is not None:
                 await idempotency.remember(ctx, uow, org_id, keyed, accepted(tx))
+            committing = True
             await uow.commit()
     except Conflict:
         await delete_blobs(docs, blobs)
@@ -274,7 +276,11 @@ async def _accept(
             transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
     except BaseException:
-        await delete_blobs(docs, blobs)
+        # a commit that failed otherwise than by a clash may have been kept (the connection
+        # lost before its answer): its blobs stay, and the sweep removes them if nothing
+        # names them
+        if not committing:
+            await delete_blobs(docs, blobs)
         raise
     telemetry.transaction_status(tx)
     return tx

@@ -61,6 +61,7 @@ from fourcorner.domain.envelope import (
     seat_spid,
     spid_participant,
 )
+from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.network_services import AccessPoint, Environment
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import SupportedDocumentType
@@ -535,3 +536,39 @@ async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) 
     assert loop.b.reader.read_messages == []
     assert await loop.b.transactions(direction=Direction.FROM_NETWORK) == []
     assert await loop.b.transactions(kind=Kind.MLS) == []  # unread: no status goes back
+
+
+async def test_a_document_whose_commit_may_have_been_kept_keeps_its_blobs(loop: Loop) -> None:
+    """A commit that fails otherwise than by a clash (the connection lost before its answer)
+    may have been kept: the document's blobs are not removed then, so a transaction that was
+    committed never names a blob that is gone (the sweep removes them if nothing does)."""
+    a = loop.a
+    real = a.ctx.uow
+
+    class LostAnswer:
+        def __init__(self) -> None:
+            self.inner = real()
+
+        async def __aenter__(self) -> Any:
+            uow = await self.inner.__aenter__()
+            commit = uow.commit
+
+            async def committed_then_lost() -> None:
+                await commit()
+                raise ServiceUnavailable(reason="the database cannot be reached")
+
+            uow.commit = committed_then_lost
+            return uow
+
+        async def __aexit__(self, *exc: Any) -> None:
+            await self.inner.__aexit__(*exc)
+
+    sbd, _ = invoice()
+    incoming = a.docs.blobs.incoming()
+    incoming.write_bytes(sbd)
+    with pytest.raises(ServiceUnavailable):
+        await accept(
+            attrs.evolve(a.ctx, uow=LostAnswer), a.docs, a.principal, a.org.id, a.ap.id, incoming
+        )
+    (kept,) = await a.transactions()
+    assert await a.artefact(kept.id, ArtefactType.BUSINESS_DOCUMENT) == sbd
