@@ -1044,7 +1044,9 @@ async def test_a_claim_that_finds_nothing_begins_no_transaction(
 ) -> None:
     """Most claims of a polling worker find nothing: on PostgreSQL such a claim is one plain
     read, without the BEGIN (and the ROLLBACK) that its locking read would need; a claim that
-    finds records still takes them under lock, in a transaction."""
+    finds records still takes them under lock, in a transaction, and the claim after it goes
+    to its locking read at once (while there is a backlog, the plain read would be one
+    statement more)."""
     if store.kind != "postgres":
         pytest.skip("a PostgreSQL unit of work's statements")
     import psycopg
@@ -1056,8 +1058,10 @@ async def test_a_claim_that_finds_nothing_begins_no_transaction(
         sent.append(str(query))
         return await execute(self, query, *args, **kwargs)
 
-    monkeypatch.setattr(psycopg.AsyncConnection, "execute", recorded)
     free = (Condition(ORGANISATIONS.columns["legalName"], Op.EQ, "free", "free"),)
+    async with store.unit_of_work() as uow:  # whatever claims before found, this finds none
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == []
+    monkeypatch.setattr(psycopg.AsyncConnection, "execute", recorded)
     async with store.unit_of_work() as uow:
         assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == []
         await uow.commit()
@@ -1071,6 +1075,13 @@ async def test_a_claim_that_finds_nothing_begins_no_transaction(
         await uow.commit()
     assert sent[1:] == ["BEGIN", sent[2], "COMMIT"]
     assert sent[2].endswith("FOR UPDATE SKIP LOCKED")
+    # after a claim that found records (a backlog), the next one goes to its locking read
+    sent.clear()
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == [item]
+        await uow.commit()
+    assert sent == ["BEGIN", sent[1], "COMMIT"]
+    assert sent[1].endswith("FOR UPDATE SKIP LOCKED")
 
 
 # --- the bulk path ---------------------------------------------------------------------------

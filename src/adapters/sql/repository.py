@@ -162,12 +162,17 @@ class SqlRepository(Generic[T]):
         # where the locking read begins a transaction to end (BEGIN, the query and ROLLBACK:
         # in PostgreSQL two round trips, in SQLite the write lock taken and let go). A record
         # committed before the claim began is seen by either; one this read sees may be taken
-        # by another claim meanwhile, which the locking read then skips.
-        peek = self._t.peek(query)
-        if not await self._x.fetch(peek.sql, peek.params):
-            return []
-        statement = self._t.claim(query)
-        return await self._all(statement.sql, statement.params, locking=True)
+        # by another claim meanwhile, which the locking read then skips. While claims find
+        # records (a backlog), the plain read would only add a statement: it is left out.
+        table = self._t
+        if not table.claim_found:
+            peek = table.peek(query)
+            if not await self._x.fetch(peek.sql, peek.params):
+                return []
+        statement = table.claim(query)
+        found = await self._all(statement.sql, statement.params, locking=True)
+        table.claim_found = bool(found)
+        return found
 
     async def lease(self, idents: Sequence[object], until: datetime) -> int:
         if not idents:

@@ -146,6 +146,9 @@ class Table:
         # Records decoded from their stored JSON, by that JSON: records are immutable, so the
         # same text always decodes to an equal record (bounded; cleared when full).
         self.decoded: dict[str, Any] = {}
+        # whether this process's last claim of these records found any (``SqlRepository.claim``
+        # asks first, with a plain read, only after one that found none)
+        self.claim_found = False
 
     @property
     def name(self) -> str:
