@@ -75,7 +75,8 @@ class Executor(Protocol):
 
 class SqlRepository(Generic[T]):
     """``cache``: answer ``get``/``first``/``all`` from it (a reading unit of work's repository
-    of a cached collection; see ``adapters.sql.cache``)."""
+    of a cached collection; see ``adapters.sql.cache``). ``reading``: the repository of a
+    reading unit of work, which refuses to write or lock (its executor raises)."""
 
     def __init__(
         self,
@@ -83,12 +84,15 @@ class SqlRepository(Generic[T]):
         table: Table,
         converter: JsonConverter,
         cache: RecordCache | None = None,
+        *,
+        reading: bool = False,
     ) -> None:
         self._x = executor
         self._t = table
         self._c = table.collection
         self._converter = converter
         self._cache = cache if cache is not None and cache.holds(table.name) else None
+        self._reading = reading
 
     def _load(self, row: Sequence[Any]) -> T:
         """A record from its row: ``data``, then the lease's column where there is one."""
@@ -165,7 +169,7 @@ class SqlRepository(Generic[T]):
         # by another claim meanwhile, which the locking read then skips. While claims find
         # records (a backlog), the plain read would only add a statement: it is left out.
         table = self._t
-        if not table.claim_found:
+        if not table.claim_found and not self._reading:  # a reader's claim fails as it locks
             peek = table.peek(query)
             if not await self._x.fetch(peek.sql, peek.params):
                 return []
@@ -320,7 +324,8 @@ class Repositories:
     def __call__(
         self, executor: Executor, collection: Collection[T], *, cached: bool = False
     ) -> SqlRepository[T]:
-        """``collection``'s repository on ``executor``; ``cached``: its reads may be answered
-        from the record cache (a reading unit of work's)."""
+        """``collection``'s repository on ``executor``; ``cached``: a reading unit of work's,
+        whose reads may be answered from the record cache."""
         cache = self.cache if cached else None
-        return SqlRepository(executor, self.tables(collection), self.converter, cache)
+        table = self.tables(collection)
+        return SqlRepository(executor, table, self.converter, cache, reading=cached)
