@@ -1039,6 +1039,51 @@ async def test_claims_at_the_same_time_get_different_records(store: StorageUnder
     assert sorted(first + second) == sorted(i.id for i in items)
 
 
+async def test_a_claim_that_finds_nothing_begins_no_transaction(
+    store: StorageUnderTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most claims of a polling worker find nothing: on PostgreSQL such a claim is one plain
+    read, without the BEGIN (and the ROLLBACK) that its locking read would need; a claim that
+    finds records still takes them under lock, in a transaction, and the claim after it goes
+    to its locking read at once (while there is a backlog, the plain read would be one
+    statement more)."""
+    if store.kind != "postgres":
+        pytest.skip("a PostgreSQL unit of work's statements")
+    import psycopg
+
+    sent: list[str] = []
+    execute = psycopg.AsyncConnection.execute
+
+    async def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return await execute(self, query, *args, **kwargs)
+
+    free = (Condition(ORGANISATIONS.columns["legalName"], Op.EQ, "free", "free"),)
+    async with store.unit_of_work() as uow:  # whatever claims before found, this finds none
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == []
+    monkeypatch.setattr(psycopg.AsyncConnection, "execute", recorded)
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == []
+        await uow.commit()
+    assert len(sent) == 1
+    assert "FOR UPDATE" not in sent[0]
+    item = org("1", name="free")
+    await add_all(store, ORGANISATIONS, [item])
+    sent.clear()
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == [item]
+        await uow.commit()
+    assert sent[1:] == ["BEGIN", sent[2], "COMMIT"]
+    assert sent[2].endswith("FOR UPDATE SKIP LOCKED")
+    # after a claim that found records (a backlog), the next one goes to its locking read
+    sent.clear()
+    async with store.unit_of_work() as uow:
+        assert await uow.repository(ORGANISATIONS).claim(Query(where=free, limit=2)) == [item]
+        await uow.commit()
+    assert sent == ["BEGIN", sent[1], "COMMIT"]
+    assert sent[1].endswith("FOR UPDATE SKIP LOCKED")
+
+
 # --- the bulk path ---------------------------------------------------------------------------
 
 

@@ -146,6 +146,9 @@ class Table:
         # Records decoded from their stored JSON, by that JSON: records are immutable, so the
         # same text always decodes to an equal record (bounded; cleared when full).
         self.decoded: dict[str, Any] = {}
+        # whether this process's last claim of these records found any (``SqlRepository.claim``
+        # asks first, with a plain read, only after one that found none)
+        self.claim_found = False
 
     @property
     def name(self) -> str:
@@ -271,7 +274,21 @@ class Table:
         statement = self._query(query)
         return Statement(statement.sql + self.dialect.skip_locked, (*statement.params, query.limit))
 
+    def peek(self, query: Query) -> Statement:
+        """Whether ``claim`` would find a record, asked without taking locks: ``1`` if one is
+        there (its keyset and order aside: any record matching will do)."""
+        clauses, params = self._clauses(query)
+        name = _q(self.collection.name)
+        return Statement(f"SELECT 1 FROM {name}{_where(clauses)} LIMIT 1", tuple(params))  # noqa: S608
+
     def _query(self, query: Query) -> Statement:
+        clauses, params = self._clauses(query)
+        order = self._order if query.order == _DEFAULT_ORDER else self._order_by(query.order)
+        sql = f"{self._select}{_where(clauses)}{order} LIMIT {self.dialect.param}"
+        return Statement(sql, tuple(params))
+
+    def _clauses(self, query: Query) -> tuple[list[str], list[object]]:
+        """The conditions of ``query`` (its filters, search and keyset) and their values."""
         d = self.dialect
         clauses: list[str] = []
         params: list[object] = []
@@ -287,9 +304,7 @@ class Table:
             sql, values = self._after(query.order, query.after)
             clauses.append(sql)
             params.extend(values)
-        order = self._order if query.order == _DEFAULT_ORDER else self._order_by(query.order)
-        sql = f"{self._select}{_where(clauses)}{order} LIMIT {d.param}"
-        return Statement(sql, tuple(params))
+        return clauses, params
 
     def _order_by(self, order: Order) -> str:
         way = "DESC" if order.descending else "ASC"

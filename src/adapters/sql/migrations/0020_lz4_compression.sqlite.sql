@@ -1,0 +1,3 @@
+-- 0020 lz4_compression: PostgreSQL compresses the values written with every transaction with
+-- lz4 rather than pglz. SQLite compresses nothing: nothing to change. Written by hand.
+-- Released: never edit, add a migration.
