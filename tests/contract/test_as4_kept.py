@@ -5,6 +5,7 @@ built again (new Timestamp, new key) does not match that receipt: that is why it
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -12,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference
+from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference, service
 from fourcorner.adapters.as4.kept import KeptMessage, dump, load
 from fourcorner.adapters.as4.service import As4Transport
 from fourcorner.application.ports import Credentials, Delivered, Endpoint, Refused
@@ -154,4 +155,44 @@ async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: 
         **arguments, endpoint=endpoint, message_id="a@fc", kept=b"not kept"
     )
     assert not garbled.reused
+    await transport.aclose()
+
+
+async def test_a_small_message_is_built_inline_a_large_one_in_a_thread(
+    parties: Parties, monkeypatch: Any
+) -> None:
+    """A thread hop costs more than building the message of a usual SBD: only one larger
+    than ``INLINE_BUILD`` is built in a worker thread. Both read the same on the other side."""
+    hops: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func)
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(service.asyncio, "to_thread", counted)
+    endpoint = Endpoint(
+        "http://127.0.0.1:9/as4",
+        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
+        "net-transport-as4-v2_0",
+    )
+    sbd = make_sbd()
+    arguments: dict[str, Any] = {
+        "sbd": sbd,
+        "envelope": make_envelope(),
+        "endpoint": endpoint,
+        "credentials": _credentials(parties),
+        "message_id": "a@fc",
+    }
+    transport = As4Transport()
+    inline = await transport.prepare(**arguments)
+    assert not hops
+    monkeypatch.setattr(service, "INLINE_BUILD", len(sbd) - 1)
+    threaded = await transport.prepare(**arguments)
+    assert len(hops) == 1
+    for prepared in (inline, threaded):
+        kept = load(prepared.data)
+        assert kept is not None and prepared.opaque == kept
+        inbound = receive(parties, kept.message.content_type, kept.message.body)
+        assert inbound.message_id == "a@fc"
     await transport.aclose()

@@ -4,11 +4,14 @@
 The reader takes a small message in memory, a large one from a file (memory-mapped), and
 writes the SBD as it is decompressed to memory up to ``IN_MEMORY`` bytes, to a file beyond
 (``Spill``), so a large one is never held whole in memory. The transport
-reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer."""
+reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer, and builds a message
+of an SBD of at most ``INLINE_BUILD`` bytes on the event loop (a thread hop for it cost more
+than the building), a larger one in a worker thread."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import mmap
 import os
 import uuid
@@ -51,6 +54,7 @@ NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
 IN_MEMORY = 256 * 1024  # a received SBD of at most this many bytes is held in memory
+INLINE_BUILD = 256 * 1024  # the message of an SBD of at most this many bytes is built inline
 
 
 @lru_cache(maxsize=64)
@@ -226,14 +230,15 @@ class As4Transport:
             return Prepared(kept, found.sender_party, found.receiver_party, True, found)
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
         receiver = x509.load_der_x509_certificate(endpoint.certificate_der)
-        message = await asyncio.to_thread(
+        from_party, to_party = common_name(cert) or "", common_name(receiver) or ""
+        message = functools.partial(
             build_user_message,
             payload=sbd,
             message_id=message_id,
             conversation_id=message_id.split("@", 1)[0],
             timestamp=self._clock(),
-            from_party=common_name(cert) or "",
-            to_party=common_name(receiver) or "",
+            from_party=from_party,
+            to_party=to_party,
             service=envelope.process.value,
             service_type=envelope.process.scheme,
             action=str(envelope.document_type),
@@ -243,10 +248,14 @@ class As4Transport:
             sender_certificate=cert,
             receiver_certificate=receiver,
         )
-        built = kept_message.KeptMessage(
-            message, endpoint.certificate_der, common_name(cert) or "", common_name(receiver) or ""
-        )
-        data = await asyncio.to_thread(kept_message.dump, built)
+
+        def build() -> tuple[kept_message.KeptMessage, bytes]:
+            built = kept_message.KeptMessage(
+                message(), endpoint.certificate_der, from_party, to_party
+            )
+            return built, kept_message.dump(built)
+
+        built, data = build() if len(sbd) <= INLINE_BUILD else await asyncio.to_thread(build)
         return Prepared(data, built.sender_party, built.receiver_party, False, built)
 
     async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused:
