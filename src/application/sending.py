@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -255,12 +255,14 @@ class SendingWorker:
         )
         # Kept before it is posted, so a retry (after a lost answer or a crash) posts the same
         # bytes and the receiver's stored receipt for them checks out; the parties are recorded
-        # before it is posted too, so a message level status about it finds them.
-        if not prepared.reused:
-            await self._docs.blobs.put(kept_key, prepared.data)
+        # before it is posted too, so a message level status about it finds them: both in one
+        # transaction when both are new (the first attempt).
+        kept_now = [] if prepared.reused else [(kept_key, prepared.data)]
         parties = (prepared.sender_party, prepared.receiver_party)
         if (tx.sender_sp, tx.receiver_sp) != parties:
-            tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now))
+            tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now), blobs=kept_now)
+        elif kept_now:
+            await self._docs.blobs.put(kept_key, prepared.data)
         started = time.perf_counter()
         outcome = await self._x.transport.send(prepared, endpoint)
         took = time.perf_counter() - started
@@ -322,8 +324,7 @@ class SendingWorker:
 
     async def _finish(self, tx: Transaction, move: Move, *, receipt: bytes) -> None:
         key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
-        size = await self._docs.blobs.put(key, receipt)
-        await self._apply(tx, move, ends=True, receipt=(key, size))
+        await self._apply(tx, move, ends=True, receipt=(key, receipt))
 
     async def _apply(
         self,
@@ -331,12 +332,15 @@ class SendingWorker:
         move: Move,
         *,
         ends: bool = False,
-        receipt: tuple[str, int] | None = None,
+        receipt: tuple[str, bytes] | None = None,
+        blobs: Sequence[tuple[str, bytes]] = (),
     ) -> Transaction:
-        """``move`` applied to the stored transaction, read under a lock, and stored. When
-        the move may end the send (``ends``) and does, its receipt (if delivered) is kept as
-        an artefact, the organisation hears of it (a document's event, in the same unit of
-        work) and the blobs kept for the send go."""
+        """``move`` applied to the stored transaction, read under a lock, and stored, with
+        ``blobs`` (``BlobStore.put_all_in``: in the same transaction where the store can, no
+        round trip of their own). When the move may end the send (``ends``) and does, its
+        receipt (if delivered) is stored with it and kept as an artefact, the organisation
+        hears of it (a document's event, in the same unit of work) and the blobs kept for the
+        send go."""
         ctx, now = self._ctx, self._ctx.clock()
         # the organisation's webhooks, should the event be raised: read before (webhooks_of)
         raises = ends and tx.kind is Kind.DOCUMENT
@@ -352,8 +356,11 @@ class SendingWorker:
                 after = move(current, now)
                 await repo.update(after)
             over = ends and after.sending_over
+            stored = [*blobs, receipt] if over and receipt is not None else blobs
+            if stored:  # after the first statement: sent with the next one or the commit
+                await self._docs.blobs.put_all_in(uow, stored)
             if over and receipt is not None:
-                key, size = receipt
+                key, size = receipt[0], len(receipt[1])
                 await uow.repository(ARTEFACTS).add(
                     Artefact(
                         ctx.new_id(),

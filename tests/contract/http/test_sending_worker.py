@@ -19,7 +19,7 @@ import pytest
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.sending import Exchange, SendingWorker
-from fourcorner.application.transactions import message_key
+from fourcorner.application.transactions import blob_key, message_key
 from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
@@ -137,6 +137,47 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     done = await stored(ctx, tx_id)
     assert done.transaction_status is Status.COMPLETED and done.receiver_sp == PEER
     assert not await kept(docs, tx_id)
+
+
+class Puts:
+    """The blob store, recording which blobs went in a unit of work (``put_all_in``) and
+    which on their own (``put``)."""
+
+    def __init__(self, blobs: Any) -> None:
+        self.blobs, self.alone, self.in_uow = blobs, list[str](), list[list[str]]()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.blobs, name)
+
+    async def put(self, key: str, data: bytes) -> int:
+        self.alone.append(key)
+        return int(await self.blobs.put(key, data))
+
+    async def put_all_in(self, uow: Any, blobs: Any) -> list[int]:
+        self.in_uow.append([key for key, _ in blobs])
+        return list(await self.blobs.put_all_in(uow, blobs))
+
+
+async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any) -> None:
+    """A first attempt stores the message it keeps with the parties it records, and the
+    receipt with the end of the send: in those units of work, no round trip of their own."""
+    ctx, docs, tx_id = await setup(api)
+    receipt = b"<receipt/>"
+    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    sending = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
+    assert await sending.run_once() == 1
+    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
+    assert puts.alone == []
+    assert puts.in_uow == [[message_key(tx_id)], [key]]
+    assert transport.at_post[0].receiver_sp == PEER  # kept and addressed before the post
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
+    assert await docs.blobs.get(key) == receipt
+    async with ctx.uow() as uow:
+        (artefact,) = await uow.repository(ARTEFACTS).all(
+            transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
+        )
+    assert (artefact.blob, artefact.size) == (key, len(receipt))
 
 
 async def test_a_claim_that_finds_fewer_than_it_asks_for_is_not_repeated_at_once(
