@@ -43,6 +43,8 @@ from fourcorner.application.transactions import Documents, blob_key, message_key
 from fourcorner.domain import events
 from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
+    PARTICIPANT_SCHEME,
+    Addressing,
     Identifier,
     MessageLevelStatus,
     mls_envelope,
@@ -114,6 +116,22 @@ def failure_of(outcome: Refused) -> txe.TransportFailure:
     if outcome.retryable and outcome.code.startswith("connection"):
         return txe.AP_UNREACHABLE
     return txe.AP_HTTP_ERROR if outcome.retryable else txe.AP_REFUSED
+
+
+def addressing_of(tx: Transaction) -> Addressing:
+    """What the header of a document's SBD says, as recorded from it when it was taken in
+    (``Transaction.outbound``; the SBD was read whole and checked then, and is not parsed
+    again to send it): its participants are of the one scheme a header may name, and an
+    identifier scheme holds no ``:``, so a recorded ``scheme::value`` splits at its first
+    ``::``."""
+    document_scheme, _, document = tx.doc_type_id.partition("::")
+    process_scheme, _, process = tx.process_id.partition("::")
+    return Addressing(
+        Identifier(PARTICIPANT_SCHEME, tx.sender_id),
+        Identifier(PARTICIPANT_SCHEME, tx.receiver_id),
+        Identifier(document_scheme, document),
+        Identifier(process_scheme, process),
+    )
 
 
 Move = Callable[[Transaction, datetime], Transaction]
@@ -223,14 +241,15 @@ class SendingWorker:
             return
         if tx.kind is Kind.MLS:
             sbd = await self._mls_document(tx)
+            addressing = Addressing.of(self._docs.envelopes.read(sbd))
         else:
             sbd = await self._docs.blobs.get(blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT))
-        envelope = self._docs.envelopes.read(sbd)
+            addressing = addressing_of(tx)
         try:
             endpoint = await self._x.lookup.endpoint(
-                envelope.receiver,
-                envelope.document_type,
-                envelope.process,
+                addressing.receiver,
+                addressing.document_type,
+                addressing.process,
                 wire_profile(ctx.catalogue, tx.transport_profile),
                 ap.environment,
             )
@@ -247,7 +266,7 @@ class SendingWorker:
                 kept = None
         prepared = await self._x.transport.prepare(
             sbd=sbd,
-            envelope=envelope,
+            addressing=addressing,
             endpoint=endpoint,
             credentials=creds,
             message_id=f"{tx.id}@fourcorner",

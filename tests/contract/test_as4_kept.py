@@ -17,6 +17,7 @@ from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, Signed
 from fourcorner.adapters.as4.kept import KeptMessage, dump, load
 from fourcorner.adapters.as4.service import As4Transport
 from fourcorner.application.ports import Credentials, Delivered, Endpoint, Refused
+from fourcorner.domain.envelope import Addressing
 from sbd_factory import make_envelope, make_sbd
 
 from .test_as4_messages import Parties, parties, receipt_for, receive
@@ -100,7 +101,7 @@ async def test_a_retry_posts_the_kept_bytes_and_the_stored_receipt_checks_out(
     sbd = make_sbd()
     arguments: dict[str, Any] = {
         "sbd": sbd,
-        "envelope": make_envelope(),
+        "addressing": Addressing.of(make_envelope()),
         "endpoint": endpoint,
         "credentials": _credentials(parties),
         "message_id": "tx-1@fourcorner",
@@ -140,7 +141,7 @@ async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: 
     )
     arguments: dict[str, Any] = {
         "sbd": make_sbd(),
-        "envelope": make_envelope(),
+        "addressing": Addressing.of(make_envelope()),
         "credentials": _credentials(parties),
     }
     transport = As4Transport()
@@ -179,7 +180,7 @@ async def test_a_small_message_is_built_inline_a_large_one_in_a_thread(
     sbd = make_sbd()
     arguments: dict[str, Any] = {
         "sbd": sbd,
-        "envelope": make_envelope(),
+        "addressing": Addressing.of(make_envelope()),
         "endpoint": endpoint,
         "credentials": _credentials(parties),
         "message_id": "a@fc",

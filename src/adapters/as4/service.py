@@ -46,7 +46,7 @@ from fourcorner.application.ports import (
     Prepared,
     Refused,
 )
-from fourcorner.domain.envelope import Identifier, Sbdh
+from fourcorner.domain.envelope import Addressing, Identifier
 from fourcorner.domain.network_services import Environment
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
@@ -212,7 +212,7 @@ class As4Transport:
         self,
         *,
         sbd: bytes,
-        envelope: Sbdh,
+        addressing: Addressing,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
@@ -239,11 +239,11 @@ class As4Transport:
             timestamp=self._clock(),
             from_party=from_party,
             to_party=to_party,
-            service=envelope.process.value,
-            service_type=envelope.process.scheme,
-            action=str(envelope.document_type),
-            original_sender=(envelope.sender.scheme, envelope.sender.value),
-            final_recipient=(envelope.receiver.scheme, envelope.receiver.value),
+            service=addressing.process.value,
+            service_type=addressing.process.scheme,
+            action=str(addressing.document_type),
+            original_sender=(addressing.sender.scheme, addressing.sender.value),
+            final_recipient=(addressing.receiver.scheme, addressing.receiver.value),
             sender_key=key,
             sender_certificate=cert,
             receiver_certificate=receiver,

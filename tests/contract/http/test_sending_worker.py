@@ -20,7 +20,7 @@ from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.transactions import blob_key, message_key
-from fourcorner.domain.envelope import Identifier
+from fourcorner.domain.envelope import Addressing, Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
@@ -53,9 +53,13 @@ class ScriptedTransport:
         self.kept: list[bytes | None] = []
         self.posted: list[bytes] = []
         self.at_post: list[Transaction] = []
+        self.addressed: list[Addressing] = []
 
-    async def prepare(self, *, message_id: str, kept: bytes | None = None, **_: Any) -> Prepared:
+    async def prepare(
+        self, *, message_id: str, addressing: Addressing, kept: bytes | None = None, **_: Any
+    ) -> Prepared:
         self.kept.append(kept)
+        self.addressed.append(addressing)
         if kept is not None:
             return Prepared(kept, "PFC000001", PEER, reused=True)
         return Prepared(f"{message_id} {uuid.uuid4()}".encode(), "PFC000001", PEER)
@@ -178,6 +182,36 @@ async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any
             transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
         )
     assert (artefact.blob, artefact.size) == (key, len(receipt))
+
+
+class Reads:
+    """The envelopes port, counting the SBDs read."""
+
+    def __init__(self, envelopes: Any) -> None:
+        self.envelopes, self.read_count = envelopes, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.envelopes, name)
+
+    def read(self, data: bytes) -> Any:
+        self.read_count += 1
+        return self.envelopes.read(data)
+
+
+async def test_a_document_is_addressed_as_its_header_says_without_reading_it_again(
+    api: Any,
+) -> None:
+    """The message's addressing (the AS4 headers that must agree with the SBD's header) is
+    what was recorded from the header when the document was taken in, read whole then: the
+    SBD is not parsed again to send it."""
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    reads = Reads(docs.envelopes)
+    sending = worker(api, ctx, attrs.evolve(docs, envelopes=reads), transport)
+    assert await sending.run_once() == 1
+    assert reads.read_count == 0
+    sbd = await docs.blobs.get(blob_key(tx_id, ArtefactType.BUSINESS_DOCUMENT))
+    assert transport.addressed == [Addressing.of(docs.envelopes.read(sbd))]
 
 
 async def test_a_claim_that_finds_fewer_than_it_asks_for_is_not_repeated_at_once(
