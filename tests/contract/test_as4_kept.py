@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import attrs
 from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from hypothesis import given
@@ -196,4 +197,37 @@ async def test_a_small_message_is_built_inline_a_large_one_in_a_thread(
         assert kept is not None and prepared.opaque == kept
         inbound = receive(parties, kept.message.content_type, kept.message.body)
         assert inbound.message_id == "a@fc"
+    await transport.aclose()
+
+
+async def test_the_parties_certificates_are_read_once_for_the_same_bytes(
+    parties: Parties,
+) -> None:
+    """Every send reads the certificate the SMP publishes for the endpoint (and checks the
+    answer against it) and its own: read once for the same bytes, the same parties named."""
+    endpoint = Endpoint(
+        "http://127.0.0.1:9/as4",
+        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
+        "net-transport-as4-v2_0",
+    )
+    arguments: dict[str, Any] = {
+        "sbd": make_sbd(),
+        "addressing": Addressing.of(make_envelope()),
+        "endpoint": endpoint,
+        "credentials": _credentials(parties),
+    }
+    transport = As4Transport()
+    first = await transport.prepare(**arguments, message_id="a@fc")
+    hits = service._party.cache_info().hits, service._own_party.cache_info().hits
+    again = await transport.prepare(
+        **{
+            **arguments,
+            "endpoint": attrs.evolve(endpoint, certificate_der=bytes(endpoint.certificate_der)),
+        },
+        message_id="b@fc",
+    )
+    assert service._party.cache_info().hits > hits[0]
+    assert service._own_party.cache_info().hits > hits[1]
+    assert (again.sender_party, again.receiver_party) == (first.sender_party, first.receiver_party)
+    assert (first.sender_party, first.receiver_party) == ("PFC000001", "PFC000002")
     await transport.aclose()

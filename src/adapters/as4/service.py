@@ -65,6 +65,20 @@ def _signer(cert_pem: str, key_pem: str) -> tuple[rsa.RSAPrivateKey, x509.Certif
     return key, x509.load_pem_x509_certificate(cert_pem.encode())
 
 
+@lru_cache(maxsize=64)
+def _own_party(cert_pem: str) -> str:
+    """The CN of an access point's own certificate (its party name), read once."""
+    return common_name(x509.load_pem_x509_certificate(cert_pem.encode())) or ""
+
+
+@lru_cache(maxsize=64)
+def _party(der: bytes) -> tuple[x509.Certificate, str]:
+    """The certificate of ``der`` and its CN (a party's name), read once for the same bytes:
+    every send to an endpoint reads the certificate its SMP publishes, and its answer's."""
+    certificate = x509.load_der_x509_certificate(der)
+    return certificate, common_name(certificate) or ""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -229,8 +243,8 @@ class As4Transport:
         ):
             return Prepared(kept, found.sender_party, found.receiver_party, True, found)
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
-        receiver = x509.load_der_x509_certificate(endpoint.certificate_der)
-        from_party, to_party = common_name(cert) or "", common_name(receiver) or ""
+        receiver, to_party = _party(endpoint.certificate_der)
+        from_party = _own_party(credentials.cert_pem)
         message = functools.partial(
             build_user_message,
             payload=sbd,
@@ -266,7 +280,7 @@ class As4Transport:
         if built is None:
             return Refused("prepared", "not a message this transport prepared", retryable=False)
         message, message_id = built.message, built.message.message_id
-        receiver = x509.load_der_x509_certificate(built.receiver_certificate)
+        receiver = _party(built.receiver_certificate)[0]
         try:
             async with self._client().post(
                 endpoint.url, data=message.body, headers=message.http_headers
