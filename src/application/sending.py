@@ -75,6 +75,9 @@ LOOKUP_FAILURES = {
 }
 # the working blobs of this many ended sends are removed in one call while others are in flight
 REMOVED_AT_ONCE = 8
+# A kept message of at most this many bytes goes in the transaction that records the parties;
+# a larger one is stored before it, so that transaction holds no lock while it is written.
+KEPT_WITH_PARTIES = 1024 * 1024
 SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
 
 
@@ -275,13 +278,17 @@ class SendingWorker:
         # Kept before it is posted, so a retry (after a lost answer or a crash) posts the same
         # bytes and the receiver's stored receipt for them checks out; the parties are recorded
         # before it is posted too, so a message level status about it finds them: both in one
-        # transaction when both are new (the first attempt).
-        kept_now = [] if prepared.reused else [(kept_key, prepared.data)]
+        # transaction when both are new (the first attempt) and the message is not large.
         parties = (prepared.sender_party, prepared.receiver_party)
-        if (tx.sender_sp, tx.receiver_sp) != parties:
+        addressed = (tx.sender_sp, tx.receiver_sp) == parties
+        kept_now: list[tuple[str, bytes]] = []
+        if not prepared.reused:
+            if addressed or len(prepared.data) > KEPT_WITH_PARTIES:
+                await self._docs.blobs.put(kept_key, prepared.data)
+            else:
+                kept_now.append((kept_key, prepared.data))
+        if not addressed:
             tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now), blobs=kept_now)
-        elif kept_now:
-            await self._docs.blobs.put(kept_key, prepared.data)
         started = time.perf_counter()
         outcome = await self._x.transport.send(prepared, endpoint)
         took = time.perf_counter() - started

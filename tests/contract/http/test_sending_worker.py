@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import pytest
 
+from fourcorner.application import sending
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.sending import Exchange, SendingWorker
@@ -182,6 +183,23 @@ async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any
             transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
         )
     assert (artefact.blob, artefact.size) == (key, len(receipt))
+
+
+async def test_a_large_kept_message_is_stored_before_the_parties_are_recorded(
+    api: Any, monkeypatch: Any
+) -> None:
+    """A kept message larger than ``KEPT_WITH_PARTIES`` is stored on its own, before the
+    transaction that records the parties, which holds no lock while it is written."""
+    monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", 8)
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
+    assert await sending_worker.run_once() == 1
+    assert puts.alone == [message_key(tx_id)]
+    assert puts.in_uow == [[blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)]]
+    assert transport.at_post[0].receiver_sp == PEER
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
 
 
 class Reads:
