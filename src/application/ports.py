@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import attrs
 
 from fourcorner.application.storage import UnitOfWork
-from fourcorner.domain.envelope import Identifier, MessageLevelStatus, Sbdh
+from fourcorner.domain.envelope import Addressing, Identifier, MessageLevelStatus, Sbdh
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
 from fourcorner.domain.transaction import Transaction
@@ -378,14 +378,15 @@ class ApTransport(Protocol):
         self,
         *,
         sbd: bytes,
-        envelope: Sbdh,
+        addressing: Addressing,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
         kept: bytes | None = None,
     ) -> Prepared:
         """The message to send: ``kept`` (an earlier attempt's ``Prepared.data``) when it was
-        built with ``message_id`` for ``endpoint``'s certificate, else a new one."""
+        built with ``message_id`` for ``endpoint``'s certificate, else a new one carrying
+        ``sbd``, whose header says ``addressing``."""
         ...
 
     async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused: ...

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -43,6 +43,8 @@ from fourcorner.application.transactions import Documents, blob_key, message_key
 from fourcorner.domain import events
 from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
+    PARTICIPANT_SCHEME,
+    Addressing,
     Identifier,
     MessageLevelStatus,
     mls_envelope,
@@ -73,6 +75,9 @@ LOOKUP_FAILURES = {
 }
 # the working blobs of this many ended sends are removed in one call while others are in flight
 REMOVED_AT_ONCE = 8
+# A kept message of at most this many bytes goes in the transaction that records the parties;
+# a larger one is stored before it, so that transaction holds no lock while it is written.
+KEPT_WITH_PARTIES = 1024 * 1024
 SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
 
 
@@ -114,6 +119,22 @@ def failure_of(outcome: Refused) -> txe.TransportFailure:
     if outcome.retryable and outcome.code.startswith("connection"):
         return txe.AP_UNREACHABLE
     return txe.AP_HTTP_ERROR if outcome.retryable else txe.AP_REFUSED
+
+
+def addressing_of(tx: Transaction) -> Addressing:
+    """What the header of a document's SBD says, as recorded from it when it was taken in
+    (``Transaction.outbound``; the SBD was read whole and checked then, and is not parsed
+    again to send it): its participants are of the one scheme a header may name, and an
+    identifier scheme holds no ``:``, so a recorded ``scheme::value`` splits at its first
+    ``::``."""
+    document_scheme, _, document = tx.doc_type_id.partition("::")
+    process_scheme, _, process = tx.process_id.partition("::")
+    return Addressing(
+        Identifier(PARTICIPANT_SCHEME, tx.sender_id),
+        Identifier(PARTICIPANT_SCHEME, tx.receiver_id),
+        Identifier(document_scheme, document),
+        Identifier(process_scheme, process),
+    )
 
 
 Move = Callable[[Transaction, datetime], Transaction]
@@ -223,14 +244,15 @@ class SendingWorker:
             return
         if tx.kind is Kind.MLS:
             sbd = await self._mls_document(tx)
+            addressing = Addressing.of(self._docs.envelopes.read(sbd))
         else:
             sbd = await self._docs.blobs.get(blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT))
-        envelope = self._docs.envelopes.read(sbd)
+            addressing = addressing_of(tx)
         try:
             endpoint = await self._x.lookup.endpoint(
-                envelope.receiver,
-                envelope.document_type,
-                envelope.process,
+                addressing.receiver,
+                addressing.document_type,
+                addressing.process,
                 wire_profile(ctx.catalogue, tx.transport_profile),
                 ap.environment,
             )
@@ -247,7 +269,7 @@ class SendingWorker:
                 kept = None
         prepared = await self._x.transport.prepare(
             sbd=sbd,
-            envelope=envelope,
+            addressing=addressing,
             endpoint=endpoint,
             credentials=creds,
             message_id=f"{tx.id}@fourcorner",
@@ -255,12 +277,18 @@ class SendingWorker:
         )
         # Kept before it is posted, so a retry (after a lost answer or a crash) posts the same
         # bytes and the receiver's stored receipt for them checks out; the parties are recorded
-        # before it is posted too, so a message level status about it finds them.
-        if not prepared.reused:
-            await self._docs.blobs.put(kept_key, prepared.data)
+        # before it is posted too, so a message level status about it finds them: both in one
+        # transaction when both are new (the first attempt) and the message is not large.
         parties = (prepared.sender_party, prepared.receiver_party)
-        if (tx.sender_sp, tx.receiver_sp) != parties:
-            tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now))
+        addressed = (tx.sender_sp, tx.receiver_sp) == parties
+        kept_now: list[tuple[str, bytes]] = []
+        if not prepared.reused:
+            if addressed or len(prepared.data) > KEPT_WITH_PARTIES:
+                await self._docs.blobs.put(kept_key, prepared.data)
+            else:
+                kept_now.append((kept_key, prepared.data))
+        if not addressed:
+            tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now), blobs=kept_now)
         started = time.perf_counter()
         outcome = await self._x.transport.send(prepared, endpoint)
         took = time.perf_counter() - started
@@ -322,8 +350,7 @@ class SendingWorker:
 
     async def _finish(self, tx: Transaction, move: Move, *, receipt: bytes) -> None:
         key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
-        size = await self._docs.blobs.put(key, receipt)
-        await self._apply(tx, move, ends=True, receipt=(key, size))
+        await self._apply(tx, move, ends=True, receipt=(key, receipt))
 
     async def _apply(
         self,
@@ -331,12 +358,15 @@ class SendingWorker:
         move: Move,
         *,
         ends: bool = False,
-        receipt: tuple[str, int] | None = None,
+        receipt: tuple[str, bytes] | None = None,
+        blobs: Sequence[tuple[str, bytes]] = (),
     ) -> Transaction:
-        """``move`` applied to the stored transaction, read under a lock, and stored. When
-        the move may end the send (``ends``) and does, its receipt (if delivered) is kept as
-        an artefact, the organisation hears of it (a document's event, in the same unit of
-        work) and the blobs kept for the send go."""
+        """``move`` applied to the stored transaction, read under a lock, and stored, with
+        ``blobs`` (``BlobStore.put_all_in``: in the same transaction where the store can, no
+        round trip of their own). When the move may end the send (``ends``) and does, its
+        receipt (if delivered) is stored with it and kept as an artefact, the organisation
+        hears of it (a document's event, in the same unit of work) and the blobs kept for the
+        send go."""
         ctx, now = self._ctx, self._ctx.clock()
         # the organisation's webhooks, should the event be raised: read before (webhooks_of)
         raises = ends and tx.kind is Kind.DOCUMENT
@@ -352,8 +382,11 @@ class SendingWorker:
                 after = move(current, now)
                 await repo.update(after)
             over = ends and after.sending_over
+            stored = [*blobs, receipt] if over and receipt is not None else blobs
+            if stored:  # after the first statement: sent with the next one or the commit
+                await self._docs.blobs.put_all_in(uow, stored)
             if over and receipt is not None:
-                key, size = receipt
+                key, size = receipt[0], len(receipt[1])
                 await uow.repository(ARTEFACTS).add(
                     Artefact(
                         ctx.new_id(),

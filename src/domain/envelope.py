@@ -48,6 +48,21 @@ class Sbdh:
 
 
 @attrs.frozen
+class Addressing:
+    """Who sends a document to whom, and which document and process it is: what an AS4
+    message's headers say of the SBD it carries, as its header says it."""
+
+    sender: Identifier
+    receiver: Identifier
+    document_type: Identifier
+    process: Identifier
+
+    @classmethod
+    def of(cls, envelope: Sbdh) -> Addressing:
+        return cls(envelope.sender, envelope.receiver, envelope.document_type, envelope.process)
+
+
+@attrs.frozen
 class MessageLevelStatus:
     """A message level status (MLS) about one received document."""
 

@@ -27,6 +27,7 @@ from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.webhooks import Http1WebhookSender
 from fourcorner.adapters.webhooks.sender import KEPT_ANSWER_BYTES
 from fourcorner.application.ports import Credentials, Endpoint, Refused
+from fourcorner.domain.envelope import Addressing
 from fourcorner.domain.webhook import Attempt
 from sbd_factory import make_envelope, make_sbd
 
@@ -210,7 +211,7 @@ async def as4_send(pki: TestPki, url: str) -> Any:
         endpoint = Endpoint(url, der, "peppol-transport-as4-v2_0")
         prepared = await transport.prepare(
             sbd=make_sbd(),
-            envelope=make_envelope(),
+            addressing=Addressing.of(make_envelope()),
             endpoint=endpoint,
             credentials=credentials,
             message_id="m-1@fourcorner",

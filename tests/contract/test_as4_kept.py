@@ -5,17 +5,20 @@ built again (new Timestamp, new key) does not match that receipt: that is why it
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import attrs
 from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference
+from fourcorner.adapters.as4 import SIGNAL_CONTENT_TYPE, OutboundMessage, SignedReference, service
 from fourcorner.adapters.as4.kept import KeptMessage, dump, load
 from fourcorner.adapters.as4.service import As4Transport
 from fourcorner.application.ports import Credentials, Delivered, Endpoint, Refused
+from fourcorner.domain.envelope import Addressing
 from sbd_factory import make_envelope, make_sbd
 
 from .test_as4_messages import Parties, parties, receipt_for, receive
@@ -99,7 +102,7 @@ async def test_a_retry_posts_the_kept_bytes_and_the_stored_receipt_checks_out(
     sbd = make_sbd()
     arguments: dict[str, Any] = {
         "sbd": sbd,
-        "envelope": make_envelope(),
+        "addressing": Addressing.of(make_envelope()),
         "endpoint": endpoint,
         "credentials": _credentials(parties),
         "message_id": "tx-1@fourcorner",
@@ -139,7 +142,7 @@ async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: 
     )
     arguments: dict[str, Any] = {
         "sbd": make_sbd(),
-        "envelope": make_envelope(),
+        "addressing": Addressing.of(make_envelope()),
         "credentials": _credentials(parties),
     }
     transport = As4Transport()
@@ -154,4 +157,77 @@ async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: 
         **arguments, endpoint=endpoint, message_id="a@fc", kept=b"not kept"
     )
     assert not garbled.reused
+    await transport.aclose()
+
+
+async def test_a_small_message_is_built_inline_a_large_one_in_a_thread(
+    parties: Parties, monkeypatch: Any
+) -> None:
+    """A thread hop costs more than building the message of a usual SBD: only one larger
+    than ``INLINE_BUILD`` is built in a worker thread. Both read the same on the other side."""
+    hops: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func)
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(service.asyncio, "to_thread", counted)
+    endpoint = Endpoint(
+        "http://127.0.0.1:9/as4",
+        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
+        "net-transport-as4-v2_0",
+    )
+    sbd = make_sbd()
+    arguments: dict[str, Any] = {
+        "sbd": sbd,
+        "addressing": Addressing.of(make_envelope()),
+        "endpoint": endpoint,
+        "credentials": _credentials(parties),
+        "message_id": "a@fc",
+    }
+    transport = As4Transport()
+    inline = await transport.prepare(**arguments)
+    assert not hops
+    monkeypatch.setattr(service, "INLINE_BUILD", len(sbd) - 1)
+    threaded = await transport.prepare(**arguments)
+    assert len(hops) == 1
+    for prepared in (inline, threaded):
+        kept = load(prepared.data)
+        assert kept is not None and prepared.opaque == kept
+        inbound = receive(parties, kept.message.content_type, kept.message.body)
+        assert inbound.message_id == "a@fc"
+    await transport.aclose()
+
+
+async def test_the_parties_certificates_are_read_once_for_the_same_bytes(
+    parties: Parties,
+) -> None:
+    """Every send reads the certificate the SMP publishes for the endpoint (and checks the
+    answer against it) and its own: read once for the same bytes, the same parties named."""
+    endpoint = Endpoint(
+        "http://127.0.0.1:9/as4",
+        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
+        "net-transport-as4-v2_0",
+    )
+    arguments: dict[str, Any] = {
+        "sbd": make_sbd(),
+        "addressing": Addressing.of(make_envelope()),
+        "endpoint": endpoint,
+        "credentials": _credentials(parties),
+    }
+    transport = As4Transport()
+    first = await transport.prepare(**arguments, message_id="a@fc")
+    hits = service._party.cache_info().hits, service._own_party.cache_info().hits
+    again = await transport.prepare(
+        **{
+            **arguments,
+            "endpoint": attrs.evolve(endpoint, certificate_der=bytes(endpoint.certificate_der)),
+        },
+        message_id="b@fc",
+    )
+    assert service._party.cache_info().hits > hits[0]
+    assert service._own_party.cache_info().hits > hits[1]
+    assert (again.sender_party, again.receiver_party) == (first.sender_party, first.receiver_party)
+    assert (first.sender_party, first.receiver_party) == ("PFC000001", "PFC000002")
     await transport.aclose()

@@ -327,6 +327,16 @@ async def test_lookup_round_trips_over_http(
     assert "%3A%3AInvoice%23%23urn%3Acen.eu" in raw
 
 
+async def test_a_published_certificate_is_read_once_for_the_same_bytes(
+    rig: Rig, ap_cert: x509.Certificate
+) -> None:
+    """Every send to an endpoint reads the certificate its SMP publishes: the same bytes give
+    the same (immutable) object, whose chain is checked faster (``pki.certificates``)."""
+    first = await lookup(rig.make_client())
+    again = await lookup(rig.make_client())
+    assert first.certificate == ap_cert and again.certificate is first.certificate
+
+
 async def test_identifiers_are_decoded_exactly_once(rig: Rig) -> None:
     """A document value with ``/``, a literal ``%20``, ``*``, ``#`` and a space."""
     result = await lookup(rig.make_client(), document=ODD)

@@ -33,7 +33,13 @@ from fourcorner.adapters.pki import (
     new_ca,
     verify_chain,
 )
-from fourcorner.adapters.pki.certificates import _SIGNED, _SignedPairs, stored_public_key_sha256
+from fourcorner.adapters.pki.certificates import (
+    _FINGERPRINTS,
+    _SIGNED,
+    _Fingerprints,
+    _SignedPairs,
+    stored_public_key_sha256,
+)
 from fourcorner.domain.errors import InvalidInput
 
 NOW = datetime.now(UTC)
@@ -302,6 +308,33 @@ def test_only_signatures_that_verified_are_remembered_and_at_most_size_pairs(
     pairs.verified(pki.root, pki.root)  # a third pair that verifies (self-signed)
     assert len(pairs) == 2
     assert pairs.verified(pki.ap_certificate, pki.ap_ca) and pairs.hits == 1  # dropped: checked
+
+
+def test_a_walk_through_the_same_certificate_objects_computes_no_fingerprint(
+    pki: TestPki,
+) -> None:
+    """The fingerprints a walk keys its checks by are remembered by certificate object: the
+    walk again through the same objects takes them all from memory, and still refuses what
+    it refused (an expired certificate)."""
+    assert verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW)
+    before = _FINGERPRINTS.hits
+    assert verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW)
+    assert _FINGERPRINTS.hits - before >= 5  # the certificate, its CA and the root
+    with pytest.raises(ChainError, match="expired on"):
+        verify_chain(pki.ap_certificate, [pki.ap_ca], pki.trust_anchors, NOW + timedelta(days=800))
+
+
+def test_fingerprints_are_remembered_by_object_and_at_most_size(pki: TestPki) -> None:
+    """Another object of the same bytes has the same fingerprint, computed for it; at most
+    ``size`` objects are held, the least recently used dropped first."""
+    known = _Fingerprints(2)
+    again = x509.load_pem_x509_certificate(pki.ap_certificate_pem.encode())
+    assert known.of(pki.ap_certificate) == fingerprint(pki.ap_certificate)
+    assert known.of(again) == fingerprint(pki.ap_certificate) and known.hits == 0
+    assert known.of(pki.ap_certificate) == fingerprint(pki.ap_certificate) and known.hits == 1
+    assert known.of(pki.root) == fingerprint(pki.root) and len(known) == 2
+    assert known.of(again) == fingerprint(again) and known.hits == 1  # dropped: computed
+    assert known.of(pki.root) == fingerprint(pki.root) and known.hits == 2
 
 
 # --- inspection: refused --------------------------------------------------------------------

@@ -4,11 +4,14 @@
 The reader takes a small message in memory, a large one from a file (memory-mapped), and
 writes the SBD as it is decompressed to memory up to ``IN_MEMORY`` bytes, to a file beyond
 (``Spill``), so a large one is never held whole in memory. The transport
-reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer."""
+reads at most ``MAX_ANSWER_BYTES`` of a receiving access point's answer, and builds a message
+of an SBD of at most ``INLINE_BUILD`` bytes on the event loop (a thread hop for it cost more
+than the building), a larger one in a worker thread."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import mmap
 import os
 import uuid
@@ -43,7 +46,7 @@ from fourcorner.application.ports import (
     Prepared,
     Refused,
 )
-from fourcorner.domain.envelope import Identifier, Sbdh
+from fourcorner.domain.envelope import Addressing, Identifier
 from fourcorner.domain.network_services import Environment
 
 NOT_SERVICED = "PEPPOL:NOT_SERVICED"
@@ -51,6 +54,7 @@ NOT_SERVICED = "PEPPOL:NOT_SERVICED"
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
 IN_MEMORY = 256 * 1024  # a received SBD of at most this many bytes is held in memory
+INLINE_BUILD = 256 * 1024  # the message of an SBD of at most this many bytes is built inline
 
 
 @lru_cache(maxsize=64)
@@ -59,6 +63,20 @@ def _signer(cert_pem: str, key_pem: str) -> tuple[rsa.RSAPrivateKey, x509.Certif
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ValueError("an access point key is an RSA key")
     return key, x509.load_pem_x509_certificate(cert_pem.encode())
+
+
+@lru_cache(maxsize=64)
+def _own_party(cert_pem: str) -> str:
+    """The CN of an access point's own certificate (its party name), read once."""
+    return common_name(x509.load_pem_x509_certificate(cert_pem.encode())) or ""
+
+
+@lru_cache(maxsize=64)
+def _party(der: bytes) -> tuple[x509.Certificate, str]:
+    """The certificate of ``der`` and its CN (a party's name), read once for the same bytes:
+    every send to an endpoint reads the certificate its SMP publishes, and its answer's."""
+    certificate = x509.load_der_x509_certificate(der)
+    return certificate, common_name(certificate) or ""
 
 
 def _now() -> datetime:
@@ -208,7 +226,7 @@ class As4Transport:
         self,
         *,
         sbd: bytes,
-        envelope: Sbdh,
+        addressing: Addressing,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
@@ -225,28 +243,33 @@ class As4Transport:
         ):
             return Prepared(kept, found.sender_party, found.receiver_party, True, found)
         key, cert = _signer(credentials.cert_pem, credentials.key_pem)
-        receiver = x509.load_der_x509_certificate(endpoint.certificate_der)
-        message = await asyncio.to_thread(
+        receiver, to_party = _party(endpoint.certificate_der)
+        from_party = _own_party(credentials.cert_pem)
+        message = functools.partial(
             build_user_message,
             payload=sbd,
             message_id=message_id,
             conversation_id=message_id.split("@", 1)[0],
             timestamp=self._clock(),
-            from_party=common_name(cert) or "",
-            to_party=common_name(receiver) or "",
-            service=envelope.process.value,
-            service_type=envelope.process.scheme,
-            action=str(envelope.document_type),
-            original_sender=(envelope.sender.scheme, envelope.sender.value),
-            final_recipient=(envelope.receiver.scheme, envelope.receiver.value),
+            from_party=from_party,
+            to_party=to_party,
+            service=addressing.process.value,
+            service_type=addressing.process.scheme,
+            action=str(addressing.document_type),
+            original_sender=(addressing.sender.scheme, addressing.sender.value),
+            final_recipient=(addressing.receiver.scheme, addressing.receiver.value),
             sender_key=key,
             sender_certificate=cert,
             receiver_certificate=receiver,
         )
-        built = kept_message.KeptMessage(
-            message, endpoint.certificate_der, common_name(cert) or "", common_name(receiver) or ""
-        )
-        data = await asyncio.to_thread(kept_message.dump, built)
+
+        def build() -> tuple[kept_message.KeptMessage, bytes]:
+            built = kept_message.KeptMessage(
+                message(), endpoint.certificate_der, from_party, to_party
+            )
+            return built, kept_message.dump(built)
+
+        built, data = build() if len(sbd) <= INLINE_BUILD else await asyncio.to_thread(build)
         return Prepared(data, built.sender_party, built.receiver_party, False, built)
 
     async def send(self, prepared: Prepared, endpoint: Endpoint) -> Delivered | Refused:
@@ -257,7 +280,7 @@ class As4Transport:
         if built is None:
             return Refused("prepared", "not a message this transport prepared", retryable=False)
         message, message_id = built.message, built.message.message_id
-        receiver = x509.load_der_x509_certificate(built.receiver_certificate)
+        receiver = _party(built.receiver_certificate)[0]
         try:
             async with self._client().post(
                 endpoint.url, data=message.body, headers=message.http_headers

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -275,12 +276,12 @@ def _walk(
 ) -> list[x509.Certificate]:
     path: list[x509.Certificate] = []
     current, levels = cert, 1
-    seen = {cert.fingerprint(hashes.SHA256())}
+    seen = {_FINGERPRINTS.of(cert)}
     while True:
         anchor = _first_issuer(current, trust_anchors, now, below=len(path))
         if anchor is not None:
             return [*path, anchor]
-        candidates = [c for c in intermediates if c.fingerprint(hashes.SHA256()) not in seen]
+        candidates = [c for c in intermediates if _FINGERPRINTS.of(c) not in seen]
         issuer = _first_issuer(current, candidates, now, below=len(path))
         if issuer is None:
             if _issued_by(current, current):
@@ -296,7 +297,7 @@ def _walk(
                 f"{MAX_LEVELS - 1} intermediate CAs may sit below the trusted root"
             )
         path.append(issuer)
-        seen.add(issuer.fingerprint(hashes.SHA256()))
+        seen.add(_FINGERPRINTS.of(issuer))
         current = issuer
 
 
@@ -327,6 +328,43 @@ def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     return cert.issuer == issuer.subject and _signed_by(cert, issuer)
 
 
+class _Fingerprints:
+    """The SHA-256 fingerprints of the certificate objects met lately, by the objects'
+    identity. cryptography encodes and hashes a certificate again on every ``fingerprint``
+    call, and a chain walk takes five to seven (most of its time), most often of the same
+    objects: the trust anchors and CAs of the settings, an SMP's signer and the endpoint
+    certificates of its answers (kept while their bytes are the same). At most ``size`` are
+    held, each with its certificate, so that no other object can take its ``id`` meanwhile;
+    the least recently used go first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.hits = 0
+        self._known: OrderedDict[int, tuple[x509.Certificate, bytes]] = OrderedDict()
+        self._lock = threading.Lock()  # chains are walked in threads as well
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def of(self, cert: x509.Certificate) -> bytes:
+        with self._lock:
+            known = self._known.get(id(cert))
+            if known is not None and known[0] is cert:
+                self._known.move_to_end(id(cert))
+                self.hits += 1
+                return known[1]
+        fingerprint = cert.fingerprint(hashes.SHA256())
+        with self._lock:
+            self._known[id(cert)] = (cert, fingerprint)
+            self._known.move_to_end(id(cert))
+            while len(self._known) > self.size:
+                self._known.popitem(last=False)
+        return fingerprint
+
+
+_FINGERPRINTS = _Fingerprints(256)
+
+
 class _SignedPairs:
     """Pairs of certificates (by their SHA-256 fingerprints) whose signature was found made by
     the issuer's key: the answer depends on the two certificates' bytes alone, and the same
@@ -344,7 +382,7 @@ class _SignedPairs:
         return len(self._pairs)
 
     def verified(self, cert: x509.Certificate, issuer: x509.Certificate) -> bool:
-        key = (cert.fingerprint(hashes.SHA256()), issuer.fingerprint(hashes.SHA256()))
+        key = (_FINGERPRINTS.of(cert), _FINGERPRINTS.of(issuer))
         with self._lock:
             if key in self._pairs:
                 self.hits += 1

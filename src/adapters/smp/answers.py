@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from datetime import datetime
 
 import attrs
@@ -73,8 +74,16 @@ def normalise_dn(text: str) -> str:
 
 def published_certificate(endpoint: ParsedEndpoint) -> x509.Certificate | None:
     """The certificate an endpoint publishes (base64 DER), or None when it cannot be read."""
+    return _certificate(endpoint.certificate)
+
+
+@functools.lru_cache(maxsize=256)
+def _certificate(text: str) -> x509.Certificate | None:
+    """The certificate of the base64 ``text``, read once for the same text: every send to an
+    endpoint reads the one its SMP publishes, and checks its chain, faster for the same
+    object (``pki.certificates``); the object is immutable."""
     try:
-        return x509.load_der_x509_certificate(base64.b64decode(endpoint.certificate, validate=True))
+        return x509.load_der_x509_certificate(base64.b64decode(text, validate=True))
     except (binascii.Error, ValueError):
         return None
 

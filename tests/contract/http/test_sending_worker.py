@@ -16,11 +16,12 @@ from typing import Any
 import attrs
 import pytest
 
+from fourcorner.application import sending
 from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.sending import Exchange, SendingWorker
-from fourcorner.application.transactions import message_key
-from fourcorner.domain.envelope import Identifier
+from fourcorner.application.transactions import blob_key, message_key
+from fourcorner.domain.envelope import Addressing, Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
 from fourcorner.domain.transaction import ArtefactType, Status, Transaction
@@ -53,9 +54,13 @@ class ScriptedTransport:
         self.kept: list[bytes | None] = []
         self.posted: list[bytes] = []
         self.at_post: list[Transaction] = []
+        self.addressed: list[Addressing] = []
 
-    async def prepare(self, *, message_id: str, kept: bytes | None = None, **_: Any) -> Prepared:
+    async def prepare(
+        self, *, message_id: str, addressing: Addressing, kept: bytes | None = None, **_: Any
+    ) -> Prepared:
         self.kept.append(kept)
+        self.addressed.append(addressing)
         if kept is not None:
             return Prepared(kept, "PFC000001", PEER, reused=True)
         return Prepared(f"{message_id} {uuid.uuid4()}".encode(), "PFC000001", PEER)
@@ -137,6 +142,94 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     done = await stored(ctx, tx_id)
     assert done.transaction_status is Status.COMPLETED and done.receiver_sp == PEER
     assert not await kept(docs, tx_id)
+
+
+class Puts:
+    """The blob store, recording which blobs went in a unit of work (``put_all_in``) and
+    which on their own (``put``)."""
+
+    def __init__(self, blobs: Any) -> None:
+        self.blobs, self.alone, self.in_uow = blobs, list[str](), list[list[str]]()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.blobs, name)
+
+    async def put(self, key: str, data: bytes) -> int:
+        self.alone.append(key)
+        return int(await self.blobs.put(key, data))
+
+    async def put_all_in(self, uow: Any, blobs: Any) -> list[int]:
+        self.in_uow.append([key for key, _ in blobs])
+        return list(await self.blobs.put_all_in(uow, blobs))
+
+
+async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any) -> None:
+    """A first attempt stores the message it keeps with the parties it records, and the
+    receipt with the end of the send: in those units of work, no round trip of their own."""
+    ctx, docs, tx_id = await setup(api)
+    receipt = b"<receipt/>"
+    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    sending = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
+    assert await sending.run_once() == 1
+    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
+    assert puts.alone == []
+    assert puts.in_uow == [[message_key(tx_id)], [key]]
+    assert transport.at_post[0].receiver_sp == PEER  # kept and addressed before the post
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
+    assert await docs.blobs.get(key) == receipt
+    async with ctx.uow() as uow:
+        (artefact,) = await uow.repository(ARTEFACTS).all(
+            transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
+        )
+    assert (artefact.blob, artefact.size) == (key, len(receipt))
+
+
+async def test_a_large_kept_message_is_stored_before_the_parties_are_recorded(
+    api: Any, monkeypatch: Any
+) -> None:
+    """A kept message larger than ``KEPT_WITH_PARTIES`` is stored on its own, before the
+    transaction that records the parties, which holds no lock while it is written."""
+    monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", 8)
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
+    assert await sending_worker.run_once() == 1
+    assert puts.alone == [message_key(tx_id)]
+    assert puts.in_uow == [[blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)]]
+    assert transport.at_post[0].receiver_sp == PEER
+    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
+
+
+class Reads:
+    """The envelopes port, counting the SBDs read."""
+
+    def __init__(self, envelopes: Any) -> None:
+        self.envelopes, self.read_count = envelopes, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.envelopes, name)
+
+    def read(self, data: bytes) -> Any:
+        self.read_count += 1
+        return self.envelopes.read(data)
+
+
+async def test_a_document_is_addressed_as_its_header_says_without_reading_it_again(
+    api: Any,
+) -> None:
+    """The message's addressing (the AS4 headers that must agree with the SBD's header) is
+    what was recorded from the header when the document was taken in, read whole then: the
+    SBD is not parsed again to send it."""
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    reads = Reads(docs.envelopes)
+    sending = worker(api, ctx, attrs.evolve(docs, envelopes=reads), transport)
+    assert await sending.run_once() == 1
+    assert reads.read_count == 0
+    sbd = await docs.blobs.get(blob_key(tx_id, ArtefactType.BUSINESS_DOCUMENT))
+    assert transport.addressed == [Addressing.of(docs.envelopes.read(sbd))]
 
 
 async def test_a_claim_that_finds_fewer_than_it_asks_for_is_not_repeated_at_once(
