@@ -387,17 +387,20 @@ class SendingWorker:
                 await self._docs.blobs.put_all_in(uow, stored)
             if over and receipt is not None:
                 key, size = receipt[0], len(receipt[1])
-                await uow.repository(ARTEFACTS).add(
-                    Artefact(
-                        ctx.new_id(),
-                        tx.id,
-                        tx.org_id,
-                        ArtefactType.TRANSACTION_RECEIPT,
-                        "application/soap+xml",
-                        size,
-                        key,
-                        now,
-                    )
+                # a new id, its row count unread: it goes out with the event or the commit
+                await uow.repository(ARTEFACTS).add_many(
+                    [
+                        Artefact(
+                            ctx.new_id(),
+                            tx.id,
+                            tx.org_id,
+                            ArtefactType.TRANSACTION_RECEIPT,
+                            "application/soap+xml",
+                            size,
+                            key,
+                            now,
+                        )
+                    ]
                 )
             if over and raises:
                 name = events.TRANSACTION_SENT if receipt else events.TRANSACTION_SEND_FAILED
