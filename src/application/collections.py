@@ -26,7 +26,14 @@ from fourcorner.domain.participant import Participant, ParticipantStatus
 from fourcorner.domain.roles import ORG_ROLES
 from fourcorner.domain.sml import LocatorOperation, LocatorState, LocatorTask
 from fourcorner.domain.smp import SmpRegistration
-from fourcorner.domain.transaction import Artefact, ArtefactType, Status, Transaction, UsedUpload
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Direction,
+    Status,
+    Transaction,
+    UsedUpload,
+)
 from fourcorner.domain.user import DeletedIdentity, User
 from fourcorner.domain.webhook import Delivery, DeliveryStatus, Event, Webhook
 
@@ -323,6 +330,12 @@ _TRANSACTION_FILTERS = fields(
     # shown with nanoseconds (API.md); compared at the stored precision, microseconds
     col("createdAt", DATETIME, shown=9),
 )
+
+
+def _to_network(tx: Transaction) -> bool:
+    return tx.direction is Direction.TO_NETWORK
+
+
 TRANSACTIONS: Collection[Transaction] = Collection(
     name="transactions",
     type=Transaction,
@@ -342,6 +355,8 @@ TRANSACTIONS: Collection[Transaction] = Collection(
     search=("senderId", "receiverId", "docInstanceId"),
     unique=(("dedupKey",),),
     default_sort="-createdAt",  # newest first
+    # the sending worker claims what goes to the network: a received document is no work of its
+    wakes=_to_network,
 )
 
 _ARTEFACT_FILTERS = fields(

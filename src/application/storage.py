@@ -55,6 +55,9 @@ class Collection(Generic[T]):
     ``lease``: the datetime column of a claim's lease (its field in the record under the
     column's snake-case name), written on its own by ``Repository.lease``: a store that also
     keeps the whole record reads that field from the column, never from the record's copy.
+
+    ``wakes``: which added records are work for the collection's watchers (``Storage.watch``),
+    so that only adding one of those tells them; ``None``: every record added does.
     """
 
     name: str
@@ -65,6 +68,12 @@ class Collection(Generic[T]):
     unique: tuple[tuple[str, ...], ...] = ()
     default_sort: str = "createdAt"
     lease: str | None = None
+    wakes: Callable[[T], bool] | None = attrs.field(default=None, eq=False)
+
+    def announces(self, added: Iterable[T]) -> bool:
+        """Whether adding ``added`` is work for the collection's watchers (``wakes``)."""
+        wakes = self.wakes
+        return True if wakes is None else any(map(wakes, added))
 
     def __attrs_post_init__(self) -> None:
         if self.lease is not None:

@@ -11,8 +11,11 @@ import attrs
 import pytest
 
 from fourcorner.adapters.postgres import PostgresStorage
-from fourcorner.application.collections import ORGANISATIONS, USERS
+from fourcorner.application.collections import ORGANISATIONS, TRANSACTIONS, USERS
+from fourcorner.domain.transaction import Direction
 from records import user
+
+from .test_repositories import received
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import StorageUnderTest
@@ -33,6 +36,30 @@ async def test_watchers_hear_of_records_this_process_adds(store: StorageUnderTes
         await uow.repository(USERS).add(user("u-2"))
         await uow.rollback()
     assert heard == ["users"]
+
+
+async def test_a_received_document_is_no_work_for_the_sending_worker(
+    store: StorageUnderTest,
+) -> None:
+    """``Collection.wakes``: the sending worker watches transactions to claim those that go to
+    the network; adding a received one (``add`` or ``add_many``) does not wake it, adding one
+    to send among received ones does."""
+    heard: list[str] = []
+    store.storage.watch({TRANSACTIONS.name}, lambda: heard.append("transactions"))
+    async with store.unit_of_work() as uow:
+        await uow.repository(TRANSACTIONS).add(received(1))
+        await uow.repository(TRANSACTIONS).add_many([received(2), received(3)])
+        await uow.commit()
+    assert heard == []
+    async with store.unit_of_work() as uow:
+        outbound = received(5, direction=Direction.TO_NETWORK)
+        await uow.repository(TRANSACTIONS).add_many([received(4), outbound])
+        await uow.commit()
+    assert heard == ["transactions"]
+    async with store.unit_of_work() as uow:
+        await uow.repository(TRANSACTIONS).add(received(6, direction=Direction.TO_NETWORK))
+        await uow.commit()
+    assert heard == ["transactions", "transactions"]
 
 
 @pytest.mark.postgres

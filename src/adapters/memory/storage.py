@@ -194,7 +194,8 @@ class InMemoryRepository(Generic[T]):
             raise Conflict(reason=f"a {self._c.name} record with id {ident} exists")
         self._check_unique(table, ident, row)
         self._put(table, ident, item, row)
-        self._uow.added.add(self._c.name)
+        if self._c.announces((item,)):
+            self._uow.added.add(self._c.name)
 
     async def update(self, item: T) -> None:
         row = self._c.row(item)

@@ -187,7 +187,7 @@ class SqlRepository(Generic[T]):
 
     async def add(self, item: T) -> None:
         values = self._t.values(item, self._converter.dumps(item))
-        self._x.wrote(self._t.name, added=True)
+        self._x.wrote(self._t.name, added=self._c.announces((item,)))
         # ON CONFLICT DO NOTHING: a clash leaves the transaction usable, in PostgreSQL too.
         if await self._x.write(self._t.insert_sql, values, may_clash=False) == 0:
             raise Conflict(reason=await self._clash_reason(item, check_id=True))
@@ -196,7 +196,7 @@ class SqlRepository(Generic[T]):
         rows = [self._t.values(item, self._converter.dumps(item)) for item in items]
         if not rows:
             return
-        self._x.wrote(self._t.name, added=True)
+        self._x.wrote(self._t.name, added=self._c.announces(items))
         if len(rows) <= FEW_RECORDS:
             params = [value for row in rows for value in row]
             # its row count unread: it may go out with what follows (a clash fails it whole)
