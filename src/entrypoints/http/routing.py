@@ -36,7 +36,7 @@ ORG_ID = web.RequestKey("org_id", uuid.UUID)
 CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
-# set by the authenticator (``Authenticator``): the SHA-256 of the credential the request came
+# set by the authenticator (``Authenticator``): the digest of the credential the request came
 # with, what the kept principals and answers are filed under (never the token or key itself),
 # and the storage's read stamp taken before it read anything (``memo``; ``None``: keep nothing)
 KEPT_UNDER = web.RequestKey("kept_under", tuple[str, Hashable | None])
