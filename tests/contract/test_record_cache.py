@@ -105,6 +105,15 @@ async def test_a_reader_refuses_to_write_or_lock(store: StorageUnderTest) -> Non
     assert await name_seen(store) == "Ann"
 
 
+async def heard_of(subject: StorageUnderTest) -> None:
+    """What tells this process of another's commit (a request read from a socket, a child's
+    exit) comes through its event loop: on SQLite, one look at ``data_version`` serves the
+    rest of the loop's pass in which it was taken (``SqliteStorage.notice_other_writers``),
+    so a commit made by the same task in that pass, through another connection, is seen once
+    the loop has gone round."""
+    await asyncio.sleep(0)
+
+
 async def seen_within(subject: StorageUnderTest, name: str | None, seconds: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -137,6 +146,7 @@ async def test_a_reader_sees_another_process_commits(open_storage: OpenStorage, 
         for name in ("Bea", "Cid", "Dee"):
             await save(writer, user(name))
             if kind == "sqlite":
+                await heard_of(reader)
                 assert await name_seen(reader) == name
             else:
                 assert await seen_within(reader, name, 1.0), f"{name} not seen within 1 s"
@@ -156,6 +166,7 @@ async def test_sqlite_readers_see_a_change_made_outside_fourcorner(
         data = subject.storage.repositories.converter.dumps(user("Zed"))  # type: ignore[attr-defined]
         conn.execute("UPDATE users SET data = ?, name = 'Zed' WHERE id = 'u-1'", (data,))
         conn.commit()
+        await heard_of(subject)
         assert await name_seen(subject) == "Zed"
     finally:
         await subject.close()
@@ -284,6 +295,38 @@ async def test_a_sqlite_reader_sees_a_commit_of_another_process_at_once(
         await subject.close()
 
 
+async def test_one_look_at_sqlites_data_version_serves_the_rest_of_the_loops_pass(
+    open_storage: OpenStorage,
+) -> None:
+    """``PRAGMA data_version`` is asked once per pass of the event loop however many readers
+    and read stamps the pass holds; a commit of another connection made after the look is
+    seen in the next pass."""
+    subject = await open_storage("sqlite")
+    storage = _sqlite(subject)
+    looks: list[str] = []
+    storage.connection().set_trace_callback(
+        lambda sql: looks.append(sql) if "data_version" in sql else None
+    )
+    conn = sqlite3.connect(storage.path, timeout=5)
+    try:
+        await save(subject, user("Ann"))
+        await heard_of(subject)
+        looks.clear()
+        stamp = storage.read_stamp()
+        assert await name_seen(subject) == "Ann"
+        assert storage.read_stamp() == stamp
+        assert len(looks) == 1
+        set_name(conn, subject, "Bea")  # after the look, in the same pass: not looked for
+        assert storage.read_stamp() == stamp and len(looks) == 1
+        await heard_of(subject)
+        assert storage.read_stamp() != stamp and len(looks) == 2
+        assert await name_seen(subject) == "Bea"
+    finally:
+        conn.close()
+        storage.connection().set_trace_callback(None)
+        await subject.close()
+
+
 # what may happen between two reads: a commit of another connection, one of the storage's
 # own, a checkpoint that empties the log
 _STEPS = st.lists(st.sampled_from(["outside", "own", "checkpoint", "read"]), max_size=12)
@@ -310,6 +353,7 @@ async def test_a_sqlite_reader_sees_every_finished_commit_whatever_came_between(
                 await save(subject, user(current))
             elif step == "checkpoint":
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await heard_of(subject)
             assert await name_seen(subject) == current, (i, steps)
     finally:
         conn.close()

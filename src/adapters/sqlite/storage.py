@@ -16,8 +16,9 @@ database file is the intended use.
 
 ``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
 process's ``RecordCache``. A commit of this process that wrote one of them clears it; another
-process's commits are noticed by ``PRAGMA data_version`` at the start of every reader, which
-then clears everything. A reader whose read misses takes the unit-of-work lock for that read
+process's commits are noticed by ``PRAGMA data_version`` (``notice_other_writers``), which
+then clears everything: at the start of every reader and of every ``read_stamp``, except that
+one look serves the rest of the event loop's pass in which it was taken. A reader whose read misses takes the unit-of-work lock for that read
 only, so opening a reader inside a unit of work of the same task raises ``RuntimeError``
 rather than waiting for itself.
 
@@ -59,6 +60,8 @@ class SqliteStorage:
         self.repositories = Repositories(SQLITE, self._cache)
         self._data_version: int | None = None
         self._version_cursor: sqlite3.Cursor | None = None  # asks PRAGMA data_version
+        # the event loop in whose current pass data_version was looked at (``None``: look)
+        self._looked_in: asyncio.AbstractEventLoop | None = None
         self._holder: asyncio.Task[Any] | None = None  # the task inside a unit of work
         self._watchers = Watchers()
 
@@ -81,9 +84,23 @@ class SqliteStorage:
         return self._cache.stamp()
 
     def notice_other_writers(self) -> None:
-        """Clear the cache if another connection committed since the last look."""
+        """Clear the cache if another connection committed since the last look.
+
+        A look (``PRAGMA data_version``: about 11k instructions and two ``fcntl`` calls,
+        SQLite's read lock on the WAL index taken and let go) serves every caller until the
+        event loop has run the callbacks that were ready when it was taken: it schedules one
+        more (``call_soon``) that ends it. The loop runs ready callbacks first in, first out,
+        and a request read from a socket after the look reaches its handler through a callback
+        queued after that one (a task woken by the protocol's ``data_received``); so whoever
+        is served by a look is handling a request that had arrived before it, and sees every
+        commit made before that request was sent, as a look of its own would have shown. Under
+        load a pass handles many requests, and they share one look. Outside an event loop,
+        every call looks."""
         cache = self._cache
         if cache is None:
+            return
+        loop = asyncio.events._get_running_loop()
+        if loop is not None and loop is self._looked_in:
             return
         try:
             conn = self.connection()
@@ -96,6 +113,12 @@ class SqliteStorage:
         if version != self._data_version:
             self._data_version = version
             cache.invalidate_all()
+        if loop is not None:
+            self._looked_in = loop
+            loop.call_soon(self._pass_ended)
+
+    def _pass_ended(self) -> None:
+        self._looked_in = None
 
     async def hold(self) -> sqlite3.Connection:
         """Wait for the unit-of-work lock and take it for this task; the connection."""

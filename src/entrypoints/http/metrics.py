@@ -168,16 +168,15 @@ class RequestStats(Collector):
 
     def __init__(self, buckets: tuple[float, ...] = _HTTP_BUCKETS) -> None:
         self._bounds = buckets
-        self._counts: dict[tuple[str, str, int], int] = {}
-        # (method, route) -> [count per bucket (not cumulative) ..., above the last; sum]
-        self._latency: dict[tuple[str, str], list[float]] = {}
+        # (method, route, status) -> [count per bucket (not cumulative) ..., above the last;
+        # sum]: one lookup a request; the counts by status are the buckets' sums, the latency
+        # by method and route the cells of its statuses added up, when scraped
+        self._cells: dict[tuple[str, str, int], list[float]] = {}
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, status)
-        self._counts[key] = self._counts.get(key, 0) + 1
-        cells = self._latency.get((method, route))
+        cells = self._cells.get((method, route, status))
         if cells is None:
-            cells = self._latency[(method, route)] = [0.0] * (len(self._bounds) + 2)
+            cells = self._cells[(method, route, status)] = [0.0] * (len(self._bounds) + 2)
         cells[bisect.bisect_left(self._bounds, seconds)] += 1
         cells[-1] += seconds
 
@@ -185,15 +184,19 @@ class RequestStats(Collector):
         requests = CounterMetricFamily(
             "fourcorner_http_requests", "HTTP requests", labels=["method", "route", "status"]
         )
-        for (method, route, status), n in list(self._counts.items()):
-            requests.add_metric([method, route, str(status)], n)
+        by_route: dict[tuple[str, str], list[float]] = {}
+        for (method, route, status), cells in list(self._cells.items()):
+            requests.add_metric([method, route, str(status)], int(sum(cells[:-1])))
+            total = by_route.setdefault((method, route), [0.0] * len(cells))
+            for i, value in enumerate(cells):
+                total[i] += value
         yield requests
         latency = HistogramMetricFamily(
             "fourcorner_http_request_duration_seconds",
             "HTTP request latency",
             labels=["method", "route"],
         )
-        for (method, route), cells in list(self._latency.items()):
+        for (method, route), cells in by_route.items():
             running, buckets = 0.0, []
             for bound, count in zip((*map(_bound, self._bounds), "+Inf"), cells[:-1], strict=True):
                 running += count

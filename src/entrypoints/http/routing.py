@@ -6,7 +6,7 @@ import functools
 import inspect
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -36,11 +36,10 @@ ORG_ID = web.RequestKey("org_id", uuid.UUID)
 CALLER = web.RequestKey("caller", tuple[str, str | uuid.UUID])
 # set on requests to routes that need credentials: their answers are never stored by caches
 PRIVATE = web.RequestKey("private", bool)
-# set by the authenticator: the storage's read stamp taken before it read anything (``memo``)
-READ_STAMP = web.RequestKey("read_stamp", object)
-# the SHA-256 of the credential the request came with (``Authenticator``): what the kept
-# principals and answers are filed under, never the token or key itself
-CREDENTIAL = web.RequestKey("credential", str)
+# set by the authenticator (``Authenticator``): the digest of the credential the request came
+# with, what the kept principals and answers are filed under (never the token or key itself),
+# and the storage's read stamp taken before it read anything (``memo``; ``None``: keep nothing)
+KEPT_UNDER = web.RequestKey("kept_under", tuple[str, Hashable | None])
 
 
 @attrs.frozen
@@ -329,13 +328,14 @@ def endpoint(
             request[CALLER] = ("user", principal.user.id)
         if route.user_only and principal is not None:  # before the body: whatever it holds
             principal.require_user()
-        stamp = request.get(READ_STAMP)
-        memo_key = None
-        if answers is not None and stamp is not None and CREDENTIAL in request:
-            memo_key = (request[CREDENTIAL], request.path)
-            known = answers.get(memo_key, stamp)
-            if known is not None:
-                return web.Response(status=200, body=known, content_type="application/json")
+        memo_key = stamp = None
+        if answers is not None:
+            credential, stamp = request.get(KEPT_UNDER, ("", None))
+            if stamp is not None:
+                memo_key = (credential, request.path)
+                known = answers.get(memo_key, stamp)
+                if known is not None:
+                    return web.Response(status=200, body=known, content_type="application/json")
         try:
             check_text(request)
             body, sent = (
