@@ -24,6 +24,7 @@ from fourcorner.application.collections import (
 )
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
+from fourcorner.application.ports import Envelopes
 from fourcorner.application.repositories import Participants, Transactions
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.transactions import (
@@ -51,7 +52,7 @@ from fourcorner.domain.transaction import (
     Transaction,
     UsedUpload,
 )
-from fourcorner.domain.ubl import MlsRequest, ubl_envelope
+from fourcorner.domain.ubl import MlsRequest, UblFacts, ubl_envelope
 from fourcorner.domain.validation import ValidationResult
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
@@ -293,8 +294,9 @@ def _read(
     bare UBL Invoice or CreditNote is replaced by the SBD that wraps it (in the file, for a
     file). ``mls`` is for bare documents only (an SBD's header names its own MLS scopes)."""
     envelopes = docs.envelopes
+    envelope: Sbdh | None = None
     if isinstance(incoming, bytes):
-        facts = envelopes.read_bare(incoming)
+        facts, envelope = _read_bytes(envelopes, incoming)
     else:
         facts = envelopes.read_bare_file(incoming)
     if facts is not None:
@@ -314,16 +316,39 @@ def _read(
                 wrapped.replace(incoming)
             finally:
                 wrapped.unlink(missing_ok=True)
-    if isinstance(incoming, bytes):
-        envelope = envelopes.read(incoming)
-    else:
-        envelope = envelopes.read_file(incoming)
+    if envelope is None:  # not read yet: a file, or the SBD built around a bare document
+        if isinstance(incoming, bytes):
+            envelope = envelopes.read(incoming)
+        else:
+            envelope = envelopes.read_file(incoming)
     if facts is None and not mls.empty:
         name = "mlsType" if mls.mls_type is not None else "mlsTo"
         raise InvalidInput.one(
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
     return envelope, facts is not None, incoming
+
+
+_SBD_ROOT = b"StandardBusinessDocument"
+_SNIFFED = 2048  # bytes looked at for it: an SBD's root start tag is in them
+
+
+def _read_bytes(envelopes: Envelopes, data: bytes) -> tuple[UblFacts | None, Sbdh | None]:
+    """The facts of the bare UBL document ``data``, or the envelope of the SBD ``data``
+    (``_read``'s first step, for bytes). What names an SBD's root near its start is read as
+    an SBD at once, sparing the usual document a first parse that only finds it is one;
+    ``read_bare`` is asked only when that fails, and the SBD reader's refusal stands when it
+    finds no bare UBL document either, as when ``read_bare`` is asked first."""
+    if _SBD_ROOT not in data[:_SNIFFED]:
+        return envelopes.read_bare(data), None
+    try:
+        return None, envelopes.read(data)
+    except InvalidInput as e:
+        refused = e
+    facts = envelopes.read_bare(data)
+    if facts is None:
+        raise refused
+    return facts, None
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------
