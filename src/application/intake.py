@@ -6,7 +6,9 @@ validation rules) before anything is stored, then stored and queued for the send
 from __future__ import annotations
 
 import json
+import threading
 import uuid
+from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from fourcorner.application.collections import (
 )
 from fourcorner.application.context import Context
 from fourcorner.application.idempotency import Answer, Keyed
+from fourcorner.application.ports import Envelopes
 from fourcorner.application.repositories import Participants, Transactions
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.transactions import (
@@ -51,7 +54,7 @@ from fourcorner.domain.transaction import (
     Transaction,
     UsedUpload,
 )
-from fourcorner.domain.ubl import MlsRequest, ubl_envelope
+from fourcorner.domain.ubl import MlsRequest, UblFacts, ubl_envelope
 from fourcorner.domain.validation import ValidationResult
 
 UPLOAD_VALIDITY = timedelta(minutes=30)
@@ -293,8 +296,9 @@ def _read(
     bare UBL Invoice or CreditNote is replaced by the SBD that wraps it (in the file, for a
     file). ``mls`` is for bare documents only (an SBD's header names its own MLS scopes)."""
     envelopes = docs.envelopes
+    envelope: Sbdh | None = None
     if isinstance(incoming, bytes):
-        facts = envelopes.read_bare(incoming)
+        facts, envelope = _read_bytes(envelopes, incoming)
     else:
         facts = envelopes.read_bare_file(incoming)
     if facts is not None:
@@ -314,16 +318,70 @@ def _read(
                 wrapped.replace(incoming)
             finally:
                 wrapped.unlink(missing_ok=True)
-    if isinstance(incoming, bytes):
-        envelope = envelopes.read(incoming)
-    else:
-        envelope = envelopes.read_file(incoming)
+    if envelope is None:  # not read yet: a file, or the SBD built around a bare document
+        if isinstance(incoming, bytes):
+            envelope = read_sbd(envelopes, incoming)
+        else:
+            envelope = envelopes.read_file(incoming)
     if facts is None and not mls.empty:
         name = "mlsType" if mls.mls_type is not None else "mlsTo"
         raise InvalidInput.one(
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
     return envelope, facts is not None, incoming
+
+
+KEPT_BYTES = 4 * 1024 * 1024
+"""How many bytes of the SBDs read last ``read_sbd`` keeps, with their envelopes."""
+_kept: OrderedDict[bytes, tuple[Envelopes, Sbdh]] = OrderedDict()
+_kept_size = 0
+_kept_lock = threading.Lock()  # a large message's SBD is read in a thread
+
+
+def read_sbd(envelopes: Envelopes, data: bytes) -> Sbdh:
+    """``envelopes.read(data)``, kept for the SBDs read whole last (``KEPT_BYTES`` of them):
+    a document one of this service's organisations sends to another's is read at intake and
+    again as it arrives (and a message sent again, again), the same bytes each time, so the
+    same envelope (an ``Sbdh`` is immutable). The SBD itself is the key, compared whole (its
+    hash costs a fraction of a SHA-256). A refusal is not kept; an envelope is given only to
+    the port that read it."""
+    global _kept_size
+    with _kept_lock:
+        kept = _kept.get(data)
+        if kept is not None and kept[0] is envelopes:
+            _kept.move_to_end(data)
+            return kept[1]
+    envelope = envelopes.read(data)
+    with _kept_lock:
+        if _kept.pop(data, None) is not None:
+            _kept_size -= len(data)
+        _kept[data] = (envelopes, envelope)
+        _kept_size += len(data)
+        while _kept_size > KEPT_BYTES:
+            _kept_size -= len(_kept.popitem(last=False)[0])
+    return envelope
+
+
+_SBD_ROOT = b"StandardBusinessDocument"
+_SNIFFED = 2048  # bytes looked at for it: an SBD's root start tag is in them
+
+
+def _read_bytes(envelopes: Envelopes, data: bytes) -> tuple[UblFacts | None, Sbdh | None]:
+    """The facts of the bare UBL document ``data``, or the envelope of the SBD ``data``
+    (``_read``'s first step, for bytes). What names an SBD's root near its start is read as
+    an SBD at once, sparing the usual document a first parse that only finds it is one;
+    ``read_bare`` is asked only when that fails, and the SBD reader's refusal stands when it
+    finds no bare UBL document either, as when ``read_bare`` is asked first."""
+    if _SBD_ROOT not in data[:_SNIFFED]:
+        return envelopes.read_bare(data), None
+    try:
+        return None, read_sbd(envelopes, data)
+    except InvalidInput as e:
+        refused = e
+    facts = envelopes.read_bare(data)
+    if facts is None:
+        raise refused
+    return facts, None
 
 
 # --- pre-signed uploads ---------------------------------------------------------------------

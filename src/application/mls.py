@@ -234,8 +234,14 @@ async def take(
     envelope: Sbdh,
 ) -> None:
     """Record the status on the one sent document it is about; ``As4Refusal`` otherwise."""
+    sbd = inbound.sbd
     try:
-        status = await asyncio.to_thread(_read_mls, docs, inbound.sbd)
+        # one held in memory is small (``MessageReader.read``): a thread hop costs more
+        status = (
+            _read_mls(docs, sbd)
+            if isinstance(sbd, bytes)
+            else await asyncio.to_thread(_read_mls, docs, sbd)
+        )
     except DomainError as e:
         raise As4Refusal(
             "EBMS:0004", "Other", f"the MLS is not valid: {e.message()}", inbound.message_id

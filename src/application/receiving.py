@@ -14,6 +14,7 @@ failed rules (``mls.invalid``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,7 @@ from fourcorner.application.collections import (
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.intake import validation_blobs
+from fourcorner.application.intake import read_sbd, validation_blobs
 from fourcorner.application.ports import (
     As4Refusal,
     Credentials,
@@ -148,7 +149,9 @@ async def _receive(
     inbound: InboundDocument | None = None
     envelope: Sbdh | None = None
     try:
-        message, read = await asyncio.to_thread(_read, docs, reader, content_type, body, creds, sbd)
+        message, read = await _read_message(
+            functools.partial(_read, docs, reader, content_type, body, creds), body, sbd
+        )
         inbound = message
         envelope = _envelope(inbound, read)
         consistent(inbound, envelope)
@@ -157,7 +160,7 @@ async def _receive(
         ):
             await mls.take(ctx, docs, ap, inbound, envelope)
             telemetry.received(ap.org_id, inbound.sender_certificate_cn, inbound.message_id)
-            return Answer(200, SIGNAL, await asyncio.to_thread(reader.receipt, inbound, creds))
+            return Answer(200, SIGNAL, reader.receipt(inbound, creds))
         return await _take_document(ctx, docs, exchange, ap, creds, inbound, envelope)
     except As4Refusal as refusal:
         sender = inbound.sender_certificate_cn if inbound is not None else None
@@ -171,7 +174,40 @@ async def _receive(
             and not isinstance(refusal, OtherEnvironment)
         ):
             await mls.refused(ctx, exchange, ap, inbound, envelope, refusal)
-        return Answer(200, SIGNAL, await asyncio.to_thread(reader.error, refusal, creds))
+        return Answer(200, SIGNAL, reader.error(refusal, creds))
+
+
+INLINE = 256 * 1024
+"""A message of at most this many bytes, held in memory (the AS4 route spools a larger one to
+a file), is read on the event loop as long as its SBD is held in memory too."""
+
+
+Read = tuple[InboundDocument, Sbdh | DomainError]
+
+
+class _LargeSbd(Exception):
+    """The SBD of a message read on the event loop is too large to be held in memory."""
+
+
+def _held() -> Path:
+    raise _LargeSbd
+
+
+async def _read_message(
+    read: Callable[[Callable[[], Path]], Read], body: bytes | Path, sbd: Callable[[], Path]
+) -> Read:
+    """``read`` (``_read`` of the message ``body``) on the event loop for a small message (at
+    most ``INLINE`` bytes, in memory), where handing it to a thread and back costs more than
+    its reading; in a thread for a file, and for a small message whose SBD turns out too large
+    to be held in memory (which decompressing would write to the file ``sbd()`` makes: it is
+    read again there, from the start), so the loop never waits for more than a small
+    message's reading."""
+    if isinstance(body, bytes) and len(body) <= INLINE:
+        try:
+            return read(_held)
+        except _LargeSbd:
+            pass
+    return await asyncio.to_thread(read, sbd)
 
 
 def _read(
@@ -181,13 +217,13 @@ def _read(
     body: bytes | Path,
     creds: Credentials,
     sbd: Callable[[], Path],
-) -> tuple[InboundDocument, Sbdh | DomainError]:
+) -> Read:
     """The message read (a large SBD to the file ``sbd()`` makes), and the SBD's envelope or
-    why it has none: one thread hop for both."""
+    why it has none (for a message read in a thread, in one thread hop for both)."""
     inbound = reader.read(content_type, body, creds, sbd)
     try:
         if isinstance(inbound.sbd, bytes):
-            return inbound, docs.envelopes.read(inbound.sbd)
+            return inbound, read_sbd(docs.envelopes, inbound.sbd)
         return inbound, docs.envelopes.read_file(inbound.sbd)
     except DomainError as e:
         return inbound, e
@@ -250,7 +286,7 @@ async def _take_document(
         raise OtherEnvironment(other, ap, inbound.message_id)
     if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
-    receipt = await asyncio.to_thread(reader.receipt, inbound, creds)
+    receipt = reader.receipt(inbound, creds)  # a signature over a few references: no thread
     # checked once received (the receipt says it arrived, not that it is valid)
     result = await _validated(docs, inbound)
     policy = org.inbound_validation if org else ValidationPolicy.REPORT

@@ -66,14 +66,14 @@ async def _intake(
     key: str | None = None,
     upload: UploadGrant | None = None,
 ) -> Reply:
-    """Take the document in (its bytes, or a file for a large one), hashing it on the way,
-    and submit it; with an idempotency ``key``, the request is the access point and the
-    document's bytes (a multipart form's ``file`` part: the same document in another form is
-    the same request). ``mls``: the MLS scopes asked for a bare UBL document (``_mls``);
-    ``upload``: the pre-signed URL the document was put to."""
-    digest = hashlib.sha256()
+    """Take the document in (its bytes, or a file for a large one) and submit it; with an
+    idempotency ``key``, the request is the access point and the document's bytes (a multipart
+    form's ``file`` part: the same document in another form is the same request), hashed on
+    the way (and only then: the hash is of no other use). ``mls``: the MLS scopes asked for a
+    bare UBL document (``_mls``); ``upload``: the pre-signed URL the document was put to."""
+    digest = None if key is None else hashlib.sha256()
     incoming = await spool(req.raw, docs.blobs.incoming, docs.max_bytes, digest)
-    keyed = None if key is None else Keyed.of(key, ap_id.bytes, digest.digest())
+    keyed = None if key is None or digest is None else Keyed.of(key, ap_id.bytes, digest.digest())
     answer = await intake.submit(ctx, docs, principal, org_id, ap_id, incoming, keyed, mls, upload)
     if callable(wake):
         wake()

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import shutil
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,8 +17,10 @@ import aiohttp
 import pytest
 from lxml import etree
 
+from fourcorner.adapters.as4.service import IN_MEMORY, As4MessageReader
 from fourcorner.adapters.pki import issue_leaf, new_ca
 from fourcorner.adapters.pki.testpki import load_test_pki
+from fourcorner.application import receiving
 from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.domain.transaction import Kind
 from fourcorner.entrypoints.container import build_container, resolve, web_app
@@ -458,3 +461,48 @@ async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared
     assert gate.most == 1
     assert len(await received(api, b["id"])) == 4
     no_errors_logged(caplog)
+
+
+async def test_a_small_message_is_read_where_it_arrives_and_a_large_sbd_in_a_thread(
+    api, monkeypatch
+):
+    """A message held in memory is read on the event loop (a thread hop costs more than its
+    reading); one whose SBD turns out too large to be held in memory is read again in a
+    thread, where its SBD goes to a file, and is taken whole."""
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(89)}"
+    here, threads = threading.get_ident(), []
+    read = As4MessageReader.read
+
+    def watched(self, *args):  # type: ignore[no-untyped-def]
+        threads.append(threading.get_ident())
+        return read(self, *args)
+
+    monkeypatch.setattr(As4MessageReader, "read", watched)
+    small = message(
+        api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
+    )
+    status, answer = await post(api, path, small)
+    assert status == 200 and error_code(answer) is None
+    assert threads == [here]
+    large = make_sbd(sender=sender, receiver=receiver, pad_to=IN_MEMORY + 64 * 1024)
+    msg = message(api, large, sender=sender, receiver=receiver)
+    assert len(msg.body) <= receiving.INLINE  # gzip: a small message with a large SBD
+    threads.clear()
+    status, answer = await post(api, path, msg)
+    assert status == 200 and error_code(answer) is None
+    assert threads[0] == here and threads[1:] and all(t != here for t in threads[1:])
+    assert spooled(await resolve(api.container.documents)) == []
+    items = await received(api, b["id"])
+    assert len(items) == 2
+    stored = []
+    for t in items:
+        _, artefacts = await api.call(
+            "GET", f"/orgs/{b['id']}/transactions/{t['id']}/artefacts", as_=BOB
+        )
+        doc = next(x for x in artefacts["items"] if x["type"] == "BUSINESS_DOCUMENT")
+        _, body = await api.call(
+            "GET", f"/orgs/{b['id']}/transactions/{t['id']}/artefacts/{doc['id']}", as_=BOB
+        )
+        stored.append(body)
+    assert large in stored
