@@ -62,13 +62,23 @@ async def test_the_method_is_part_of_what_is_kept(monkeypatch: pytest.MonkeyPatc
     assert walked == ["/orgs/abc", "/orgs/abc"]
 
 
-async def test_an_unmatched_target_is_kept_as_unmatched(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_unmatched_target_goes_to_unmatched_and_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Paths no API route matches, and long ones, are anyone's choice before authentication:
+    none is kept, so they neither fill memory nor push the API's paths out."""
     walked = _walks(monkeypatch)
     router = _router()
     for _ in range(2):
         found = await router.resolve(make_mocked_request("OPTIONS", "*"))
         assert found.route is router.unmatched and dict(found) == {}
-    assert walked == ["*"]
+        other = await router.resolve(make_mocked_request("GET", "/nothing/here"))
+        assert other.route is router.unmatched
+    long = "/orgs/" + "a" * _Router.KEPT_PATH
+    for _ in range(2):
+        assert dict(await router.resolve(make_mocked_request("GET", long))) == {"orgId": long[6:]}
+    assert walked == ["*", "/nothing/here"] * 2 + [long] * 2
+    assert router._resolved == {}
 
 
 async def test_kept_answers_are_bounded_and_follow_new_resources(

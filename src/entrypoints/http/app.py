@@ -313,9 +313,13 @@ class _Router(web.UrlDispatcher):
     of a kept read's CPU for ``/orgs/{orgId}``, the second of 41 resources under ``/orgs``),
     where a request for a path asked for before costs one dictionary lookup. The app's
     resources match on the method and the path alone (no domains, no sub-apps), so the same
-    two always resolve alike."""
+    two always resolve alike. Only paths of at most ``KEPT_PATH`` characters that a route of
+    the API matched are kept: anyone may ask for any path before being authenticated, and
+    what they choose must neither fill memory (a request line may be 8 KiB) nor push the
+    API's paths out."""
 
     KEPT = 4096
+    KEPT_PATH = 256
     unmatched: web.ResourceRoute | None = None
 
     def __init__(self) -> None:
@@ -335,7 +339,9 @@ class _Router(web.UrlDispatcher):
         if isinstance(found, MatchInfoError):
             if found.http_exception.status != 404 or self.unmatched is None:
                 return found
-            found = UrlMappingMatchInfo({}, self.unmatched)
+            return UrlMappingMatchInfo({}, self.unmatched)
+        if found.route is self.unmatched or len(key[1]) > self.KEPT_PATH:
+            return found
         if len(self._resolved) >= self.KEPT:
             self._resolved.clear()
         self._resolved[key] = (dict(found), found.route)
