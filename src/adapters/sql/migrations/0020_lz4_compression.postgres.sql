@@ -5,15 +5,19 @@
 -- row passes about 2 kB (a transaction with many response lines or a long error text). lz4
 -- compresses several times faster, about as small. Values stored before stay as they are
 -- (each is read with the method it was written with). A server built without lz4 keeps
--- pglz. Written by hand. Released: never edit, add a migration.
+-- pglz, and so does one older than PostgreSQL 14. Written by hand. Released: never edit,
+-- add a migration.
 
 DO $$
 BEGIN
-    ALTER TABLE "transactions" ALTER COLUMN "data" SET COMPRESSION lz4;
-    ALTER TABLE "events" ALTER COLUMN "data" SET COMPRESSION lz4;
-    ALTER TABLE "artefacts" ALTER COLUMN "data" SET COMPRESSION lz4;
-    ALTER TABLE "deliveries" ALTER COLUMN "data" SET COMPRESSION lz4;
-    ALTER TABLE "blob_chunks" ALTER COLUMN "data" SET COMPRESSION lz4;
+    -- SET COMPRESSION came with PostgreSQL 14: an older server keeps pglz
+    IF current_setting('server_version_num')::int >= 140000 THEN
+        EXECUTE 'ALTER TABLE "transactions" ALTER COLUMN "data" SET COMPRESSION lz4';
+        EXECUTE 'ALTER TABLE "events" ALTER COLUMN "data" SET COMPRESSION lz4';
+        EXECUTE 'ALTER TABLE "artefacts" ALTER COLUMN "data" SET COMPRESSION lz4';
+        EXECUTE 'ALTER TABLE "deliveries" ALTER COLUMN "data" SET COMPRESSION lz4';
+        EXECUTE 'ALTER TABLE "blob_chunks" ALTER COLUMN "data" SET COMPRESSION lz4';
+    END IF;
 EXCEPTION WHEN feature_not_supported THEN
     NULL;
 END
