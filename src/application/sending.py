@@ -75,8 +75,9 @@ LOOKUP_FAILURES = {
 }
 # the working blobs of this many ended sends are removed in one call while others are in flight
 REMOVED_AT_ONCE = 8
-# A kept message of at most this many bytes goes in the transaction that records the parties;
-# a larger one is stored before it, so that transaction holds no lock while it is written.
+# A kept message (a receipt) of at most this many bytes goes in the transaction that records
+# the parties (the end of the send); a larger one is stored before it, so that transaction
+# holds no lock while it is written.
 KEPT_WITH_PARTIES = 1024 * 1024
 SEND_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), max_attempts=3)
 
@@ -350,7 +351,11 @@ class SendingWorker:
 
     async def _finish(self, tx: Transaction, move: Move, *, receipt: bytes) -> None:
         key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)
-        await self._apply(tx, move, ends=True, receipt=(key, receipt))
+        # a receipt's size is the receiving access point's choice (up to MAX_ANSWER_BYTES)
+        large = len(receipt) > KEPT_WITH_PARTIES
+        if large:
+            await self._docs.blobs.put(key, receipt)
+        await self._apply(tx, move, ends=True, receipt=(key, receipt), receipt_stored=large)
 
     async def _apply(
         self,
@@ -359,14 +364,15 @@ class SendingWorker:
         *,
         ends: bool = False,
         receipt: tuple[str, bytes] | None = None,
+        receipt_stored: bool = False,
         blobs: Sequence[tuple[str, bytes]] = (),
     ) -> Transaction:
         """``move`` applied to the stored transaction, read under a lock, and stored, with
         ``blobs`` (``BlobStore.put_all_in``: in the same transaction where the store can, no
         round trip of their own). When the move may end the send (``ends``) and does, its
-        receipt (if delivered) is stored with it and kept as an artefact, the organisation
-        hears of it (a document's event, in the same unit of work) and the blobs kept for the
-        send go."""
+        receipt (if delivered) is stored with it (unless ``receipt_stored``: before it) and
+        kept as an artefact, the organisation hears of it (a document's event, in the same
+        unit of work) and the blobs kept for the send go."""
         ctx, now = self._ctx, self._ctx.clock()
         # the organisation's webhooks, should the event be raised: read before (webhooks_of)
         raises = ends and tx.kind is Kind.DOCUMENT
@@ -382,7 +388,8 @@ class SendingWorker:
                 after = move(current, now)
                 await repo.update(after)
             over = ends and after.sending_over
-            stored = [*blobs, receipt] if over and receipt is not None else blobs
+            with_receipt = over and receipt is not None and not receipt_stored
+            stored = [*blobs, receipt] if with_receipt and receipt is not None else blobs
             if stored:  # after the first statement: sent with the next one or the commit
                 await self._docs.blobs.put_all_in(uow, stored)
             if over and receipt is not None:

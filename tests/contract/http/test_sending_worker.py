@@ -163,6 +163,15 @@ class Puts:
         return list(await self.blobs.put_all_in(uow, blobs))
 
 
+async def receipt_artefact(ctx: Any, tx_id: Any) -> tuple[str, int]:
+    """The blob and size the transaction's one receipt artefact names."""
+    async with ctx.uow() as uow:
+        (artefact,) = await uow.repository(ARTEFACTS).all(
+            transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
+        )
+    return artefact.blob, artefact.size
+
+
 async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any) -> None:
     """A first attempt stores the message it keeps with the parties it records, and the
     receipt with the end of the send: in those units of work, no round trip of their own."""
@@ -178,28 +187,48 @@ async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any
     assert transport.at_post[0].receiver_sp == PEER  # kept and addressed before the post
     assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
     assert await docs.blobs.get(key) == receipt
-    async with ctx.uow() as uow:
-        (artefact,) = await uow.repository(ARTEFACTS).all(
-            transactionId=tx_id, type=ArtefactType.TRANSACTION_RECEIPT
-        )
-    assert (artefact.blob, artefact.size) == (key, len(receipt))
+    assert await receipt_artefact(ctx, tx_id) == (key, len(receipt))
 
 
-async def test_a_large_kept_message_is_stored_before_the_parties_are_recorded(
+async def test_a_large_kept_message_or_receipt_is_stored_before_its_record(
     api: Any, monkeypatch: Any
 ) -> None:
     """A kept message larger than ``KEPT_WITH_PARTIES`` is stored on its own, before the
-    transaction that records the parties, which holds no lock while it is written."""
-    monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", 8)
+    transaction that records the parties, which holds no lock while it is written; so is a
+    receipt that large (its size is the receiving access point's choice), before the end of
+    the send is recorded."""
+    monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", 10)
     ctx, docs, tx_id = await setup(api)
-    transport = ScriptedTransport(ctx, [Delivered(b"<receipt/>", f"{tx_id}@fourcorner")])
+    receipt = b"<receipt />"
+    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
     puts = Puts(docs.blobs)
     sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
     assert await sending_worker.run_once() == 1
-    assert puts.alone == [message_key(tx_id)]
-    assert puts.in_uow == [[blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)]]
+    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
+    assert puts.alone == [message_key(tx_id), key]
+    assert puts.in_uow == []
     assert transport.at_post[0].receiver_sp == PEER
     assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
+    assert await docs.blobs.get(key) == receipt
+    assert await receipt_artefact(ctx, tx_id) == (key, len(receipt))
+
+
+async def test_a_receipt_no_larger_than_the_bound_goes_with_the_end_of_the_send(
+    api: Any, monkeypatch: Any
+) -> None:
+    """At ``KEPT_WITH_PARTIES`` bytes exactly, the receipt still goes in the unit of work
+    that records the end of the send."""
+    ctx, docs, tx_id = await setup(api)
+    receipt = b"<receipt/>"
+    monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", len(receipt))
+    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
+    assert await sending_worker.run_once() == 1
+    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
+    assert puts.alone == [message_key(tx_id)]
+    assert puts.in_uow == [[key]]
+    assert await docs.blobs.get(key) == receipt
 
 
 class Reads:
