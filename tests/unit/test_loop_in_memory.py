@@ -56,6 +56,7 @@ from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     MLS_PROCESS,
+    Addressing,
     Identifier,
     MlsType,
     seat_spid,
@@ -523,7 +524,7 @@ async def test_a_message_for_another_access_point_is_refused_unread(loop: Loop) 
     creds_a = loop.a.container.operator_environments()[0]
     prepared = await loop.transport.prepare(
         sbd=sbd,
-        envelope=loop.a.docs.envelopes.read(sbd),
+        addressing=Addressing.of(loop.a.docs.envelopes.read(sbd)),
         endpoint=attrs.evolve(loop.a.endpoint, url=loop.b.ap.ap_url),
         credentials=Credentials(creds_a.ap_cert_pem, creds_a.ap_key_pem),
         message_id="elsewhere@test",

@@ -42,7 +42,7 @@ from fourcorner.application.ports import (
     Prepared,
     Refused,
 )
-from fourcorner.domain.envelope import Identifier, Sbdh
+from fourcorner.domain.envelope import Addressing, Identifier
 
 CONTENT_TYPE = "application/x-fourcorner-loopback"
 SIGNAL_TYPE = "application/json"
@@ -177,7 +177,7 @@ class InMemoryApTransport:
         self,
         *,
         sbd: bytes,
-        envelope: Sbdh,
+        addressing: Addressing,
         endpoint: Endpoint,
         credentials: Credentials,
         message_id: str,
@@ -197,10 +197,10 @@ class InMemoryApTransport:
             from_party=pem_common_name(credentials.cert_pem),
             to_party=endpoint.common_name or der_common_name(endpoint.certificate_der),
             receiver_certificate_sha256=receiver_sha256,
-            original_sender=(envelope.sender.scheme, envelope.sender.value),
-            final_recipient=(envelope.receiver.scheme, envelope.receiver.value),
-            service=(envelope.process.scheme, envelope.process.value),
-            action=str(envelope.document_type),
+            original_sender=(addressing.sender.scheme, addressing.sender.value),
+            final_recipient=(addressing.receiver.scheme, addressing.receiver.value),
+            service=(addressing.process.scheme, addressing.process.value),
+            action=str(addressing.document_type),
             payload_sha256=hashlib.sha256(sbd).hexdigest(),
         )
         return Prepared(header.dump(sbd), header.from_party, header.to_party, False, header)
