@@ -34,6 +34,7 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from fourcorner.application.ports import (
+    ApTransport,
     As4Refusal,
     Credentials,
     Delivered,
@@ -234,6 +235,10 @@ class InMemoryApTransport:
 
     async def aclose(self) -> None:
         """Nothing to close; here so the container may manage it as it does the AS4 one."""
+
+
+# the container wires adapters untyped: this has mypy hold the class to the port it stands for
+_AS_PORT: type[ApTransport] = InMemoryApTransport
 
 
 def _spooled(data: bytes, folder: Path | None) -> Path:
