@@ -388,8 +388,7 @@ class SendingWorker:
                 after = move(current, now)
                 await repo.update(after)
             over = ends and after.sending_over
-            with_receipt = over and receipt is not None and not receipt_stored
-            stored = [*blobs, receipt] if with_receipt and receipt is not None else blobs
+            stored = [*blobs, receipt] if over and receipt and not receipt_stored else blobs
             if stored:  # after the first statement: sent with the next one or the commit
                 await self._docs.blobs.put_all_in(uow, stored)
             if over and receipt is not None:

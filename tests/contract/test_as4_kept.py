@@ -94,19 +94,8 @@ async def test_a_retry_posts_the_kept_bytes_and_the_stored_receipt_checks_out(
     app = web.Application()
     app.router.add_post("/as4", as4)
     server = await aiohttp_server(app)
-    endpoint = Endpoint(
-        str(server.make_url("/as4")),
-        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
-        "net-transport-as4-v2_0",
-    )
-    sbd = make_sbd()
-    arguments: dict[str, Any] = {
-        "sbd": sbd,
-        "addressing": Addressing.of(make_envelope()),
-        "endpoint": endpoint,
-        "credentials": _credentials(parties),
-        "message_id": "tx-1@fourcorner",
-    }
+    endpoint = _endpoint(parties, str(server.make_url("/as4")))
+    arguments = _arguments(parties, endpoint=endpoint, message_id="tx-1@fourcorner")
     transport = As4Transport()
     try:
         first = await transport.prepare(**arguments)
@@ -129,22 +118,33 @@ async def test_a_retry_posts_the_kept_bytes_and_the_stored_receipt_checks_out(
         await transport.aclose()
 
 
-async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: Parties) -> None:
-    endpoint = Endpoint(
-        "http://127.0.0.1:9/as4",
+def _endpoint(parties: Parties, url: str = "http://127.0.0.1:9/as4") -> Endpoint:
+    """The receiving access point at ``url``, with the receiver's certificate."""
+    return Endpoint(
+        url,
         parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
         "net-transport-as4-v2_0",
     )
+
+
+def _arguments(parties: Parties, **more: Any) -> dict[str, Any]:
+    """``As4Transport.prepare``'s arguments for a new SBD sent as the sender, and ``more``."""
+    return {
+        "sbd": make_sbd(),
+        "addressing": Addressing.of(make_envelope()),
+        "credentials": _credentials(parties),
+        **more,
+    }
+
+
+async def test_a_message_kept_for_another_endpoint_or_id_is_built_anew(parties: Parties) -> None:
+    endpoint = _endpoint(parties)
     moved = Endpoint(
         endpoint.url,
         parties.pki.ap_certificate.public_bytes(serialization.Encoding.DER),
         endpoint.transport_profile,
     )
-    arguments: dict[str, Any] = {
-        "sbd": make_sbd(),
-        "addressing": Addressing.of(make_envelope()),
-        "credentials": _credentials(parties),
-    }
+    arguments = _arguments(parties)
     transport = As4Transport()
     kept = (await transport.prepare(**arguments, endpoint=endpoint, message_id="a@fc")).data
     for other in (
@@ -173,19 +173,9 @@ async def test_a_small_message_is_built_inline_a_large_one_in_a_thread(
         return await to_thread(func, *args, **kwargs)
 
     monkeypatch.setattr(service.asyncio, "to_thread", counted)
-    endpoint = Endpoint(
-        "http://127.0.0.1:9/as4",
-        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
-        "net-transport-as4-v2_0",
-    )
-    sbd = make_sbd()
-    arguments: dict[str, Any] = {
-        "sbd": sbd,
-        "addressing": Addressing.of(make_envelope()),
-        "endpoint": endpoint,
-        "credentials": _credentials(parties),
-        "message_id": "a@fc",
-    }
+    endpoint = _endpoint(parties)
+    arguments = _arguments(parties, endpoint=endpoint, message_id="a@fc")
+    sbd = arguments["sbd"]
     transport = As4Transport()
     inline = await transport.prepare(**arguments)
     assert not hops
@@ -205,17 +195,8 @@ async def test_the_parties_certificates_are_read_once_for_the_same_bytes(
 ) -> None:
     """Every send reads the certificate the SMP publishes for the endpoint (and checks the
     answer against it) and its own: read once for the same bytes, the same parties named."""
-    endpoint = Endpoint(
-        "http://127.0.0.1:9/as4",
-        parties.receiver_certificate.public_bytes(serialization.Encoding.DER),
-        "net-transport-as4-v2_0",
-    )
-    arguments: dict[str, Any] = {
-        "sbd": make_sbd(),
-        "addressing": Addressing.of(make_envelope()),
-        "endpoint": endpoint,
-        "credentials": _credentials(parties),
-    }
+    endpoint = _endpoint(parties)
+    arguments = _arguments(parties, endpoint=endpoint)
     transport = As4Transport()
     first = await transport.prepare(**arguments, message_id="a@fc")
     hits = service._party.cache_info().hits, service._own_party.cache_info().hits

@@ -172,22 +172,38 @@ async def receipt_artefact(ctx: Any, tx_id: Any) -> tuple[str, int]:
     return artefact.blob, artefact.size
 
 
+@attrs.frozen
+class SentOnce:
+    ctx: Any
+    docs: Any
+    tx_id: Any
+    transport: ScriptedTransport
+    puts: Puts
+    receipt_key: str
+
+
+async def send_once(api: Any, receipt: bytes) -> SentOnce:
+    """A document sent by one round of a worker whose blob store counts its puts, the
+    receiving access point answering with ``receipt``."""
+    ctx, docs, tx_id = await setup(api)
+    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
+    puts = Puts(docs.blobs)
+    assert await worker(api, ctx, attrs.evolve(docs, blobs=puts), transport).run_once() == 1
+    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
+    assert await docs.blobs.get(key) == receipt
+    return SentOnce(ctx, docs, tx_id, transport, puts, key)
+
+
 async def test_the_kept_message_and_the_receipt_go_with_the_transaction(api: Any) -> None:
     """A first attempt stores the message it keeps with the parties it records, and the
     receipt with the end of the send: in those units of work, no round trip of their own."""
-    ctx, docs, tx_id = await setup(api)
     receipt = b"<receipt/>"
-    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
-    puts = Puts(docs.blobs)
-    sending = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
-    assert await sending.run_once() == 1
-    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
-    assert puts.alone == []
-    assert puts.in_uow == [[message_key(tx_id)], [key]]
-    assert transport.at_post[0].receiver_sp == PEER  # kept and addressed before the post
-    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
-    assert await docs.blobs.get(key) == receipt
-    assert await receipt_artefact(ctx, tx_id) == (key, len(receipt))
+    sent = await send_once(api, receipt)
+    assert sent.puts.alone == []
+    assert sent.puts.in_uow == [[message_key(sent.tx_id)], [sent.receipt_key]]
+    assert sent.transport.at_post[0].receiver_sp == PEER  # kept and addressed before the post
+    assert (await stored(sent.ctx, sent.tx_id)).transaction_status is Status.COMPLETED
+    assert await receipt_artefact(sent.ctx, sent.tx_id) == (sent.receipt_key, len(receipt))
 
 
 async def test_a_large_kept_message_or_receipt_is_stored_before_its_record(
@@ -198,19 +214,13 @@ async def test_a_large_kept_message_or_receipt_is_stored_before_its_record(
     receipt that large (its size is the receiving access point's choice), before the end of
     the send is recorded."""
     monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", 10)
-    ctx, docs, tx_id = await setup(api)
     receipt = b"<receipt />"
-    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
-    puts = Puts(docs.blobs)
-    sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
-    assert await sending_worker.run_once() == 1
-    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
-    assert puts.alone == [message_key(tx_id), key]
-    assert puts.in_uow == []
-    assert transport.at_post[0].receiver_sp == PEER
-    assert (await stored(ctx, tx_id)).transaction_status is Status.COMPLETED
-    assert await docs.blobs.get(key) == receipt
-    assert await receipt_artefact(ctx, tx_id) == (key, len(receipt))
+    sent = await send_once(api, receipt)
+    assert sent.puts.alone == [message_key(sent.tx_id), sent.receipt_key]
+    assert sent.puts.in_uow == []
+    assert sent.transport.at_post[0].receiver_sp == PEER
+    assert (await stored(sent.ctx, sent.tx_id)).transaction_status is Status.COMPLETED
+    assert await receipt_artefact(sent.ctx, sent.tx_id) == (sent.receipt_key, len(receipt))
 
 
 async def test_a_receipt_no_larger_than_the_bound_goes_with_the_end_of_the_send(
@@ -218,17 +228,11 @@ async def test_a_receipt_no_larger_than_the_bound_goes_with_the_end_of_the_send(
 ) -> None:
     """At ``KEPT_WITH_PARTIES`` bytes exactly, the receipt still goes in the unit of work
     that records the end of the send."""
-    ctx, docs, tx_id = await setup(api)
     receipt = b"<receipt/>"
     monkeypatch.setattr(sending, "KEPT_WITH_PARTIES", len(receipt))
-    transport = ScriptedTransport(ctx, [Delivered(receipt, f"{tx_id}@fourcorner")])
-    puts = Puts(docs.blobs)
-    sending_worker = worker(api, ctx, attrs.evolve(docs, blobs=puts), transport)
-    assert await sending_worker.run_once() == 1
-    key = blob_key(tx_id, ArtefactType.TRANSACTION_RECEIPT)
-    assert puts.alone == [message_key(tx_id)]
-    assert puts.in_uow == [[key]]
-    assert await docs.blobs.get(key) == receipt
+    sent = await send_once(api, receipt)
+    assert sent.puts.alone == [message_key(sent.tx_id)]
+    assert sent.puts.in_uow == [[sent.receipt_key]]
 
 
 class Reads:
