@@ -166,9 +166,7 @@ def wrapper(
 
         async def handle(request: web.Request) -> web.StreamResponse:
             started = time.perf_counter()
-            given = request.headers.get("X-Request-Id")
-            request_id = given if given and _REQUEST_ID.fullmatch(given) else new_id()
-            request[REQUEST_ID] = request_id
+            request[REQUEST_ID] = request_id = _request_id(request, new_id)
             error: DomainError | None = None
             try:
                 response = await handler(request)
@@ -208,19 +206,35 @@ def wrapper(
     return wrap
 
 
-def expect(hsts: bool) -> Callable[[web.Request], Awaitable[None]]:
-    """aiohttp's handling of an ``Expect`` header (``100 Continue``, or 417 for another
-    expectation), which runs before the route's handler: its 417 carries the service's
-    headers."""
+def expect(hsts: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse | None]]:
+    """aiohttp's handling of an ``Expect`` header (``100 Continue``), which runs before the
+    route's handler; another expectation is answered 417 in the service's error shape, with its
+    headers, and the connection closed after it when a body may follow (the client did not wait
+    for a ``100 Continue``)."""
+    new_id = request_ids().__next__
 
-    async def handle(request: web.Request) -> None:
+    async def handle(request: web.Request) -> web.StreamResponse | None:
         try:
             await _default_expect_handler(request)
-        except web.HTTPException as e:
-            secure(e.headers, private=_private(request), hsts=hsts)
-            raise
+        except web.HTTPExpectationFailed:
+            started = time.perf_counter()
+            error = http_errors.ExpectationFailed(expect=request.headers.get("Expect", ""))
+            request[REQUEST_ID] = request_id = _request_id(request, new_id)
+            response = error_response(error, request_id)
+            secure(response.headers, private=_private(request), hsts=hsts)
+            if body_unread(request):
+                response.force_close()
+            _access_log(request, None, response, started, error.code)
+            return response
+        return None
 
     return handle
+
+
+def _request_id(request: web.Request, new_id: Callable[[], str]) -> str:
+    """The caller's ``X-Request-Id`` when it is one we can echo, else a new one."""
+    given = request.headers.get("X-Request-Id")
+    return given if given and _REQUEST_ID.fullmatch(given) else new_id()
 
 
 def _access_log(

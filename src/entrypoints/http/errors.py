@@ -1,5 +1,5 @@
-"""Errors of the HTTP protocol itself: no route, a method the route does not serve, a body too
-large or of a type the route does not read. They are part of the error catalogue (codes and
+"""Errors of the HTTP protocol itself: no route, a method the route does not serve, an
+expectation it does not meet, a body too large or of a type the route does not read. They are part of the error catalogue (codes and
 kinds like the domain's, ``domain.errors.catalogue``) but no use case raises them."""
 
 from __future__ import annotations
@@ -32,6 +32,20 @@ class MethodNotAllowed(DomainError):
 
     def message(self) -> str:
         return f"Method {self.method} is not allowed on this route."
+
+
+@attrs.define(eq=False, slots=False)
+class ExpectationFailed(DomainError):
+    """An ``Expect`` header other than ``100-continue`` (RFC 9110, 10.1.1): answered before the
+    body is read, whatever the route."""
+
+    code = "AT-1043"
+    kind = ErrorKind.EXPECTATION_FAILED
+    title = "Expectation failed"
+    expect: str = ""
+
+    def message(self) -> str:
+        return f"The expectation {quoted(self.expect)} is not supported; only 100-continue is."
 
 
 @attrs.define(eq=False, slots=False)

@@ -33,6 +33,7 @@ _STATUS_OF_KIND = {
     errors.ErrorKind.CONFLICT: 409,
     errors.ErrorKind.TOO_LARGE: 413,
     errors.ErrorKind.UNSUPPORTED_MEDIA: 415,
+    errors.ErrorKind.EXPECTATION_FAILED: 417,
     errors.ErrorKind.RULE: 422,
     errors.ErrorKind.TOO_MANY: 429,
     errors.ErrorKind.UNAVAILABLE: 503,

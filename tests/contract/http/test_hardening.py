@@ -101,8 +101,13 @@ async def test_every_answer_carries_the_security_headers(api):
     assert answers["method not allowed"][0] == 405
     assert answers["unknown route"][1]["code"] == "AT-1041"
     assert answers["unknown route, odd characters"][1]["code"] == "AT-1041"
-    assert answers["unknown expectation"][0] == 417
-    assert answers["unknown route, unknown expectation"][0] == 417
+    for name in ("unknown expectation", "unknown route, unknown expectation"):
+        status, body, headers = answers[name]
+        assert status == 417, name
+        assert body["code"] == "AT-1043", name
+        assert "nothing-known" in body["error"], name
+        assert headers["Content-Type"].startswith("application/json"), name
+        assert headers["X-Request-Id"], name
 
 
 @pytest.mark.parametrize("line", [b"OPTIONS * HTTP/1.1", b"CONNECT example.test:443 HTTP/1.1"])
@@ -123,10 +128,36 @@ async def test_a_target_no_route_can_match_is_a_404_in_the_api_shape(api, line):
     assert b"server: fourcorner" in lowered and b"x-content-type-options: nosniff" in lowered
 
 
+def _org_body(name: str) -> dict[str, str]:
+    return {
+        "legalIdentifier": "2120000787",
+        "legalName": name,
+        "countryCode": "SE",
+        "legalIdentifierCode": "SE:ORGNR",
+    }
+
+
 async def _answer(api: Any, method: str, path: str, **headers: str) -> tuple[int, Any, Any]:
     resp = await api.client.request(method, path, headers=headers)
     body = await resp.json() if resp.content_type == "application/json" else await resp.read()
     return resp.status, body, resp.headers
+
+
+async def test_an_unknown_expectation_with_a_body_changes_nothing(api):
+    """A body sent with an expectation the service does not meet: 417 in the error shape, the
+    route's handler never run, nothing created."""
+    token = api.token(ALICE)
+    auth = {"Authorization": f"Bearer {token}"}
+    resp = await api.client.post(
+        "/orgs",
+        json=_org_body("Expecting AB"),
+        headers=auth | {"Expect": "a-miracle"},
+    )
+    assert resp.status == 417
+    assert (await resp.json())["code"] == "AT-1043"
+    status, orgs = await api.call("GET", "/orgs", as_="root@example.com", superadmin=True)
+    assert status == 200
+    assert "Expecting AB" not in [o["legalName"] for o in orgs["items"]]
 
 
 async def test_a_body_sent_after_100_continue_is_read(api):
@@ -134,12 +165,7 @@ async def test_a_body_sent_after_100_continue_is_read(api):
     token = api.token(ALICE)
     resp = await api.client.post(
         "/orgs",
-        json={
-            "legalIdentifier": "2120000787",
-            "legalName": "Continue AB",
-            "countryCode": "SE",
-            "legalIdentifierCode": "SE:ORGNR",
-        },
+        json=_org_body("Continue AB"),
         headers={"Authorization": f"Bearer {token}"},
         expect100=True,
     )
