@@ -350,6 +350,8 @@ async def main() -> None:
                 f"({ours_x[-1]:.1f}x; worker +{_mib(worker)}, this process +{_mib(here)}); "
                 f"bare pipeline +{_mib(baseline)} ({bare_x[-1]:.1f}x)"
             )
+        if not ours_x:  # --memory-rounds 0: no memory figure
+            return
         median = statistics.median(ours_x)
         over = sum(x > MEMORY_TARGET for x in ours_x)
         print(
