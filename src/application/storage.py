@@ -299,6 +299,18 @@ def replaceable(collection: Collection[T], before: T, after: T) -> None:
         raise ValueError("a record is replaced by one with its id")
 
 
+def unique_changed(collection: Collection[T], before: T, after: T) -> bool:
+    """Whether ``after`` holds another value than ``before`` in a column of a unique group:
+    replacing the one by the other can break a unique group only then (the stored record
+    holds ``before``'s values, or nothing is replaced)."""
+    columns = collection.columns
+    return any(
+        columns[name].column(after) != columns[name].column(before)
+        for group in collection.unique
+        for name in group
+    )
+
+
 class Repository(Protocol[T]):
     async def get(self, ident: object) -> T | None: ...
 

@@ -28,7 +28,7 @@ from fourcorner.application.collections import (
     USERS,
 )
 from fourcorner.application.listing import condition
-from fourcorner.application.storage import Collection, Cursor, Order, Query
+from fourcorner.application.storage import Collection, Cursor, Order, Query, unique_changed
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.errors import Conflict, InvalidCursor, NotFound
 from fourcorner.domain.filtering import Condition, Op
@@ -971,6 +971,26 @@ async def test_replace_stores_the_record_only_while_it_is_the_one_given(
         assert not await uow.repository(ORGANISATIONS).replace(b, attrs.evolve(b, legal_name="X"))
         await uow.commit()
     assert await stored(store, ORGANISATIONS) == [first]
+
+
+@given(
+    st.sampled_from(["1", "2"]),
+    st.sampled_from(["1", "2"]),
+    st.sampled_from(["A", "B"]),
+    st.sampled_from(["x@y.test", "z@y.test"]),
+    st.sampled_from(["x@y.test", "z@y.test"]),
+)
+def test_unique_changed_is_a_change_of_a_unique_group_column(
+    key: str, other_key: str, name: str, email: str, other_email: str
+) -> None:
+    """``replace`` guards only a change of a unique group's column against a clash: the
+    stored record holds the others already."""
+    before = org(key)
+    after = attrs.evolve(before, legal_key=org(other_key).legal_key, legal_name=name)
+    assert unique_changed(ORGANISATIONS, before, after) is (key != other_key)
+    mine = member(before.id, "", status=MemberStatus.INVITED, email=email)
+    theirs = attrs.evolve(mine, email=other_email, role=Role.ORGADMIN)
+    assert unique_changed(MEMBERS, mine, theirs) is (email != other_email)
 
 
 async def test_replace_is_not_for_a_collection_with_a_lease(store: StorageUnderTest) -> None:

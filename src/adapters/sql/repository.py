@@ -19,7 +19,14 @@ from fourcorner.adapters.sql.cache import RecordCache
 from fourcorner.adapters.sql.codec import make_converter
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.adapters.sql.table import Table, Tables, sql_value
-from fourcorner.application.storage import Collection, Page, Query, page_of, replaceable
+from fourcorner.application.storage import (
+    Collection,
+    Page,
+    Query,
+    page_of,
+    replaceable,
+    unique_changed,
+)
 from fourcorner.domain import clock
 from fourcorner.domain.errors import Conflict, NotFound
 
@@ -226,7 +233,9 @@ class SqlRepository(Generic[T]):
         self._x.wrote(self._t.name)
         try:
             count = await self._x.write(
-                self._t.replace_sql, (*values, expected), may_clash=bool(self._c.unique)
+                self._t.replace_sql,
+                (*values, expected),
+                may_clash=bool(self._c.unique) and unique_changed(self._c, before, after),
             )
         except PutOffClash:
             raise
