@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from psycopg import sql
 
 from fourcorner.adapters.blobs import FileBlobStore, InMemoryBlobStore
 from fourcorner.adapters.blobs.spool import CHUNK
@@ -167,33 +169,64 @@ async def test_pieces_are_at_most_a_chunk_and_make_the_blob(store: Any, size: in
     assert not incoming.exists()
 
 
-async def chunks_stored(store: Any, key: str) -> int:
-    """The rows of ``blob_chunks`` the PostgreSQL store holds for ``key``."""
+async def chunks_of_versions(store: Any, key: str) -> tuple[int, int]:
+    """The rows of ``blob_chunks`` for ``key``: of the version its row of ``blobs`` names, and
+    of any other."""
     async with await psycopg.AsyncConnection.connect(
         store._url, options=f"-c search_path={store._schema}"
     ) as conn:
-        cursor = await conn.execute("SELECT count(*) FROM blob_chunks WHERE key = %s", (key,))
+        cursor = await conn.execute(
+            "SELECT count(*) FILTER (WHERE c.version = b.version), "
+            "count(*) FILTER (WHERE c.version <> b.version) "
+            "FROM blob_chunks c JOIN blobs b USING (key) WHERE key = %s",
+            (key,),
+        )
         row = await cursor.fetchone()
         assert row is not None
-        return int(row[0])
+        return int(row[0]), int(row[1])
 
 
-async def test_storing_a_key_again_replaces_it_whole(store: Any, kind: str) -> None:
-    await store.put("ab-again", os.urandom(2 * CHUNK + 5))
-    await store.put("ab-again", b"short")
-    assert await pieces(store, "ab-again") == [b"short"]
-    if kind == "postgres":  # the first version's pieces are gone
-        assert await chunks_stored(store, "ab-again") == 1
+def chunk_count(data: bytes) -> int:
+    return -(-len(data) // CHUNK)
+
+
+SIZES = {"one-piece": 1000, "pieces": 2 * CHUNK + 5}  # stored by _PIECE(S), or by _write
+
+
+@pytest.mark.parametrize("then", SIZES)
+@pytest.mark.parametrize("first", SIZES)
+async def test_storing_a_key_again_replaces_it_whole(
+    store: Any, kind: str, first: str, then: str
+) -> None:
+    """Whichever way each version is written (one statement for a blob of one piece, alone
+    or with others; a transaction of a statement per piece for more), the new one is read
+    back, and the database holds its chunks and no others (migration 0021's trigger)."""
+    old, new = os.urandom(SIZES[first]), os.urandom(SIZES[then] + 1)
+    await store.put("ab-again", old)
+    await store.put("ab-again", new)
+    assert b"".join(await pieces(store, "ab-again")) == new
+    if kind == "postgres":
+        assert await chunks_of_versions(store, "ab-again") == (chunk_count(new), 0)
+    await store.put_all([("ab-again", old), ("ab-beside", b"x")])
+    assert b"".join(await pieces(store, "ab-again")) == old
+    if kind == "postgres":
+        assert await chunks_of_versions(store, "ab-again") == (chunk_count(old), 0)
 
 
 async def test_writers_of_one_key_at_once_leave_one_of_their_blobs_whole(
     store: Any, kind: str
 ) -> None:
-    versions = [os.urandom(2 * CHUNK + n) for n in range(4)]
-    await asyncio.gather(*(store.put("ab-raced", data) for data in versions))
-    assert await store.get("ab-raced") in versions
-    if kind == "postgres":  # and only that one's pieces
-        assert await chunks_stored(store, "ab-raced") == 3
+    """Round after round, writers of one key at once, with blobs of one piece and of several
+    (written two ways): one of their blobs is left, whole, and in the database only its
+    chunks, however the writers' transactions interleaved (the first round: the key is
+    new)."""
+    for _ in range(6):
+        versions = [os.urandom(2 * CHUNK + n if n % 2 else 1000 + n) for n in range(6)]
+        await asyncio.gather(*(store.put("ab-raced", data) for data in versions))
+        got = await store.get("ab-raced")
+        assert got in versions
+        if kind == "postgres":
+            assert await chunks_of_versions(store, "ab-raced") == (chunk_count(got), 0)
 
 
 async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind: str) -> None:
@@ -204,7 +237,7 @@ async def test_writers_of_one_small_key_at_once_leave_one_piece(store: Any, kind
         await asyncio.gather(*(store.put("ab-small", data) for data in versions))
         assert await store.get("ab-small") in versions
         if kind == "postgres":
-            assert await chunks_stored(store, "ab-small") == 1
+            assert await chunks_of_versions(store, "ab-small") == (1, 0)
 
 
 async def test_put_all_stores_bytes_and_uploads_as_put_and_adopt_would(
@@ -290,7 +323,7 @@ async def test_put_all_in_a_unit_of_work_stores_with_its_commit_where_the_store_
             await uow.commit()
         assert await pieces(store, "ab-one") == [b"22"]
         if kind == "postgres":
-            assert await chunks_stored(store, "ab-one") == 1
+            assert await chunks_of_versions(store, "ab-one") == (1, 0)
 
 
 async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) -> None:
@@ -299,7 +332,7 @@ async def test_put_all_given_a_key_twice_stores_the_last(store: Any, kind: str) 
     assert sizes == [5, 1, 1]
     assert (await store.get("ab-twice"), await store.get("ab-other")) == (b"2", b"x")
     if kind == "postgres":
-        assert await chunks_stored(store, "ab-twice") == 1
+        assert await chunks_of_versions(store, "ab-twice") == (1, 0)
 
 
 @pytest.mark.parametrize("big_first", [True, False], ids=["big-then-small", "small-then-big"])
@@ -431,6 +464,28 @@ async def test_the_database_store_reads_and_sweeps_the_files_kept_before_it(
                 await store.get("aa-before")
         finally:
             await store.close()
+
+
+@pytest.mark.postgres
+async def test_a_replaced_row_drops_its_chunks_whatever_the_writers_search_path(
+    tmp_path: Path, blob_schema: tuple[str, str]
+) -> None:
+    """Migration 0021's trigger deletes from the ``blob_chunks`` of its own schema, also for
+    a writer whose ``search_path`` names no schema of blobs."""
+    url, schema = blob_schema
+    async with opened("postgres", tmp_path, Clock(), blob_schema) as store:
+        await store.put("ab-elsewhere", os.urandom(CHUNK + 1))
+        async with await psycopg.AsyncConnection.connect(
+            url, autocommit=True, options="-c search_path=pg_catalog"
+        ) as conn:
+            await conn.execute(
+                sql.SQL("UPDATE {}.blobs SET version = %s, size = 0 WHERE key = %s").format(
+                    sql.Identifier(schema)
+                ),
+                (uuid.uuid4(), "ab-elsewhere"),
+            )
+        assert await chunks_of_versions(store, "ab-elsewhere") == (0, 0)
+        assert await store.get("ab-elsewhere") == b""
 
 
 ages = st.dictionaries(

@@ -10,17 +10,17 @@ callers hold the whole blob anyway):
   process's own, ``adapters.blobs.spool``) into the database a piece at a time, in one
   transaction, then removes the file; ``put`` stores bytes already in memory the same way. A
   blob is stored under a fresh version: the transaction writes the row (taking its lock, so
-  two writers of one key take turns), removes the chunks of earlier versions and writes the
-  new ones, so a blob exists whole or not at all, and ``put``/``adopt`` return once it is
-  committed (durable). Blobs of one piece (most: documents, receipts, reports) are two
-  statements pipelined in one round trip, without ``BEGIN``/``COMMIT``, however many there are:
-  the rows with their pieces (``_PIECES``, the rows' locks taken in the keys' order; ``_PIECE``
-  for one blob), then the removal of earlier versions' chunks (``_DROP_OLD_OF``, ``_DROP_OLD``
-  for one), one implicit transaction (the statements between two syncs; the second sees what a
-  writer before it committed, as the row lock made it wait); larger blobs take one round trip per piece (the statements pipelined).
+  two writers of one key take turns) and the new chunks, and a row replaced removes the
+  chunks of the version it had (the trigger of migration 0021, which sees what a writer
+  before it committed, as the row lock made it wait), so a blob exists whole or not at all,
+  and ``put``/``adopt`` return once it is committed (durable). Blobs of one piece (most:
+  documents, receipts, reports) are one statement, without ``BEGIN``/``COMMIT``, however
+  many there are: the rows with their pieces (``_PIECES``, the rows' locks taken in the keys'
+  order; ``_PIECE`` for one blob), one implicit transaction; larger blobs take one round trip
+  per piece (the statements pipelined).
   ``put_all`` stores the one-piece blobs it is given (a transaction's document, receipt and
   validation reports) in one such round trip and one commit; ``put_all_in`` hands the same
-  two statements to a unit of work of the storage on this database (``write_later``), so they
+  statement to a unit of work of the storage on this database (``write_later``), so they
   go out with its next statement or its commit and are durable with the records naming them.
 - ``chunks`` reads the first piece with the blob's row, then each further one by version and
   number, a statement (and a pooled connection, only for that statement) each: a slow reader
@@ -72,14 +72,13 @@ _UPSERT = (
     "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
     "stored_at = EXCLUDED.stored_at"
 )
-_DROP_OLD = "DELETE FROM blob_chunks WHERE key = %s AND version <> %s"
 # An adopted file of at most this size is read on the event loop (the usual document: a
 # thread hop cost more than the read), and this many adopted files are removed there too.
 INLINE_READ = 256 * 1024
 INLINE_UNLINKS = 4
 _ADD_CHUNK = "INSERT INTO blob_chunks (key, version, seq, data) VALUES (%s, %s, %s, %b)"
-# the rows (their locks taken in the keys' order) and their one piece each, in one statement;
-# _DROP_OLD_OF follows it
+# the rows (their locks taken in the keys' order) and their one piece each, in one statement
+# (a row replaced: its old version's chunks removed by the trigger of migration 0021)
 _PIECES = (
     "WITH new AS (SELECT * FROM unnest(%s::text[], %s::uuid[], %s::bigint[], %b::bytea[]) "
     "WITH ORDINALITY AS n(key, version, size, data, i)), "
@@ -90,17 +89,12 @@ _PIECES = (
     "INSERT INTO blob_chunks (key, version, seq, data) "
     "SELECT new.key, new.version, 0, new.data FROM new JOIN row USING (key, version)"
 )
-# one blob's row and its one piece (scalar parameters: lighter to send than arrays of one);
-# _DROP_OLD follows it
+# one blob's row and its one piece (scalar parameters: lighter to send than arrays of one)
 _PIECE = (
     "WITH row AS (INSERT INTO blobs (key, version, size, stored_at) VALUES (%s, %s, %s, %s) "
     "ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, "
     "stored_at = EXCLUDED.stored_at RETURNING key, version) "
     "INSERT INTO blob_chunks (key, version, seq, data) SELECT key, version, 0, %b FROM row"
-)
-_DROP_OLD_OF = (
-    "DELETE FROM blob_chunks c USING unnest(%s::text[], %s::uuid[]) AS n(key, version) "
-    "WHERE c.key = n.key AND c.version <> n.version"
 )
 _SET_SIZE = "UPDATE blobs SET size = %s WHERE key = %s AND version = %s"
 _HEAD = (
@@ -298,7 +292,6 @@ class PostgresBlobStore:
             conn.transaction(),
         ):
             await conn.execute(_UPSERT, (key, version, size, self._clock()))
-            await conn.execute(_DROP_OLD, (key, version))
             seq = 0
             async for piece in pieces:
                 await conn.execute(_ADD_CHUNK, (key, version, seq, piece))
@@ -311,21 +304,20 @@ class PostgresBlobStore:
         return written
 
     def _statements(self, blobs: list[tuple[str, bytes]]) -> list[tuple[str, Sequence[object]]]:
-        """The two statements that store each ``(key, data)`` (at most one piece each) as that
-        blob, in one transaction; keys in order, so two writers lock shared keys in turn."""
+        """The statement that stores each ``(key, data)`` (at most one piece each) as that
+        blob; keys in order, so two writers lock shared keys in turn."""
         if not blobs:
             return []
         at = self._clock()
         ordered = sorted(dict(blobs).items())  # a key given twice: the last one, as stored in turn
-        if len(ordered) == 1:  # the same two statements, for one blob (``put``)
+        if len(ordered) == 1:  # the same statement, for one blob (``put``)
             ((key, data),) = ordered
-            version = uuid.uuid4()
-            return [(_PIECE, (key, version, len(data), at, data)), (_DROP_OLD, (key, version))]
+            return [(_PIECE, (key, uuid.uuid4(), len(data), at, data))]
         keys = [key for key, _ in ordered]
         versions = [uuid.uuid4() for _ in ordered]
         sizes = [len(data) for _, data in ordered]
         pieces = [data for _, data in ordered]
-        return [(_PIECES, (keys, versions, sizes, pieces, at)), (_DROP_OLD_OF, (keys, versions))]
+        return [(_PIECES, (keys, versions, sizes, pieces, at))]
 
     async def _pieces_at_once(self, blobs: list[tuple[str, bytes]]) -> None:
         """Store each ``(key, data)`` (``_statements``) in one round trip."""
