@@ -6,9 +6,7 @@ validation rules) before anything is stored, then stored and queued for the send
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections import OrderedDict
 from datetime import timedelta
 from pathlib import Path
 
@@ -320,7 +318,7 @@ def _read(
                 wrapped.unlink(missing_ok=True)
     if envelope is None:  # not read yet: a file, or the SBD built around a bare document
         if isinstance(incoming, bytes):
-            envelope = read_sbd(envelopes, incoming)
+            envelope = envelopes.read(incoming)
         else:
             envelope = envelopes.read_file(incoming)
     if facts is None and not mls.empty:
@@ -329,37 +327,6 @@ def _read(
             name, "is for a bare UBL document; an SBD's header names its own MLS scopes"
         )
     return envelope, facts is not None, incoming
-
-
-KEPT_BYTES = 4 * 1024 * 1024
-"""How many bytes of the SBDs read last ``read_sbd`` keeps, with their envelopes."""
-_kept: OrderedDict[bytes, tuple[Envelopes, Sbdh]] = OrderedDict()
-_kept_size = 0
-_kept_lock = threading.Lock()  # a large message's SBD is read in a thread
-
-
-def read_sbd(envelopes: Envelopes, data: bytes) -> Sbdh:
-    """``envelopes.read(data)``, kept for the SBDs read whole last (``KEPT_BYTES`` of them):
-    a document one of this service's organisations sends to another's is read at intake and
-    again as it arrives (and a message sent again, again), the same bytes each time, so the
-    same envelope (an ``Sbdh`` is immutable). The SBD itself is the key, compared whole (its
-    hash costs a fraction of a SHA-256). A refusal is not kept; an envelope is given only to
-    the port that read it."""
-    global _kept_size
-    with _kept_lock:
-        kept = _kept.get(data)
-        if kept is not None and kept[0] is envelopes:
-            _kept.move_to_end(data)
-            return kept[1]
-    envelope = envelopes.read(data)
-    with _kept_lock:
-        if _kept.pop(data, None) is not None:
-            _kept_size -= len(data)
-        _kept[data] = (envelopes, envelope)
-        _kept_size += len(data)
-        while _kept_size > KEPT_BYTES:
-            _kept_size -= len(_kept.popitem(last=False)[0])
-    return envelope
 
 
 _SBD_ROOT = b"StandardBusinessDocument"
@@ -375,7 +342,7 @@ def _read_bytes(envelopes: Envelopes, data: bytes) -> tuple[UblFacts | None, Sbd
     if _SBD_ROOT not in data[:_SNIFFED]:
         return envelopes.read_bare(data), None
     try:
-        return None, read_sbd(envelopes, data)
+        return None, envelopes.read(data)
     except InvalidInput as e:
         refused = e
     facts = envelopes.read_bare(data)

@@ -30,7 +30,7 @@ from fourcorner.application.collections import (
     TRANSACTIONS,
 )
 from fourcorner.application.context import Context
-from fourcorner.application.intake import read_sbd, validation_blobs
+from fourcorner.application.intake import validation_blobs
 from fourcorner.application.ports import (
     As4Refusal,
     Credentials,
@@ -223,7 +223,7 @@ def _read(
     inbound = reader.read(content_type, body, creds, sbd)
     try:
         if isinstance(inbound.sbd, bytes):
-            return inbound, read_sbd(docs.envelopes, inbound.sbd)
+            return inbound, docs.envelopes.read(inbound.sbd)
         return inbound, docs.envelopes.read_file(inbound.sbd)
     except DomainError as e:
         return inbound, e

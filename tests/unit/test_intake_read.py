@@ -23,6 +23,7 @@ class Counted(SbdhEnvelopes):
     """The SBDH port, naming each read it is asked for."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.asked: list[str] = []
 
     def read(self, data: bytes) -> Any:
@@ -67,32 +68,3 @@ def test_an_sbd_the_reader_refuses_is_refused_in_its_words() -> None:
     with pytest.raises(InvalidInput) as directly:
         SbdhEnvelopes().read(sbd)
     assert refused.value.problems == directly.value.problems
-
-
-def test_an_sbd_read_again_by_its_port_is_not_parsed_again() -> None:
-    """As a document sent to one of this service's own access points arrives: the envelope
-    read at intake is the one read again, by the same port only; a refusal is not kept."""
-    envelopes, other = Counted(), Counted()
-    sbd = make_sbd()
-    first = intake.read_sbd(envelopes, sbd)
-    assert intake.read_sbd(envelopes, bytes(bytearray(sbd))) is first  # equal bytes
-    assert envelopes.asked == ["read"]
-    assert intake.read_sbd(other, sbd) == first and other.asked == ["read"]
-    refused = sbd.replace(b"<sh:HeaderVersion>1.0</sh:HeaderVersion>", b"")
-    for _ in range(2):
-        with pytest.raises(InvalidInput):
-            intake.read_sbd(envelopes, refused)
-    assert envelopes.asked == ["read", "read", "read"]
-
-
-def test_only_the_envelopes_of_the_sbds_read_last_are_kept(monkeypatch: Any) -> None:
-    envelopes = Counted()
-    documents = [make_sbd() for _ in range(4)]
-    monkeypatch.setattr(intake, "KEPT_BYTES", sum(len(d) for d in documents[1:]))
-    for sbd in documents:
-        intake.read_sbd(envelopes, sbd)
-    intake.read_sbd(envelopes, documents[-1])
-    intake.read_sbd(envelopes, documents[1])
-    assert len(envelopes.asked) == len(documents)
-    intake.read_sbd(envelopes, documents[0])
-    assert len(envelopes.asked) == len(documents) + 1
