@@ -44,6 +44,8 @@ class SbdhEnvelopes:
                 self._kept.move_to_end(data)
                 return kept
         envelope = read_envelope(data)
+        if len(data) > self._kept_bytes:  # never kept: it would push out all the others
+            return envelope
         with self._kept_lock:
             if self._kept.pop(data, None) is not None:
                 self._kept_size -= len(data)
