@@ -355,7 +355,7 @@ def test_the_worker_is_given_files_by_absolute_path(validator, tmp_path, monkeyp
 @pytest.mark.parametrize(
     ("name", "value", "problem"),
     [
-        ("FOURCORNER_VALIDATION_WORKERS", "-1", "0 (one per core) or more"),
+        ("FOURCORNER_VALIDATION_WORKERS", "-1", "0 (one per core but one) or more"),
         ("FOURCORNER_VALIDATION_TIMEOUT", "0", "more than 0 seconds"),
         ("FOURCORNER_VALIDATION_CACHE_MIB", "-1", "0 (no cache) or more"),
     ],

@@ -103,3 +103,11 @@ async def test_closing_the_pool_closes_the_pipes_of_idle_workers():
     assert idle and not any(w.conn.closed for w in idle)
     workers.close()
     assert all(w.conn.closed and not w.alive() for w in idle)
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (3, 2), (8, 7)])
+def test_by_default_one_core_is_left_to_the_process_that_asks(
+    monkeypatch: pytest.MonkeyPatch, cores: int, workers: int
+) -> None:
+    monkeypatch.setattr(pool, "cores", lambda: cores)
+    assert pool.default_workers() == workers

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from fourcorner.adapters.validation.cache import Answers, digest_bytes, digest_file, digest_small
-from fourcorner.adapters.validation.pool import CLOSED, WorkerPool, cores
+from fourcorner.adapters.validation.pool import CLOSED, WorkerPool, default_workers
 from fourcorner.adapters.validation.rules import data_dir
 from fourcorner.adapters.validation.worker import Checked
 from fourcorner.domain.errors import Detail, InvalidInput, RulesFailed, ServiceUnavailable
@@ -27,14 +27,14 @@ _INLINE_HASH = 256 * 1024  # bytes hashed on the event loop; larger in a thread 
 
 
 class SaxonValidator:
-    """``workers``: processes checking documents at once (0: one per core); ``timeout``:
+    """``workers``: processes checking documents at once (0: ``default_workers()``); ``timeout``:
     seconds one document may take before its worker is stopped; ``cache``: bytes of answers
     kept for documents checked again (0: none)."""
 
     def __init__(
         self, workers: int = 0, timeout: float = DEFAULT_TIMEOUT, cache: int = DEFAULT_CACHE
     ) -> None:
-        self.pool = WorkerPool(workers or cores(), timeout, data_dir())
+        self.pool = WorkerPool(workers or default_workers(), timeout, data_dir())
         self.answers = Answers(cache)
 
     async def validate(self, document: Path | bytes) -> ValidationResult:
