@@ -25,10 +25,10 @@ class ErrorKind(enum.Enum):
     FORBIDDEN = "forbidden"  # 403
     NOT_FOUND = "not_found"  # 404
     METHOD_NOT_ALLOWED = "method_not_allowed"  # 405
-    EXPECTATION_FAILED = "expectation_failed"  # 417
     CONFLICT = "conflict"  # 409
     TOO_LARGE = "too_large"  # 413
     UNSUPPORTED_MEDIA = "unsupported_media"  # 415
+    EXPECTATION_FAILED = "expectation_failed"  # 417
     RULE = "rule"  # 422
     TOO_MANY = "too_many"  # 429
     UNAVAILABLE = "unavailable"  # 503

@@ -36,7 +36,9 @@ class SbdhEnvelopes:
         return read_envelope_file(path)
 
     def read(self, data: bytes) -> Sbdh:
-        if type(data) is not bytes:  # only bytes themselves compare as their content does
+        # only bytes themselves compare as their content does; a document larger than the
+        # bound is never kept (it would push out all the others)
+        if type(data) is not bytes or len(data) > self._kept_bytes:
             return read_envelope(data)
         with self._kept_lock:
             kept = self._kept.get(data)
@@ -44,8 +46,6 @@ class SbdhEnvelopes:
                 self._kept.move_to_end(data)
                 return kept
         envelope = read_envelope(data)
-        if len(data) > self._kept_bytes:  # never kept: it would push out all the others
-            return envelope
         with self._kept_lock:
             if self._kept.pop(data, None) is not None:
                 self._kept_size -= len(data)

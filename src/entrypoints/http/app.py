@@ -50,6 +50,8 @@ from fourcorner.entrypoints.http.routing import (
 
 log = logging.getLogger("fourcorner.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# the request's Expect header, when it is not 100-continue (``expect``)
+_REFUSED_EXPECT = web.RequestKey("refused_expect", str)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -156,7 +158,8 @@ def wrapper(
     aiohttp middleware and ``on_response_prepare``: those cost about 5 µs of a cached read's
     55–60 (the middleware chain with aiohttp's own ``current_app`` middleware, the signal).
     What aiohttp answers before a handler runs is covered too: an unknown path reaches a
-    catch-all route, and an ``Expect`` it refuses gets the headers from ``expect``."""
+    catch-all route, and an ``Expect`` other than ``100-continue`` is answered here (417), as
+    ``expect`` notes it."""
 
     new_id = request_ids().__next__
     observe = metrics.http.observe if metrics is not None else None
@@ -169,6 +172,8 @@ def wrapper(
             request[REQUEST_ID] = request_id = _request_id(request, new_id)
             error: DomainError | None = None
             try:
+                if _REFUSED_EXPECT in request:
+                    raise http_errors.ExpectationFailed(expect=request[_REFUSED_EXPECT])
                 response = await handler(request)
                 response.headers["X-Request-Id"] = request_id
             except DomainError as e:
@@ -206,29 +211,16 @@ def wrapper(
     return wrap
 
 
-def expect(hsts: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse | None]]:
-    """aiohttp's handling of an ``Expect`` header (``100 Continue``), which runs before the
-    route's handler; another expectation is answered 417 in the service's error shape, with its
-    headers, and the connection closed after it when a body may follow (the client did not wait
-    for a ``100 Continue``)."""
-    new_id = request_ids().__next__
-
-    async def handle(request: web.Request) -> web.StreamResponse | None:
-        try:
-            await _default_expect_handler(request)
-        except web.HTTPExpectationFailed:
-            started = time.perf_counter()
-            error = http_errors.ExpectationFailed(expect=request.headers.get("Expect", ""))
-            request[REQUEST_ID] = request_id = _request_id(request, new_id)
-            response = error_response(error, request_id)
-            secure(response.headers, private=_private(request), hsts=hsts)
-            if body_unread(request):
-                response.force_close()
-            _access_log(request, None, response, started, error.code)
-            return response
-        return None
-
-    return handle
+async def expect(request: web.Request) -> None:
+    """aiohttp's handling of an ``Expect`` header, which runs before the route's handler:
+    ``100-continue`` is answered ``100 Continue``; another expectation is noted on the request
+    (``_REFUSED_EXPECT``), and the route's wrapped handler answers it 417 in the service's
+    error shape before anything else, with every other answer's headers, bounds on a body
+    still arriving, metrics and log (``wrapper``)."""
+    try:
+        await _default_expect_handler(request)
+    except web.HTTPExpectationFailed:
+        request[_REFUSED_EXPECT] = request.headers.get("Expect", "")
 
 
 def _request_id(request: web.Request, new_id: Callable[[], str]) -> str:
@@ -288,7 +280,7 @@ def build_app(
         warnings.simplefilter("ignore", DeprecationWarning)
         app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
-    wrap, expecting = wrapper(max_body, metrics, hsts=hsts), expect(hsts)
+    wrap, expecting = wrapper(max_body, metrics, hsts=hsts), expect
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
     async def openapi_json(request: web.Request) -> web.Response:

@@ -1,6 +1,7 @@
 """Errors of the HTTP protocol itself: no route, a method the route does not serve, an
-expectation it does not meet, a body too large or of a type the route does not read. They are part of the error catalogue (codes and
-kinds like the domain's, ``domain.errors.catalogue``) but no use case raises them."""
+expectation it does not meet, a body too large or of a type the route does not read. They are
+part of the error catalogue (codes and kinds like the domain's, ``domain.errors.catalogue``)
+but no use case raises them."""
 
 from __future__ import annotations
 

@@ -157,3 +157,27 @@ async def test_the_bytes_read_away_are_not_kept(serve: Any) -> None:
     grew = (peak_kib() - before) * 1024
     assert results == [(404, size, True)] * 4  # read away whole, the connections closed cleanly
     assert grew < 24 * MiB, f"peak RSS grew {grew / MiB:.1f} MiB for 400 MiB read away"
+
+
+async def test_a_refused_expectation_with_its_body_on_the_way_is_answered_within_bounds(
+    serve: Any,
+) -> None:
+    """An ``Expect`` other than ``100-continue`` on a request whose body is still coming: 417 in
+    the service's shape at once, then the lingering's bounds, as any early answer."""
+    served = await serve(Linger(total=30.0, idle=0.5))
+    reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+    started = time.monotonic()
+    writer.write(
+        f"POST /orgs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {served.token}\r\n"
+        f"Expect: a-miracle\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {10 * MiB}\r\n\r\n".encode()
+        + b"{"
+    )
+    assert (await reader.readline()).startswith(b"HTTP/1.1 417 ")
+    answered = time.monotonic()
+    assert answered - started < 0.5, "the answer waited for the body"
+    rest = await asyncio.wait_for(reader.read(), 0.5)
+    assert b"Connection: close" in rest and b'"AT-1043"' in rest
+    took = await closed_after(served, answered, within=3.0)
+    writer.close()
+    assert took < 1.5, f"closed {took:.2f} s after the answer (idle bound 0.5 s)"

@@ -14,16 +14,18 @@
 -- stored in before this migration hold no others either: the statement it replaces ran in
 -- the transaction that wrote the row, so a crash rolled back both, and nothing to clean here.
 -- Removing a blob still removes its chunks by the foreign key's ON DELETE CASCADE.
--- The function's search_path is the migration's (the storage's schema), so the trigger finds
--- "blob_chunks" of its own schema whatever the caller's search_path. Written by hand.
+-- The trigger names "blob_chunks" in the schema of the "blobs" it fires on (TG_TABLE_SCHEMA),
+-- whatever the caller's search_path, and keeps no schema name of its own (a schema renamed or
+-- restored under another name keeps working). Written by hand.
 -- Released: never edit, add a migration.
 
 CREATE FUNCTION "blob_chunks_drop_replaced"() RETURNS trigger
     LANGUAGE plpgsql
-    SET search_path FROM CURRENT
 AS $$
 BEGIN
-    DELETE FROM "blob_chunks" WHERE "key" = OLD."key" AND "version" = OLD."version";
+    EXECUTE format('DELETE FROM %I."blob_chunks" WHERE "key" = $1 AND "version" = $2',
+                   TG_TABLE_SCHEMA)
+        USING OLD."key", OLD."version";
     RETURN NULL;
 END
 $$;
