@@ -91,8 +91,8 @@ class Records(Generic[T]):
     async def update(self, item: T) -> None:
         await self._store.update(item)
 
-    async def update_many(self, items: Sequence[T]) -> None:
-        await self._store.update_many(items)
+    async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
+        await self._store.update_many(items, before=before)
 
     async def replace(self, before: T, after: T) -> bool:
         """``after`` stored if the record is still ``before`` (``Repository.replace``)."""

@@ -165,15 +165,16 @@ class SendingWorker:
     async def claim(self, limit: int) -> list[Claimed]:
         now = self._ctx.clock()
         async with self._ctx.uow() as uow:
+            due = await Transactions(uow).claim_due(now, limit)  # held until the commit
             claimed = [
                 # never claimed before: no attempt of it has kept a message
                 Claimed(
                     tx.claimed(now, self._x.lease),
                     tx.transaction_status is Status.UNPROCESSED and not tx.attempts,
                 )
-                for tx in await Transactions(uow).claim_due(now, limit)
+                for tx in due
             ]
-            await uow.repository(TRANSACTIONS).update_many([job.tx for job in claimed])
+            await uow.repository(TRANSACTIONS).update_many([job.tx for job in claimed], before=due)
             await uow.commit()
         for job in claimed:
             telemetry.transaction_status(job.tx)

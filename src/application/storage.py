@@ -361,10 +361,12 @@ class Repository(Protocol[T]):
         ``lease`` (written alone, it leaves the SQL adapters' copy of the record stale)."""
         ...
 
-    async def update_many(self, items: Sequence[T]) -> None:
+    async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
         """``update`` each item, in as few round trips as the store allows; ``NotFound``
         names a record that is not there, and the others may have been replaced by then
-        (roll the unit of work back)."""
+        (roll the unit of work back). ``before``: the stored records the items replace, in
+        their order, when the unit of work holds them (read under ``lock`` or a claim): where
+        no item changes a column of a unique group, no clash is looked for."""
         ...
 
     async def remove(self, ident: object) -> bool: ...

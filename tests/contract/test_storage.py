@@ -216,6 +216,21 @@ async def test_update_many_leaves_what_updates_one_by_one_leave(
     assert sorted(got, key=lambda x: str(ident(x))) == [expected[k] for k in sorted(expected)]
 
 
+def _clash_guards(uow: Any) -> list[bool]:
+    """The ``may_clash`` of each statement a SQL unit of work writes from now on (none are
+    recorded for another store)."""
+    guarded: list[bool] = []
+    write = getattr(uow, "write", None)
+    if write is not None:
+
+        async def recorded(sql: str, params: Any, *, may_clash: bool) -> int:
+            guarded.append(may_clash)
+            return int(await write(sql, params, may_clash=may_clash))
+
+        uow.write = recorded
+    return guarded
+
+
 def _id_attribute(collection: Collection[Any], item: Any) -> str:
     """The attribute of ``item`` that holds the collection's ``id`` column."""
     value = collection.columns["id"].get(item)
@@ -319,6 +334,35 @@ async def test_update_many_replaces_every_record(store: StorageUnderTest) -> Non
         repo = uow.repository(ORGANISATIONS)
         assert [await repo.get(x.id) for x in (a, b, c)] == [renamed[0], b, renamed[1]]
         assert await repo.first(legalName="Renamed 1") == renamed[1]
+
+
+async def test_update_many_given_the_records_it_replaces(store: StorageUnderTest) -> None:
+    """``before`` (the stored records, read under lock): an update keeping every unique
+    column is written with no clash looked for, one record or several, and a record that is
+    gone is still ``NotFound``; one that changes a unique column still conflicts cleanly and
+    the unit of work goes on."""
+    a, b, c = org("1"), org("2"), org("3")
+    await add_all(store, ORGANISATIONS, [a, b, c])
+    async with store.unit_of_work() as uow:
+        guarded = _clash_guards(uow)
+        repo = uow.repository(ORGANISATIONS)
+        locked = await repo.lock_many([a.id, c.id])
+        renamed = [attrs.evolve(x, legal_name=f"Renamed {x.legal_identifier}") for x in locked]
+        await repo.update_many(renamed, before=locked)
+        (one,) = await repo.lock_many([b.id])
+        await repo.update_many([attrs.evolve(one, legal_name="Alone")], before=[one])
+        assert True not in guarded  # the SQL stores looked for no clash (a savepoint each)
+        with pytest.raises(Conflict):
+            await repo.update_many([attrs.evolve(one, legal_key=a.legal_key)], before=[one])
+        await uow.commit()
+    by_id = {x.id: x for x in await stored(store, ORGANISATIONS)}
+    assert [by_id[x.id].legal_name for x in (a, b, c)] == ["Renamed 1", "Alone", "Renamed 3"]
+    gone = org("4")
+    async with store.unit_of_work() as uow:
+        with pytest.raises(NotFound):
+            await uow.repository(ORGANISATIONS).update_many(
+                [attrs.evolve(gone, legal_name="X")], before=[gone]
+            )
 
 
 async def test_update_many_of_a_collection_without_unique_groups(store: StorageUnderTest) -> None:

@@ -206,8 +206,8 @@ class InMemoryRepository(Generic[T]):
         self._check_unique(table, ident, row)
         self._put(table, ident, item, row)
 
-    async def update_many(self, items: Sequence[T]) -> None:
-        for item in items:
+    async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
+        for item in items:  # each checked for clashes: as cheap here as not
             await self.update(item)
 
     async def replace(self, before: T, after: T) -> bool:

@@ -243,9 +243,13 @@ class SqlRepository(Generic[T]):
             raise Conflict(reason=await self._clash_reason(after, check_id=False)) from e
         return count > 0
 
-    async def update_many(self, items: Sequence[T]) -> None:
+    async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
         many = self._t.update_many_sql
-        if self._c.unique and (many is None or len(items) < 2):  # a clash names its record
+        clash = bool(self._c.unique) and not (
+            len(before) == len(items)
+            and not any(unique_changed(self._c, b, a) for b, a in zip(before, items, strict=True))
+        )
+        if clash and (many is None or len(items) < 2):  # a clash names its record
             await self._each(items)
             return
         # the last of each id (an update's id comes last), as one statement after another
@@ -260,15 +264,17 @@ class SqlRepository(Generic[T]):
             return
         self._x.wrote(self._t.name)
         param = self._t.update_many_values(rows) if many is not None else None
-        if many is not None and param is not None:  # one statement for them all
+        if len(rows) == 1 and not clash:
+            count = await self._x.write(self._t.update_sql, rows[0], may_clash=False)
+        elif many is not None and param is not None:  # one statement for them all
             try:
-                count = await self._x.write(many, param, may_clash=bool(self._c.unique))
+                count = await self._x.write(many, param, may_clash=clash)
             except PutOffClash:
                 raise
             except Conflict:  # undone whole: a clash must name its record, one at a time
                 await self._each(items)
                 return
-        elif self._c.unique:
+        elif clash:
             await self._each(items)
             return
         else:
