@@ -366,7 +366,8 @@ class Repository(Protocol[T]):
         names a record that is not there, and the others may have been replaced by then
         (roll the unit of work back). ``before``: the stored records the items replace, in
         their order, when the unit of work holds them (read under ``lock`` or a claim): where
-        no item changes a column of a unique group, no clash is looked for."""
+        no item changes a column of a unique group, no clash is looked for, and as none can be
+        missing the change may go out with the unit of work's next statement or its commit."""
         ...
 
     async def remove(self, ident: object) -> bool: ...

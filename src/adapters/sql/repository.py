@@ -245,8 +245,9 @@ class SqlRepository(Generic[T]):
 
     async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
         many = self._t.update_many_sql
+        held = len(before) == len(items) > 0  # stored, and held by this unit of work
         clash = bool(self._c.unique) and not (
-            len(before) == len(items)
+            held
             and not any(unique_changed(self._c, b, a) for b, a in zip(before, items, strict=True))
         )
         if clash and (many is None or len(items) < 2):  # a clash names its record
@@ -264,9 +265,17 @@ class SqlRepository(Generic[T]):
             return
         self._x.wrote(self._t.name)
         param = self._t.update_many_values(rows) if many is not None else None
-        if len(rows) == 1 and not clash:
-            count = await self._x.write(self._t.update_sql, rows[0], may_clash=False)
-        elif many is not None and param is not None:  # one statement for them all
+        if held and not clash:
+            # none can clash or be missing: its row count unread, it may go out with what
+            # follows (the commit)
+            if len(rows) == 1:
+                await self._x.write_later(self._t.update_sql, rows[0])
+            elif many is not None and param is not None:
+                await self._x.write_later(many, param)
+            else:
+                await self._x.write_many(self._t.update_sql, rows)
+            return
+        if many is not None and param is not None:  # one statement for them all
             try:
                 count = await self._x.write(many, param, may_clash=clash)
             except PutOffClash:
