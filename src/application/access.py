@@ -104,7 +104,7 @@ async def authorise(
     """
     orgs = uow.repository(ORGANISATIONS)
     locked = await orgs.lock(org_id) if lock else None
-    role, member = await _standing(uow, principal, org_id, required)
+    role, member = await _standing(uow, principal, org_id, required, writing=lock)
     org = locked if lock else await orgs.get(org_id)
     if org is None:
         raise NotFound(resource="organisation", ident=str(org_id))
@@ -118,25 +118,31 @@ async def authorised_still(
     work of the same request: the caller's standing (their membership, or their key's
     creator's) is read again as ``uow`` reads it, with the same errors, and a key itself too
     (one revoked or expired since the request began is refused); the organisation is not, as
-    it was found then and organisations are never removed (a superadmin's check reads
-    nothing)."""
+    it was found then and organisations are never removed (a superadmin's, that the user is
+    still there)."""
     if principal.key is not None:
         key = await uow.repository(API_KEYS).get(principal.key.id)
         if key is None or not key.usable_at(now):
             raise Forbidden(reason="the API key was revoked or has expired")
-    await _standing(uow, principal, org_id, required)
+    await _standing(uow, principal, org_id, required, writing=True)
 
 
 async def _standing(
-    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role, *, writing: bool
 ) -> tuple[Role, Member | None]:
-    """The caller's role in ``org_id`` (and membership), checked against ``required``."""
+    """The caller's role in ``org_id`` (and membership), checked against ``required``.
+    ``writing``: a change follows in ``uow``; a superadmin, who holds no membership to read
+    again, is then read again: one deleted since the request signed in is an unknown user
+    (as a member's removed membership refuses them), whose token signs in no more."""
     if principal.key is not None:
         held = await key_role(uow, principal.key) if principal.key.org_id == org_id else None
         if held is None:
             raise NotAMember(org_id=str(org_id))
         role, member = held, None
     elif principal.is_superadmin:
+        user = principal.require_user()
+        if writing and await uow.repository(USERS).get(user.id) is None:
+            raise NotFound(resource="user", ident=user.id)
         role, member = Role.SUPERADMIN, None
     else:
         user = principal.require_user()

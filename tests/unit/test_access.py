@@ -50,14 +50,25 @@ async def test_a_member_passes_until_removed_then_is_told_what_authorise_tells()
             await authorise(uow, alice, ORG, Role.ORGMEMBER)
 
 
-async def test_the_organisation_is_not_read_again() -> None:
-    """A superadmin's check reads nothing (``authorise`` found the organisation before);
-    ``authorise`` itself still tells a missing one."""
-    root = Principal(user=user("root", Role.SUPERADMIN))
-    async with InMemoryStorage().unit_of_work() as uow:
+async def test_the_organisation_is_not_read_again_but_a_superadmin_is() -> None:
+    """A superadmin's check where the change is written reads the organisation not again
+    (``authorise`` found it before), the user again: one deleted since is an unknown user;
+    ``authorise`` itself still tells a missing organisation."""
+    storage = InMemoryStorage()
+    stored_root = user("root", Role.SUPERADMIN)
+    root = Principal(user=stored_root)
+    async with storage.unit_of_work() as uow:
+        await uow.repository(USERS).add(stored_root)
+        await uow.commit()
+    async with storage.unit_of_work() as uow:
         await authorised_still(uow, root, ORG, Role.ORGADMIN, T0)
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFound) as no_org:
             await authorise(uow, root, ORG, Role.ORGADMIN)
+        assert no_org.value.resource == "organisation"
+        await uow.repository(USERS).remove(stored_root.id)
+        with pytest.raises(NotFound) as gone:
+            await authorised_still(uow, root, ORG, Role.ORGADMIN, T0)
+        assert (gone.value.resource, gone.value.ident) == ("user", "root")
 
 
 @pytest.mark.parametrize("end", ["revoked", "expired", "deleted"])

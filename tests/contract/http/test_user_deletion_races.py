@@ -181,3 +181,24 @@ async def test_a_user_deleted_after_signing_in_is_made_a_member_nowhere(api: Any
     status, body = await api.call("GET", f"/orgs/{carol_org}/members/pending", as_=CAROL)
     assert status == 200, body
     assert [m["email"] for m in body["items"]] == [email]  # still open, for a new account
+
+
+async def test_a_superadmin_deleted_after_signing_in_changes_no_organisation(api: Any) -> None:
+    """A superadmin holds no membership that the deletion removes: their request that signed
+    in before the deletion and reaches its unit of work after it finds the user gone (as an
+    unknown one), and nothing changes."""
+    ctx = await resolve(api.container.context)
+    alice_org = (await api.org(ALICE, legal_id=org_number(4010)))["id"]
+    bob_id = (await api.me(BOB))["id"]
+    status, body = await api.call("GET", "/users/me", as_="ops@example.com", superadmin=True)
+    assert status == 200, body
+    ops, _ = await stored(api, body["id"])
+    assert ops is not None
+    assert await delete(api, ops.id) == (200, {"ids": [ops.id]})
+    with pytest.raises(NotFound) as refused:
+        await members.create(
+            ctx, Principal(user=ops), uuid.UUID(alice_org), members.CreateMember(bob_id)
+        )
+    assert (refused.value.resource, refused.value.ident) == ("user", ops.id)
+    _, bob_memberships = await stored(api, bob_id)
+    assert bob_memberships == []
