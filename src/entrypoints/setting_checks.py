@@ -174,7 +174,8 @@ def problems(s: Settings) -> list[str]:
         )
     need(
         s.validation_workers >= 0,
-        f"{PREFIX}VALIDATION_WORKERS={s.validation_workers} must be 0 (one per core but one) or more",
+        f"{PREFIX}VALIDATION_WORKERS={s.validation_workers} must be 0 (one per core but one) "
+        "or more",
     )
     need(
         s.validation_cache_mib >= 0,

@@ -245,11 +245,12 @@ class SqlRepository(Generic[T]):
 
     async def update_many(self, items: Sequence[T], *, before: Sequence[T] = ()) -> None:
         many = self._t.update_many_sql
-        held = len(before) == len(items) > 0  # stored, and held by this unit of work
-        clash = bool(self._c.unique) and not (
-            held
-            and not any(unique_changed(self._c, b, a) for b, a in zip(before, items, strict=True))
+        # held by this unit of work (so stored), and no unique column changed: none can clash
+        # or be missing
+        kept = len(before) == len(items) > 0 and not any(
+            unique_changed(self._c, b, a) for b, a in zip(before, items, strict=True)
         )
+        clash = bool(self._c.unique) and not kept
         if clash and (many is None or len(items) < 2):  # a clash names its record
             await self._each(items)
             return
@@ -265,9 +266,7 @@ class SqlRepository(Generic[T]):
             return
         self._x.wrote(self._t.name)
         param = self._t.update_many_values(rows) if many is not None else None
-        if held and not clash:
-            # none can clash or be missing: its row count unread, it may go out with what
-            # follows (the commit)
+        if kept:  # its row count unread: it may go out with what follows (the commit)
             if len(rows) == 1:
                 await self._x.write_later(self._t.update_sql, rows[0])
             elif many is not None and param is not None:

@@ -280,7 +280,7 @@ def build_app(
         warnings.simplefilter("ignore", DeprecationWarning)
         app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
-    wrap, expecting = wrapper(max_body, metrics, hsts=hsts), expect
+    wrap = wrapper(max_body, metrics, hsts=hsts)
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
     async def openapi_json(request: web.Request) -> web.Response:
@@ -298,14 +298,12 @@ def build_app(
         if "GET" in methods:  # HEAD: the GET's status and headers, without its body
             methods.setdefault("HEAD", methods["GET"])
         for method, handler in methods.items():
-            resource.add_route(method, wrap(handler, path), expect_handler=expecting)
+            resource.add_route(method, wrap(handler, path), expect_handler=expect)
         refuse = wrap(_refuse_method(tuple(sorted(methods))), path)
-        resource.add_route("*", refuse, expect_handler=expecting)
+        resource.add_route("*", refuse, expect_handler=expect)
     # every other path, last: 404 in the API's shape (added to no other resource's prefix)
     unmatched = app.router.add_resource(r"/{path:[\s\S]*}")
-    router.unmatched = unmatched.add_route(
-        "*", wrap(_unknown_route, None), expect_handler=expecting
-    )
+    router.unmatched = unmatched.add_route("*", wrap(_unknown_route, None), expect_handler=expect)
     return app
 
 
