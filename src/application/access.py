@@ -104,7 +104,7 @@ async def authorise(
     """
     orgs = uow.repository(ORGANISATIONS)
     locked = await orgs.lock(org_id) if lock else None
-    role, member = await _standing(uow, principal, org_id, required, writing=lock)
+    role, member = await _standing(uow, principal, org_id, required)
     org = locked if lock else await orgs.get(org_id)
     if org is None:
         raise NotFound(resource="organisation", ident=str(org_id))
@@ -124,16 +124,17 @@ async def authorised_still(
         key = await uow.repository(API_KEYS).get(principal.key.id)
         if key is None or not key.usable_at(now):
             raise Forbidden(reason="the API key was revoked or has expired")
-    await _standing(uow, principal, org_id, required, writing=True)
+    await _standing(uow, principal, org_id, required)
 
 
 async def _standing(
-    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role, *, writing: bool
+    uow: UnitOfWork, principal: Principal, org_id: uuid.UUID, required: Role
 ) -> tuple[Role, Member | None]:
-    """The caller's role in ``org_id`` (and membership), checked against ``required``.
-    ``writing``: a change follows in ``uow``; a superadmin, who holds no membership to read
-    again, is then read again: one deleted since the request signed in is an unknown user
-    (as a member's removed membership refuses them), whose token signs in no more."""
+    """The caller's role in ``org_id`` (and membership), checked against ``required``, as
+    ``uow`` reads them: a member's membership, and a superadmin, who holds none, themselves:
+    one deleted since the request signed in is an unknown user (as a member whose membership
+    went is refused), in every unit of work that asks, whether it changes something or not
+    (a reading one answers from the storage's cache of users, which a commit clears)."""
     if principal.key is not None:
         held = await key_role(uow, principal.key) if principal.key.org_id == org_id else None
         if held is None:
@@ -141,7 +142,7 @@ async def _standing(
         role, member = held, None
     elif principal.is_superadmin:
         user = principal.require_user()
-        if writing and await uow.repository(USERS).get(user.id) is None:
+        if await uow.repository(USERS).get(user.id) is None:
             raise NotFound(resource="user", ident=user.id)
         role, member = Role.SUPERADMIN, None
     else:

@@ -69,6 +69,9 @@ async def test_the_organisation_is_not_read_again_but_a_superadmin_is() -> None:
         with pytest.raises(NotFound) as gone:
             await authorised_still(uow, root, ORG, Role.ORGADMIN, T0)
         assert (gone.value.resource, gone.value.ident) == ("user", "root")
+        with pytest.raises(NotFound) as gone:  # and where nothing is held
+            await authorise(uow, root, ORG, Role.ORGADMIN)
+        assert (gone.value.resource, gone.value.ident) == ("user", "root")
 
 
 @pytest.mark.parametrize("end", ["revoked", "expired", "deleted"])

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fourcorner.application import invitations, members, organisations, users
+from fourcorner.application import invitations, members, organisations, users, webhooks
 from fourcorner.application.access import Principal
 from fourcorner.application.identity import Identity
 from fourcorner.application.repositories import Members, Users
@@ -202,3 +202,39 @@ async def test_a_superadmin_deleted_after_signing_in_changes_no_organisation(api
     assert (refused.value.resource, refused.value.ident) == ("user", ops.id)
     _, bob_memberships = await stored(api, bob_id)
     assert bob_memberships == []
+
+
+async def test_a_superadmin_deleted_after_signing_in_reads_and_changes_nothing(api: Any) -> None:
+    """Not only where the organisation is held (``members.create`` above): every check of a
+    superadmin reads them again, a change that holds nothing (removing a webhook) and a read
+    alike, so a request signed in before the deletion finds the user gone."""
+    ctx = await resolve(api.container.context)
+    alice_org = (await api.org(ALICE, legal_id=org_number(4020)))["id"]
+    status, hook = await api.call(
+        "POST",
+        f"/orgs/{alice_org}/webhooks",
+        as_=ALICE,
+        json={"url": "https://hooks.example.com/in", "events": ["webhook.test"]},
+    )
+    assert status == 201, hook
+    status, body = await api.call("GET", "/users/me", as_="ops2@example.com", superadmin=True)
+    assert status == 200, body
+    ops, _ = await stored(api, body["id"])
+    assert ops is not None
+    stale = Principal(user=ops)
+    assert (await organisations.get(ctx, stale, uuid.UUID(alice_org))).org.id == uuid.UUID(
+        alice_org
+    )
+    assert await delete(api, ops.id) == (200, {"ids": [ops.id]})
+    attempts = {
+        "removed a webhook": lambda: webhooks.delete_many(
+            ctx, stale, uuid.UUID(alice_org), [uuid.UUID(hook["id"])]
+        ),
+        "read the organisation": lambda: organisations.get(ctx, stale, uuid.UUID(alice_org)),
+    }
+    for what, attempt in attempts.items():
+        with pytest.raises(NotFound) as refused:
+            await attempt()
+        assert (refused.value.resource, refused.value.ident) == ("user", ops.id), what
+    status, body = await api.call("GET", f"/orgs/{alice_org}/webhooks/{hook['id']}", as_=ALICE)
+    assert status == 200, body
