@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from fourcorner.domain import wildcard
 from fourcorner.domain.catalogue import Catalogue
 from fourcorner.domain.certificates import Certificate
 from fourcorner.domain.errors import Detail, InvalidInput
@@ -97,8 +98,8 @@ def registration(
         if doc is None:
             continue
         value = doc.value
-        if doc.scheme == WILDCARD_SCHEME and not entry.exact_match_only and "*" not in value:
-            value += "*"
+        if doc.scheme == WILDCARD_SCHEME and not entry.exact_match_only:
+            value = wildcard.registered(value)  # the customization id ends in *
         scheme, _, process = entry.process_id.partition("::")
         services.setdefault((doc.wire_scheme, value), []).append(
             ProcessEntry(scheme, process, (endpoint,))

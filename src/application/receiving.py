@@ -38,6 +38,7 @@ from fourcorner.application.ports import (
     KeySealer,
     MessageReader,
 )
+from fourcorner.application.publishing import WILDCARD_SCHEME
 from fourcorner.application.repositories import Artefacts, Participants, Transactions
 from fourcorner.application.sending import Exchange, credentials_of
 from fourcorner.application.transactions import (
@@ -47,7 +48,7 @@ from fourcorner.application.transactions import (
     delete_blobs,
     store_artefacts,
 )
-from fourcorner.domain import events
+from fourcorner.domain import events, wildcard
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
     Identifier,
@@ -284,7 +285,7 @@ async def _take_document(
         org = await uow.repository(ORGANISATIONS).get(receiver.org_id) if receiver else None
     if other is not None:
         raise OtherEnvironment(other, ap, inbound.message_id)
-    if receiver is None or receiver.ap_ref != ap.id or not _serves(ctx, receiver, envelope):
+    if receiver is None or receiver.ap_ref != ap.id or not serves(ctx, receiver, envelope):
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = reader.receipt(inbound, creds)  # a signature over a few references: no thread
     # checked once received (the receipt says it arrived, not that it is valid)
@@ -353,7 +354,7 @@ async def _validated(docs: Documents, inbound: InboundDocument) -> ValidationRes
         return None
 
 
-def _serves(ctx: Context, receiver: Participant, envelope: Sbdh) -> bool:
+def serves(ctx: Context, receiver: Participant, envelope: Sbdh) -> bool:
     """Whether the receiver announced this document type (exactly, or by wildcard) and
     process."""
     for entry in receiver.supported_document_types:
@@ -362,7 +363,9 @@ def _serves(ctx: Context, receiver: Participant, envelope: Sbdh) -> bool:
             continue
         if doc.value == envelope.document_type.value:
             return True
-        wildcard = doc.scheme == "net-doctype-wildcard" and not entry.exact_match_only
-        if wildcard and envelope.document_type.value.startswith(doc.value.rstrip("*")):
+        by_wildcard = doc.scheme == WILDCARD_SCHEME and not entry.exact_match_only
+        if by_wildcard and wildcard.covers(
+            wildcard.registered(doc.value), envelope.document_type.value
+        ):
             return True
     return False

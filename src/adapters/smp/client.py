@@ -57,8 +57,11 @@ from fourcorner.adapters.smp.xml import (
     path_segment,
     read_signed_service_metadata,
 )
+from fourcorner.domain import wildcard
 from fourcorner.domain.clock import utc
 from fourcorner.domain.network_services import Environment
+
+WIRE_WILDCARD_SCHEME = wire("net-doctype-wildcard")  # the scheme of PINT document types
 
 MAX_DOCUMENT_BYTES = 1 << 20
 SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
@@ -143,6 +146,12 @@ class SmpLookupClient:
         """The SMP's URL and the document types its ServiceGroup lists for ``participant``."""
         wanted = participant_of(participant)
         base = await self.smp_url(wanted, environment)
+        return base, await self._listed(base, wanted, environment)
+
+    async def _listed(
+        self, base: str, wanted: tuple[str, str], environment: Environment
+    ) -> list[tuple[str, str]]:
+        """The document types the ServiceGroup of ``wanted`` at the SMP ``base`` lists."""
         data = await self._fetch(f"{base}/{path_segment(*wanted)}", environment)
         try:
             hrefs = parse_service_group(data)
@@ -159,7 +168,7 @@ class SmpLookupClient:
                 document = None
             if document is not None and document not in found:
                 found.append(document)
-        return base, found
+        return found
 
     async def metadata(
         self, participant: str, document: tuple[str, str], environment: Environment
@@ -169,6 +178,10 @@ class SmpLookupClient:
         wanted_participant = participant_of(participant)
         wanted_document = (wire(document[0]), document[1])
         base = await self.smp_url(wanted_participant, environment)
+        if wanted_document[0] == WIRE_WILDCARD_SCHEME:
+            wanted_document = await self._wildcard_match(
+                base, wanted_participant, wanted_document, environment
+            )
         url = (
             f"{base}/{path_segment(*wanted_participant)}/services/{path_segment(*wanted_document)}"
         )
@@ -208,6 +221,27 @@ class SmpLookupClient:
                 Problem.SMP_UNTRUSTED,
             )
         return VerifiedMetadata(base, metadata, signer, environment)
+
+    async def _wildcard_match(
+        self,
+        base: str,
+        participant: tuple[str, str],
+        document: tuple[str, str],
+        environment: Environment,
+    ) -> tuple[str, str]:
+        """The registration of the wildcard scheme that a sender of ``document`` picks among
+        those the participant's ServiceGroup lists (``domain.wildcard``: the value itself, its
+        customization id with ``*``, then shorter ones cut at ``@``)."""
+        types = await self._listed(base, participant, environment)
+        listed = [value for scheme, value in types if scheme == WIRE_WILDCARD_SCHEME]
+        chosen = wildcard.best_match(document[1], listed)
+        if chosen is None:
+            raise SmpLookupError(
+                "the receiver is registered, but for no document type of the wildcard scheme "
+                f"that covers {document[1]!r}",
+                Problem.NOT_ACCEPTED,
+            )
+        return (document[0], chosen)
 
     async def _registered(self, service_group: str, environment: Environment) -> None:
         """After a document type's metadata was not found: when the participant's ServiceGroup

@@ -129,3 +129,50 @@ async def test_an_smp_failure_leaves_the_database_unchanged(tmp_path, aiohttp_cl
     assert status == 503 and body["code"] == "AT-1500"
     status, listed = await api.call("GET", f"/orgs/{org['id']}/participants", as_=ALICE)
     assert listed["items"] == []
+
+
+@pytest.mark.parametrize("exact", [False, True])
+async def test_a_wildcard_registration_is_published_and_found_as_the_network_says(api, exact):
+    """A participant taking JP PINT invoices by wildcard: the SMP lists the document type with
+    the ``*`` at the end of its customization id (``...billing-1@jp-1*::2.1``), and a sender
+    of that document type, or of a more specific one (``...@jp-1@x-2``), is led to it; one of
+    another customization id is told the receiver does not accept it. Registered for the exact
+    value only, no more specific one is taken."""
+    org = await api.org(ALICE)
+    ident = f"0088:{gln(42 + exact)}"
+    status, p = await participant(api, org["id"], ident)
+    assert status == 201, p
+    _, docs = await api.call("GET", "/document_types?scheme=net-doctype-wildcard", as_=ALICE)
+    doc = next(
+        d for d in docs["items"] if d["value"].endswith("##urn:peppol:pint:billing-1@jp-1::2.1")
+    )
+    proc = doc["process-ids"][0]
+    entry = {
+        "documentId": doc["id"],
+        "processId": f"{proc['scheme']}::{proc['value']}",
+        "exactMatchOnly": exact,
+    }
+    path = f"/orgs/{org['id']}/participants/{p['id']}/supported_document_types"
+    status, body = await api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": [entry]})
+    assert status == 200, body
+    starred = doc["value"].replace("@jp-1::2.1", "@jp-1*::2.1")
+    base = str(api.client.make_url("/smp/test"))
+    client = SmpLookupClient(base, api.container.network_trust())
+    try:
+        _, listed = await client.document_types(ident, TEST)
+        assert listed == [("peppol-doctype-wildcard", doc["value"] if exact else starred)]
+        process = (proc["scheme"], proc["value"])
+        for value in (doc["value"], doc["value"].replace("@jp-1::", "@jp-1@x-2::")):
+            if exact and value != doc["value"]:
+                with pytest.raises(SmpLookupError) as e:
+                    await client.endpoint(ident, (doc["scheme"], value), process, environment=TEST)
+                assert e.value.problem is Problem.NOT_ACCEPTED
+                continue
+            found = await client.endpoint(ident, (doc["scheme"], value), process, environment=TEST)
+            assert found.certificate == pki(api).ap_certificate, value
+        with pytest.raises(SmpLookupError) as e:
+            other = doc["value"].replace("@jp-1::", "@aunz-1::")
+            await client.endpoint(ident, (doc["scheme"], other), process, environment=TEST)
+        assert e.value.problem is Problem.NOT_ACCEPTED
+    finally:
+        await client.aclose()
