@@ -283,9 +283,19 @@ class As4Transport:
         receiver = _party(built.receiver_certificate)[0]
         try:
             async with self._client().post(
-                endpoint.url, data=message.body, headers=message.http_headers
+                endpoint.url,
+                data=message.body,
+                headers=message.http_headers,
+                allow_redirects=False,  # the signed endpoint is the one checked (https)
             ) as resp:
                 status, content_type = resp.status, resp.headers.get("Content-Type", "")
+                if 300 <= status < 400:
+                    return Refused(
+                        f"HTTP {status}",
+                        f"the access point answered with a redirect (HTTP {status}), which "
+                        "is not followed",
+                        retryable=False,
+                    )
                 if status != 200:
                     head = await read_head(resp, ERROR_DETAIL_BYTES)
                     return Refused(

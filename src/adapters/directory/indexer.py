@@ -51,8 +51,13 @@ class IndexerDirectoryPublisher:
         headers = {"Content-Type": "text/plain"} if body is not None else {}
         try:
             async with self._session.request(
-                method, url, data=body, headers=headers, ssl=self._ssl
+                method, url, data=body, headers=headers, ssl=self._ssl, allow_redirects=False
             ) as resp:
+                if 300 <= resp.status < 400:
+                    raise ServiceUnavailable(
+                        reason=f"the directory answered with a redirect (HTTP {resp.status}), "
+                        "which is not followed"
+                    )
                 if resp.status >= 300 and resp.status not in ok:
                     raise ServiceUnavailable(reason=f"the directory answered {resp.status}")
         except (aiohttp.ClientError, TimeoutError) as e:

@@ -11,7 +11,8 @@ A SOAP fault is a refusal named by its detail element (``NotFoundFault``, ``Unau
 ``BadRequestFault``; an ``InternalErrorFault`` is the SML's own trouble and is retried). A
 ``Create`` refused because the identifier exists (the fault message says it is already there)
 is ``ALREADY_REGISTERED``. No answer, a timeout, an HTTP error without a fault or an answer
-that is not SOAP is ``UNREACHABLE``.
+that is not SOAP is ``UNREACHABLE``; so is a redirect, which is not followed (the request
+carries the SMP's client certificate and, to migrate, a migration key).
 """
 
 from __future__ import annotations
@@ -241,9 +242,20 @@ class SoapLocator:
         session = self._session(environment)
         headers = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": f'"{action}"'}
         try:
-            async with session.post(url, data=envelope(payload), headers=headers) as response:
-                data = await read_capped(response, self._max_answer)
+            async with session.post(
+                url,
+                data=envelope(payload),
+                headers=headers,
+                allow_redirects=False,  # the request carries our certificate and keys
+            ) as response:
                 status = response.status
+                if 300 <= status < 400:
+                    raise LocatorError(
+                        f"the SML answered {operation} with a redirect (HTTP {status}), which "
+                        "is not followed",
+                        LocatorFault.UNREACHABLE,
+                    )
+                data = await read_capped(response, self._max_answer)
         except AnswerTooLarge as e:
             raise LocatorError(
                 f"the SML's answer to {operation} is larger than {e.limit} bytes",
