@@ -86,9 +86,11 @@ class DeliveryWorker:
         # the seconds of the signatures' timestamps: the context's clock unless given
         self._wall = wall_clock or (lambda: ctx.clock().timestamp())
         self._in_flight: set[asyncio.Task[None]] = set()
-        self._sending: dict[str, asyncio.Semaphore] = {}
-        self._claimed: dict[str, int] = {}  # leased and not yet sent, by endpoint
-        self._hooks_of: dict[str, set[uuid.UUID]] = {}  # webhooks seen, by endpoint
+        # by endpoint, only while this worker holds deliveries to it (dropped when the last
+        # one is finished, so they hold no more endpoints than deliveries are in flight):
+        self._sending: dict[str, asyncio.Semaphore] = {}  # the gate of its sends
+        self._claimed: dict[str, int] = {}  # deliveries leased and not yet finished
+        self._hooks_of: dict[str, set[uuid.UUID]] = {}  # its webhooks seen by claims
         self.blocked = False  # the last claim left deliveries due for lack of room
         self._finished = 0  # deliveries finished since the start
         self._finish_target = 0
@@ -128,12 +130,13 @@ class DeliveryWorker:
             hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
             until = now + self._settings.lease
             taken: dict[str, int] = {}
+            seen: dict[str, set[uuid.UUID]] = {}
             leased: list[Delivery] = []
             for d in claimed:
                 hook = hooks[d.webhook_id]
                 endpoint = _endpoint(hook) if hook is not None else ""
                 if endpoint:
-                    self._hooks_of.setdefault(endpoint, set()).add(d.webhook_id)
+                    seen.setdefault(endpoint, set()).add(d.webhook_id)
                     if self._load(endpoint) + taken.get(endpoint, 0) >= room:
                         self.blocked = True  # left due, for when a send has finished
                         continue
@@ -148,6 +151,9 @@ class DeliveryWorker:
             await uow.commit()
         for endpoint, count in taken.items():
             self._claimed[endpoint] = self._claimed.get(endpoint, 0) + count
+        for endpoint, hook_ids in seen.items():
+            if endpoint in self._claimed:  # else none is held here now: not full
+                self._hooks_of.setdefault(endpoint, set()).update(hook_ids)
         return [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
 
     def _load(self, endpoint: str) -> int:
@@ -212,7 +218,13 @@ class DeliveryWorker:
                 "delivery failed unexpectedly", extra={"delivery_id": str(job.delivery.id)}
             )
         finally:
-            self._claimed[endpoint] -= 1
+            left = self._claimed[endpoint] - 1
+            if left:
+                self._claimed[endpoint] = left
+            else:  # none in flight, so none holds or waits for its gate: forget the endpoint
+                del self._claimed[endpoint]
+                self._sending.pop(endpoint, None)
+                self._hooks_of.pop(endpoint, None)
             self._finished += 1
             if self._finished >= self._finish_target:
                 self._progress.set()

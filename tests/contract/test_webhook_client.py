@@ -345,6 +345,42 @@ async def test_parsed_urls_kept_are_bounded_and_each_url_still_reaches_its_path(
     assert peer.connections == 1  # one origin: the connection is kept whatever the path
 
 
+async def test_no_origin_is_kept_once_its_connections_are_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept-alive connections to 50 origins: those their peers close are forgotten at once,
+    their origins with them; those idle for longer than ``IDLE_SECONDS`` are closed and
+    forgotten by the sweep after a later request."""
+    monkeypatch.setattr(client_module, "IDLE_SECONDS", 2.0)
+    peers: list[Peer] = []
+    servers: list[asyncio.Server] = []
+    for n in range(50):
+        p = Peer()
+        p.close_after = (lambda n: True) if n % 2 else (lambda n: False)
+        servers.append(await asyncio.start_server(p.serve, "127.0.0.1", 0))
+        p.url = f"http://127.0.0.1:{servers[-1].sockets[0].getsockname()[1]}/in"
+        peers.append(p)
+    staying = {("http", "127.0.0.1", int(p.url.split(":")[2].split("/")[0])) for p in peers[::2]}
+    c = Http1Client(kept=KEPT, check=None)
+    try:
+        for p in peers:
+            assert await c.post(p.url, b"{}", {}) == (204, b"")
+        for _ in range(200):
+            if len(c._open) == 25:
+                break
+            await asyncio.sleep(0.01)
+        assert set(c._idle) == staying and len(c._open) == 25
+        await asyncio.sleep(2.1)
+        assert await c.post(peers[0].url, b"{}", {}) == (204, b"")
+        assert set(c._idle) == {("http", "127.0.0.1", int(peers[0].url.split(":")[2][:-3]))}
+        assert len(c._open) == 1
+    finally:
+        await c.aclose()
+        for server in servers:
+            server.close()
+    assert c._idle == {} and c._open == set()
+
+
 async def test_refused_addresses_are_never_connected_to(peer: Peer) -> None:
     port = peer.url.split(":")[2].split("/")[0]
     loopback = {"127.0.0.1", "::1"}

@@ -5,7 +5,8 @@ one request on a kept-alive connection, written at once, and an answer of which 
 status and the first bytes of the body are kept. This client does that on an
 ``asyncio.Protocol``: connections kept alive per origin (scheme, host, port), at most
 ``limit`` open at once, one idle for more than ``IDLE_SECONDS`` never used again (closed when
-next looked at, or to open another within the limit; one the peer closes is closed at once);
+next looked at, by a sweep after a later request, or to open another within the limit; one
+the peer closes is closed and forgotten at once, and an origin without one is not kept);
 a URL's user and password sent as Basic credentials, as aiohttp sent them; the request written
 in one call; the answer framed by ``httptools.HttpResponseParser`` (llhttp, the parser uvicorn uses:
 status line, headers, ``Content-Length``, chunked, or until the peer closes; interim 1xx
@@ -89,12 +90,14 @@ class _Target:
 class _Connection(asyncio.Protocol):
     """One connection: one request at a time, its answer framed by llhttp as it arrives."""
 
-    def __init__(self, kept: int) -> None:
+    def __init__(self, kept: int, lost: Callable[[_Connection], None]) -> None:
         self._limit = kept
+        self._lost = lost  # told when the connection is closed (the client forgets it)
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.used = False  # has answered a request before (a kept-alive connection)
         self.idle_since = 0.0
+        self.origin: tuple[str, str, int] = ("", "", 0)  # where it is kept when idle
         self._waiter: asyncio.Future[tuple[int, bytes]] | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._phase = _HEAD
@@ -113,6 +116,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._lost(self)
         waiter = self._waiter
         if waiter is None or waiter.done():
             return
@@ -260,8 +264,11 @@ class Http1Client:
         self._kept = kept
         self._check = check
         self._slots = asyncio.Semaphore(limit)
+        # idle connections by origin, the last one used last; an origin without one is not
+        # kept (a connection leaves when used, closed, or found idle too long by a sweep)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
+        self._next_sweep = 0.0
         self._targets: dict[str, _Target] = {}
         self._tls = tls
 
@@ -303,19 +310,43 @@ class Http1Client:
         if conn.closed:
             self._open.discard(conn)
         else:
-            conn.idle_since = asyncio.get_running_loop().time()
+            now = asyncio.get_running_loop().time()
+            conn.idle_since = now
+            conn.origin = target.origin
             self._idle.setdefault(target.origin, []).append(conn)
+            if now >= self._next_sweep:
+                self._sweep(now)
         return answer
 
     def _drop(self, conn: _Connection) -> None:
-        conn.close()
+        conn.close()  # its connection_lost, now or soon, calls _forget
+        self._forget(conn)
+
+    def _forget(self, conn: _Connection) -> None:
+        """``conn`` is closed: neither open nor idle any longer."""
         self._open.discard(conn)
+        idle = self._idle.get(conn.origin)
+        if idle is not None and conn in idle:
+            idle.remove(conn)
+            if not idle:
+                del self._idle[conn.origin]
+
+    def _sweep(self, now: float) -> None:
+        """Close the connections idle for longer than ``IDLE_SECONDS`` (never used again),
+        so the origins no delivery went to lately hold nothing; at most once that long."""
+        self._next_sweep = now + IDLE_SECONDS
+        oldest = now - IDLE_SECONDS
+        for idle in list(self._idle.values()):
+            for conn in [c for c in idle if c.idle_since <= oldest]:
+                self._drop(conn)
 
     def _reused(self, target: _Target) -> _Connection | None:
         idle = self._idle.get(target.origin)
         oldest = asyncio.get_running_loop().time() - IDLE_SECONDS
         while idle:
             conn = idle.pop()
+            if not idle:
+                del self._idle[target.origin]
             if not conn.closed and conn.idle_since > oldest:
                 return conn
             self._drop(conn)
@@ -331,7 +362,7 @@ class Http1Client:
         for family, address in addresses:
             try:
                 _, conn = await loop.create_connection(
-                    lambda: _Connection(self._kept),
+                    lambda: _Connection(self._kept, self._forget),
                     address,
                     target.port,
                     family=family,
@@ -369,11 +400,11 @@ class Http1Client:
 
     def _evict(self) -> bool:
         """Close one idle connection (to open another within the limit); False if none."""
-        for idle in self._idle.values():
-            if idle:
-                self._drop(idle.pop(0))
-                return True
-        return False
+        conn = next((idle[0] for idle in self._idle.values()), None)  # none kept empty
+        if conn is None:
+            return False
+        self._drop(conn)
+        return True
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:

@@ -419,3 +419,63 @@ async def test_a_webhook_disabled_or_deleted_after_its_event_was_raised_is_not_c
         off["id"]: ("FAILED", ["the webhook is disabled"]),
         gone["id"]: ("FAILED", ["the webhook was deleted"]),
     }
+
+
+async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_to_it(api):
+    """What the worker holds by endpoint (its gate, its count of leased deliveries, the
+    webhooks a claim saw at it) is there while a delivery to it is in flight, so a full
+    endpoint's backlog is left due, and is dropped when the last one has ended: one webhook
+    whose URL names a new host before each event leaves nothing behind of the hosts before."""
+    org = await api.org(ALICE)
+    made = await hook(api, org["id"], "https://h0.hooks.example.com/in")
+    twin = await hook(api, org["id"], "https://h0.hooks.example.com/other")
+    held, called = asyncio.Event(), asyncio.Event()
+
+    class Holding:
+        async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
+            called.set()
+            await held.wait()
+            return SendResult(duration_ms=1.0, status_code=204)
+
+    ctx = await resolve(api.container.context)
+    sealer = await resolve(api.container.sealer)
+    one_at_a_time = DeliverySettings(per_endpoint=1, per_endpoint_waiting=0)
+    worker = DeliveryWorker(ctx, sealer, Holding(), one_at_a_time)
+
+    async def trigger() -> None:
+        path = f"/orgs/{org['id']}/webhooks/trigger-test-event"
+        status, _ = await api.call("POST", path, as_=ALICE, json={"eventType": "webhook.test"})
+        assert status == 200
+
+    def kept() -> tuple[set[str], set[str], set[str]]:
+        return set(worker._sending), set(worker._claimed), set(worker._hooks_of)
+
+    await trigger()  # to both webhooks, at one endpoint that takes one delivery at a time
+    first = asyncio.create_task(worker.run_once())
+    await called.wait()
+    endpoint = "h0.hooks.example.com"
+    assert kept() == ({endpoint},) * 3
+    assert worker._hooks_of[endpoint] == {uuid.UUID(made["id"]), uuid.UUID(twin["id"])}
+    assert worker.blocked  # the other delivery is left due while the endpoint is full
+    assert await worker.claim(10) == []  # and a claim now skips it
+    held.set()
+    assert await first == 1
+    assert kept() == (set(), set(), set())
+    assert await worker.run_once() == 1  # the one left due, now that there is room
+    assert kept() == (set(), set(), set())
+
+    status, _ = await api.call(
+        "POST", f"/orgs/{org['id']}/webhooks/batch-delete", as_=ALICE, json={"ids": [twin["id"]]}
+    )
+    assert status == 200
+    for i in range(1, 51):
+        status, _ = await api.call(
+            "PUT",
+            f"/orgs/{org['id']}/webhooks/{made['id']}",
+            as_=ALICE,
+            json={"url": f"https://h{i}.hooks.example.com/in"},
+        )
+        assert status == 200
+        await trigger()
+        assert await worker.run_once() == 1
+        assert kept() == (set(), set(), set())
