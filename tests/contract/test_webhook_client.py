@@ -1,18 +1,24 @@
 """The webhook sender's HTTP/1.1 client (``adapters.webhooks.client``) against peers on
 127.0.0.1 that answer with bytes of their own: every framing of an answer gives its status and
 the start of its body, kept-alive connections are reused and a closed one replaced, a broken
-answer is a failure, and addresses a check refuses are never connected to."""
+answer is a failure, and addresses a check refuses are never connected to. Names are resolved
+on the event loop (a local name server, a hosts file): one whose name server never answers
+holds no thread of the default executor, and delays no other delivery."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import ipaddress
+import socket
 import ssl
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import dns.message
+import dns.rrset
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -21,8 +27,10 @@ from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fourcorner.adapters.webhooks import Http1WebhookSender
 from fourcorner.adapters.webhooks import client as client_module
 from fourcorner.adapters.webhooks.client import MAX_DRAIN, MAX_HEAD, AnswerUnreadable, Http1Client
+from fourcorner.adapters.webhooks.names import HostResolver, read_hosts
 
 KEPT = 1024
 
@@ -451,3 +459,122 @@ async def test_https_is_verified_and_then_kept_alive(tmp_path: Path) -> None:
         await untrusting.aclose()
         await trusting.aclose()
         server.close()
+
+
+class NameServer(asyncio.DatagramProtocol):
+    """A name server on 127.0.0.1 (UDP) answering A and AAAA queries from ``records`` (name:
+    addresses); a name under ``silent`` gets no answer at all, any other none of a kind."""
+
+    def __init__(self, records: dict[str, list[str]], silent: str = "hang.example.") -> None:
+        self.records = records
+        self.silent = silent
+        self.asked: list[str] = []
+        self.transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        query = dns.message.from_wire(data)
+        question = query.question[0]
+        name = question.name.to_text()
+        self.asked.append(name)
+        if name.endswith(self.silent):
+            return
+        answer = dns.message.make_response(query)
+        wanted = "A" if question.rdtype == dns.rdatatype.A else "AAAA"
+        found = [a for a in self.records.get(name, []) if (":" in a) == (wanted == "AAAA")]
+        if found:
+            answer.answer.append(dns.rrset.from_text(name, 60, "IN", wanted, *found))
+        assert self.transport is not None
+        self.transport.sendto(answer.to_wire(), addr)
+
+
+@pytest.fixture
+async def name_server() -> AsyncIterator[tuple[NameServer, int]]:
+    server = NameServer({})
+    transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
+        lambda: server, local_addr=("127.0.0.1", 0)
+    )
+    yield server, transport.get_extra_info("sockname")[1]
+    transport.close()
+
+
+async def test_a_name_server_that_never_answers_holds_no_shared_thread(
+    peer: Peer, name_server: tuple[NameServer, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 deliveries to names under a zone whose name server never answers each time out;
+    meanwhile another delivery is answered at once, and after them the default executor
+    (which blob reads, upload spooling and AS4 builds wait for) is free at once. The system's
+    getaddrinfo, which would hang in those threads, is not called for them."""
+    server, port = name_server
+    real, threaded = socket.getaddrinfo, []
+
+    def hanging(host: object, *args: object, **kwargs: object) -> object:
+        if isinstance(host, str) and host.endswith(".hang.example"):
+            threaded.append(host)
+            time.sleep(3.0)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    resolver = HostResolver(lifetime=5.0, nameservers=[("127.0.0.1", port)])
+    sender = Http1WebhookSender(timeout=0.3, allow_private_targets=True, resolver=resolver)
+    try:
+        hung = [sender.send(f"https://h{i}.hang.example/in", b"{}", {}) for i in range(40)]
+        started = time.monotonic()
+        other, *results = await asyncio.gather(sender.send(peer.url, b"{}", {}), *hung)
+        took = time.monotonic() - started
+    finally:
+        await sender.aclose()
+    assert other.status_code == 204 and other.duration_ms < 300
+    assert {r.error for r in results} == {"timed out"} and took < 2.0
+    assert threaded == [] and len(server.asked) >= 40
+    started = time.monotonic()
+    await asyncio.to_thread(lambda: None)
+    assert time.monotonic() - started < 0.5
+
+
+async def test_names_resolve_by_the_hosts_file_then_the_name_servers_and_are_checked(
+    peer: Peer, name_server: tuple[NameServer, int], tmp_path: Path
+) -> None:
+    """A hosts file's name, a name under ``localhost`` and the name servers' A and AAAA
+    records reach the peer; an IPv4 literal in a form ``inet_aton`` reads needs no lookup;
+    a name the name servers know no address of is a failure; and every address found passes
+    the check before it is connected to (a public name resolving to loopback is refused)."""
+    server, port = name_server
+    server.records = {
+        "receiver.test.": ["127.0.0.1"],
+        "rebound.example.": ["127.0.0.1", "::1"],
+    }
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# names\n127.0.0.1  local.receiver  other # a comment\n")
+    resolver = HostResolver(lifetime=2.0, nameservers=[("127.0.0.1", port)], hosts_file=str(hosts))
+    peer_port = peer.url.split(":")[2].split("/")[0]
+    c = Http1Client(kept=KEPT, check=None, resolver=resolver)
+    loopback = {"127.0.0.1", "::1"}
+    checked = Http1Client(
+        kept=KEPT, check=lambda a: "refused" if a in loopback else None, resolver=resolver
+    )
+    try:
+        for host in ("local.receiver", "api.localhost", "receiver.test", "127.1", "0x7f.0.0.1"):
+            assert await c.post(f"http://{host}:{peer_port}/in", b"{}", {}) == (204, b"")
+            await c.aclose()  # a new connection for each, so each name is resolved
+        with pytest.raises(OSError, match=r"unknown\.example has no address"):
+            await c.post(f"http://unknown.example:{peer_port}/in", b"{}", {})
+        with pytest.raises(OSError, match="resolves only to addresses not allowed"):
+            await checked.post(f"http://rebound.example:{peer_port}/in", b"{}", {})
+    finally:
+        await c.aclose()
+        await checked.aclose()
+    assert len(peer.requests) == 5
+    assert "local.receiver." not in server.asked and "api.localhost." not in server.asked
+
+
+def test_a_hosts_file_reads_as_names_and_their_addresses() -> None:
+    text = "127.0.0.1 a b.\n# 10.0.0.1 c\n::1 A\nfe80::1%eth0 d\nnonsense e\n\n10.0.0.2\n"
+    assert read_hosts(text) == {
+        "a": [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")],
+        "b": [(socket.AF_INET, "127.0.0.1")],
+        "d": [(socket.AF_INET6, "fe80::1")],
+    }

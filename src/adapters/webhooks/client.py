@@ -20,9 +20,10 @@ connection is closed instead of kept. A connection is kept only when llhttp says
 allows it (``should_keep_alive``), the answer was read to its end and nothing followed it.
 Time is the caller's to bound (``asyncio.timeout``). A connection is chosen after DNS, each
 address checked by ``check``, so a name that resolves to a refused address (DNS rebinding) is
-refused too. Names are resolved for each new connection and never cached here (the system's
-resolver may cache): an address is checked when it is connected to, and connections are kept
-alive, so a delivery rarely needs a new one. A kept-alive connection that the peer closed
+refused too. Names are resolved for each new connection by ``names.HostResolver`` (on the
+event loop, not in its default executor's threads) and never cached here (the name servers
+may cache): an address is checked when it is connected to, and connections are kept alive, so
+a delivery rarely needs a new one. A kept-alive connection that the peer closed
 before answering is tried once more on a new connection (a delivery may arrive twice: webhooks
 are at least once).
 """
@@ -31,13 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ipaddress
-import socket
 import ssl
 from collections.abc import Callable, Mapping
 
 import httptools
 import yarl
+
+from fourcorner.adapters.webhooks.names import HostResolver
 
 MAX_HEAD = 64 * 1024
 MAX_DRAIN = 64 * 1024
@@ -257,9 +258,12 @@ class Http1Client:
         kept: int = 1024,
         check: Callable[[str], str | None] | None,
         tls: ssl.SSLContext | None = None,
+        resolver: HostResolver | None = None,
     ) -> None:
         """``tls``: the context of https connections (by default the system's trusted
-        authorities, the host name checked)."""
+        authorities, the host name checked); ``resolver``: how names are resolved (by default
+        with the system's name servers and hosts file)."""
+        self._resolver = resolver or HostResolver()
         self._limit = limit
         self._kept = kept
         self._check = check
@@ -356,7 +360,7 @@ class Http1Client:
         while len(self._open) >= self._limit and self._evict():
             pass
         loop = asyncio.get_running_loop()
-        addresses = await self._addresses(loop, target)
+        addresses = await self._addresses(target)
         tls = self._tls_context() if target.tls else None
         failure: OSError | None = None
         for family, address in addresses:
@@ -376,22 +380,13 @@ class Http1Client:
             return conn
         raise failure or OSError(f"{target.host} has no address")
 
-    async def _addresses(
-        self, loop: asyncio.AbstractEventLoop, target: _Target
-    ) -> list[tuple[int, str]]:
+    async def _addresses(self, target: _Target) -> list[tuple[int, str]]:
         host = target.host
         if self._check is not None:
             problem = self._check(host)
             if problem:
                 raise OSError(problem)
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            pass
-        else:
-            return [(socket.AF_INET6 if literal.version == 6 else socket.AF_INET, host)]
-        infos = await loop.getaddrinfo(host, target.port, type=socket.SOCK_STREAM)
-        found = [(int(family), str(address[0])) for family, _, _, _, address in infos]
+        found = await self._resolver.addresses(host)
         if self._check is not None:
             found = [(f, a) for f, a in found if self._check(a) is None]
             if not found:

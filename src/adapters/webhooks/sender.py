@@ -4,7 +4,9 @@ answer only the first ``KEPT_ANSWER_BYTES`` are kept, for the attempt's record; 
 is not read (the connection is closed instead of kept).
 
 Addresses are checked after DNS resolution, so a public name that resolves to a private
-address (DNS rebinding) is refused as well.
+address (DNS rebinding) is refused as well. Names are resolved on the event loop
+(``names.HostResolver``), within the delivery's time: a name server that never answers holds
+no thread that other work shares.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import time
 
 from fourcorner.adapters.webhooks.client import AnswerUnreadable, Http1Client
+from fourcorner.adapters.webhooks.names import HostResolver
 from fourcorner.application.ports import SendResult
 from fourcorner.domain.webhook import address_problem
 
@@ -21,17 +24,27 @@ KEPT_ANSWER_BYTES = 1024
 
 class Http1WebhookSender:
     def __init__(
-        self, *, timeout: float = 15.0, allow_private_targets: bool = False, limit: int = 100
+        self,
+        *,
+        timeout: float = 15.0,
+        allow_private_targets: bool = False,
+        limit: int = 100,
+        resolver: HostResolver | None = None,
     ) -> None:
+        """``resolver``: how webhook hosts are resolved (by default the system's name servers
+        and hosts file, a lookup lasting at most ``timeout``)."""
         self._timeout = timeout
         self._allow_private = allow_private_targets
         self._limit = limit
+        self._resolver = resolver or HostResolver(lifetime=timeout)
         self._http: Http1Client | None = None
 
     def _client(self) -> Http1Client:
         if self._http is None:
             check = None if self._allow_private else address_problem
-            self._http = Http1Client(limit=self._limit, kept=KEPT_ANSWER_BYTES, check=check)
+            self._http = Http1Client(
+                limit=self._limit, kept=KEPT_ANSWER_BYTES, check=check, resolver=self._resolver
+            )
         return self._http
 
     async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
