@@ -47,6 +47,7 @@ from fourcorner.entrypoints.http.routing import (
     endpoint,
     json_response,
 )
+from fourcorner.entrypoints.http.spooling import PACE, PACE_BOUNDS, Pace
 
 log = logging.getLogger("fourcorner.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -269,17 +270,20 @@ def build_app(
     version: str = "0.1.0",
     hsts: bool = False,
     lingering: Linger = BOUNDS,
+    pace: Pace = PACE_BOUNDS,
 ) -> web.Application:
     """``provided``: the container's objects that the handlers name (``routing.dependencies``);
     ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer);
     ``lingering``: the bounds of the lingering close of a connection whose request body is
-    left unread (``lingering``; the app's ``LINGER``)."""
+    left unread (``lingering``; the app's ``LINGER``); ``pace``: how slowly a body read with
+    bounds of time may arrive (``spooling.Pace``; the app's ``PACE``)."""
     table = list(routes)
     router = _Router()
     with warnings.catch_warnings():  # aiohttp calls passing a router deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
         app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
+    app[PACE] = pace
     wrap = wrapper(max_body, metrics, hsts=hsts)
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 

@@ -18,7 +18,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound
 from fourcorner.entrypoints.http.errors import BodyTooLarge
 from fourcorner.entrypoints.http.rendering import XML
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
-from fourcorner.entrypoints.http.spooling import body
+from fourcorner.entrypoints.http.spooling import PACE, body
 
 
 async def as4_inbound(
@@ -32,8 +32,10 @@ async def as4_inbound(
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first: a message to
     none is refused unread, its connection closed (``lingering``). A known one's message is
-    taken in (at most ``gate``'s number at once, each under the size limit: a small one in
-    memory, a large one streamed to a file) and read from there."""
+    taken in under the size limit (a small one in memory, a large one streamed to a file) and
+    the app's bounds of time (``spooling.Pace``: a sender that stalls or trickles is refused
+    and cut off), then read from there, at most ``gate``'s number at once. The body is taken
+    in before the gate, so senders that are slow to send it hold none of its turns."""
     raw = req.raw
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
@@ -45,15 +47,15 @@ async def as4_inbound(
     limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
     if raw.content_length is not None and raw.content_length > limit:
         raise BodyTooLarge(limit=limit)
-    async with gate:
-        message = await body(raw.content, docs.blobs.incoming, limit)
-        try:
+    message = await body(raw.content, docs.blobs.incoming, limit, pace=raw.config_dict[PACE])
+    try:
+        async with gate:
             answer = await receive(
                 ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), message
             )
-        finally:
-            if isinstance(message, Path):
-                message.unlink(missing_ok=True)
+    finally:
+        if isinstance(message, Path):
+            message.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(
@@ -76,6 +78,6 @@ def routes(as4_prefix: str = "/as4") -> tuple[Route, ...]:
             "as4",
             response=XML,
             content_type="application/soap+xml",
-            errors=("AT-1002", "AT-1501"),
+            errors=("AT-1000", "AT-1002", "AT-1501"),
         ),
     )

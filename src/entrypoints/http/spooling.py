@@ -1,7 +1,8 @@
 """Taking a request body in: an SBD or billing document (raw XML, or the ``file`` part of a
 multipart form), or an AS4 message, under a size limit and without holding a large one in
 memory: a body of less than ``CHUNK`` bytes is kept as bytes, a larger one streamed to a
-file."""
+file; and, when a ``Pace`` is given, within bounds of time, so that a sender that stalls or
+trickles is cut off rather than holding what it was given."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import attrs
 from aiohttp import BodyPartReader, StreamReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
@@ -20,6 +22,30 @@ XML_TYPES = ("application/xml", "text/xml")
 # what ``spool`` reads: the XML itself, or a form with the XML as its part ``file``
 DOCUMENT_TYPES = (*XML_TYPES, "multipart/form-data")
 CHUNK = 256 * 1024
+
+
+@attrs.frozen
+class Pace:
+    """How slowly a request body may arrive (as Apache's ``RequestReadTimeout body=20,
+    MinRate=500`` and nginx's ``client_body_timeout`` bound it): a sender that sends nothing
+    for ``idle`` seconds, or whose body has taken more than ``total`` seconds and one more
+    for each ``rate`` bytes it has sent, is cut off (``MalformedBody``)."""
+
+    idle: float = 20.0
+    """Seconds without a byte from the sender."""
+    total: float = 20.0
+    """Seconds for a body, before what it has sent extends them (``rate``)."""
+    rate: int = 16 * 1024
+    """Bytes a second: each ``rate`` bytes received give the sender one more second, so a
+    sender at least this fast is never cut off by ``total`` (a body at the AS4 limit of
+    about 201 MiB then has at most 3.6 hours)."""
+
+
+PACE_BOUNDS = Pace()
+"""The service's bounds."""
+
+PACE = web.AppKey("pace", Pace)
+"""The app's bounds of a body's arrival (``build_app`` sets them)."""
 
 
 async def spool(
@@ -54,14 +80,16 @@ async def body(
     incoming: Callable[[], Path],
     limit: int,
     digest: Any = None,
+    pace: Pace | None = None,
 ) -> bytes | Path:
     """``stream`` whole, refusing more than ``limit`` bytes: its bytes when it ends within
     ``CHUNK`` bytes (a document of the usual size: no file made, written, read back and
     removed), else the file ``incoming()`` makes (the caller removes it; it is removed here
-    when the body is refused). A sender that hangs up midway is bad input, not an error of
-    ours. ``digest``: a ``hashlib`` hash that each chunk updates. A large body is written
-    about ``CHUNK`` bytes at a time, each in one thread hop, the file made by the first."""
-    pieces = _pieces(stream, limit, digest)
+    when the body is refused). A sender that hangs up midway, or (with ``pace``) is too
+    slow, is bad input, not an error of ours. ``digest``: a ``hashlib`` hash that each chunk
+    updates. A large body is written about ``CHUNK`` bytes at a time, each in one thread hop,
+    the file made by the first."""
+    pieces = _pieces(stream, limit, digest, pace)
     data, ended = await anext(pieces)
     if ended:
         return data
@@ -83,23 +111,38 @@ async def body(
 
 
 async def _pieces(
-    stream: StreamReader | BodyPartReader, limit: int, digest: Any
+    stream: StreamReader | BodyPartReader, limit: int, digest: Any, pace: Pace | None
 ) -> AsyncIterator[tuple[bytes, bool]]:
     """``stream`` in pieces of at least ``CHUNK`` bytes but the last (which may be empty),
     each with whether it is the last; more than ``limit`` bytes in all is ``BodyTooLarge``,
-    a sender that hangs up midway ``MalformedBody``. ``digest`` is fed each chunk."""
+    a sender that hangs up midway, or misses a bound of ``pace``, ``MalformedBody``.
+    ``digest`` is fed each chunk."""
     size = 0
     held: list[bytes] = []  # read, not yet given: less than CHUNK bytes
     held_size = 0
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     while True:
+        read = (
+            stream.read_chunk(CHUNK) if isinstance(stream, BodyPartReader) else stream.read(CHUNK)
+        )
         try:
-            chunk = await (
-                stream.read_chunk(CHUNK)
-                if isinstance(stream, BodyPartReader)
-                else stream.read(CHUNK)
-            )
+            if pace is None:
+                chunk = await read
+            else:
+                idle_ends = loop.time() + pace.idle
+                total_ends = started + pace.total + size / pace.rate
+                async with asyncio.timeout_at(min(idle_ends, total_ends)):
+                    chunk = await read
         except ConnectionError:
             raise MalformedBody(reason="the connection was lost before the body ended") from None
+        except TimeoutError:
+            assert pace is not None
+            raise MalformedBody(
+                reason=f"no byte of the body came for {pace.idle:g} seconds"
+                if idle_ends <= total_ends
+                else f"the body came slower than {pace.rate} bytes a second"
+            ) from None
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge(limit=limit)

@@ -439,7 +439,12 @@ class WatchedGate(asyncio.Semaphore):
         super().release()
 
 
-async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared_pki, caplog):
+async def test_messages_are_taken_in_then_processed_one_gate_turn_at_a_time(
+    tmp_path, aiohttp_client, shared_pki, caplog
+):
+    """The gate bounds the messages processed at once, not those arriving: a message waits
+    at it with its body taken in (a sender slow to send holds no turn,
+    test_as4_slow_senders)."""
     shutil.copytree(shared_pki, tmp_path / "pki")
     gate = WatchedGate(1)
     container = build_container(settings_for("sqlite", tmp_path), as4_gate=gate)
@@ -453,8 +458,8 @@ async def test_messages_wait_at_the_gate_unread(tmp_path, aiohttp_client, shared
     ]
     await gate.acquire()  # the one turn is taken
     first = asyncio.create_task(post(api, path, msgs[0]))
-    await gate.waiting.wait()  # the message is at the gate: its access point was found
-    assert spooled(docs) == []  # and its body is not read
+    await gate.waiting.wait()  # the message is at the gate, its body taken in (in memory)
+    assert spooled(docs) == []
     gate.release()
     answers = [await first, *await asyncio.gather(*(post(api, path, m) for m in msgs[1:]))]
     assert all(s == 200 and error_code(a) is None for s, a in answers)

@@ -1,0 +1,170 @@
+"""A message to the AS4 endpoint is taken in before it waits for a turn at the inbound gate
+(``as4_inbound_concurrency``), under bounds of time (``spooling.Pace``): senders that stall or
+trickle hold none of the gate's turns, so every other access point's message is still
+answered at once, and each of them is refused and cut off within the bounds, leaving no file
+behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import time
+from typing import Any
+
+import pytest
+
+import pg
+from fourcorner.entrypoints.container import build_container, resolve, web_app
+from fourcorner.entrypoints.http.lingering import LINGER, Linger
+from fourcorner.entrypoints.http.spooling import CHUNK, PACE, Pace
+from sbd_factory import make_sbd
+
+from .conftest import BACKENDS, Api, settings_for
+from .test_as4_endpoint import error_code, message, no_errors_logged, post, setup, spooled
+from .test_participants import gln
+
+GATE = 8  # the default as4_inbound_concurrency
+
+
+async def stalled(api: Api, path: str, sent: bytes = b"--b\r\n") -> Any:
+    """A connection that sends a message's headers (a body of 1 MB declared) and ``sent`` of
+    its body, then nothing more: its reader and writer."""
+    server = api.client.server
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/related; "
+        f'boundary="b"\r\nContent-Length: 1000000\r\n\r\n'.encode()
+        + sent
+    )
+    await writer.drain()
+    return reader, writer
+
+
+async def answer_of(reader: asyncio.StreamReader) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body of the answer on ``reader``, read to the connection's end."""
+    raw = await reader.read()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+@pytest.fixture(params=BACKENDS)
+async def paced(request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Any) -> Any:
+    """``await paced(Pace(...))``: the service on the backend with those bounds of a body's
+    arrival, and a lingering close of 0.2 seconds' patience."""
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    schemas: list[Any] = []
+
+    async def start(pace: Pace) -> Api:
+        schema = ""
+        if request.param == "postgres":
+            ctx = pg.fresh_schema("fc_http")
+            schema = ctx.__enter__()
+            schemas.append(ctx)
+        container = build_container(settings_for(request.param, tmp_path, schema))
+        app = await web_app(container)
+        app[PACE] = pace
+        app[LINGER] = Linger(idle=0.2, total=1.0)
+        api = Api(await aiohttp_client(app), container)
+        apis.append(api)
+        return api
+
+    apis: list[Api] = []
+    yield start
+    for api in apis:
+        await api.client.close()
+    for ctx in schemas:
+        ctx.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("senders", [GATE, 3 * GATE])
+async def test_stalled_senders_do_not_keep_a_message_from_its_receipt(api, senders, caplog):
+    """As many stalled uploads as the gate has turns (and more) leave it free: a valid
+    message from another access point gets its receipt at once, while they still hang."""
+    _, receiver, path = await setup(api)
+    conns = [await stalled(api, path) for _ in range(senders)]
+    try:
+        await asyncio.sleep(0.2)  # every one is in its handler, waiting for its body
+        sender = f"0088:{gln(85)}"
+        msg = message(
+            api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
+        )
+        started = time.monotonic()
+        status, answer = await asyncio.wait_for(post(api, path, msg), timeout=10)
+        assert status == 200 and error_code(answer) is None and b"Receipt" in answer
+        assert time.monotonic() - started < 5
+        assert all(not reader.at_eof() for reader, _ in conns)  # they are still held
+    finally:
+        for _, writer in conns:
+            writer.close()
+    no_errors_logged(caplog)
+
+
+async def test_a_stalled_sender_is_refused_and_cut_off_within_the_idle_bound(paced, caplog):
+    """A sender that stops sending its body gets 400 AT-1000 after ``idle`` seconds, its
+    connection closed, and its part of the body (in memory, or spooled to a file once it is
+    large) is dropped."""
+    api = await paced(Pace(idle=0.5, total=60.0))
+    _, _, path = await setup(api)
+    docs = await resolve(api.container.documents)
+    for sent in (b"--b\r\n", b"\0" * (CHUNK + 1024)):  # held in memory; spooled to a file
+        reader, writer = await stalled(api, path, sent)
+        started = time.monotonic()
+        try:
+            status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
+        finally:
+            writer.close()
+        took = time.monotonic() - started
+        assert status == 400 and body["code"] == "AT-1000", body
+        assert "no byte of the body came for 0.5 seconds" in body["error"]
+        assert 0.4 < took < 0.5 + 0.2 + 1.0  # idle, then the lingering close's patience
+        assert spooled(docs) == []
+    no_errors_logged(caplog)
+
+
+async def test_a_trickling_sender_is_refused_and_cut_off_within_the_total_bound(paced, caplog):
+    """A sender that sends a byte at a time, often enough never to be idle, is cut off once
+    its body has taken ``total`` seconds and one more for each ``rate`` bytes it sent."""
+    api = await paced(Pace(idle=5.0, total=0.5, rate=1000))
+    _, _, path = await setup(api)
+    reader, writer = await stalled(api, path)
+    started = time.monotonic()
+
+    async def trickle() -> None:
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await asyncio.sleep(0.05)
+                writer.write(b"x")
+                await writer.drain()
+
+    dripping = asyncio.create_task(trickle())
+    try:
+        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
+    finally:
+        dripping.cancel()
+        writer.close()
+    took = time.monotonic() - started
+    assert status == 400 and body["code"] == "AT-1000", body
+    assert "slower than 1000 bytes a second" in body["error"]
+    assert 0.4 < took < 0.5 + 0.1 + 1.0 + 1.0  # total, its bytes' share, lingering
+    no_errors_logged(caplog)
+
+
+async def test_a_message_sent_in_pieces_within_the_bounds_gets_its_receipt(paced):
+    """A sender that pauses between pieces, each time for less than ``idle``, and sends
+    faster than ``rate`` overall, is taken in whole."""
+    api = await paced(Pace(idle=0.5, total=0.5, rate=1000))
+    _, receiver, path = await setup(api)
+    sender = f"0088:{gln(86)}"
+    msg = message(api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver)
+    pieces = [msg.body[i : i + 4096] for i in range(0, len(msg.body), 4096)]
+
+    async def slowly() -> Any:
+        for piece in pieces:
+            yield piece
+            await asyncio.sleep(0.2)
+
+    resp = await api.client.post(path, data=slowly(), headers=msg.http_headers)
+    answer = await resp.read()
+    assert resp.status == 200 and error_code(answer) is None and b"Receipt" in answer
