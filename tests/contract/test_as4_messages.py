@@ -228,6 +228,26 @@ def test_a_message_is_read_back_and_its_receipt_accepted(parties: Parties) -> No
     assert sorted(receipt.references) == sorted(sent.references)
 
 
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.integers(ebms.MAX_MESSAGE_ID - 2, ebms.MAX_MESSAGE_ID + 2) | st.integers(1, 4000),
+    st.sampled_from(["a", "\u00e9", "\U0001f600"]),
+)
+def test_a_message_id_is_at_most_255_characters(parties: Parties, length: int, char: str) -> None:
+    """A MessageId is stored and indexed with the transaction (a PostgreSQL index entry holds
+    at most 2704 bytes): up to 255 characters, of any width, it is read; a longer one is an
+    invalid header (EBMS:0009), answered as every other one is."""
+    message_id = (char * length)[:-1] + "@" if length > 1 else "@"
+    sent = send(parties, message_id=message_id)
+    if length <= ebms.MAX_MESSAGE_ID:
+        assert receive(parties, sent.content_type, sent.body).message_id == message_id
+    else:
+        error = refused("EBMS:0009", lambda: receive(parties, sent.content_type, sent.body))
+        assert "longer than 255 characters" in str(error)
+
+
 def test_a_signed_error_reaches_the_sender(parties: Parties) -> None:
     sent = send(parties)
     signal = build_error(

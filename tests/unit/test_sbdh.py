@@ -23,9 +23,9 @@ from lxml import etree
 from fourcorner.adapters.sbdh import parser as parser_module
 from fourcorner.adapters.sbdh import read_envelope, read_envelope_file, write_sbd
 from fourcorner.adapters.sbdh import reader as reader_module
-from fourcorner.adapters.sbdh.header import HEADER, SH, scope_field
+from fourcorner.adapters.sbdh.header import HEADER, MAX_INSTANCE_IDENTIFIER, SH, scope_field
 from fourcorner.adapters.sbdh.parser import Parser
-from fourcorner.adapters.sbdh.reader import CAC, CBC
+from fourcorner.adapters.sbdh.reader import CAC, CBC, MAX_HEADER_VALUE
 from fourcorner.adapters.sbdh.writer import format_date_time
 from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 from fourcorner.domain.errors import InvalidInput
@@ -113,6 +113,26 @@ def payload_for(envelope: Sbdh) -> bytes:
 @given(envelopes())
 def test_what_is_written_reads_back(envelope: Sbdh) -> None:
     assert read_envelope(write_sbd(envelope, payload_for(envelope))) == envelope
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(MAX_INSTANCE_IDENTIFIER - 3, MAX_INSTANCE_IDENTIFIER + 3)
+    | st.integers(1, MAX_HEADER_VALUE),
+    st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001f600"]),
+)
+def test_an_instance_identifier_is_at_most_255_characters(length: int, char: str) -> None:
+    """DocumentIdentification/InstanceIdentifier is stored and indexed (a PostgreSQL index
+    entry holds at most 2704 bytes): up to 255 characters, of any width, it is read; a longer
+    one is refused, the field named."""
+    instance = char * length
+    data = make_sbd(instance_id=instance)
+    if length <= MAX_INSTANCE_IDENTIFIER:
+        assert read_envelope(data).instance_identifier == instance
+    else:
+        error = refused(data)
+        assert fields(error) == {f"{IDENTIFICATION}/InstanceIdentifier"}
+        assert "longer than 255 characters" in error.problems[0].problem
 
 
 def test_a_file_reads_as_the_bytes_do(tmp_path: Path) -> None:

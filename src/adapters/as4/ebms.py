@@ -46,6 +46,10 @@ from fourcorner.adapters.as4.xml import (
 
 _INCONSISTENT = VALUE_INCONSISTENT
 
+MAX_MESSAGE_ID = 255
+"""Characters of a UserMessage's MessageId, at most (ebMS sets no bound): it is stored and
+indexed with the transaction, and a PostgreSQL index entry holds at most 2704 bytes."""
+
 
 def _eb(local: str) -> str:
     return q(EB, local)
@@ -125,7 +129,8 @@ def peek_message_id(messaging: Element) -> str | None:
 
 def read_user_message(messaging: Element) -> UserMessageHeader:
     """The values of the one UserMessage in ``messaging``: ``EBMS:0009`` if an element is
-    missing or repeated, ``EBMS:0003`` if a value breaks the profile."""
+    missing or repeated (or the MessageId longer than ``MAX_MESSAGE_ID``), ``EBMS:0003`` if a
+    value breaks the profile."""
     if children(messaging, _eb("SignalMessage")):
         raise As4Error.of(INVALID_HEADER, "a user message cannot carry a SignalMessage")
     user_message = one(messaging, _eb("UserMessage"))
@@ -135,6 +140,8 @@ def read_user_message(messaging: Element) -> UserMessageHeader:
     if children(info, _eb("RefToMessageId")):
         raise As4Error.of(_INCONSISTENT, "a UserMessage must not carry a RefToMessageId")
     message_id = required_text(info, _eb("MessageId"))
+    if len(message_id) > MAX_MESSAGE_ID:
+        raise As4Error.of(INVALID_HEADER, f"MessageId is longer than {MAX_MESSAGE_ID} characters")
     timestamp = parse_timestamp(required_text(info, _eb("Timestamp")))
     parties = one(user_message, _eb("PartyInfo"))
     from_party, from_type = _party(one(parties, _eb("From")))

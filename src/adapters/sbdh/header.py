@@ -22,6 +22,10 @@ DOCUMENT_SCHEME = "busdox-docid-qns"
 PROCESS_SCHEME = "cenbii-procid-ubl"
 MAX_DOCUMENT_TYPE = 500
 MAX_PROCESS = 200
+MAX_INSTANCE_IDENTIFIER = 255
+"""Characters of DocumentIdentification/InstanceIdentifier, at most: it is stored and indexed
+with the transaction (and in its unique deduplication key), and a PostgreSQL index entry
+holds at most 2704 bytes."""
 
 _COUNTRY = re.compile(r"[A-Z0-9][A-Z0-9]")
 _SCHEME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -228,7 +232,13 @@ def _identification(header: Header, element: etree._Element | None) -> None:
         header.problem(f"{path}/TypeVersion", f"{version!r} must not contain ':'")
         version = None
     header.type_version = version
-    header.instance_identifier = text("InstanceIdentifier")
+    instance = text("InstanceIdentifier")
+    if instance is not None and len(instance) > MAX_INSTANCE_IDENTIFIER:
+        header.problem(
+            f"{path}/InstanceIdentifier", f"is longer than {MAX_INSTANCE_IDENTIFIER} characters"
+        )
+        instance = None
+    header.instance_identifier = instance
     header.type = _token(header, f"{path}/Type", text("Type"), "Type", 200)
     created = text("CreationDateAndTime")
     if created is not None:
