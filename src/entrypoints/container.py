@@ -244,6 +244,11 @@ class Container(containers.DeclarativeContainer):
     directory_worker = providers.Singleton(DirectoryWorker, context, network)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)
+    # how many inbound AS4 messages larger than spooling.CHUNK (or of no announced length) are
+    # on disk at once, taken in or waiting for the gate; more wait for theirs unread
+    as4_spools = providers.Singleton(
+        asyncio.Semaphore, providers.Callable(lambda gate: gate * 2, config.as4_inbound_concurrency)
+    )
     blob_sweeper = providers.Singleton(
         BlobSweeper,
         context,

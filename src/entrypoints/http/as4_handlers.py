@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from aiohttp import web
@@ -18,7 +19,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound
 from fourcorner.entrypoints.http.errors import BodyTooLarge
 from fourcorner.entrypoints.http.rendering import XML
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
-from fourcorner.entrypoints.http.spooling import PACE, body
+from fourcorner.entrypoints.http.spooling import CHUNK, PACE, body
 
 
 async def as4_inbound(
@@ -28,6 +29,7 @@ async def as4_inbound(
     docs: Documents = Provide["documents"],
     exchange: Exchange = Provide["exchange"],
     gate: asyncio.Semaphore = Provide["as4_gate"],
+    spools: asyncio.Semaphore = Provide["as4_spools"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first: a message to
@@ -35,7 +37,9 @@ async def as4_inbound(
     taken in under the size limit (a small one in memory, a large one streamed to a file) and
     the app's bounds of time (``spooling.Pace``: a sender that stalls or trickles is refused
     and cut off), then read from there, at most ``gate``'s number at once. The body is taken
-    in before the gate, so senders that are slow to send it hold none of its turns."""
+    in before the gate, so senders that are slow to send it hold none of its turns; one that
+    may be larger than ``CHUNK`` (announced so, or not announced) first waits for one of
+    ``spools``, held until its file is removed, so as many are on disk at most."""
     raw = req.raw
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
@@ -47,15 +51,17 @@ async def as4_inbound(
     limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
     if raw.content_length is not None and raw.content_length > limit:
         raise BodyTooLarge(limit=limit)
-    message = await body(raw.content, docs.blobs.incoming, limit, pace=raw.config_dict[PACE])
-    try:
-        async with gate:
-            answer = await receive(
-                ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), message
-            )
-    finally:
-        if isinstance(message, Path):
-            message.unlink(missing_ok=True)
+    large = raw.content_length is None or raw.content_length >= CHUNK
+    async with spools if large else contextlib.nullcontext():
+        message = await body(raw.content, docs.blobs.incoming, limit, pace=raw.config_dict[PACE])
+        try:
+            async with gate:
+                answer = await receive(
+                    ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), message
+                )
+        finally:
+            if isinstance(message, Path):
+                message.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(

@@ -168,3 +168,32 @@ async def test_a_message_sent_in_pieces_within_the_bounds_gets_its_receipt(paced
     resp = await api.client.post(path, data=slowly(), headers=msg.http_headers)
     answer = await resp.read()
     assert resp.status == 200 and error_code(answer) is None and b"Receipt" in answer
+
+
+async def test_no_more_large_messages_are_on_disk_at_once_than_the_spools(api, caplog):
+    """Taken in before the gate, large messages are bounded by spools of their own (twice the
+    gate's turns): as many senders more as that, each having sent more than ``CHUNK`` bytes
+    of a large body, wait unread and make no file; a small message still gets its receipt."""
+    _, receiver, path = await setup(api)
+    docs = await resolve(api.container.documents)
+    conns = [await stalled(api, path, b"\0" * (CHUNK + 1024)) for _ in range(3 * GATE)]
+    try:
+        deadline = time.monotonic() + 5
+        while len(spooled(docs)) < 2 * GATE and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # time for any more to start a file
+        assert len(spooled(docs)) == 2 * GATE
+        sender = f"0088:{gln(87)}"
+        msg = message(
+            api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
+        )
+        status, answer = await asyncio.wait_for(post(api, path, msg), timeout=10)
+        assert status == 200 and error_code(answer) is None and b"Receipt" in answer
+    finally:
+        for _, writer in conns:
+            writer.close()
+    deadline = time.monotonic() + 5
+    while spooled(docs) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert spooled(docs) == []
+    no_errors_logged(caplog)
