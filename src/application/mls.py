@@ -141,7 +141,9 @@ async def _rejection(
             await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        return  # an MLS about this document is on its way already
+        # an MLS about this document (from this sender: its instance identifier is its own)
+        # is on its way already
+        return
     telemetry.transaction_status(job)
 
 
@@ -178,7 +180,7 @@ async def confirm(
             or received.direction is not Direction.FROM_NETWORK
         ):
             raise NotFound(resource="received transaction", ident=str(transaction_id))
-        pending = await Transactions(uow).mls_about(org_id, received.doc_instance_id)
+        pending = await Transactions(uow).mls_about(received)
         job = await uow.repository(TRANSACTIONS).lock(pending.id) if pending else None
         if job is None:
             raise Conflict(reason="the sender asked for no positive message level status")

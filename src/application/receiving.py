@@ -3,7 +3,8 @@
 An AS4 message is verified, checked against its SBDH, and taken in one unit of work with the
 signed receipt that answers it, so an acknowledged document is never lost and a replay is
 answered with the original receipt. The same document (instance identifier) arriving again
-under another MessageId is answered and not stored twice. A message level status addressed
+under another MessageId from the same sender (its access point and SBDH sender: the identifier
+is unique only per sender) is answered and not stored twice. A message level status addressed
 to this service is handed to ``mls``; a verified document this access point refuses gets an
 MLS RE back (``mls.refused``). A billing document is checked against the validation rules
 once its receipt is made: the result is kept with it, or, when the receiving organisation
@@ -335,7 +336,8 @@ async def _take_document(
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        # the same document (instance identifier) arrived before under another MessageId
+        # the same document arrived before under another MessageId: the same instance
+        # identifier from the same sending access point and SBDH sender (``dedup_key``)
         await delete_blobs(docs, blobs)
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)

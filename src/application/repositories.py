@@ -367,10 +367,17 @@ class Transactions(OrgRecords[Transaction]):
                 return tx
         return None
 
-    async def mls_about(self, org_id: uuid.UUID, doc_instance_id: str) -> Transaction | None:
-        """The message level status ``org_id`` owes the sender of the document it received
-        as ``doc_instance_id`` (an MLS transaction, sent or waiting)."""
-        return await self._store.first(kind=Kind.MLS, docInstanceId=doc_instance_id, orgId=org_id)
+    async def mls_about(self, received: Transaction) -> Transaction | None:
+        """The positive message level status the organisation that received ``received``
+        owes its sender (an MLS transaction, sent or waiting). Found by the document's
+        instance identifier, which is unique only per sender: among the statuses about
+        documents of other senders with the same one, it is the one about ``received``."""
+        for tx in await self._store.all(
+            kind=Kind.MLS, docInstanceId=received.doc_instance_id, orgId=received.org_id
+        ):
+            if tx.about == received.id:
+                return tx
+        return None
 
     async def sent_documents(self, doc_instance_id: str) -> list[Transaction]:
         """The documents sent to the network as ``doc_instance_id`` (of any organisation)."""

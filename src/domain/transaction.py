@@ -100,10 +100,23 @@ class Transaction:
     mls_lines: tuple[tuple[str, str, str], ...] = ()
     # for an MLS this service sends: the transaction (received document) it is about
     about: uuid.UUID | None = None
+    # who a received document came from (``origin_of``: its sending access point and SBDH
+    # sender), or the document an MLS this service sends is about; empty for a sent document
+    # and for a record stored before it was kept, whose key stays as it was stored
+    origin: str = ""
 
     @property
     def dedup_key(self) -> str:
-        return f"{self.direction.value}:{self.org_id}:{self.kind.value}:{self.doc_instance_id}"
+        """What no two records share: a document's SBDH InstanceIdentifier in its direction,
+        organisation and kind. The identifier is unique only per sender, who chooses it, so a
+        received document's key (and the key of an MLS about one) also holds its ``origin``:
+        another sender's document with the same identifier is another document. The separator
+        after the kind tells the form apart from that of a record stored before (where ``:``
+        follows it), which keeps its key."""
+        head = f"{self.direction.value}:{self.org_id}:{self.kind.value}"
+        if self.origin:
+            return f"{head}/{self.origin}:{self.doc_instance_id}"
+        return f"{head}:{self.doc_instance_id}"
 
     # --- made -------------------------------------------------------------------------------
 
@@ -157,6 +170,7 @@ class Transaction:
             sender_sp=sender_sp,
             receiver_sp=receiver_sp,
             as4_message_id=message_id,
+            origin=origin_of(sender_sp, document.sender),
         )
 
     @classmethod
@@ -245,6 +259,7 @@ class Transaction:
             next_attempt_at=due,
             receiver_sp=sender_seat,
             about=about,
+            origin=origin_of(sender_seat, document.sender),
             mls_response_code=response_code,
             mls_reason=reason,
             mls_description=description,
@@ -371,6 +386,15 @@ class Transaction:
             move=move,
             reason=reason,
         )
+
+
+def origin_of(sender_seat: str, sender: Identifier) -> str:
+    """Who sent a received document, as its dedup key holds it: the seat id of the access
+    point that signed it (its certificate's CN, which the receive path authenticates) and its
+    SBDH sender (case-insensitively, as participants compare); each after its length, so no
+    two pairs read alike whatever they hold."""
+    participant = f"{sender.scheme}::{sender.value}".lower()
+    return f"{len(sender_seat)}:{sender_seat}:{len(participant)}:{participant}"
 
 
 def mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:

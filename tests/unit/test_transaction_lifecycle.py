@@ -392,3 +392,91 @@ class Lifecycle(RuleBasedStateMachine):
 
 Lifecycle.TestCase.settings = settings(max_examples=400, stateful_step_count=40, deadline=None)
 TestLifecycle = Lifecycle.TestCase
+
+
+def received_from(seat: str, sender: str, instance: str = "doc-1", **more: str) -> Transaction:
+    document = attrs.evolve(
+        DOCUMENT,
+        sender=Identifier("iso6523-actorid-upis", sender),
+        instance_identifier=instance,
+    )
+    return Transaction.inbound(
+        id=uuid.uuid4(),
+        org_id=ORG,
+        ap=AP,
+        document=document,
+        sender_sp=seat,
+        receiver_sp="PFC000001",
+        message_id=more.get("message_id", f"{uuid.uuid4()}@peer"),
+        created_ns=NS,
+    )
+
+
+def test_a_received_document_is_the_same_only_from_the_same_sender() -> None:
+    """An InstanceIdentifier is unique per sender only, and the sender chooses it: the key of
+    a received document holds the access point that signed it and its SBDH sender, so another
+    sender's document with the same identifier is another document; the same sender's, under
+    another MessageId, is the same one (participants compare case-insensitively)."""
+    first = received_from("POP123456", "0088:5790000000001")
+    assert received_from("POP123456", "0088:5790000000001").dedup_key == first.dedup_key
+    assert received_from("POP123456", "0088:5790000000001".upper()).dedup_key == first.dedup_key
+    others = [
+        received_from("POP777777", "0088:5790000000001"),  # another access point
+        received_from("POP123456", "0088:5790000000009"),  # another sender it serves
+        received_from("POP123456", "0088:5790000000001", instance="doc-2"),
+    ]
+    assert len({first.dedup_key, *(o.dedup_key for o in others)}) == 4
+    # each part after its length: parts that hold the separator cannot pass for other parts
+    assert (
+        received_from("A:1", "0088:x", instance="y").dedup_key
+        != received_from("A", "1:0088:x", instance="y").dedup_key
+    )
+    assert (
+        received_from("A", "0088:x", instance="y").dedup_key
+        != received_from("A", "0088", instance="x:y").dedup_key
+    )
+
+
+def test_records_stored_before_keep_their_key_and_sent_documents_theirs() -> None:
+    """A record stored before the origin was kept reads back without one and keeps the key it
+    was stored with; a document sent is keyed as ever (the intake finds a duplicate by it)."""
+    old = attrs.evolve(inbound(), origin="")
+    assert old.dedup_key == f"FROM_NETWORK:{ORG}:DOCUMENT:doc-1"
+    assert inbound().dedup_key.startswith(f"FROM_NETWORK:{ORG}:DOCUMENT/")
+    # no new key is an old one: the separator after the kind differs
+    assert not inbound().dedup_key.startswith(f"FROM_NETWORK:{ORG}:DOCUMENT:")
+    assert outbound().dedup_key == f"TO_NETWORK:{ORG}:DOCUMENT:doc-1"
+    old_status = attrs.evolve(positive_status(inbound()), origin="")
+    assert old_status.dedup_key == f"TO_NETWORK:{ORG}:MLS:doc-1"
+
+
+def test_a_status_about_a_received_document_is_keyed_by_that_documents_sender() -> None:
+    """The MLS this service sends about a document is keyed by who sent that document: a
+    refusal of one sender's document does not stand for another's with the same identifier,
+    while the same sender's document refused again is answered once. The key holds what the
+    sending worker never changes (it records the receiving access point once looked up)."""
+
+    def refusal(seat: str, sender: str) -> Transaction:
+        return Transaction.mls_about(
+            attrs.evolve(DOCUMENT, sender=Identifier("iso6523-actorid-upis", sender)),
+            id=uuid.uuid4(),
+            org_id=ORG,
+            ap=AP,
+            spid="000001",
+            sender_seat=seat,
+            response_code="RE",
+            created_ns=NS,
+            due=NOW,
+            reason="FD",
+        )
+
+    hostile = refusal("POP777777", "0088:5790000000001")
+    legit = refusal("POP123456", "0088:5790000000001")
+    assert hostile.dedup_key != legit.dedup_key
+    assert refusal("POP123456", "0088:5790000000001").dedup_key == legit.dedup_key
+    sending = legit.claimed(NOW, LEASE).addressed("PFC000001", "POP999999", NOW)
+    assert sending.dedup_key == legit.dedup_key
+    assert (
+        positive_status(inbound()).dedup_key
+        != positive_status(received_from("POP777777", "0088:5790000000001")).dedup_key
+    )
