@@ -213,7 +213,8 @@ def is_about(tx: Transaction, status: MessageLevelStatus, signer: str) -> bool:
 
 def _answered_already(inbound: InboundDocument) -> As4Refusal:
     """A second status about one document: a document has at most one (NETWORK.md), and the
-    one taken stands."""
+    one taken stands. The message that brought it, again (the same MessageId from the same
+    access point: a retry whose answer was lost), is no second status: it gets a receipt."""
     return As4Refusal(
         "EBMS:0004",
         "Other",
@@ -278,6 +279,9 @@ async def take(
             inbound.message_id,
         )
     (original,) = about
+    signer = inbound.sender_certificate_cn
+    if original.answered_by(inbound.message_id, signer):
+        return  # the message taken before, again (its answer lost): answered as it was
     if original.mls_response_code is not None:
         raise _answered_already(inbound)
     now = ctx.clock()
@@ -287,10 +291,18 @@ async def take(
     async with ctx.uow() as uow:
         current = await uow.repository(TRANSACTIONS).lock(original.id)
         assert current is not None
-        if current.mls_response_code is not None:  # another status was taken meanwhile
+        if current.mls_response_code is not None:  # a status was taken meanwhile
             await docs.blobs.delete(key)
+            if current.answered_by(inbound.message_id, signer):
+                return  # this very message, which came twice at once
             raise _answered_already(inbound)
-        updated = current.mls_received(status.response_code, status.description, now)
+        updated = current.mls_received(
+            status.response_code,
+            status.description,
+            now,
+            message_id=inbound.message_id,
+            signer=signer,
+        )
         await uow.repository(TRANSACTIONS).update(updated)
         await uow.repository(ARTEFACTS).add(
             Artefact(

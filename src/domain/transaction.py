@@ -104,6 +104,10 @@ class Transaction:
     # sender), or the document an MLS this service sends is about; empty for a sent document
     # and for a record stored before it was kept, whose key stays as it was stored
     origin: str = ""
+    # for a sent document: the AS4 message that brought the status it has (its MessageId and
+    # the CN of the certificate that signed it), so that message again is told from another
+    mls_message_id: str = ""
+    mls_signer: str = ""
 
     @property
     def dedup_key(self) -> str:
@@ -117,6 +121,16 @@ class Transaction:
         if self.origin:
             return f"{head}/{self.origin}:{self.doc_instance_id}"
         return f"{head}:{self.doc_instance_id}"
+
+    def answered_by(self, message_id: str, signer: str) -> bool:
+        """Whether the status this sent document has came in the AS4 message ``message_id``
+        signed by ``signer`` (a replay of it is answered as the first was)."""
+        return (
+            self.mls_response_code is not None
+            and bool(self.mls_message_id)
+            and self.mls_message_id == message_id
+            and self.mls_signer == signer
+        )
 
     # --- made -------------------------------------------------------------------------------
 
@@ -322,9 +336,18 @@ class Transaction:
 
     # --- message level status ---------------------------------------------------------------
 
-    def mls_received(self, response_code: str, description: str, now: datetime) -> Transaction:
-        """The receiver's status about this sent document: RE rejects it (whatever the worker
-        does after); AP and AB are recorded."""
+    def mls_received(
+        self,
+        response_code: str,
+        description: str,
+        now: datetime,
+        *,
+        message_id: str = "",
+        signer: str = "",
+    ) -> Transaction:
+        """The receiver's status about this sent document, which came in the AS4 message
+        ``message_id`` signed by ``signer``: RE rejects it (whatever the worker does after); AP
+        and AB are recorded."""
         if (
             self.direction is not Direction.TO_NETWORK
             or self.kind is not Kind.DOCUMENT
@@ -332,10 +355,18 @@ class Transaction:
         ):
             raise self._illegal("given a message level status", "only a sent document has one")
         if response_code != "RE":
-            return attrs.evolve(self, mls_response_code=response_code, last_modified_at=now)
+            return attrs.evolve(
+                self,
+                mls_response_code=response_code,
+                mls_message_id=message_id,
+                mls_signer=signer,
+                last_modified_at=now,
+            )
         return attrs.evolve(
             self,
             mls_response_code=response_code,
+            mls_message_id=message_id,
+            mls_signer=signer,
             transaction_status=Status.REJECTED,
             service_error=REJECTED_BY_RECEIVER.error(description),
             last_modified_at=now,

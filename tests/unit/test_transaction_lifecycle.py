@@ -480,3 +480,17 @@ def test_a_status_about_a_received_document_is_keyed_by_that_documents_sender() 
         positive_status(inbound()).dedup_key
         != positive_status(received_from("POP777777", "0088:5790000000001")).dedup_key
     )
+
+
+def test_a_status_received_remembers_the_message_that_brought_it() -> None:
+    """A sent document's status records its AS4 MessageId and signer: that message again is
+    told from another status about the document."""
+    tx = outbound().claimed(NOW, LEASE).addressed("PFC000001", "POP123456", NOW).completed(NOW)
+    assert not tx.answered_by("mls-1@peer", "POP123456")
+    for code in ("RE", "AB"):
+        taken = tx.mls_received(code, "why", NOW, message_id="mls-1@peer", signer="POP123456")
+        assert taken.answered_by("mls-1@peer", "POP123456")
+        assert not taken.answered_by("mls-2@peer", "POP123456")
+        assert not taken.answered_by("mls-1@peer", "POP777777")
+    # one taken before the message was kept is answered by none
+    assert not tx.mls_received("AB", "", NOW).answered_by("", "")

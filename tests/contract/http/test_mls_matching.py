@@ -79,19 +79,32 @@ async def mls_path(api: Any) -> str:
     return f"/as4/{OPERATOR_ORG_ID}/{p.ap_ref}"
 
 
-async def post_status(
+def another_access_point(api: Any, cn: str) -> tuple[Any, Any]:
+    """The certificate and key of another access point of the network, whose CN is ``cn``."""
+    t = pki(api)
+    now = datetime.now(UTC)
+    return issue_leaf(
+        t.ap_ca,
+        t.ap_ca_key,
+        cn,
+        not_before=now - timedelta(hours=1),
+        not_after=now + timedelta(days=1),
+        key=t.smp_key,
+    )
+
+
+def status_message(
     api: Any,
     code: str,
     about: str,
     *,
     signer: tuple[Any, Any] | None = None,
-    path: str | None = None,
     to_spid: str | None = None,
-) -> str | None:
-    """Send a status about instance identifier ``about`` to this service, as the access point
-    ``signer`` (default: this service's own, where the documents were delivered) to the
-    service provider ``to_spid`` (default: this one); the ebMS error it answers, or None for
-    a receipt."""
+    message_id: str | None = None,
+) -> Any:
+    """The AS4 message of a status about instance identifier ``about`` to this service, from
+    the access point ``signer`` (default: this service's own, where the documents were
+    delivered) to the service provider ``to_spid`` (default: this one)."""
     t = pki(api)
     cert, key = signer or (t.ap_certificate, t.ap_key)
     c3 = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
@@ -111,7 +124,7 @@ async def post_status(
     envelope = mls_envelope(
         status, receiver=ours, instance_id=str(uuid.uuid4()), created_at=now, country_c1="SE"
     )
-    msg = make_as4_message(
+    return make_as4_message(
         t,
         write_sbd(envelope, write_mls(status)),
         sender=envelope.sender,
@@ -120,11 +133,33 @@ async def post_status(
         process=MLS_PROCESS,
         signer=(cert, key),
         timestamp=now,
+        message_id=message_id,
     )
+
+
+async def post_message(api: Any, msg: Any, path: str | None = None) -> str | None:
+    """The ebMS error ``msg`` is answered with, or None for a receipt."""
     path = path or await mls_path(api)
     resp = await api.client.post(path, data=msg.body, headers=msg.http_headers)
     assert resp.status == 200
-    return error_code(await resp.read())
+    answer = await resp.read()
+    assert error_code(answer) is not None or b"Receipt" in answer
+    return error_code(answer)
+
+
+async def post_status(
+    api: Any,
+    code: str,
+    about: str,
+    *,
+    signer: tuple[Any, Any] | None = None,
+    path: str | None = None,
+    to_spid: str | None = None,
+) -> str | None:
+    """Send a status about ``about`` (``status_message``) to this service: the ebMS error it
+    answers, or None for a receipt."""
+    msg = status_message(api, code, about, signer=signer, to_spid=to_spid)
+    return await post_message(api, msg, path)
 
 
 def statuses(box: Any) -> list[tuple[str, str, str]]:
@@ -184,16 +219,7 @@ async def test_a_status_reaches_only_the_document_it_is_about(start_api, inbox, 
     own = str(uuid.uuid4())
     tx_own = await send(api, a, ALICE, make_sbd(sender=pa, receiver=pb, instance_id=own))
     await completed(api, a, ALICE, tx_own)
-    t = pki(api)
-    now = datetime.now(UTC)
-    stranger = issue_leaf(
-        t.ap_ca,
-        t.ap_ca_key,
-        "POP000123",
-        not_before=now - timedelta(hours=1),
-        not_after=now + timedelta(days=1),
-        key=t.smp_key,
-    )
+    stranger = another_access_point(api, "POP000123")
     assert "EBMS:0004" in (await post_status(api, "RE", own, signer=stranger) or "")
     assert "EBMS:0004" in (await post_status(api, "AB", own) or "")
     assert "EBMS:0004" in (await post_status(api, "RE", own, to_spid="000999") or "")
@@ -228,3 +254,32 @@ async def test_a_status_reaches_only_the_document_it_is_about(start_api, inbox, 
     assert after["transactionStatus"] == "COMPLETED" and after["mlsResponseCode"] == "AB"
     assert (await transaction(api, a, ALICE, tx_own))["mlsResponseCode"] == "RE"
     assert len(statuses(inbox)) == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_retried_status_gets_a_receipt_not_an_error(start_api, backend):
+    """A C2 whose HTTP answer was lost sends the same status again with the same MessageId
+    (NETWORK.md: a retry keeps the MessageId; a duplicate is never delivered twice): it is
+    answered with a receipt again, and taken once. Another message about the same document,
+    or the same MessageId signed by another access point, is no retry: refused."""
+    api = await start_api(backend, workers=True, public=True, send_retry_delays="0.2")
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    pa, pb = f"0088:{gln(60)}", f"0088:{gln(61)}"
+    await receiving_participant(api, a, pa, ALICE)
+    await receiving_participant(api, b, pb, BOB)
+    own = str(uuid.uuid4())
+    tx = await send(api, a, ALICE, make_sbd(sender=pa, receiver=pb, instance_id=own))
+    await completed(api, a, ALICE, tx)
+    message_id = f"{uuid.uuid4()}@c3.test"
+    msg = status_message(api, "RE", own, message_id=message_id)
+    assert await post_message(api, msg) is None
+    assert await post_message(api, msg) is None  # the same bytes again
+    assert "EBMS:0004" in (await post_status(api, "RE", own) or "")  # another message
+    stranger = another_access_point(api, "POP000124")
+    forged = status_message(api, "RE", own, signer=stranger, message_id=message_id)
+    assert "EBMS:0004" in (await post_message(api, forged) or "")
+    got = await transaction(api, a, ALICE, tx)
+    assert (got["transactionStatus"], got["mlsResponseCode"]) == ("REJECTED", "RE")
+    _, found = await api.call("GET", f"/orgs/{a['id']}/transactions/{tx}/artefacts", as_=ALICE)
+    assert [x["type"] for x in found["items"]].count("MLS") == 1

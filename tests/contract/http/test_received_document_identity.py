@@ -7,15 +7,14 @@ refusing one sender's document must not hold back the status another's is owed."
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
 
-from fourcorner.adapters.pki import issue_leaf
 from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.domain.transaction import Kind
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import make_sbd
 
 from .test_as4_endpoint import error_code, message, pki, post, received, setup
+from .test_mls_matching import another_access_point
 from .test_participants import BOB, gln
 
 OTHER_AP = "POP000777"
@@ -23,16 +22,7 @@ OTHER_AP = "POP000777"
 
 def other_ap(api):
     """The certificate and key of another access point of the network (CN ``OTHER_AP``)."""
-    t = pki(api)
-    now = datetime.now(UTC)
-    return issue_leaf(
-        t.ap_ca,
-        t.ap_ca_key,
-        OTHER_AP,
-        not_before=now - timedelta(hours=1),
-        not_after=now + timedelta(days=1),
-        key=t.smp_key,
-    )
+    return another_access_point(api, OTHER_AP)
 
 
 async def mls_jobs(api):
