@@ -67,23 +67,90 @@ def serialise(root: Element) -> bytes:
 
 
 def c14n(element: Element, inclusive_prefixes: Sequence[str] = ()) -> bytes:
-    """Exclusive C14N without comments (``InclusiveNamespaces PrefixList`` honoured);
-    ``EBMS:0101`` if the element cannot be canonicalised (a relative namespace URI)."""
+    """Exclusive C14N without comments (``InclusiveNamespaces PrefixList`` honoured, its
+    ``#default`` token too); ``EBMS:0101`` if the element cannot be canonicalised (a relative
+    namespace URI)."""
+    prefixes = [prefix for prefix in inclusive_prefixes if prefix != _DEFAULT_NAMESPACE]
     try:
-        return cast(
+        canonical = cast(
             bytes,
             etree.tostring(
                 element,
                 method="c14n",
                 exclusive=True,
                 with_comments=False,
-                inclusive_ns_prefixes=list(inclusive_prefixes) or None,
+                inclusive_ns_prefixes=prefixes or None,
             ),
         )
     except etree.LxmlError as e:
         raise As4Error.of(
             FAILED_AUTHENTICATION, f"{local(str(element.tag))} cannot be canonicalised"
         ) from e
+    if len(prefixes) == len(inclusive_prefixes):
+        return canonical
+    return _with_default_included(element, canonical)
+
+
+_DEFAULT_NAMESPACE = "#default"
+# In a canonical form a ``<`` is markup: an element's start or end tag or a processing
+# instruction (whose data may hold a ``<``, so it is matched whole); text and attribute values
+# write it as ``&lt;`` and comments are left out. A default namespace declaration, when there
+# is one, comes first after the name (namespace nodes sort before attributes, the default one
+# before the prefixed ones).
+_START_TAG = re.compile(rb'<\?.*?\?>|<([^/?][^\s>]*)(?: xmlns="[^"]*")?', re.DOTALL)
+_ATTRIBUTE_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", '"': "&quot;", "\t": "&#x9;", "\n": "&#xA;", "\r": "&#xD;"}
+)
+
+
+def _with_default_included(element: Element, canonical: bytes) -> bytes:
+    """``canonical`` (lxml's exclusive C14N of ``element``, which drops a ``#default`` token)
+    with the default namespace handled as Exclusive C14N 1.0 asks when ``#default`` is in the
+    PrefixList: as in inclusive C14N, each element declares the default namespace in its scope
+    where it differs from its parent's (the apex: where it is not empty), ``xmlns=""`` included.
+    Only the default namespace declarations change; lxml writes the rest."""
+    declarations: list[bytes] = []
+    # the default namespace in scope at the parent of the element visited ("" above the apex),
+    # and the one the next element declares itself (lxml reports its declarations first)
+    scopes = [""]
+    declared: str | None = element.nsmap.get(None) or ""
+    changed = False
+    for event, node in etree.iterwalk(element, events=("start-ns", "start", "end")):
+        if event == "start-ns":
+            prefix, uri = cast(tuple[str, str], node)
+            if not prefix:
+                declared = uri
+            continue
+        if event == "end":
+            scopes.pop()
+            continue
+        default = scopes[-1] if declared is None else declared
+        declared = None
+        if default == scopes[-1]:
+            declarations.append(b"")
+        else:
+            changed = True
+            value = default.translate(_ATTRIBUTE_ESCAPES)
+            declarations.append(f' xmlns="{value}"'.encode())
+        scopes.append(default)
+    if not changed:
+        return canonical  # no default namespace in scope anywhere: nothing to include
+    tags = 0
+
+    def declare(match: re.Match[bytes]) -> bytes:
+        nonlocal tags
+        name = match.group(1)
+        if name is None:
+            return match.group(0)  # a processing instruction
+        tags += 1
+        return b"<" + name + (declarations[tags - 1] if tags <= len(declarations) else b"")
+
+    result = _START_TAG.sub(declare, canonical)
+    if tags != len(declarations):  # cannot happen: one start tag for each element
+        raise As4Error.of(
+            FAILED_AUTHENTICATION, f"{local(str(element.tag))} cannot be canonicalised"
+        )
+    return result
 
 
 def local(tag: str) -> str:
