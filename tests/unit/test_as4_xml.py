@@ -7,11 +7,29 @@ it, so the helper handles it. The expected forms are Apache Santuario's (the JDK
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from fourcorner.adapters.as4.xml import Element, c14n
+from fourcorner.adapters.as4.constants import (
+    BASE64_BINARY,
+    DS,
+    EC,
+    EXC_C14N,
+    RSA_SHA256,
+    SHA256,
+    WSSE,
+    WSU,
+    X509V3,
+)
+from fourcorner.adapters.as4.signature import verify
+from fourcorner.adapters.as4.xml import Element, c14n, index_ids, parse_untrusted
+from fourcorner.adapters.pki import new_ca
 
 SOAP = "http://www.w3.org/2003/05/soap-envelope"
 REVIEW = (
@@ -122,3 +140,58 @@ def test_the_token_changes_nothing_when_the_apex_uses_the_default_namespace(
 ) -> None:
     element = at(f'<root xmlns="{default}" xmlns:p="urn:p" xmlns:q="urn:q">{apex}</root>', 0)
     assert c14n(element, [*prefixes, "#default"]) == c14n(element, prefixes)
+
+
+# A message signed as WSS4J signs it when the Envelope declares a default namespace: both
+# PrefixLists hold #default. The canonical forms are Santuario's, not computed here.
+INCLUSIVE = f'<ec:InclusiveNamespaces xmlns:ec="{EC}" PrefixList="#default S12"/>'
+SIGNED_MESSAGING = (
+    f'<eb:Messaging xmlns="urn:d" xmlns:S12="{SOAP}" xmlns:eb="urn:eb" xmlns:wsu="{WSU}" '
+    'wsu:Id="m"><eb:SignalMessage></eb:SignalMessage></eb:Messaging>'
+).encode()
+DIGEST = base64.b64encode(hashlib.sha256(SIGNED_MESSAGING).digest()).decode()
+CANONICAL_INCLUSIVE = (
+    f'<ec:InclusiveNamespaces xmlns:ec="{EC}" PrefixList="#default S12"></ec:InclusiveNamespaces>'
+)
+SIGNED_INFO = (
+    f'<ds:SignedInfo xmlns="urn:d" xmlns:S12="{SOAP}" xmlns:ds="{DS}">'
+    f'<ds:CanonicalizationMethod Algorithm="{EXC_C14N}">{CANONICAL_INCLUSIVE}'
+    f'</ds:CanonicalizationMethod><ds:SignatureMethod Algorithm="{RSA_SHA256}">'
+    f'</ds:SignatureMethod><ds:Reference URI="#m"><ds:Transforms>'
+    f'<ds:Transform Algorithm="{EXC_C14N}">{CANONICAL_INCLUSIVE}</ds:Transform></ds:Transforms>'
+    f'<ds:DigestMethod Algorithm="{SHA256}"></ds:DigestMethod><ds:DigestValue>{DIGEST}'
+    "</ds:DigestValue></ds:Reference></ds:SignedInfo>"
+).encode()
+
+
+def wss4j_message(signature_value: str, token: str) -> str:
+    return (
+        f'<S12:Envelope xmlns:S12="{SOAP}" xmlns="urn:d" xmlns:wsu="{WSU}"><S12:Header>'
+        f'<wsse:Security xmlns:wsse="{WSSE}"><wsse:BinarySecurityToken '
+        f'EncodingType="{BASE64_BINARY}" ValueType="{X509V3}" wsu:Id="X509-1">{token}'
+        f'</wsse:BinarySecurityToken><ds:Signature xmlns:ds="{DS}" Id="SIG-1"><ds:SignedInfo>'
+        f'<ds:CanonicalizationMethod Algorithm="{EXC_C14N}">{INCLUSIVE}'
+        f'</ds:CanonicalizationMethod><ds:SignatureMethod Algorithm="{RSA_SHA256}"/>'
+        f'<ds:Reference URI="#m"><ds:Transforms><ds:Transform Algorithm="{EXC_C14N}">'
+        f'{INCLUSIVE}</ds:Transform></ds:Transforms><ds:DigestMethod Algorithm="{SHA256}"/>'
+        f"<ds:DigestValue>{DIGEST}</ds:DigestValue></ds:Reference></ds:SignedInfo>"
+        f"<ds:SignatureValue>{signature_value}</ds:SignatureValue><ds:KeyInfo>"
+        f'<wsse:SecurityTokenReference><wsse:Reference URI="#X509-1" ValueType="{X509V3}"/>'
+        "</wsse:SecurityTokenReference></ds:KeyInfo></ds:Signature></wsse:Security>"
+        '<eb:Messaging xmlns:eb="urn:eb" wsu:Id="m"><eb:SignalMessage/></eb:Messaging>'
+        '</S12:Header><S12:Body wsu:Id="b"/></S12:Envelope>'
+    )
+
+
+def test_a_signature_whose_prefix_lists_hold_the_default_token_verifies():
+    """The digest of the signed Messaging and the signature over SignedInfo, both made over
+    the forms with the Envelope's default namespace, check out (before, EBMS:0101)."""
+    certificate, key = new_ca("WSS4J sender")
+    assert isinstance(key, rsa.RSAPrivateKey)
+    value = key.sign(SIGNED_INFO, padding.PKCS1v15(), hashes.SHA256())
+    der = certificate.public_bytes(serialization.Encoding.DER)
+    message = wss4j_message(base64.b64encode(value).decode(), base64.b64encode(der).decode())
+    root = parse_untrusted(message.encode(), "message")
+    verified = verify(root[0][0], index_ids(root))
+    assert verified.certificate == certificate
+    assert verified.covers(root[0][1])
