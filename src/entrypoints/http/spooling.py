@@ -56,7 +56,8 @@ async def spool(
     expected: str = "an SBD file",
 ) -> bytes | Path:
     """The SBD of ``request`` (raw XML, or the ``file`` part of a multipart form), refusing
-    more than ``limit`` bytes without holding the body in memory (``body``): its bytes, or
+    more than ``limit`` bytes without holding the body in memory (``body``), within the app's
+    bounds of time (``PACE``): its bytes, or
     the file ``incoming()`` made for a large one, to be removed by the caller. ``digest`` (a
     ``hashlib`` hash) is fed the SBD's bytes on the way. ``expected`` names what the body
     should be, for the refusal of an empty one."""
@@ -69,7 +70,7 @@ async def spool(
         stream = await _file_part(request)
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
-    taken = await body(stream, incoming, limit, digest)
+    taken = await body(stream, incoming, limit, digest, pace=request.config_dict.get(PACE))
     if isinstance(taken, bytes) and not taken:
         raise MalformedBody(reason=f"the body is empty; {expected} is expected")
     return taken

@@ -23,7 +23,8 @@ from sbd_factory import make_sbd
 
 from .conftest import BACKENDS, Api, settings_for
 from .test_as4_endpoint import error_code, message, no_errors_logged, post, setup, spooled
-from .test_participants import gln
+from .test_participants import BOB, gln
+from .test_transactions import until
 
 GATE = 8  # the default as4_inbound_concurrency
 
@@ -178,9 +179,7 @@ async def test_no_more_large_messages_are_on_disk_at_once_than_the_spools(api, c
     docs = await resolve(api.container.documents)
     conns = [await stalled(api, path, b"\0" * (CHUNK + 1024)) for _ in range(3 * GATE)]
     try:
-        deadline = time.monotonic() + 5
-        while len(spooled(docs)) < 2 * GATE and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await until(_async(lambda: len(spooled(docs)) >= 2 * GATE), within=5)
         await asyncio.sleep(0.3)  # time for any more to start a file
         assert len(spooled(docs)) == 2 * GATE
         sender = f"0088:{gln(87)}"
@@ -192,8 +191,43 @@ async def test_no_more_large_messages_are_on_disk_at_once_than_the_spools(api, c
     finally:
         for _, writer in conns:
             writer.close()
-    deadline = time.monotonic() + 5
-    while spooled(docs) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert spooled(docs) == []
+    await until(_async(lambda: not spooled(docs)), within=5)
+    no_errors_logged(caplog)
+
+
+def _async(check: Any) -> Any:
+    async def predicate() -> Any:
+        return check()
+
+    return predicate
+
+
+@pytest.mark.parametrize("route", ["transactions", "validation"])
+async def test_a_stalled_document_upload_is_refused_within_the_idle_bound(paced, route, caplog):
+    """The REST intakes of documents (sending one, checking one) take their bodies under the
+    same bounds of time: an upload that stops gets 400 AT-1000 and its connection closed."""
+    api = await paced(Pace(idle=0.5, total=60.0))
+    b, _, _ = await setup(api)
+    _, aps = await api.call("GET", f"/orgs/{b['id']}/aps/alltouse", as_=BOB)
+    path = (
+        f"/orgs/{b['id']}/transactions?ap={aps['items'][0]['id']}"
+        if route == "transactions"
+        else "/validation"
+    )
+    server = api.client.server
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+        f"Authorization: Bearer {api.token(BOB)}\r\n"
+        "Content-Length: 1000000\r\n\r\n<sh:StandardBusinessDocument".encode()
+    )
+    await writer.drain()
+    started = time.monotonic()
+    try:
+        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
+    finally:
+        writer.close()
+    assert status == 400 and body["code"] == "AT-1000", body
+    assert "no byte of the body came for 0.5 seconds" in body["error"]
+    assert time.monotonic() - started < 0.5 + 0.2 + 1.0
     no_errors_logged(caplog)
