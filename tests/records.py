@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
-from fourcorner.domain.organisation import UserRef
+from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import User
 
@@ -23,4 +24,20 @@ def user(ident: str = "u-1", name: str = "Ann") -> User:
         created_by=me,
         last_modified_at=T0,
         last_modified_by=me,
+    )
+
+
+def organisation(ident: uuid.UUID | None = None, by: str = "u") -> Organisation:
+    """ACME, of Sweden, made by ``by`` at ``T0``."""
+    return Organisation(
+        id=ident or uuid.uuid4(),
+        legal_name="ACME",
+        country_code="SE",
+        legal_identifier="2120000787",
+        legal_identifier_code="SE:ORGNR",
+        legal_key="0007:2120000787",
+        created_at=T0,
+        created_by=UserRef(by),
+        last_modified_at=T0,
+        last_modified_by=UserRef(by),
     )

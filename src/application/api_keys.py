@@ -17,6 +17,7 @@ from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import api_key
 from fourcorner.domain.api_key import KEY_PREFIX, ApiKey
 from fourcorner.domain.errors import Unauthorised
+from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import Role
 
 
@@ -38,6 +39,9 @@ class NewKey:
 async def create(
     ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateApiKey
 ) -> NewKey:
+    """A person makes a key (SPEC: an orgadmin creates them), never a key: a key made with a
+    key would be its creator's, not bounded by the first key's expiry nor ended with it."""
+    user = principal.require_user()
     now = ctx.clock()
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
@@ -54,7 +58,7 @@ async def create(
             key_hash=api_key.hash_key(key),
             prefix=api_key.prefix_of(key),
             created_at=now,
-            created_by=principal.actor,
+            created_by=UserRef(user.id),
             last_modified_at=now,
         )
         await uow.repository(API_KEYS).add(record)

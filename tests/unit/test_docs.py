@@ -45,6 +45,16 @@ def test_every_endpoint_is_in_the_api_guide_with_its_role():
     assert index == expected
 
 
+def test_the_guide_names_every_route_an_api_key_may_not_call():
+    """The guide's paragraph on API keys names each route only a person may call
+    (``Route.user_only``), as ``METHOD /path``."""
+    text = " ".join((DOCS / "api.md").read_text().split())
+    paragraph = re.search(r"A key never acts on a user's account.*?AT-1022", text)
+    assert paragraph is not None
+    named = set(re.findall(r"`([A-Z]+ /[^`]*)`", paragraph.group(0)))
+    assert named == {f"{r.method} {r.path}" for r in routes() if r.user_only}
+
+
 # the collection behind each list the guide's search table names (the catalogue's lists are
 # searched by application.catalogue, over the fields the table names)
 SEARCHED = {

@@ -1,6 +1,5 @@
 """The mode-change rule (AT-1120) and the superadmin's mode setting."""
 
-import uuid
 from datetime import UTC, datetime
 
 import attrs
@@ -14,26 +13,14 @@ from fourcorner.domain.errors import (
     ModeChangeToCurrentMode,
     NoModeChangePending,
 )
-from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
+from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation
+from records import organisation
 
 NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 
 
 def org(**changes) -> Organisation:
-    base = Organisation(
-        id=uuid.uuid4(),
-        legal_name="ACME",
-        country_code="SE",
-        legal_identifier="2120000787",
-        legal_identifier_code="SE:ORGNR",
-        legal_key="0007:2120000787",
-        created_at=NOW,
-        created_by=UserRef("u"),
-        last_modified_at=NOW,
-        last_modified_by=UserRef("u"),
-        shared_mode_enabled=True,
-    )
-    return attrs.evolve(base, **changes)
+    return attrs.evolve(organisation(), **{"shared_mode_enabled": True, **changes})
 
 
 contacts = st.lists(

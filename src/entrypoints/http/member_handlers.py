@@ -211,6 +211,7 @@ ROUTES = (
         response=responses.NEW_API_KEY,
         status=201,
         errors=("AT-1122", "AT-1123"),
+        user_only=True,  # a person makes a key, never a key: not one outliving its maker
     ),
     Route(
         "GET",

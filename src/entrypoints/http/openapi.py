@@ -190,6 +190,8 @@ def _summary(text: str) -> str:
 def _description(route: Route, codes: list[str]) -> str:
     titles = {c.code: c.title for c in http_errors.catalogue()}
     who = f"Role: {route.role.value}." if route.role else "Public: no credentials."
+    if route.user_only:
+        who += " A user's token only: an API key is refused (`AT-1022`)."
     lines = [route.summary, "", who, "", "Error codes:"]
     lines += [f"- `{c}`: {titles[c]}" for c in codes]
     return "\n".join(lines)

@@ -86,30 +86,43 @@ async def test_an_expiry_without_a_time_zone_is_refused(api):
         assert status == 201, body
 
 
-async def test_an_orgmember_key_cannot_do_orgadmin_work_nor_mint_an_admin_key(api):
+async def test_an_orgmember_key_cannot_do_orgadmin_work(api):
     org = await api.org(ALICE)
     _, member_key = await make_key(api, org["id"], role="orgmember")
     status, body = await api.call("GET", f"/orgs/{org['id']}", key=member_key["key"])
     assert status == 403 and body["code"] == "AT-1019"
-    status, _ = await api.call(
-        "POST",
-        f"/orgs/{org['id']}/api_keys",
-        key=member_key["key"],
-        json={"name": "x", "expires": future(), "role": "orgadmin"},
-    )
-    assert status == 403
 
 
-async def test_an_admin_key_cannot_mint_a_key_above_its_role(api):
+async def test_a_key_never_creates_a_key_a_users_token_does(api):
+    """SPEC: an orgadmin (a person) creates API keys. A key, even an orgadmin key, is refused
+    403 AT-1022 in API.md's error shape and nothing is made: else a short-lived key could mint
+    a long-lived one that its revocation leaves working."""
     org = await api.org(ALICE)
-    _, admin_key = await make_key(api, org["id"], role="orgadmin")
-    status, body = await api.call(
+    o = f"/orgs/{org['id']}"
+    _, short = await make_key(api, org["id"], role="orgadmin", expires=future(1))
+    _, member_key = await make_key(api, org["id"], role="orgmember")
+    for key in (short["key"], member_key["key"]):
+        for role in ("orgadmin", "orgmember"):
+            status, body = await api.call(
+                "POST",
+                f"{o}/api_keys",
+                key=key,
+                json={"name": "minted", "expires": future(3650), "role": role},
+            )
+            assert status == 403, body
+            assert body["code"] == "AT-1022", body
+            assert {"code", "error"} <= set(body) <= {"code", "error", "details"}, body
+    status, listed = await api.call("GET", f"{o}/api_keys", as_=ALICE)
+    assert status == 200
+    assert sorted(k["name"] for k in listed["items"]) == ["ci", "ci"]  # no "minted"
+    # the same request with a user's token makes the key
+    status, made = await api.call(
         "POST",
-        f"/orgs/{org['id']}/api_keys",
-        key=admin_key["key"],
-        json={"name": "x", "expires": future(), "role": "orgmember"},
+        f"{o}/api_keys",
+        as_=ALICE,
+        json={"name": "minted", "expires": future(), "role": "orgadmin"},
     )
-    assert status == 201, body
+    assert status == 201 and made["key"].startswith("fck_"), made
 
 
 CAROL, ROOT = "carol@example.com", "root@example.com"

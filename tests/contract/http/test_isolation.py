@@ -173,16 +173,23 @@ async def test_a_route_on_another_users_account_refuses_before_reading_the_input
 
 
 async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_input(api, world):
-    """``POST /orgs`` (an API key never creates an organisation) answers a key 403 AT-1022
-    whatever the body: a malformed or empty one as a valid one, never a 400 about it."""
-    _, _, keys = world
+    """``POST /orgs`` and ``POST /orgs/{orgId}/api_keys`` (an API key never creates an
+    organisation nor a key) answer a key 403 AT-1022 whatever the body: a malformed or empty
+    one as a valid one, never a 400 about it."""
+    a, p, keys = world
     user_only = [r for r in routes() if r.user_only]
-    assert [(r.method, r.path) for r in user_only] == [("POST", "/orgs")]
+    assert [(r.method, r.path) for r in user_only] == [
+        ("POST", "/orgs"),
+        ("POST", "/orgs/{orgId}/api_keys"),
+    ]
     valid = {
-        "legalIdentifier": "5560360793",
-        "legalName": "Key Made AB",
-        "countryCode": "SE",
-        "legalIdentifierCode": "SE:ORGNR",
+        "/orgs": {
+            "legalIdentifier": "5560360793",
+            "legalName": "Key Made AB",
+            "countryCode": "SE",
+            "legalIdentifierCode": "SE:ORGNR",
+        },
+        "/orgs/{orgId}/api_keys": {"name": "key made", "expires": future(3600), "role": "orgadmin"},
     }
     bodies = [
         (b'{"legalName": 7}', "application/json"),
@@ -191,17 +198,22 @@ async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_inp
         (b"<org/>", "application/xml"),
         (None, None),
     ]
+    own_key = keys["key of another org"]  # Bob's orgadmin key of his organisation
+    bob_org = (await api.me(BOB))["memberships"][0]["orgId"]
     for route in user_only:
-        for data, ctype in bodies:
-            headers = {"Content-Type": ctype} if ctype else {}
-            status, body = await api.call(
-                route.method, route.path, key=keys["key of another org"], data=data, headers=headers
-            )
-            assert (status, body["code"]) == (403, "AT-1022"), (route.path, data, body)
-        status, body = await api.call(
-            route.method, route.path, key=keys["key of another org"], json=valid
-        )
-        assert (status, body["code"]) == (403, "AT-1022"), body
+        # in the key's own organisation and in another one
+        for path in {fill(route.path, org_id, p["id"]) for org_id in (bob_org, a["id"])}:
+            for data, ctype in bodies:
+                headers = {"Content-Type": ctype} if ctype else {}
+                status, body = await api.call(
+                    route.method, path, key=own_key, data=data, headers=headers
+                )
+                assert (status, body["code"]) == (403, "AT-1022"), (path, data, body)
+            status, body = await api.call(route.method, path, key=own_key, json=valid[route.path])
+            assert (status, body["code"]) == (403, "AT-1022"), body
     # and nothing was made
     status, orgs = await api.call("GET", "/orgs?limit=500", as_="root@example.com", superadmin=True)
     assert status == 200 and "Key Made AB" not in {o["legalName"] for o in orgs["items"]}
+    for org_id, who in ((bob_org, BOB), (a["id"], ALICE)):
+        status, made = await api.call("GET", f"/orgs/{org_id}/api_keys?limit=500", as_=who)
+        assert status == 200 and "key made" not in {k["name"] for k in made["items"]}

@@ -127,3 +127,17 @@ async def test_a_browser_lists_the_operations(api, tmp_path):
     assert "swagger-ui" in dom
     for shown in ("/orgs/{orgId}/participants", "/document_types", "Create an organisation"):
         assert shown in dom, shown
+
+
+async def test_an_operation_only_a_person_may_call_says_so(api):
+    """The routes that refuse an API key (``Route.user_only``) say it in their description,
+    and no other route does."""
+    _, doc = await api.call("GET", "/openapi.json")
+    saying = {
+        (method.upper(), path)
+        for path, ops in doc["paths"].items()
+        for method, op in ops.items()
+        if "A user's token only: an API key is refused (`AT-1022`)." in op["description"]
+    }
+    assert saying == {(r.method, r.path) for r in routes() if r.user_only}
+    assert ("POST", "/orgs/{orgId}/api_keys") in saying
