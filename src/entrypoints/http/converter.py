@@ -250,15 +250,20 @@ def _constant(name: str) -> Any:
 
 
 def load_json(raw: bytes) -> Any:
-    """The JSON value of a request body: nested at most ``MAX_JSON_DEPTH`` deep, its strings
-    and member names text that can be stored and written back (``domain.text``)."""
-    try:
-        data = json.loads(raw, parse_constant=_constant)
+    """The JSON value of a request body (RFC 8259): UTF-8 text (a leading byte order mark
+    let through), nested at most ``MAX_JSON_DEPTH`` deep, its strings and member names text
+    that can be stored and written back (``domain.text``)."""
+    try:  # strictly: json.loads(bytes) would read UTF-16 and UTF-32, and encoded surrogates
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise MalformedBody(reason="the body is not UTF-8") from None
+    try:
+        data = json.loads(text, parse_constant=_constant)
     except RecursionError:  # the parser gives up before the nesting limit is checked below
         raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
+        if json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):  # UTF-16 or UTF-32 of ASCII
+            raise MalformedBody(reason="the body is not UTF-8") from None
         raise MalformedBody(reason=f"the body is not valid JSON ({e})") from None
     _check_tree(data)
     return data
