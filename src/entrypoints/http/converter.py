@@ -2,8 +2,9 @@
 Schema of the same classes is ``json_schema``, so the OpenAPI document and the validation never
 disagree.
 
-Every request body is read by ``load_json`` (nesting depth, text that can be written back) and
-``structure`` (types, and the text lengths of ``limits``).
+Every request body is read by ``load_json`` (UTF-8, member names unique in their object,
+nesting depth, text that can be written back) and ``structure`` (types, and the text lengths of
+``limits``).
 
 An object may hold only the fields its class declares: any other is refused (AT-1001, one
 detail per field, ``$.legalname``), at every depth. The one exception is for whole records sent
@@ -251,14 +252,14 @@ def _constant(name: str) -> Any:
 
 def load_json(raw: bytes) -> Any:
     """The JSON value of a request body (RFC 8259): UTF-8 text (a leading byte order mark
-    let through), nested at most ``MAX_JSON_DEPTH`` deep, its strings and member names text
-    that can be stored and written back (``domain.text``)."""
+    let through), each object's member names unique, nested at most ``MAX_JSON_DEPTH`` deep,
+    its strings and member names text that can be stored and written back (``domain.text``)."""
     try:  # strictly: json.loads(bytes) would read UTF-16 and UTF-32, and encoded surrogates
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise MalformedBody(reason="the body is not UTF-8") from None
     try:
-        data = json.loads(text, parse_constant=_constant)
+        data = json.loads(text, parse_constant=_constant, object_pairs_hook=_members)
     except RecursionError:  # the parser gives up before the nesting limit is checked below
         raise MalformedBody(reason=f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
@@ -267,6 +268,31 @@ def load_json(raw: bytes) -> Any:
         raise MalformedBody(reason=f"the body is not valid JSON ({e})") from None
     _check_tree(data)
     return data
+
+
+class _Repeated(dict[str, Any]):
+    """An object in which the member ``name`` appears more than once: ``_check_tree``, which
+    knows where it is, refuses it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, members: dict[str, Any], name: str) -> None:
+        super().__init__(members)
+        self.name = name
+
+
+def _members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members: with a name repeated, ``json.loads`` would keep the last value
+    silently (``{"role": "orgmember", "role": "orgadmin"}``)."""
+    members = dict(pairs)
+    if len(members) == len(pairs):
+        return members
+    seen: set[str] = set()
+    for name, _ in pairs:  # the first name given again
+        if name in seen:
+            break
+        seen.add(name)
+    return _Repeated(members, name)
 
 
 Where = tuple["Where", str | int] | None  # a JSON path, innermost step last, built lazily
@@ -291,6 +317,11 @@ def _check_tree(data: Any) -> None:
                 if problem:
                     raise InvalidInput.one(json_path(where), f"a member name: {problem}")
                 stack.append((v, depth + 1, (where, k)))
+            if isinstance(value, _Repeated):
+                raise InvalidInput.one(
+                    json_path((where, value.name)),
+                    "the member name is given more than once in its object",
+                )
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

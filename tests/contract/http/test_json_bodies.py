@@ -1,5 +1,6 @@
 """JSON request bodies are RFC 8259 JSON, on every backend: UTF-8 text only (a UTF-16 or UTF-32
-body is malformed, 400 AT-1000). Nothing refused is stored."""
+body is malformed, 400 AT-1000), and no member name twice in one object (400 AT-1001 naming the
+member, where the last value would otherwise win silently). Nothing refused is stored."""
 
 from __future__ import annotations
 
@@ -44,3 +45,29 @@ async def test_a_body_in_utf16_or_utf32_is_malformed_and_creates_nothing(api):
     )
     assert status == 201, got
     assert await every_org(api) == before | {"ACME AB", "Åre AB"}
+
+
+async def test_a_repeated_member_name_is_invalid_input_naming_it_and_changes_nothing(api):
+    org = await api.org(ALICE)
+    before = await every_org(api)
+    members = f"/orgs/{org['id']}/members"
+    bob = (await api.me(BOB))["id"]
+    raw = f'{{"userId": "{bob}", "role": "orgmember", "role": "orgadmin"}}'.encode()
+    status, got = await api.call("POST", members, as_=ALICE, data=raw, headers=JSON)
+    assert (status, got["code"]) == (400, "AT-1001"), got
+    assert [d["field"] for d in got["details"]] == ["$.role"], got
+    status, listed = await api.call("GET", members, as_=ALICE)
+    assert status == 200 and bob not in {m["userRef"] for m in listed["items"]}, listed
+    # deeper, the path names the member inside its object
+    contacts = '[{"name": "Ann"}, {"name": "Bo", "email": "bo@example.com", "name": "Eve"}]'
+    raw = (
+        json.dumps({**ORG, "legalIdentifier": "5560360793"})[:-1] + f', "contacts": {contacts}}}'
+    ).encode()
+    status, got = await api.call("POST", "/orgs", as_=BOB, data=raw, headers=JSON)
+    assert (status, got["code"]) == (400, "AT-1001"), got
+    assert [d["field"] for d in got["details"]] == ["$.contacts[1].name"], got
+    assert await every_org(api) == before
+    # given once, the member is added with the role sent
+    raw = f'{{"userId": "{bob}", "role": "orgmember"}}'.encode()
+    status, got = await api.call("POST", members, as_=ALICE, data=raw, headers=JSON)
+    assert status == 201 and got["role"] == "orgmember", got
