@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -57,12 +58,20 @@ from fourcorner.domain.envelope import (
     Sbdh,
     spid_participant,
 )
-from fourcorner.domain.errors import Conflict, DomainError, RulesFailed
+from fourcorner.domain.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    RulesFailed,
+    ServiceUnavailable,
+)
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ValidationPolicy
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.transaction import ArtefactType, Transaction
 from fourcorner.domain.validation import ValidationResult
+
+log = logging.getLogger("fourcorner.receiving")
 
 
 @attrs.frozen
@@ -348,11 +357,22 @@ async def _take_document(
 
 
 async def _validated(docs: Documents, inbound: InboundDocument) -> ValidationResult | None:
-    """What the rules find in a received document; None when they raised an error on it
-    instead of a verdict (it is received all the same, with no result)."""
+    """What the rules find in a received document; None when they gave no verdict on it (it
+    is received all the same, with no result): the rules raised an error on it, the validator
+    could not read it as a document it checks, or the validator failed (a bug of ours, logged:
+    answering with an error would only make the sender retry the same document for ever). The
+    validator being unavailable (shutting down) is not caught: the sender tries again later."""
     try:
         return await docs.validator.validate(inbound.sbd)
-    except RulesFailed:
+    except (RulesFailed, InvalidInput):
+        return None
+    except ServiceUnavailable:
+        raise
+    except Exception:
+        log.exception(
+            "the validator failed on a received document",
+            extra={"message_id": inbound.message_id},
+        )
         return None
 
 
