@@ -114,13 +114,20 @@ class Transaction:
         """What no two records share: a document's SBDH InstanceIdentifier in its direction,
         organisation and kind. The identifier is unique only per sender, who chooses it, so a
         received document's key (and the key of an MLS about one) also holds its ``origin``:
-        another sender's document with the same identifier is another document. The separator
-        after the kind tells the form apart from that of a record stored before (where ``:``
-        follows it), which keeps its key."""
+        another sender's document with the same identifier is another document; the positive
+        status (AB) of a received document is keyed by that document (``about``), so a
+        refusal (RE) of an earlier copy with the same identifier, which was not stored, does
+        not stand in its way (nor make the document it comes with vanish). The separator after
+        the kind tells the form apart from that of a record stored before (where ``:`` follows
+        it), which keeps its key."""
         head = f"{self.direction.value}:{self.org_id}:{self.kind.value}"
-        if self.origin:
-            return f"{head}/{self.origin}:{self.doc_instance_id}"
-        return f"{head}:{self.doc_instance_id}"
+        if not self.origin:
+            return f"{head}:{self.doc_instance_id}"
+        if self.kind is Kind.MLS and self.about is not None:
+            # the positive status of one received document: that document's own, so a refusal
+            # of an earlier copy (not stored, its RE keyed as below) never clashes with it
+            return f"{head}/{self.origin}#{self.about}"
+        return f"{head}/{self.origin}:{self.doc_instance_id}"
 
     def answered_by(self, message_id: str, signer: str) -> bool:
         """Whether the status this sent document has came in the AS4 message ``message_id``

@@ -494,3 +494,30 @@ def test_a_status_received_remembers_the_message_that_brought_it() -> None:
         assert not taken.answered_by("mls-1@peer", "POP777777")
     # one taken before the message was kept is answered by none
     assert not tx.mls_received("AB", "", NOW).answered_by("", "")
+
+
+def test_a_refusal_of_an_earlier_copy_does_not_stand_in_the_way_of_a_positive_status() -> None:
+    """A document refused (its RE queued, the document not stored) and then sent again with
+    the same InstanceIdentifier, taken this time with ALWAYS_SEND: its AB is keyed by the
+    document received, so it never clashes with the RE (a clash would make the unit of work
+    that stores the document fail, and the document vanish under its receipt); two ABs of one
+    received document still do."""
+    document = inbound()
+    refused = Transaction.mls_about(
+        DOCUMENT,
+        id=uuid.uuid4(),
+        org_id=ORG,
+        ap=AP,
+        spid="000001",
+        sender_seat=document.sender_sp,
+        response_code="RE",
+        created_ns=NS,
+        due=NOW,
+        reason="BV",
+    )
+    positive = positive_status(document)
+    assert positive.dedup_key != refused.dedup_key
+    assert positive_status(document).dedup_key == positive.dedup_key
+    assert positive_status(attrs.evolve(document, id=uuid.uuid4())).dedup_key != positive.dedup_key
+    # the key stays when the status is confirmed (AB becomes AP)
+    assert attrs.evolve(positive, mls_response_code="AP").dedup_key == positive.dedup_key
