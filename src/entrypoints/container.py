@@ -249,6 +249,10 @@ class Container(containers.DeclarativeContainer):
     as4_spools = providers.Singleton(
         asyncio.Semaphore, providers.Callable(lambda gate: gate * 2, config.as4_inbound_concurrency)
     )
+    # how many smaller ones are held in memory at once, taken in or waiting for the gate
+    as4_readers = providers.Singleton(
+        asyncio.Semaphore, providers.Callable(lambda gate: gate * 8, config.as4_inbound_concurrency)
+    )
     blob_sweeper = providers.Singleton(
         BlobSweeper,
         context,

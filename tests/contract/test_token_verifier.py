@@ -362,6 +362,30 @@ async def test_jwks_that_is_not_json_refuses(
     assert "cannot be fetched" in await refused(verifier, keys.rsa.sign(clock))
 
 
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+async def test_a_jwks_endpoint_that_redirects_refuses(
+    make_verifier: Callable[..., OidcTokenVerifier],
+    aiohttp_server: ServerFactory,
+    idp: Idp,
+    keys: Keys,
+    clock: FakeClock,
+    status: int,
+) -> None:
+    """The key set comes from the configured URL only: a redirect, even to a set holding the
+    right keys, is not followed, so no key is trusted from elsewhere."""
+
+    async def moved(request: web.Request) -> web.Response:
+        return web.Response(status=status, headers={"Location": idp.url})
+
+    app = web.Application()
+    app.router.add_get("/jwks", moved)
+    server = await aiohttp_server(app)
+    verifier = make_verifier(jwks_url=str(server.make_url("/jwks")))
+
+    assert "cannot be fetched" in await refused(verifier, keys.rsa.sign(clock))
+    assert idp.fetches == 0
+
+
 @pytest.mark.parametrize(("padding", "accepted"), [(900_000, True), (MAX_JWKS_BYTES, False)])
 async def test_a_key_set_larger_than_its_cap_refuses(
     make_verifier: Callable[..., OidcTokenVerifier],

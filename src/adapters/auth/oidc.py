@@ -265,6 +265,7 @@ class OidcTokenVerifier:
                 self._jwks_url,
                 headers={"Accept": "application/json"},
                 timeout=aiohttp.ClientTimeout(total=FETCH_TIMEOUT_SECONDS),
+                allow_redirects=False,  # the configured URL answers, or no key is trusted
             ) as response:
                 if response.status != 200:
                     raise _FetchFailed(f"the JWKS endpoint answered {response.status}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 
 from aiohttp import web
@@ -30,6 +29,7 @@ async def as4_inbound(
     exchange: Exchange = Provide["exchange"],
     gate: asyncio.Semaphore = Provide["as4_gate"],
     spools: asyncio.Semaphore = Provide["as4_spools"],
+    readers: asyncio.Semaphore = Provide["as4_readers"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first: a message to
@@ -38,8 +38,10 @@ async def as4_inbound(
     the app's bounds of time (``spooling.Pace``: a sender that stalls or trickles is refused
     and cut off), then read from there, at most ``gate``'s number at once. The body is taken
     in before the gate, so senders that are slow to send it hold none of its turns; one that
-    may be larger than ``CHUNK`` (announced so, or not announced) first waits for one of
-    ``spools``, held until its file is removed, so as many are on disk at most."""
+    may be larger than ``CHUNK`` (announced so, not announced, or compressed: aiohttp
+    inflates it as it is read) first waits for one of ``spools``, held until its file is
+    removed, so as many are on disk at most; a smaller one for one of ``readers``, held until
+    it is answered, so as many are in memory at most."""
     raw = req.raw
     try:
         org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
@@ -51,8 +53,9 @@ async def as4_inbound(
     limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
     if raw.content_length is not None and raw.content_length > limit:
         raise BodyTooLarge(limit=limit)
-    large = raw.content_length is None or raw.content_length >= CHUNK
-    async with spools if large else contextlib.nullcontext():
+    encoded = raw.headers.get("Content-Encoding", "").strip().lower() not in ("", "identity")
+    large = encoded or raw.content_length is None or raw.content_length >= CHUNK
+    async with spools if large else readers:
         message = await body(raw.content, docs.blobs.incoming, limit, pace=raw.config_dict[PACE])
         try:
             async with gate:

@@ -29,7 +29,9 @@ class Pace:
     """How slowly a request body may arrive (as Apache's ``RequestReadTimeout body=20,
     MinRate=500`` and nginx's ``client_body_timeout`` bound it): a sender that sends nothing
     for ``idle`` seconds, or whose body has taken more than ``total`` seconds and one more
-    for each ``rate`` bytes it has sent, is cut off (``MalformedBody``)."""
+    for each ``rate`` bytes it has sent, or ``longest`` seconds in all, is cut off
+    (``MalformedBody``); a multipart body's ``file`` part must begin within ``idle`` and
+    ``total`` seconds."""
 
     idle: float = 20.0
     """Seconds without a byte from the sender."""
@@ -37,8 +39,10 @@ class Pace:
     """Seconds for a body, before what it has sent extends them (``rate``)."""
     rate: int = 16 * 1024
     """Bytes a second: each ``rate`` bytes received give the sender one more second, so a
-    sender at least this fast is never cut off by ``total`` (a body at the AS4 limit of
-    about 201 MiB then has at most 3.6 hours)."""
+    sender at least this fast is never cut off by ``total``."""
+    longest: float = 600.0
+    """Seconds for a body at most, however fast it comes (a body at the AS4 limit of about
+    201 MiB needs 343 KiB a second)."""
 
 
 PACE_BOUNDS = Pace()
@@ -67,7 +71,7 @@ async def spool(
     if ctype in XML_TYPES:
         stream: StreamReader | BodyPartReader = request.content
     elif ctype == "multipart/form-data":
-        stream = await _file_part(request)
+        stream = await _file_part(request, request.config_dict.get(PACE))
     else:
         raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
     taken = await body(stream, incoming, limit, digest, pace=request.config_dict.get(PACE))
@@ -132,7 +136,8 @@ async def _pieces(
                 chunk = await read
             else:
                 idle_ends = loop.time() + pace.idle
-                total_ends = started + pace.total + size / pace.rate
+                allowed = pace.total + size / pace.rate
+                total_ends = started + min(allowed, pace.longest)
                 async with asyncio.timeout_at(min(idle_ends, total_ends)):
                     chunk = await read
         except ConnectionError:
@@ -142,6 +147,8 @@ async def _pieces(
             raise MalformedBody(
                 reason=f"no byte of the body came for {pace.idle:g} seconds"
                 if idle_ends <= total_ends
+                else f"the body took more than {pace.longest:g} seconds"
+                if allowed >= pace.longest
                 else f"the body came slower than {pace.rate} bytes a second"
             ) from None
         size += len(chunk)
@@ -172,15 +179,25 @@ def _create(target: Path, data: bytes) -> BinaryIO:
     return out
 
 
-async def _file_part(request: web.Request) -> BodyPartReader:
+async def _file_part(request: web.Request, pace: Pace | None) -> BodyPartReader:
+    """The part named ``file``, which must begin within ``pace``'s ``idle`` and ``total``
+    seconds (the parts before it are read and dropped meanwhile)."""
+    within = None if pace is None else pace.idle + pace.total
     try:
-        reader = await request.multipart()
-        while True:
-            part = await reader.next()
-            if part is None:
-                break
-            if isinstance(part, BodyPartReader) and part.name == "file":
-                return part
+        async with asyncio.timeout(within):
+            reader = await request.multipart()
+            while True:
+                part = await reader.next()
+                if part is None:
+                    break
+                if isinstance(part, BodyPartReader) and part.name == "file":
+                    return part
+    except TimeoutError:
+        raise MalformedBody(
+            reason=f"the multipart body's file part did not begin within {within:g} seconds"
+        ) from None
+    except ConnectionError:
+        raise MalformedBody(reason="the connection was lost before the body ended") from None
     except (ValueError, AssertionError, HttpProcessingError) as e:
         # HttpProcessingError: a part's header aiohttp cannot read (a control character)
         raise MalformedBody(reason=f"the multipart body is malformed ({e})") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import shutil
 import time
@@ -214,12 +215,26 @@ async def test_a_stalled_document_upload_is_refused_within_the_idle_bound(paced,
         if route == "transactions"
         else "/validation"
     )
+    status, body, took = await stalled_upload(
+        api, path, "application/xml", b"<sh:StandardBusinessDocument"
+    )
+    assert status == 400 and body["code"] == "AT-1000", body
+    assert "no byte of the body came for 0.5 seconds" in body["error"]
+    assert took < 0.5 + 0.2 + 1.0
+    no_errors_logged(caplog)
+
+
+async def stalled_upload(
+    api: Api, path: str, content_type: str, sent: bytes
+) -> tuple[int, dict[str, Any], float]:
+    """A member's upload to ``path`` (a body of 1 MB declared) that stops after ``sent``: the
+    answer's status and body, and how long it took to come."""
     server = api.client.server
     reader, writer = await asyncio.open_connection(server.host, server.port)
     writer.write(
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-        f"Authorization: Bearer {api.token(BOB)}\r\n"
-        "Content-Length: 1000000\r\n\r\n<sh:StandardBusinessDocument".encode()
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
+        f"Authorization: Bearer {api.token(BOB)}\r\nContent-Length: 1000000\r\n\r\n".encode()
+        + sent
     )
     await writer.drain()
     started = time.monotonic()
@@ -227,7 +242,73 @@ async def test_a_stalled_document_upload_is_refused_within_the_idle_bound(paced,
         status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
     finally:
         writer.close()
+    return status, body, time.monotonic() - started
+
+
+async def test_a_compressed_message_waits_for_a_spool_however_small_it_is_announced(api):
+    """aiohttp inflates a ``Content-Encoding: gzip`` body as it is read, past what its length
+    announced: such a message counts as large, so with every spool taken it waits unread (no
+    file is made) until one comes free, then is taken in and answered."""
+    _, _, path = await setup(api)
+    docs = await resolve(api.container.documents)
+    spools = await resolve(api.container.as4_spools)
+    taken = 0
+    while not spools.locked():
+        await spools.acquire()
+        taken += 1
+    body = gzip.compress(b"--b\r\n" + b"\0" * (50 * CHUNK))
+    assert len(body) < CHUNK
+    headers = {"Content-Type": 'multipart/related; boundary="b"', "Content-Encoding": "gzip"}
+    posting = asyncio.ensure_future(api.client.post(path, data=body, headers=headers))
+    try:
+        done, _ = await asyncio.wait({posting}, timeout=1.0)
+        assert not done and spooled(docs) == []  # waiting, unread
+    finally:
+        for _ in range(taken):
+            spools.release()
+    resp = await asyncio.wait_for(posting, timeout=10)
+    assert resp.status in (200, 400, 413), await resp.read()  # answered once a spool was free
+    await until(_async(lambda: not spooled(docs)), within=5)
+
+
+async def test_a_multipart_upload_stalled_before_its_file_part_is_refused(paced, caplog):
+    """The parts before the ``file`` part of a multipart upload are read under the bounds too:
+    a sender that stalls in one is refused 400 AT-1000 once ``idle`` and ``total`` are over."""
+    api = await paced(Pace(idle=0.5, total=0.5))
+    await setup(api)
+    status, body, took = await stalled_upload(
+        api,
+        "/validation",
+        'multipart/form-data; boundary="b"',
+        b'--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nabc',
+    )
     assert status == 400 and body["code"] == "AT-1000", body
-    assert "no byte of the body came for 0.5 seconds" in body["error"]
-    assert time.monotonic() - started < 0.5 + 0.2 + 1.0
+    assert "file part did not begin within 1 seconds" in body["error"]
+    assert took < 1.0 + 0.2 + 1.0
+    no_errors_logged(caplog)
+
+
+async def test_a_body_is_cut_off_after_the_longest_time_however_fast_it_comes(paced, caplog):
+    """A sender faster than ``rate`` all along is still cut off after ``longest`` seconds."""
+    api = await paced(Pace(idle=5.0, total=0.2, rate=1, longest=0.6))
+    _, _, path = await setup(api)
+    reader, writer = await stalled(api, path)
+    started = time.monotonic()
+
+    async def stream() -> None:
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await asyncio.sleep(0.05)
+                writer.write(b"x" * 64)
+                await writer.drain()
+
+    streaming = asyncio.create_task(stream())
+    try:
+        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
+    finally:
+        streaming.cancel()
+        writer.close()
+    assert status == 400 and body["code"] == "AT-1000", body
+    assert "the body took more than 0.6 seconds" in body["error"]
+    assert 0.5 < time.monotonic() - started < 0.6 + 1.0 + 0.5
     no_errors_logged(caplog)
