@@ -675,6 +675,22 @@ async def test_a_cached_answer_is_verified_again(
     assert len(rig.smp.requested) == 1
 
 
+async def test_a_refused_answer_is_not_kept_however_long_it_may_be(rig: Rig) -> None:
+    """An answer whose signature fails is refused and not kept, whatever its max-age: once
+    the SMP has mended it, the next lookup asks again and finds the endpoint."""
+    key = (("iso6523-actorid-upis", PARTICIPANT), INVOICE)
+    good = rig.smp.documents[key]
+    rig.smp.documents[key] = good.replace(b"https://ap.example/as4", b"https://ap.evil0/as4")
+    rig.smp.headers = {"Cache-Control": "max-age=86400"}
+    client = rig.make_client()
+    await refused(lookup(client), permanent=True, match="signature")
+    rig.smp.documents[key] = good
+    assert (await lookup(client)).url == "https://ap.example/as4"
+    assert len(rig.smp.requested) == 2
+    await lookup(client)  # a good one is kept
+    assert len(rig.smp.requested) == 2
+
+
 def signatures_checked(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The enveloped signatures the client verifies from now on (their arguments)."""
     checked: list[object] = []

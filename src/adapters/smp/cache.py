@@ -113,6 +113,10 @@ class AnswerCache:
         while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
             self._drop(next(iter(self._entries)))
 
+    def forget(self, url: str) -> None:
+        """Keep no answer for ``url`` (one that turned out not to be usable)."""
+        self._drop(url)
+
     def _drop(self, url: str) -> None:
         entry = self._entries.pop(url, None)
         if entry is not None:

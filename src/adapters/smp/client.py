@@ -191,11 +191,11 @@ class SmpLookupClient:
             if e.problem is Problem.NOT_REGISTERED:  # the participant, or this document type?
                 await self._registered(f"{base}/{path_segment(*wanted_participant)}", environment)
             raise
-        metadata, signer = self._verified(answer, environment)
+        metadata, signer = self._verified_at(url, answer, environment)
         if metadata.redirect is not None:
             redirect = metadata.redirect
-            metadata, signer = self._verified(
-                await self._fetch(redirect.href, environment), environment
+            metadata, signer = self._verified_at(
+                redirect.href, await self._fetch(redirect.href, environment), environment
             )
             if metadata.redirect is not None:
                 raise SmpLookupError(
@@ -340,6 +340,18 @@ class SmpLookupClient:
         )
 
     # --- fetching and verifying ---------------------------------------------------------------
+
+    def _verified_at(
+        self, url: str, data: bytes, environment: Environment
+    ) -> tuple[ParsedMetadata, x509.Certificate]:
+        """``_verified`` of the answer at ``url``; one refused is not kept by the HTTP cache,
+        so the next lookup asks the SMP again (one that mended it is believed then, not once
+        the refused answer's max-age has run out)."""
+        try:
+            return self._verified(data, environment)
+        except SmpLookupError:
+            self.cache.forget(url)
+            raise
 
     def _verified(
         self, data: bytes, environment: Environment
