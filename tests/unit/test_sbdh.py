@@ -442,6 +442,12 @@ MUTATIONS = [
         f"{scope_field('DOCUMENTID')}/InstanceIdentifier",
     ),
     (
+        "documentid-scheme-in-the-interfaces-spelling",
+        "<sh:Identifier>busdox-docid-qns</sh:Identifier>",
+        "<sh:Identifier>net-doctype-wildcard</sh:Identifier>",
+        f"{scope_field('DOCUMENTID')}/Identifier",
+    ),
+    (
         "documentid-wildcard",
         _DOCUMENT_ID,
         _DOCUMENT_ID.replace("::2.1", "*::2.1"),

@@ -19,6 +19,8 @@ SH = "http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"
 HEADER = "StandardBusinessDocumentHeader"
 HEADER_VERSION = "1.0"
 DOCUMENT_SCHEME = "busdox-docid-qns"
+# a scheme the JSON interface spells with ``net-`` is spelt with the network's name on the wire
+NEUTRAL_PREFIX, WIRE_PREFIX = "net-", "peppol-"
 PROCESS_SCHEME = "cenbii-procid-ubl"
 MAX_DOCUMENT_TYPE = 500
 MAX_PROCESS = 200
@@ -276,6 +278,14 @@ def _scope(header: Header, index: int, scope: etree._Element, seen: set[str]) ->
     value_path = f"{path}/InstanceIdentifier"
     if kind == "DOCUMENTID":
         scheme = scheme or DOCUMENT_SCHEME
+        if scheme.startswith(NEUTRAL_PREFIX):
+            # the SBD goes on the wire as it is, where only the network's own spelling is read
+            header.problem(
+                f"{path}/Identifier",
+                f"{scheme!r} is the interface's spelling; an SBD carries the network's: "
+                f"{WIRE_PREFIX}{scheme.removeprefix(NEUTRAL_PREFIX)}",
+            )
+            return
         token = _token(header, value_path, value, "the document type", MAX_DOCUMENT_TYPE)
         if token is not None and scheme == DOCUMENT_SCHEME and "*" in token:
             header.problem(value_path, f"a {DOCUMENT_SCHEME} document type must not contain '*'")
