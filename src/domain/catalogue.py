@@ -42,6 +42,15 @@ def neutral(text: str) -> str:
     return _NETWORK_FIELDS.get(text, text)
 
 
+def network_spelling(text: str) -> str:
+    """The network's own spelling of a name the interface spells neutrally
+    (``net-doctype-wildcard`` → ``peppol-doctype-wildcard``: ``neutral`` undone); any other
+    text is unchanged."""
+    if text.startswith(_NEUTRAL_PREFIX):
+        return _NETWORK_PREFIX + text.removeprefix(_NEUTRAL_PREFIX)
+    return text
+
+
 def wire_spellings(name: str) -> tuple[str, ...]:
     """The network's own spellings that ``neutral`` turns into ``name`` (field names)."""
     return tuple(wire for wire, ours in _NETWORK_FIELDS.items() if ours == name)

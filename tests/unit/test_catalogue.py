@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.codelists import load_catalogue, neutral
 from fourcorner.adapters.codelists.loader import DATA_PACKAGE
-from fourcorner.domain.catalogue import DOCUMENT_TYPE_NAMESPACE, Catalogue, document_type_id
+from fourcorner.domain.catalogue import (
+    DOCUMENT_TYPE_NAMESPACE,
+    Catalogue,
+    document_type_id,
+    network_spelling,
+)
 from fourcorner.domain.errors import InvalidIdentifier
 from fourcorner.entrypoints.http import catalogue_handlers
 from fourcorner.entrypoints.http.converter import make_converter
@@ -128,6 +133,10 @@ def test_neutral_word():
     assert neutral("urn:fdc:peppol.eu:2017:poacc:billing:3.0") == (
         "urn:fdc:peppol.eu:2017:poacc:billing:3.0"  # published URNs are kept
     )
+    # and back: the network's spelling of the neutral names, anything else kept
+    for name in ("peppol-doctype-wildcard", "peppol-transport-as4-v2_0", "busdox-docid-qns"):
+        assert network_spelling(neutral(name)) == name
+    assert network_spelling("cenbii-procid-ubl") == "cenbii-procid-ubl"
 
 
 @given(st.text(max_size=30))

@@ -11,6 +11,7 @@ import attrs
 from lxml import etree
 
 from fourcorner.domain import clock
+from fourcorner.domain.catalogue import network_spelling
 from fourcorner.domain.envelope import Identifier, MlsType
 from fourcorner.domain.errors import Detail, InvalidIdentifier
 from fourcorner.domain.identifier import PARTICIPANT_SCHEME, ParticipantIdentifier
@@ -19,8 +20,6 @@ SH = "http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"
 HEADER = "StandardBusinessDocumentHeader"
 HEADER_VERSION = "1.0"
 DOCUMENT_SCHEME = "busdox-docid-qns"
-# a scheme the JSON interface spells with ``net-`` is spelt with the network's name on the wire
-NEUTRAL_PREFIX, WIRE_PREFIX = "net-", "peppol-"
 PROCESS_SCHEME = "cenbii-procid-ubl"
 MAX_DOCUMENT_TYPE = 500
 MAX_PROCESS = 200
@@ -278,12 +277,11 @@ def _scope(header: Header, index: int, scope: etree._Element, seen: set[str]) ->
     value_path = f"{path}/InstanceIdentifier"
     if kind == "DOCUMENTID":
         scheme = scheme or DOCUMENT_SCHEME
-        if scheme.startswith(NEUTRAL_PREFIX):
+        if (spelt := network_spelling(scheme)) != scheme:
             # the SBD goes on the wire as it is, where only the network's own spelling is read
             header.problem(
                 f"{path}/Identifier",
-                f"{scheme!r} is the interface's spelling; an SBD carries the network's: "
-                f"{WIRE_PREFIX}{scheme.removeprefix(NEUTRAL_PREFIX)}",
+                f"{scheme!r} is the interface's spelling; an SBD carries the network's: {spelt}",
             )
             return
         token = _token(header, value_path, value, "the document type", MAX_DOCUMENT_TYPE)
