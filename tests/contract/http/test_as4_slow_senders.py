@@ -30,18 +30,52 @@ from .test_transactions import until
 GATE = 8  # the default as4_inbound_concurrency
 
 
-async def stalled(api: Api, path: str, sent: bytes = b"--b\r\n") -> Any:
-    """A connection that sends a message's headers (a body of 1 MB declared) and ``sent`` of
-    its body, then nothing more: its reader and writer."""
+async def stalled(
+    api: Api,
+    path: str,
+    sent: bytes = b"--b\r\n",
+    *,
+    content_type: str = 'multipart/related; boundary="b"',
+    by: str | None = None,
+) -> Any:
+    """A connection that sends a message's headers (a body of 1 MB declared; ``by``: with a
+    bearer token of that user) and ``sent`` of its body, then nothing more: its reader and
+    writer."""
     server = api.client.server
     reader, writer = await asyncio.open_connection(server.host, server.port)
+    auth = f"Authorization: Bearer {api.token(by)}\r\n" if by else ""
     writer.write(
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/related; "
-        f'boundary="b"\r\nContent-Length: 1000000\r\n\r\n'.encode()
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n{auth}"
+        "Content-Length: 1000000\r\n\r\n".encode()
         + sent
     )
     await writer.drain()
     return reader, writer
+
+
+async def refusal(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, feed: bytes = b""
+) -> tuple[int, dict[str, Any], float]:
+    """The answer on a ``stalled`` connection, read within 5 seconds, the connection then
+    closed, and how long it took to come; ``feed``: sent every 0.05 s meanwhile (a sender that
+    trickles, or keeps sending)."""
+
+    async def feeding() -> None:
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await asyncio.sleep(0.05)
+                writer.write(feed)
+                await writer.drain()
+
+    fed = asyncio.create_task(feeding()) if feed else None
+    started = time.monotonic()
+    try:
+        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
+    finally:
+        if fed is not None:
+            fed.cancel()
+        writer.close()
+    return status, body, time.monotonic() - started
 
 
 async def answer_of(reader: asyncio.StreamReader) -> tuple[int, dict[str, Any]]:
@@ -111,13 +145,7 @@ async def test_a_stalled_sender_is_refused_and_cut_off_within_the_idle_bound(pac
     _, _, path = await setup(api)
     docs = await resolve(api.container.documents)
     for sent in (b"--b\r\n", b"\0" * (CHUNK + 1024)):  # held in memory; spooled to a file
-        reader, writer = await stalled(api, path, sent)
-        started = time.monotonic()
-        try:
-            status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
-        finally:
-            writer.close()
-        took = time.monotonic() - started
+        status, body, took = await refusal(*await stalled(api, path, sent))
         assert status == 400 and body["code"] == "AT-1000", body
         assert "no byte of the body came for 0.5 seconds" in body["error"]
         assert 0.4 < took < 0.5 + 0.2 + 1.0  # idle, then the lingering close's patience
@@ -130,23 +158,7 @@ async def test_a_trickling_sender_is_refused_and_cut_off_within_the_total_bound(
     its body has taken ``total`` seconds and one more for each ``rate`` bytes it sent."""
     api = await paced(Pace(idle=5.0, total=0.5, rate=1000))
     _, _, path = await setup(api)
-    reader, writer = await stalled(api, path)
-    started = time.monotonic()
-
-    async def trickle() -> None:
-        with contextlib.suppress(ConnectionError):
-            while True:
-                await asyncio.sleep(0.05)
-                writer.write(b"x")
-                await writer.drain()
-
-    dripping = asyncio.create_task(trickle())
-    try:
-        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
-    finally:
-        dripping.cancel()
-        writer.close()
-    took = time.monotonic() - started
+    status, body, took = await refusal(*await stalled(api, path), feed=b"x")
     assert status == 400 and body["code"] == "AT-1000", body
     assert "slower than 1000 bytes a second" in body["error"]
     assert 0.4 < took < 0.5 + 0.1 + 1.0 + 1.0  # total, its bytes' share, lingering
@@ -215,34 +227,15 @@ async def test_a_stalled_document_upload_is_refused_within_the_idle_bound(paced,
         if route == "transactions"
         else "/validation"
     )
-    status, body, took = await stalled_upload(
-        api, path, "application/xml", b"<sh:StandardBusinessDocument"
+    status, body, took = await refusal(
+        *await stalled(
+            api, path, b"<sh:StandardBusinessDocument", content_type="application/xml", by=BOB
+        )
     )
     assert status == 400 and body["code"] == "AT-1000", body
     assert "no byte of the body came for 0.5 seconds" in body["error"]
     assert took < 0.5 + 0.2 + 1.0
     no_errors_logged(caplog)
-
-
-async def stalled_upload(
-    api: Api, path: str, content_type: str, sent: bytes
-) -> tuple[int, dict[str, Any], float]:
-    """A member's upload to ``path`` (a body of 1 MB declared) that stops after ``sent``: the
-    answer's status and body, and how long it took to come."""
-    server = api.client.server
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
-        f"Authorization: Bearer {api.token(BOB)}\r\nContent-Length: 1000000\r\n\r\n".encode()
-        + sent
-    )
-    await writer.drain()
-    started = time.monotonic()
-    try:
-        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
-    finally:
-        writer.close()
-    return status, body, time.monotonic() - started
 
 
 async def test_a_compressed_message_waits_for_a_spool_however_small_it_is_announced(api):
@@ -276,11 +269,14 @@ async def test_a_multipart_upload_stalled_before_its_file_part_is_refused(paced,
     a sender that stalls in one is refused 400 AT-1000 once ``idle`` and ``total`` are over."""
     api = await paced(Pace(idle=0.5, total=0.5))
     await setup(api)
-    status, body, took = await stalled_upload(
-        api,
-        "/validation",
-        'multipart/form-data; boundary="b"',
-        b'--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nabc',
+    status, body, took = await refusal(
+        *await stalled(
+            api,
+            "/validation",
+            b'--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nabc',
+            content_type='multipart/form-data; boundary="b"',
+            by=BOB,
+        )
     )
     assert status == 400 and body["code"] == "AT-1000", body
     assert "file part did not begin within 1 seconds" in body["error"]
@@ -292,23 +288,8 @@ async def test_a_body_is_cut_off_after_the_longest_time_however_fast_it_comes(pa
     """A sender faster than ``rate`` all along is still cut off after ``longest`` seconds."""
     api = await paced(Pace(idle=5.0, total=0.2, rate=1, longest=0.6))
     _, _, path = await setup(api)
-    reader, writer = await stalled(api, path)
-    started = time.monotonic()
-
-    async def stream() -> None:
-        with contextlib.suppress(ConnectionError):
-            while True:
-                await asyncio.sleep(0.05)
-                writer.write(b"x" * 64)
-                await writer.drain()
-
-    streaming = asyncio.create_task(stream())
-    try:
-        status, body = await asyncio.wait_for(answer_of(reader), timeout=5)
-    finally:
-        streaming.cancel()
-        writer.close()
+    status, body, took = await refusal(*await stalled(api, path), feed=b"x" * 64)
     assert status == 400 and body["code"] == "AT-1000", body
     assert "the body took more than 0.6 seconds" in body["error"]
-    assert 0.5 < time.monotonic() - started < 0.6 + 1.0 + 0.5
+    assert 0.5 < took < 0.6 + 1.0 + 0.5
     no_errors_logged(caplog)
