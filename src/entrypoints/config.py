@@ -187,6 +187,10 @@ class Settings:
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
     as4_inbound_concurrency: int = 8
+    # inbound AS4 messages one client address may have in flight at once (0: no limit): as
+    # many as this service's sending worker sends at once (sending.Exchange.concurrency), so a
+    # peer running it (one worker process an address) is not refused for a burst
+    as4_inbound_per_address: int = 16
     auth_failure_limit: int = 10
     auth_failure_window: float = 60.0
     auth_failure_tracked: int = 100_000

@@ -47,6 +47,7 @@ from fourcorner.entrypoints import adapter_setup as setup
 from fourcorner.entrypoints import markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
+from fourcorner.entrypoints.http.address_limit import AddressLimit
 from fourcorner.entrypoints.http.app import build_app
 from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
@@ -253,6 +254,8 @@ class Container(containers.DeclarativeContainer):
     as4_readers = providers.Singleton(
         asyncio.Semaphore, providers.Callable(lambda gate: gate * 8, config.as4_inbound_concurrency)
     )
+    # how many inbound AS4 messages one client address may have in flight at once
+    as4_per_address = providers.Singleton(AddressLimit, config.as4_inbound_per_address)
     blob_sweeper = providers.Singleton(
         BlobSweeper,
         context,

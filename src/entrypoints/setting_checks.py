@@ -117,6 +117,10 @@ def problems(s: Settings) -> list[str]:
         value = getattr(s, name)
         need(value >= 1, f"{PREFIX}{name.upper()}={value} must be at least 1")
     need(
+        s.as4_inbound_per_address >= 0,
+        f"{PREFIX}AS4_INBOUND_PER_ADDRESS={s.as4_inbound_per_address} must be 0 (no limit) or more",
+    )
+    need(
         s.auth_failure_limit >= 0,
         f"{PREFIX}AUTH_FAILURE_LIMIT={s.auth_failure_limit} must be 0 (no limit) or more",
     )

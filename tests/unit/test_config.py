@@ -123,6 +123,10 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"webhook_timeout": "0"}, "FOURCORNER_WEBHOOK_TIMEOUT=0 must be more than 0 seconds"),
         ({"db_pool_size": "0"}, "FOURCORNER_DB_POOL_SIZE=0 must be at least 1"),
         ({"directory_attempts": "0"}, "FOURCORNER_DIRECTORY_ATTEMPTS=0 must be at least 1"),
+        (
+            {"as4_inbound_per_address": "-1"},
+            "FOURCORNER_AS4_INBOUND_PER_ADDRESS=-1 must be 0 (no limit) or more",
+        ),
         ({"at_rest_key": "c2hvcnQ="}, "FOURCORNER_AT_REST_KEY is not the base64 of 32 bytes"),
         ({"metrics_token": "short"}, "FOURCORNER_METRICS_TOKEN must be at least 16 printable"),
         ({"metrics_token": "sixteen chars or more"}, "FOURCORNER_METRICS_TOKEN must be at least"),

@@ -128,7 +128,7 @@ def error_response(error: DomainError, request_id: str) -> web.Response:
     if details:
         body["details"] = [_detail(d) for d in details]
     headers = {"X-Request-Id": request_id}
-    if isinstance(error, errors.TooManyFailedAttempts):
+    if isinstance(error, http_errors.RETRIED):
         headers["Retry-After"] = str(error.retry_after)
     if isinstance(error, http_errors.MethodNotAllowed) and error.allowed:
         headers["Allow"] = ", ".join(error.allowed)

@@ -15,6 +15,7 @@ from fourcorner.application.receiving import receive
 from fourcorner.application.sending import Exchange
 from fourcorner.application.transactions import Documents
 from fourcorner.domain.errors import InvalidInput, NotFound
+from fourcorner.entrypoints.http.address_limit import AddressLimit
 from fourcorner.entrypoints.http.errors import BodyTooLarge
 from fourcorner.entrypoints.http.rendering import XML
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
@@ -30,10 +31,12 @@ async def as4_inbound(
     gate: asyncio.Semaphore = Provide["as4_gate"],
     spools: asyncio.Semaphore = Provide["as4_spools"],
     readers: asyncio.Semaphore = Provide["as4_readers"],
+    per_address: AddressLimit = Provide["as4_per_address"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
-    """The AS4 endpoint of an access point. The access point is looked up first: a message to
-    none is refused unread, its connection closed (``lingering``). A known one's message is
+    """The AS4 endpoint of an access point. The access point is looked up first (after the
+    count per address, below): a message to none is refused unread, its connection closed
+    (``lingering``). A known one's message is
     taken in under the size limit (a small one in memory, a large one streamed to a file) and
     the app's bounds of time (``spooling.Pace``: a sender that stalls or trickles is refused
     and cut off), then read from there, at most ``gate``'s number at once. The body is taken
@@ -41,30 +44,41 @@ async def as4_inbound(
     may be larger than ``CHUNK`` (announced so, not announced, or compressed: aiohttp
     inflates it as it is read) first waits for one of ``spools``, held until its file is
     removed, so as many are on disk at most; a smaller one for one of ``readers``, held until
-    it is answered, so as many are in memory at most."""
+    it is answered, so as many are in memory at most.
+
+    One client address has at most ``per_address``'s limit of messages in flight: one more is
+    refused at once, before anything else and unread (503 ``AT-1504`` with ``Retry-After``,
+    which an AS4 sender tries again; the connection closed, lingering). The count covers the
+    whole request, the wait for a place and for the gate included, not only the time it holds
+    a place: a request waiting for a place must count, since asyncio's semaphores wake their
+    waiters first come first served, so an address's queue of waiters would take each place
+    as it came free; and a place, once had, is held through the gate until the answer (a
+    reader) or the file's removal (a spool), so counting to the answer is what bounds the
+    places one address holds, however slowly or quickly it sends."""
     raw = req.raw
-    try:
-        org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
-    except InvalidInput:
-        raise NotFound(resource="access point", ident=raw.match_info["apId"]) from None
-    to = await receiving.receiver(ctx, sealer, org_id, ap_id)
-    if to is None:
-        raise NotFound(resource="access point", ident=str(ap_id))
-    limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
-    if raw.content_length is not None and raw.content_length > limit:
-        raise BodyTooLarge(limit=limit)
-    encoded = raw.headers.get("Content-Encoding", "").strip().lower() not in ("", "identity")
-    large = encoded or raw.content_length is None or raw.content_length >= CHUNK
-    async with spools if large else readers:
-        message = await body(raw.content, docs.blobs.incoming, limit, pace=raw.config_dict[PACE])
+    with per_address.held(raw.remote):
         try:
-            async with gate:
-                answer = await receive(
-                    ctx, docs, exchange, to, raw.headers.get("Content-Type", ""), message
-                )
-        finally:
-            if isinstance(message, Path):
-                message.unlink(missing_ok=True)
+            org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
+        except InvalidInput:
+            raise NotFound(resource="access point", ident=raw.match_info["apId"]) from None
+        to = await receiving.receiver(ctx, sealer, org_id, ap_id)
+        if to is None:
+            raise NotFound(resource="access point", ident=str(ap_id))
+        limit = docs.max_bytes * 2 + 1024 * 1024  # encrypted and MIME-framed, before gunzip
+        if raw.content_length is not None and raw.content_length > limit:
+            raise BodyTooLarge(limit=limit)
+        encoded = raw.headers.get("Content-Encoding", "").strip().lower() not in ("", "identity")
+        large = encoded or raw.content_length is None or raw.content_length >= CHUNK
+        async with spools if large else readers:
+            pace = raw.config_dict[PACE]
+            message = await body(raw.content, docs.blobs.incoming, limit, pace=pace)
+            try:
+                async with gate:
+                    ctype = raw.headers.get("Content-Type", "")
+                    answer = await receive(ctx, docs, exchange, to, ctype, message)
+            finally:
+                if isinstance(message, Path):
+                    message.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(
@@ -87,6 +101,6 @@ def routes(as4_prefix: str = "/as4") -> tuple[Route, ...]:
             "as4",
             response=XML,
             content_type="application/soap+xml",
-            errors=("AT-1000", "AT-1002", "AT-1501"),
+            errors=("AT-1000", "AT-1002", "AT-1501", "AT-1504"),
         ),
     )

@@ -1,7 +1,7 @@
 """Errors of the HTTP protocol itself: no route, a method the route does not serve, an
-expectation it does not meet, a body too large or of a type the route does not read. They are
-part of the error catalogue (codes and kinds like the domain's, ``domain.errors.catalogue``)
-but no use case raises them."""
+expectation it does not meet, a body too large or of a type the route does not read, too many
+requests in flight from one address. They are part of the error catalogue (codes and kinds
+like the domain's, ``domain.errors.catalogue``) but no use case raises them."""
 
 from __future__ import annotations
 
@@ -70,6 +70,31 @@ class UnsupportedMediaType(DomainError):
 
     def message(self) -> str:
         return f"Content type {self.got or '(none)'} is not accepted here; send {self.expected}."
+
+
+@attrs.define(eq=False, slots=False)
+class AddressBusy(DomainError):
+    """One more inbound AS4 message from a client address that has as many in flight as it may
+    have at once (``FOURCORNER_AS4_INBOUND_PER_ADDRESS``, ``address_limit``): refused before
+    its body is read, as a temporary failure (503, which an AS4 sender tries again), with
+    ``Retry-After`` (``retry_after``, whole seconds)."""
+
+    code = "AT-1504"
+    kind = ErrorKind.UNAVAILABLE
+    title = "Too many messages in flight from this address"
+    limit: int = 0
+    retry_after: int = 1
+
+    def message(self) -> str:
+        return (
+            f"This address has {self.limit} messages in flight already, as many as it may have "
+            f"at once; send this one again in {self.retry_after} "
+            f"second{'s' if self.retry_after != 1 else ''}."
+        )
+
+
+RETRIED = (errors.TooManyFailedAttempts, AddressBusy)
+"""The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 
 def catalogue() -> list[type[DomainError]]:

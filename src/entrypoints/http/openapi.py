@@ -19,9 +19,10 @@ from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classe
 from fourcorner.entrypoints.http.rendering import Answer, ListOf, ListReply
 from fourcorner.entrypoints.http.routing import Route
 
+# what the Retry-After header of an answer with each error (``http_errors.RETRIED``) says
 _RETRY_AFTER = {
-    "description": "Seconds until the client may try to authenticate again",
-    "schema": {"type": "integer", "minimum": 1},
+    "AT-1029": "seconds until the client may try to authenticate again",
+    "AT-1504": "seconds until the sender may send the message again",
 }
 
 _STATUS_OF_KIND = {
@@ -43,6 +44,12 @@ _STATUS_OF_KIND = {
 
 def status_of(kind: errors.ErrorKind) -> int:
     return _STATUS_OF_KIND[kind]
+
+
+def _retry_after(codes: list[str]) -> dict[str, Any]:
+    """The ``Retry-After`` header of an answer with one of ``codes``."""
+    said = "; ".join(f"{code}: {_RETRY_AFTER[code]}" for code in codes)
+    return {"description": said, "schema": {"type": "integer", "minimum": 1}}
 
 
 _CHECKED = frozenset({"limit", "sort", "ap", "participantId", "docTypeId", "environment", "key"})
@@ -316,8 +323,9 @@ def document(
                 "description": "; ".join(f"{c.code} {c.title}" for c in classes),
                 "content": {"application/json": {"schema": error}},
             }
-            if status == 429:
-                answer["headers"] = {"Retry-After": _RETRY_AFTER}
+            retried = [c.code for c in classes if issubclass(c, http_errors.RETRIED)]
+            if retried:
+                answer["headers"] = {"Retry-After": _retry_after(retried)}
             op["responses"][str(status)] = answer
         paths.setdefault(route.path, {})[route.method.lower()] = op
     read = read_classes(r.body for r in routes if r.body is not None)

@@ -16,7 +16,9 @@ import pg
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.http.lingering import LINGER, Linger
 from fourcorner.entrypoints.http.server import GuardedAppRunner
+from fourcorner.entrypoints.http.spooling import PACE, Pace
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -100,6 +102,35 @@ def settings_for(backend: str, tmp_path: Any, schema: str = "", **extra: Any) ->
         "postgres": pg.URL,
     }[backend]
     return Settings(data_dir=tmp_path, database_url=url, database_schema=schema, **extra).check()
+
+
+@pytest.fixture(params=BACKENDS)
+async def paced(request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Path) -> Any:
+    """``await paced(Pace(...), **settings)``: the service on the backend with those bounds of
+    a body's arrival and those settings, and a lingering close of 0.2 seconds' patience."""
+    shutil.copytree(shared_pki, tmp_path / "pki")
+    schemas: list[Any] = []
+
+    async def start(pace: Pace, **settings: Any) -> Api:
+        schema = ""
+        if request.param == "postgres":
+            ctx = pg.fresh_schema("fc_http")
+            schema = ctx.__enter__()
+            schemas.append(ctx)
+        container = build_container(settings_for(request.param, tmp_path, schema, **settings))
+        app = await web_app(container)
+        app[PACE] = pace
+        app[LINGER] = Linger(idle=0.2, total=1.0)
+        api = Api(await aiohttp_client(app), container)
+        apis.append(api)
+        return api
+
+    apis: list[Api] = []
+    yield start
+    for api in apis:
+        await api.client.close()
+    for ctx in schemas:
+        ctx.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="session")

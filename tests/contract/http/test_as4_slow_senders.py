@@ -10,24 +10,24 @@ import asyncio
 import contextlib
 import gzip
 import json
-import shutil
 import time
 from typing import Any
 
 import pytest
 
-import pg
-from fourcorner.entrypoints.container import build_container, resolve, web_app
-from fourcorner.entrypoints.http.lingering import LINGER, Linger
-from fourcorner.entrypoints.http.spooling import CHUNK, PACE, Pace
+from fourcorner.entrypoints.container import resolve
+from fourcorner.entrypoints.http.spooling import CHUNK, Pace
 from sbd_factory import make_sbd
 
-from .conftest import BACKENDS, Api, settings_for
+from .conftest import Api
 from .test_as4_endpoint import error_code, message, no_errors_logged, post, setup, spooled
 from .test_participants import BOB, gln
 from .test_transactions import until
 
 GATE = 8  # the default as4_inbound_concurrency
+# the stalled senders' addresses, other than the client's own (127.0.0.1): spread over them,
+# each has fewer messages in flight than it may (as4_inbound_per_address, test_as4_per_address)
+SOURCES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
 
 
 async def stalled(
@@ -37,12 +37,14 @@ async def stalled(
     *,
     content_type: str = 'multipart/related; boundary="b"',
     by: str | None = None,
+    source: str | None = None,
 ) -> Any:
     """A connection that sends a message's headers (a body of 1 MB declared; ``by``: with a
     bearer token of that user) and ``sent`` of its body, then nothing more: its reader and
-    writer."""
+    writer. ``source``: the client address it comes from (one of the loopback network)."""
     server = api.client.server
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    local = (source, 0) if source is not None else None
+    reader, writer = await asyncio.open_connection(server.host, server.port, local_addr=local)
     auth = f"Authorization: Bearer {api.token(by)}\r\n" if by else ""
     writer.write(
         f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n{auth}"
@@ -85,41 +87,12 @@ async def answer_of(reader: asyncio.StreamReader) -> tuple[int, dict[str, Any]]:
     return int(head.split()[1]), json.loads(body)
 
 
-@pytest.fixture(params=BACKENDS)
-async def paced(request: Any, tmp_path: Any, aiohttp_client: Any, shared_pki: Any) -> Any:
-    """``await paced(Pace(...))``: the service on the backend with those bounds of a body's
-    arrival, and a lingering close of 0.2 seconds' patience."""
-    shutil.copytree(shared_pki, tmp_path / "pki")
-    schemas: list[Any] = []
-
-    async def start(pace: Pace) -> Api:
-        schema = ""
-        if request.param == "postgres":
-            ctx = pg.fresh_schema("fc_http")
-            schema = ctx.__enter__()
-            schemas.append(ctx)
-        container = build_container(settings_for(request.param, tmp_path, schema))
-        app = await web_app(container)
-        app[PACE] = pace
-        app[LINGER] = Linger(idle=0.2, total=1.0)
-        api = Api(await aiohttp_client(app), container)
-        apis.append(api)
-        return api
-
-    apis: list[Api] = []
-    yield start
-    for api in apis:
-        await api.client.close()
-    for ctx in schemas:
-        ctx.__exit__(None, None, None)
-
-
 @pytest.mark.parametrize("senders", [GATE, 3 * GATE])
 async def test_stalled_senders_do_not_keep_a_message_from_its_receipt(api, senders, caplog):
     """As many stalled uploads as the gate has turns (and more) leave it free: a valid
     message from another access point gets its receipt at once, while they still hang."""
     _, receiver, path = await setup(api)
-    conns = [await stalled(api, path) for _ in range(senders)]
+    conns = [await stalled(api, path, source=SOURCES[i % len(SOURCES)]) for i in range(senders)]
     try:
         await asyncio.sleep(0.2)  # every one is in its handler, waiting for its body
         sender = f"0088:{gln(85)}"
@@ -190,7 +163,10 @@ async def test_no_more_large_messages_are_on_disk_at_once_than_the_spools(api, c
     of a large body, wait unread and make no file; a small message still gets its receipt."""
     _, receiver, path = await setup(api)
     docs = await resolve(api.container.documents)
-    conns = [await stalled(api, path, b"\0" * (CHUNK + 1024)) for _ in range(3 * GATE)]
+    large = b"\0" * (CHUNK + 1024)
+    conns = [
+        await stalled(api, path, large, source=SOURCES[i % len(SOURCES)]) for i in range(3 * GATE)
+    ]
     try:
         await until(_async(lambda: len(spooled(docs)) >= 2 * GATE), within=5)
         await asyncio.sleep(0.3)  # time for any more to start a file

@@ -17,6 +17,7 @@ from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.domain.transaction import Status
 from fourcorner.entrypoints.http import descriptions, examples, openapi
+from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http.converter import make_converter, structure
 from fourcorner.entrypoints.http.routes import routes
 
@@ -49,6 +50,22 @@ def test_every_property_has_a_description(doc):
     ]
     assert missing == []
     assert len(list(_properties(doc, "#"))) > 300  # the walk sees the whole document
+
+
+def test_the_answers_with_retry_after_document_it(doc):
+    """Every error answer of an operation that may carry ``Retry-After`` (its status has an
+    error answered with it: 429 AT-1029, the AS4 endpoint's 503 AT-1504) documents the header,
+    and no other does."""
+    retried = {c.code for c in http_errors.catalogue() if issubclass(c, http_errors.RETRIED)}
+    assert retried == {"AT-1029", "AT-1504"}
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            for status, answer in op["responses"].items():
+                with_it = any(code in answer["description"] for code in retried)
+                has_it = "Retry-After" in answer.get("headers", {})
+                assert has_it == with_it, (method, path, status)
+    as4 = doc["paths"]["/as4/{orgId}/{apId}"]["post"]["responses"]["503"]
+    assert "AT-1504" in as4["headers"]["Retry-After"]["description"]
 
 
 def test_every_described_property_exists(doc):
