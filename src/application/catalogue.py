@@ -31,6 +31,7 @@ from fourcorner.domain.filtering import Condition, FieldSpec, FieldType
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.organisation import ContactType, Mode
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import quoted
 
 _S, _B = FieldType.STRING, FieldType.BOOL
 
@@ -139,7 +140,7 @@ def _order(text: str | None, fields: Mapping[str, FieldSpec]) -> Order | None:
     field = text[1:] if descending else text
     if field not in fields:
         sorts = ", ".join(f"{f}, -{f}" for f in fields)
-        raise InvalidInput.one("sort", f"{text!r} is not a sort of this list; sorts: {sorts}")
+        raise InvalidInput.one("sort", f"{quoted(text)} is not a sort of this list; sorts: {sorts}")
     return Order(field, descending)
 
 

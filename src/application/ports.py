@@ -408,8 +408,21 @@ class InboundDocument:
     opaque: Any = attrs.field(eq=False, repr=False, default=None)  # the adapter's parsed message
 
 
+REFUSAL_DETAIL = 500
+"""Characters of a refusal's detail, at most. It goes back to the sender in the error signal
+and into the log: the details quote what was sent bounded (``domain.text.quoted``), and this
+bounds any that would not, so that no refusal repeats a large part of a message."""
+
+
 class As4Refusal(Exception):
+    """An inbound AS4 message refused: the ebMS error ``code`` (``EBMS:0009``) with its
+    ``description`` (``InvalidHeader``), a ``detail`` for the sender's operators (cut at
+    ``REFUSAL_DETAIL`` characters), and ``ref``, the MessageId the error refers to, if any
+    (only one a message may carry: the adapters never pass on one that is not)."""
+
     def __init__(self, code: str, description: str, detail: str = "", ref: str | None = None):
+        if len(detail) > REFUSAL_DETAIL:
+            detail = detail[: REFUSAL_DETAIL - 1] + "…"
         super().__init__(f"{code}: {description} {detail}".strip())
         self.code, self.description, self.detail, self.ref = code, description, detail, ref
 

@@ -20,6 +20,7 @@ from fourcorner.domain.smp import (
     ServiceEntry,
     SmpRegistration,
 )
+from fourcorner.domain.text import quoted
 
 WILDCARD_SCHEME = "net-doctype-wildcard"
 
@@ -55,14 +56,16 @@ def check_supported(
         where = f"$.supportedDocumentTypes[{i}]"
         doc = catalogue.document_type(e.document_id)
         if doc is None:
-            problems.append(Detail(f"{where}.documentId", f"no document type {e.document_id!r}"))
+            problems.append(
+                Detail(f"{where}.documentId", f"no document type {quoted(e.document_id)}")
+            )
             continue
         if doc.state == "removed":
             problems.append(Detail(f"{where}.documentId", f"{doc.name} is removed"))
         if e.process_id not in {p.process_id for p in doc.process_ids}:
             allowed = ", ".join(p.process_id for p in doc.process_ids)
             problems.append(
-                Detail(f"{where}.processId", f"{e.process_id!r} is not one of: {allowed}")
+                Detail(f"{where}.processId", f"{quoted(e.process_id)} is not one of: {allowed}")
             )
         key = (e.document_id, e.process_id)
         if key in seen:

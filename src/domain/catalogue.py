@@ -20,6 +20,7 @@ import attrs
 
 from fourcorner.domain.errors import InvalidIdentifier
 from fourcorner.domain.identifier import ParticipantIdentifier, SchemeRule, local_part_problem
+from fourcorner.domain.text import quoted
 
 # Document type ids are uuid5(DOCUMENT_TYPE_NAMESPACE, "<wire scheme>::<value>"): stable across
 # restarts and code-list versions. Never change this constant.
@@ -304,7 +305,7 @@ class Catalogue:
         scheme = self.scheme_by_code(code)
         if scheme is None or scheme.state == REMOVED:
             why = "is not a participant identifier scheme" if scheme is None else "was removed"
-            rule = f"the scheme code {code!r} {why}"
+            rule = f"the scheme code {quoted(code)} {why}"
             raise InvalidIdentifier(value=code, rule=rule, field=f"{within}legalIdentifierCode")
         return scheme
 

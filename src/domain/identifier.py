@@ -13,6 +13,7 @@ import attrs
 
 from fourcorner.domain.checkdigits import REPLACES_CODE_LIST_PATTERN, RULES, Rule
 from fourcorner.domain.errors import InvalidIdentifier
+from fourcorner.domain.text import quoted
 
 PARTICIPANT_SCHEME = "iso6523-actorid-upis"
 MAX_LOCAL_LENGTH = 130
@@ -41,7 +42,7 @@ def _form_problem(text: str) -> str:
     if not colon:
         return "a participant identifier has the form <4-digit ICD>:<identifier>, e.g. 0088:…"
     if _ICD.fullmatch(icd) is None:
-        return f"the scheme code before the colon must be a 4-digit ICD such as 0088, not {icd!r}"
+        return f"the scheme code before the colon must be a 4-digit ICD such as 0088, not {quoted(icd)}"
     return local_part_problem(local) or "not a participant identifier"
 
 

@@ -41,3 +41,9 @@ def quoted(value: object, limit: int = QUOTED_LENGTH) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
+def cut(text: str, limit: int = QUOTED_LENGTH) -> str:
+    """``text`` as an answer names it (the name of an element in a path): at most ``limit``
+    characters, an ellipsis marking a cut."""
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -26,6 +26,7 @@ import attrs
 from fourcorner.domain.envelope import PARTICIPANT_SCHEME, Identifier, MlsType, Sbdh
 from fourcorner.domain.errors import Detail, InvalidIdentifier, InvalidInput
 from fourcorner.domain.identifier import ParticipantIdentifier
+from fourcorner.domain.text import quoted
 
 UBL_NAMESPACES = {
     "Invoice": "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
@@ -91,7 +92,7 @@ class MlsRequest:
                 kind = MlsType(mls_type)
             except ValueError:
                 choices = " or ".join(t.value for t in MlsType)
-                problems.append(Detail("mlsType", f"{mls_type!r} is not {choices}"))
+                problems.append(Detail("mlsType", f"{quoted(mls_type)} is not {choices}"))
         to = None
         if mls_to is not None:
             try:
@@ -129,7 +130,10 @@ def _participant(
         return None
     if _ICD.fullmatch(scheme) is None or not known_icd(scheme):
         problems.append(
-            Detail(f"{field}/@schemeID", f"{scheme!r} is not a known participant identifier scheme")
+            Detail(
+                f"{field}/@schemeID",
+                f"{quoted(scheme)} is not a known participant identifier scheme",
+            )
         )
         return None
     try:
@@ -172,7 +176,7 @@ def ubl_envelope(
     if country is None:
         problems.append(Detail(at(SUPPLIER_COUNTRY), "is missing: it is COUNTRY_C1"))
     elif _COUNTRY.fullmatch(country) is None:
-        problems.append(Detail(at(SUPPLIER_COUNTRY), f"{country!r} is not a country code"))
+        problems.append(Detail(at(SUPPLIER_COUNTRY), f"{quoted(country)} is not a country code"))
     if problems:
         raise InvalidInput(problems)
     assert sender and receiver and customization and profile and country

@@ -238,7 +238,8 @@ def test_a_message_is_read_back_and_its_receipt_accepted(parties: Parties) -> No
 def test_a_message_id_is_at_most_255_characters(parties: Parties, length: int, char: str) -> None:
     """A MessageId is stored and indexed with the transaction (a PostgreSQL index entry holds
     at most 2704 bytes): up to 255 characters, of any width, it is read; a longer one is an
-    invalid header (EBMS:0009), answered as every other one is."""
+    invalid header (EBMS:0009), answered as every other one is, but without referring to it:
+    the sender's text of any length is not echoed back in the error."""
     message_id = (char * length)[:-1] + "@" if length > 1 else "@"
     sent = send(parties, message_id=message_id)
     if length <= ebms.MAX_MESSAGE_ID:
@@ -246,6 +247,37 @@ def test_a_message_id_is_at_most_255_characters(parties: Parties, length: int, c
     else:
         error = refused("EBMS:0009", lambda: receive(parties, sent.content_type, sent.body))
         assert "longer than 255 characters" in str(error)
+        assert error.ref_to_message_id is None
+
+
+@pytest.mark.parametrize(
+    "written", ["msg-1@fourcorner.test", "x" * 256 + "@test", "<x>msg-1</x>@fourcorner.test"]
+)
+def test_an_error_refers_only_to_a_message_id_a_message_may_carry(
+    parties: Parties, written: str
+) -> None:
+    """A message refused for another reason (no Timestamp) is answered with an error that
+    refers to its MessageId when that is one a message may carry, and to none when it is
+    over-long or holds elements: the sender's text is not echoed back."""
+    sent = send(parties, message_id="msg-1@fourcorner.test")
+
+    def edit(soap: bytes) -> bytes:
+        soap = re.sub(rb"<eb:Timestamp>[^<]*</eb:Timestamp>", b"", soap)
+        return soap.replace(b">msg-1@fourcorner.test<", f">{written}<".encode())
+
+    error = refused("EBMS:0009", lambda: receive(parties, *rewrite(sent, edit)))
+    valid = "<" not in written and len(written) <= ebms.MAX_MESSAGE_ID
+    assert error.ref_to_message_id == (written if valid else None)
+    signal = build_error(
+        ref_to_message_id=error.ref_to_message_id,
+        error=error,
+        key=parties.receiver_key,
+        certificate=parties.receiver_certificate,
+        message_id="error-1@fourcorner.test",
+        timestamp=NOW,
+    )
+    assert (b"RefToMessageId" in signal) is valid
+    assert (b"msg-1" in signal) is valid
 
 
 def test_a_signed_error_reaches_the_sender(parties: Parties) -> None:

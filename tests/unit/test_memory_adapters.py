@@ -16,6 +16,7 @@ from fourcorner.adapters.memory import InMemoryMessageReader, InMemoryParticipan
 from fourcorner.adapters.memory.loopback import CONTENT_TYPE, Header
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.application.ports import (
+    REFUSAL_DETAIL,
     As4Refusal,
     Credentials,
     Endpoint,
@@ -96,6 +97,23 @@ def test_a_cut_short_loopback_message_is_refused(
         with pytest.raises(As4Refusal) as caught:
             InMemoryMessageReader().read(CONTENT_TYPE, body, credentials, lambda: sbd)
     assert caught.value.code == "EBMS:0009"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 20_000))
+def test_a_refusal_repeats_at_most_its_bound_of_what_was_sent(
+    credentials: Credentials, length: int
+) -> None:
+    """A refusal's detail goes back to the sender and into the log: cut at
+    ``REFUSAL_DETAIL`` characters, whatever it quotes (here a content type of any length)."""
+    content_type = "text/" + "x" * length
+    reader = InMemoryMessageReader()
+    with pytest.raises(As4Refusal) as caught:
+        reader.read(content_type, b"", credentials, lambda: Path("unused"))
+    detail = caught.value.detail
+    assert len(detail) <= REFUSAL_DETAIL
+    assert content_type in detail or detail.endswith("…")
+    assert len(reader.error(caught.value, credentials)) < 2 * REFUSAL_DETAIL
 
 
 async def test_the_lookup_answers_what_a_send_would_meet() -> None:

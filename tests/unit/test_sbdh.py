@@ -29,6 +29,7 @@ from fourcorner.adapters.sbdh.reader import CAC, CBC, MAX_HEADER_VALUE
 from fourcorner.adapters.sbdh.writer import format_date_time
 from fourcorner.domain.envelope import Identifier, MlsType, Sbdh
 from fourcorner.domain.errors import InvalidInput
+from fourcorner.domain.text import QUOTED_LENGTH
 from sbd_factory import (
     BASE_EXAMPLE,
     CREDIT_NOTE,
@@ -533,6 +534,44 @@ def test_every_problem_of_a_header_is_reported_at_once() -> None:
         f"{IDENTIFICATION}/CreationDateAndTime",
     } <= fields(error)
     assert error.code == "AT-1001"
+
+
+# where a header's value goes (``{}``), each part of the header a problem names it in
+LONG_VALUES = [
+    ('Authority="iso6523-actorid-upis">0088:7300010000001<', 'Authority="{}">0088:7300010000001<'),
+    (">0088:7300010000001</sh:Identifier></sh:Sender>", ">{}</sh:Identifier></sh:Sender>"),
+    ("<sh:HeaderVersion>1.0<", "<sh:HeaderVersion>{}<"),
+    ("<sh:Standard>urn:oasis:names:specification:ubl:schema:xsd:Invoice-2<", "<sh:Standard>{}<"),
+    (">2026-01-02T10:00:00Z<", ">{}<"),
+    (">Q7<", ">{}<"),
+    (">busdox-docid-qns<", ">{}<"),
+    (">ALWAYS_SEND<", ">{}<"),
+    ("<sh:Type>Invoice</sh:Type>", "<sh:Type>Invoice</sh:Type><sh:X{0}>1</sh:X{0}>"),
+]
+ANSWER_BOUND = 300  # characters of a field or a problem, whatever the value was
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(LONG_VALUES),
+    st.integers(QUOTED_LENGTH - 2, MAX_HEADER_VALUE),
+    st.sampled_from(["x", "\u00e9", "\U0001f600"]),
+)
+def test_a_problem_quotes_a_long_value_bounded(
+    where: tuple[str, str], length: int, char: str
+) -> None:
+    """A problem with a value of the header quotes it, up to ``QUOTED_LENGTH`` characters of
+    it and its length: the answer (a 400's details, the error signal of a received message)
+    never repeats a long value back, however long it is."""
+    old, new = where
+    named = "<sh:X{0}>" in new  # the value is an element's name
+    value = "y" * length if named else (char * length)[: length - 2] + " :"
+    assert VALID.count(old.encode()) == 1, old
+    error = refused(VALID.replace(old.encode(), new.format(value).encode()))
+    for detail in error.problems:
+        assert len(detail.field) <= ANSWER_BOUND and len(detail.problem) <= ANSWER_BOUND
+        assert value not in detail.field + detail.problem or length <= QUOTED_LENGTH
+    assert len(error.message()) <= 2 * ANSWER_BOUND
 
 
 _INVOICE = b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'>"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.domain.errors import InvalidInput, MalformedBody
-from fourcorner.domain.text import text_problem
+from fourcorner.domain.text import QUOTED_LENGTH, text_problem
 from fourcorner.entrypoints.http.converter import load_json
 
 BODY = {"userId": "u-1", "role": "orgmember", "tags": ["a", {"b": 1.5, "c": None}]}
@@ -147,3 +147,24 @@ def test_a_name_repeated_at_any_depth_is_refused_naming_that_member(data: st.Dat
         load_json(raw)
     [detail] = caught.value.details()
     assert detail.field == spelt((*where, name)), raw
+
+
+@given(st.integers(1, 20_000), st.integers(0, 3), st.booleans())
+def test_a_path_names_a_member_by_at_most_quoted_length_characters(
+    length: int, depth: int, repeated: bool
+) -> None:
+    """A member name is the client's text of any length: a path (here to a repeated name, or
+    to text the service refuses) names each by at most ``QUOTED_LENGTH`` characters of it, so
+    a 400 never repeats a long name back."""
+    name = "n" * length
+    inner = f'{{"{name}": 1, "{name}": 2}}' if repeated else f'{{"{name}": "\\u0000"}}'
+    raw = f'{{"{name}": ' * depth + inner + "}" * depth
+    with pytest.raises(InvalidInput) as caught:
+        load_json(raw.encode())
+    [detail] = caught.value.details()
+    steps = depth + 1
+    assert len(detail.field) <= 1 + steps * (QUOTED_LENGTH + 5)
+    if length <= QUOTED_LENGTH:
+        assert detail.field == "$" + f".{name}" * steps
+    else:
+        assert name[: QUOTED_LENGTH + 1] not in detail.field

@@ -118,11 +118,17 @@ def append_user_message(
 
 
 def peek_message_id(messaging: Element) -> str | None:
-    """The MessageId of a UserMessage or SignalMessage, if one can be read at all."""
+    """The MessageId of a UserMessage or SignalMessage, for an error signal to refer to: only
+    one a UserMessage may carry (text of at most ``MAX_MESSAGE_ID`` characters). Any other is
+    the sender's text of any length, and is not echoed back: the error then goes without a
+    RefToMessageId, which ebMS 3 allows (an error about a message that cannot be read)."""
     for kind in ("UserMessage", "SignalMessage"):
         for element in messaging.iterfind(f"{{{EB}}}{kind}/{{{EB}}}MessageInfo/{{{EB}}}MessageId"):
-            value = "".join(element.itertext()).strip()
-            if value:
+            try:
+                value = text(element)
+            except As4Error:  # it holds elements
+                continue
+            if value and len(value) <= MAX_MESSAGE_ID:
                 return value
     return None
 

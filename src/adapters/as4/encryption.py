@@ -45,6 +45,7 @@ from fourcorner.adapters.as4.errors import FAILED_DECRYPTION, POLICY_NONCOMPLIAN
 from fourcorner.adapters.as4.mime import cid_of
 from fourcorner.adapters.as4.signature import append_token_reference, token_certificate
 from fourcorner.adapters.as4.xml import Element, attribute, children, one, optional, sub, text
+from fourcorner.domain.text import quoted
 
 ENCRYPTED_KEY_ID = "id-encryptedkey"
 ENCRYPTED_DATA_ID = "id-encrypteddata"
@@ -137,14 +138,14 @@ def attachment_keys(
         uri = attribute(reference, "URI", _DECRYPT)
         encrypted_data = ids.get(uri[1:]) if uri.startswith("#") else None
         if encrypted_data is None or encrypted_data.tag != q(XENC, "EncryptedData"):
-            raise As4Error.of(_DECRYPT, f"the encrypted data {uri!r} is not in the message")
+            raise As4Error.of(_DECRYPT, f"the encrypted data {quoted(uri)} is not in the message")
         if encrypted_data.getparent() is not security:
             raise As4Error.of(_DECRYPT, "the encrypted data is outside the Security header")
         cid = _attachment_of(encrypted_data)
         if cid in keys:
-            raise As4Error.of(_DECRYPT, f"cid:{cid} is encrypted twice")
+            raise As4Error.of(_DECRYPT, f"{quoted('cid:' + cid)} is encrypted twice")
         if cid not in attachments:
-            raise As4Error.of(_DECRYPT, f"cid:{cid} is not in the message")
+            raise As4Error.of(_DECRYPT, f"{quoted('cid:' + cid)} is not in the message")
         keys[cid] = key
     return keys
 

@@ -23,6 +23,7 @@ from fourcorner.adapters.as4.constants import (
     SOAP_PART_CONTENT_TYPE,
 )
 from fourcorner.adapters.as4.errors import MIME_INCONSISTENCY, As4Error
+from fourcorner.domain.text import quoted
 
 MAX_HEADER_BYTES = 16_384
 MAX_LINE_BYTES = 1_000  # the rest of a boundary delimiter's line (RFC 5322 line length)
@@ -161,7 +162,7 @@ def read_related(content_type: str, body: Body) -> tuple[memoryview, dict[str, m
         if not cid:
             raise _refuse("an attachment has no Content-ID")
         if cid in attachments or cid == root_cid:
-            raise _refuse(f"the Content-ID {cid!r} is used twice")
+            raise _refuse(f"the Content-ID {quoted(cid)} is used twice")
         attachments[cid] = data
     return soap, attachments
 
@@ -231,7 +232,7 @@ def _read_part(body: Body, view: memoryview, start: int, end: int) -> tuple[str,
         except binascii.Error as e:
             raise _refuse("a base64 part is not base64") from e
     elif encoding not in _RAW_ENCODINGS:
-        raise _refuse(f"the transfer encoding {encoding!r} is not supported")
+        raise _refuse(f"the transfer encoding {quoted(encoding)} is not supported")
     cid = content_id(headers.get("content-id", ""))
     return cid, headers.get("content-type", "").strip(), content
 

@@ -39,6 +39,7 @@ from fourcorner.adapters.as4.errors import FAILED_AUTHENTICATION, POLICY_NONCOMP
 from fourcorner.adapters.as4.mime import cid_of
 from fourcorner.adapters.as4.model import SignedReference
 from fourcorner.adapters.as4.xml import Element, attribute, c14n, children, one, sub, text
+from fourcorner.domain.text import quoted
 
 SIGNATURE_ID = "id-signature"
 KEY_INFO_ID = "id-keyinfo"
@@ -145,7 +146,7 @@ def token_certificate(
     uri = attribute(one(token_reference, q(WSSE, "Reference"), _POLICY), "URI", _POLICY)
     token = ids.get(uri.removeprefix("#")) if uri.startswith("#") else None
     if token is None or token.tag != q(WSSE, "BinarySecurityToken"):
-        raise As4Error.of(code, f"the security token {uri!r} is not in the message")
+        raise As4Error.of(code, f"the security token {quoted(uri)} is not in the message")
     if token.getparent() is not security:
         raise As4Error.of(code, "the security token is outside the Security header")
     if token.get("ValueType") != X509V3:
@@ -207,18 +208,22 @@ def verify(
         cid = cid_of(reference.uri)
         if cid is not None:
             if reference.transforms != (ATTACHMENT_CONTENT_SIGNATURE,):
-                raise As4Error.of(_POLICY, f"the reference {reference.uri} has other transforms")
+                raise As4Error.of(
+                    _POLICY, f"the reference {quoted(reference.uri)} has other transforms"
+                )
             if cid in attachment_digests:
-                raise As4Error.of(_AUTH, f"{reference.uri} is referenced twice")
+                raise As4Error.of(_AUTH, f"{quoted(reference.uri)} is referenced twice")
             attachment_digests[cid] = digest
             continue
         target = ids.get(reference.uri[1:]) if reference.uri.startswith("#") else None
         if target is None:
-            raise As4Error.of(_AUTH, f"the reference {reference.uri!r} points to nothing")
+            raise As4Error.of(_AUTH, f"the reference {quoted(reference.uri)} points to nothing")
         if reference.transforms != (EXC_C14N,):
-            raise As4Error.of(_POLICY, f"the reference {reference.uri} has other transforms")
+            raise As4Error.of(
+                _POLICY, f"the reference {quoted(reference.uri)} has other transforms"
+            )
         if not hmac.compare_digest(hashlib.sha256(c14n(target, prefixes)).digest(), digest):
-            raise As4Error.of(_AUTH, f"the digest of {reference.uri} does not match")
+            raise As4Error.of(_AUTH, f"the digest of {quoted(reference.uri)} does not match")
         targets.append(target)
     return VerifiedSignature(
         certificate,
@@ -234,7 +239,7 @@ def check_attachment(verified: VerifiedSignature, cid: str, sha256: bytes) -> No
     signed for ``cid``."""
     expected = verified.attachment_digests.get(cid)
     if expected is None or not hmac.compare_digest(sha256, expected):
-        raise As4Error.of(_AUTH, f"the digest of cid:{cid} does not match")
+        raise As4Error.of(_AUTH, f"the digest of {quoted('cid:' + cid)} does not match")
 
 
 def read_reference(element: Element, code: str = _AUTH) -> SignedReference:
@@ -257,11 +262,13 @@ def _read_reference(element: Element, code: str = _AUTH) -> tuple[SignedReferenc
         elif child.tag == _DIGEST_VALUE and digest_value is None:
             digest_value = "".join(text(child, code).split())
         elif isinstance(child.tag, str):
-            raise As4Error.of(code, f"the reference {uri!r} has an unexpected or repeated child")
+            raise As4Error.of(
+                code, f"the reference {quoted(uri)} has an unexpected or repeated child"
+            )
     if digest_method is None or digest_value is None:
-        raise As4Error.of(code, f"the reference {uri!r} has no digest")
+        raise As4Error.of(code, f"the reference {quoted(uri)} has no digest")
     if digest_method != SHA256:
-        raise As4Error.of(_POLICY, f"the digest algorithm of {uri!r} is not SHA-256")
+        raise As4Error.of(_POLICY, f"the digest algorithm of {quoted(uri)} is not SHA-256")
     return SignedReference(uri, tuple(transforms), digest_method, digest_value), prefixes
 
 

@@ -20,6 +20,7 @@ from lxml import etree
 from fourcorner.adapters.as4.constants import WSU, WSU_ID
 from fourcorner.adapters.as4.errors import FAILED_AUTHENTICATION, INVALID_HEADER, As4Error
 from fourcorner.domain.clock import iso, utc
+from fourcorner.domain.text import quoted
 
 Element: TypeAlias = etree._Element
 
@@ -224,7 +225,7 @@ def index_ids(root: Element) -> dict[str, Element]:
             if value is None:
                 continue
             if value in index:
-                raise As4Error.of(FAILED_AUTHENTICATION, f"the id {value!r} is used twice")
+                raise As4Error.of(FAILED_AUTHENTICATION, f"the id {quoted(value)} is used twice")
             index[value] = element
     return index
 
@@ -234,14 +235,14 @@ def parse_timestamp(value: str) -> datetime:
     as .NET senders write seven digits); ``EBMS:0009`` if it is not one."""
     match = _TIMESTAMP.fullmatch(value)
     if match is None:
-        raise As4Error.of(INVALID_HEADER, f"{value!r} is not a timestamp")
+        raise As4Error.of(INVALID_HEADER, f"{quoted(value)} is not a timestamp")
     whole, fraction, zone = match.groups()
     text_value = whole + (f".{fraction[:6]:0<6}" if fraction else "")
     text_value += "+00:00" if zone in (None, "Z") else zone
     try:
         return utc(datetime.fromisoformat(text_value))
     except ValueError as e:
-        raise As4Error.of(INVALID_HEADER, f"{value!r} is not a timestamp") from e
+        raise As4Error.of(INVALID_HEADER, f"{quoted(value)} is not a timestamp") from e
 
 
 def format_timestamp(moment: datetime) -> str:

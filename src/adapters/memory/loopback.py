@@ -44,6 +44,7 @@ from fourcorner.application.ports import (
     Refused,
 )
 from fourcorner.domain.envelope import Addressing, Identifier
+from fourcorner.domain.text import quoted
 
 CONTENT_TYPE = "application/x-fourcorner-loopback"
 SIGNAL_TYPE = "application/json"
@@ -304,7 +305,7 @@ class InMemoryMessageReader:
             raise As4Refusal(
                 "EBMS:0102",
                 "FailedDecryption",
-                f"the message is for {header.to_party!r}, this access point is {own!r}",
+                f"the message is for {quoted(header.to_party)}, this access point is {own!r}",
                 header.message_id,
             )
         inbound = InboundDocument(

@@ -15,6 +15,7 @@ from fourcorner.domain.catalogue import network_spelling
 from fourcorner.domain.envelope import Identifier, MlsType
 from fourcorner.domain.errors import Detail, InvalidIdentifier
 from fourcorner.domain.identifier import PARTICIPANT_SCHEME, ParticipantIdentifier
+from fourcorner.domain.text import cut, quoted
 
 SH = "http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"
 HEADER = "StandardBusinessDocumentHeader"
@@ -111,7 +112,7 @@ def _sequence(
         elif open_content:
             last = len(names)
         else:
-            name = qname.localname if qname.namespace == SH else qname.text
+            name = cut(qname.localname if qname.namespace == SH else qname.text)
             header.problem(f"{path}/{name}", f"is not an element of {path.rsplit('/', 1)[-1]}")
     for name, least, most in spec:
         count = len(found[name])
@@ -149,7 +150,7 @@ def _token(header: Header, path: str, text: str | None, what: str, limit: int) -
         header.problem(path, f"{what} is longer than {limit} characters")
         return None
     if _SPACE.search(text):
-        header.problem(path, f"{what} {text!r} contains whitespace")
+        header.problem(path, f"{what} {quoted(text)} contains whitespace")
         return None
     return text
 
@@ -158,12 +159,12 @@ def _participant(header: Header, path: str, value: str | None) -> str | None:
     if value is None:
         return None
     if "::" in value:
-        header.problem(path, f"{value!r} must be the bare value (0088:…), without a scheme")
+        header.problem(path, f"{quoted(value)} must be the bare value (0088:…), without a scheme")
         return None
     try:
         ParticipantIdentifier.parse(value)
     except InvalidIdentifier as e:
-        header.problem(path, f"{value!r} is not a participant identifier: {e.rule}")
+        header.problem(path, f"{quoted(value)} is not a participant identifier: {e.rule}")
         return None
     return value
 
@@ -187,7 +188,8 @@ def _partner(header: Header, role: str, element: etree._Element | None) -> Ident
         return None
     if authority.strip() != PARTICIPANT_SCHEME:
         header.problem(
-            f"{path}/Identifier/@Authority", f"is {authority!r}; it must be {PARTICIPANT_SCHEME}"
+            f"{path}/Identifier/@Authority",
+            f"is {quoted(authority)}; it must be {PARTICIPANT_SCHEME}",
         )
         return None
     return None if value is None else Identifier(PARTICIPANT_SCHEME, value)
@@ -230,7 +232,7 @@ def _identification(header: Header, element: etree._Element | None) -> None:
     header.standard = _token(header, f"{path}/Standard", text("Standard"), "Standard", 500)
     version = _token(header, f"{path}/TypeVersion", text("TypeVersion"), "TypeVersion", 50)
     if version is not None and ":" in version:
-        header.problem(f"{path}/TypeVersion", f"{version!r} must not contain ':'")
+        header.problem(f"{path}/TypeVersion", f"{quoted(version)} must not contain ':'")
         version = None
     header.type_version = version
     instance = text("InstanceIdentifier")
@@ -247,7 +249,7 @@ def _identification(header: Header, element: etree._Element | None) -> None:
         if header.created_at is None:
             header.problem(
                 f"{path}/CreationDateAndTime",
-                f"{created!r} is not a date and time with a timezone (2026-01-02T10:00:00Z)"
+                f"{quoted(created)} is not a date and time with a timezone (2026-01-02T10:00:00Z)"
                 f" {clock.RANGE}",
             )
 
@@ -270,7 +272,7 @@ def _scope(header: Header, index: int, scope: etree._Element, seen: set[str]) ->
     if scheme_element is not None and scheme is None:
         return
     if scheme is not None and _SCHEME.fullmatch(scheme) is None:
-        header.problem(f"{path}/Identifier", f"{scheme!r} is not an identifier scheme")
+        header.problem(f"{path}/Identifier", f"{quoted(scheme)} is not an identifier scheme")
         return
     if value is None:
         return
@@ -281,7 +283,7 @@ def _scope(header: Header, index: int, scope: etree._Element, seen: set[str]) ->
             # the SBD goes on the wire as it is, where only the network's own spelling is read
             header.problem(
                 f"{path}/Identifier",
-                f"{scheme!r} is the interface's spelling; an SBD carries the network's: {spelt}",
+                f"{quoted(scheme)} is the interface's spelling; an SBD carries the network's: {spelt}",
             )
             return
         token = _token(header, value_path, value, "the document type", MAX_DOCUMENT_TYPE)
@@ -295,21 +297,23 @@ def _scope(header: Header, index: int, scope: etree._Element, seen: set[str]) ->
             header.process = Identifier(scheme or PROCESS_SCHEME, token)
     elif kind == "COUNTRY_C1":
         if _COUNTRY.fullmatch(value) is None:
-            header.problem(value_path, f"{value!r} is not a country code ([A-Z0-9][A-Z0-9])")
+            header.problem(value_path, f"{quoted(value)} is not a country code ([A-Z0-9][A-Z0-9])")
         else:
             header.country_c1 = value
     elif kind == "MLS_TO":
         if scheme is None:
             header.problem(f"{path}/Identifier", f"is missing; it must be {PARTICIPANT_SCHEME}")
         elif scheme != PARTICIPANT_SCHEME:
-            header.problem(f"{path}/Identifier", f"is {scheme!r}; it must be {PARTICIPANT_SCHEME}")
+            header.problem(
+                f"{path}/Identifier", f"is {quoted(scheme)}; it must be {PARTICIPANT_SCHEME}"
+            )
         elif _participant(header, value_path, value) is not None:
             header.mls_to = Identifier(scheme, value)
     else:
         try:
             header.mls_type = MlsType(value)
         except ValueError:
-            header.problem(value_path, f"{value!r} is neither FAILURE_ONLY nor ALWAYS_SEND")
+            header.problem(value_path, f"{quoted(value)} is neither FAILURE_ONLY nor ALWAYS_SEND")
 
 
 def read_header(element: etree._Element) -> Header:
@@ -318,7 +322,9 @@ def read_header(element: etree._Element) -> Header:
     found = _sequence(header, HEADER, element, _HEADER_SEQUENCE)
     version = _text(header, f"{HEADER}/HeaderVersion", _only(found, "HeaderVersion"))
     if version is not None and version != HEADER_VERSION:
-        header.problem(f"{HEADER}/HeaderVersion", f"is {version!r}; it must be {HEADER_VERSION}")
+        header.problem(
+            f"{HEADER}/HeaderVersion", f"is {quoted(version)}; it must be {HEADER_VERSION}"
+        )
     header.sender = _partner(header, "Sender", _only(found, "Sender"))
     header.receiver = _partner(header, "Receiver", _only(found, "Receiver"))
     _identification(header, _only(found, "DocumentIdentification"))

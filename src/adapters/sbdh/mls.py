@@ -26,6 +26,7 @@ from fourcorner.domain.envelope import (
     mls_envelope,
 )
 from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.text import quoted
 
 UBL = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
 CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
@@ -57,11 +58,11 @@ def _rule_problems(status: MessageLevelStatus) -> list[Detail]:
     ):
         if SPID.fullmatch(spid) is None:
             problems.append(
-                Detail(f"{_ROOT}/{role}/EndpointID", f"{spid!r} is not a service provider id")
+                Detail(f"{_ROOT}/{role}/EndpointID", f"{quoted(spid)} is not a service provider id")
             )
     code = status.response_code
     if code not in RESPONSE_CODES:
-        problems.append(Detail(f"{_RESPONSE}/ResponseCode", f"{code!r} is not AP, AB or RE"))
+        problems.append(Detail(f"{_RESPONSE}/ResponseCode", f"{quoted(code)} is not AP, AB or RE"))
     if not status.original_instance_id.strip():
         problems.append(Detail(f"{_ROOT}/DocumentResponse/DocumentReference/ID", "is empty"))
     fatal = False
@@ -75,7 +76,7 @@ def _rule_problems(status: MessageLevelStatus) -> list[Detail]:
             problems.append(
                 Detail(
                     f"{path}/Response/Status/StatusReasonCode",
-                    f"{reason!r} is not SV, BV, FD or BW",
+                    f"{quoted(reason)} is not SV, BV, FD or BW",
                 )
             )
         fatal = fatal or reason in FATAL_REASONS
@@ -205,11 +206,13 @@ def _issued_at(reading: _Reading, date: str, time: str) -> datetime | None:
         return None  # reported as missing or empty already
     if _DATE.fullmatch(date) is None:
         reading.problems.append(
-            Detail(f"{_ROOT}/IssueDate", f"{date!r} is not a date without a zone")
+            Detail(f"{_ROOT}/IssueDate", f"{quoted(date)} is not a date without a zone")
         )
         return None
     if _TIME.fullmatch(time) is None:
-        reading.problems.append(Detail(f"{_ROOT}/IssueTime", f"{time!r} is not a time with a zone"))
+        reading.problems.append(
+            Detail(f"{_ROOT}/IssueTime", f"{quoted(time)} is not a time with a zone")
+        )
         return None
     moment = parse_date_time(f"{date}T{time}")
     if moment is None:
@@ -246,7 +249,8 @@ def _reasons(reading: _Reading, document: etree._Element) -> tuple[tuple[str, st
                 if reason and reason not in REASON_CODES:
                     reading.problems.append(
                         Detail(
-                            f"{at}/Status/StatusReasonCode", f"{reason!r} is not SV, BV, FD or BW"
+                            f"{at}/Status/StatusReasonCode",
+                            f"{quoted(reason)} is not SV, BV, FD or BW",
                         )
                     )
                 reasons.append((line, reason, description))
@@ -269,14 +273,14 @@ def read_mls(data: bytes) -> MessageLevelStatus:
         root = root[1]
     if root.tag != f"{{{UBL}}}{_ROOT}":
         raise InvalidInput.one(
-            _ROOT, f"the root element is {etree.QName(root).text!r}, not {_ROOT}"
+            _ROOT, f"the root element is {quoted(etree.QName(root).text)}, not {_ROOT}"
         )
     reading = _Reading()
     for name, expected in (("CustomizationID", CUSTOMIZATION_ID), ("ProfileID", PROFILE_ID)):
         value = " ".join(reading.text(root, name, f"{_ROOT}/{name}").split())
         if value and value != expected:
             reading.problems.append(
-                Detail(f"{_ROOT}/{name}", f"is {value!r}; it must be {expected}")
+                Detail(f"{_ROOT}/{name}", f"is {quoted(value)}; it must be {expected}")
             )
     identifier = reading.text(root, "ID", f"{_ROOT}/ID")
     date = reading.text(root, "IssueDate", f"{_ROOT}/IssueDate")

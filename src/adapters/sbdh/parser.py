@@ -19,6 +19,7 @@ from typing import Protocol
 from lxml import etree
 
 from fourcorner.domain.errors import InvalidInput
+from fourcorner.domain.text import quoted
 
 CHUNK = 64 * 1024  # bytes handed to libxml2 at a time, so refusals come early
 MAX_PROLOG = 64 * 1024  # bytes allowed before the root element starts
@@ -83,7 +84,7 @@ def _check_declaration(declaration: bytes, field: str) -> None:
         return
     name = (match[1] if match[1] is not None else match[2]).decode("ascii", "replace")
     if name.lower() not in ("utf-8", "utf8"):
-        raise InvalidInput.one(field, f"the document must be encoded in UTF-8, not {name!r}")
+        raise InvalidInput.one(field, f"the document must be encoded in UTF-8, not {quoted(name)}")
 
 
 def _syntax_problem(error: etree.XMLSyntaxError) -> str:

@@ -34,6 +34,7 @@ from fourcorner.adapters.sbdh.header import HEADER, SH, Header, read_header
 from fourcorner.adapters.sbdh.parser import WHOLE_LIMIT, Parser, drop, parse_whole, read_small
 from fourcorner.domain.envelope import Sbdh
 from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.text import cut, quoted
 
 ROOT = "StandardBusinessDocument"
 TICC = "http://peppol.eu/xsd/ticc/envelope/1.0"
@@ -59,7 +60,7 @@ _BUYER_COUNTRY = (
 def _check_attributes(element: etree._Element, path: str) -> None:
     for name, value in element.attrib.items():
         if len(value) > MAX_HEADER_VALUE:
-            local = etree.QName(name).localname
+            local = cut(etree.QName(name).localname)
             raise InvalidInput.one(
                 f"{path}/@{local}", f"is longer than {MAX_HEADER_VALUE} characters"
             )
@@ -71,7 +72,7 @@ def _consistency(header: Header, root: etree.QName, element: etree._Element) -> 
     if root.namespace == SH:
         header.problem(
             ROOT,
-            f"holds {root.localname} from the SBDH namespace where the "
+            f"holds {cut(root.localname)} from the SBDH namespace where the "
             "business document belongs; envelopes are never nested",
         )
         return
@@ -83,14 +84,14 @@ def _consistency(header: Header, root: etree.QName, element: etree._Element) -> 
         if header.standard is not None and header.standard != (root.namespace or ""):
             header.problem(
                 f"{identification}/Standard",
-                f"is {header.standard!r}, but the business document's root element is in the "
-                f"namespace {root.namespace or ''!r}",
+                f"is {quoted(header.standard)}, but the business document's root element is in the "
+                f"namespace {quoted(root.namespace or '')}",
             )
         if header.type is not None and header.type != root.localname:
             header.problem(
                 f"{identification}/Type",
-                f"is {header.type!r}, but the business document's root element is "
-                f"{root.localname!r}",
+                f"is {quoted(header.type)}, but the business document's root element is "
+                f"{quoted(root.localname)}",
             )
     document = header.document_type
     if document is None:
@@ -98,12 +99,12 @@ def _consistency(header: Header, root: etree.QName, element: etree._Element) -> 
     if header.standard is not None and not document.value.startswith(header.standard):
         header.problem(
             f"{identification}/Standard",
-            f"the document type {document.value!r} does not start with it ({header.standard!r})",
+            f"the document type {quoted(document.value)} does not start with it ({quoted(header.standard)})",
         )
     if header.type_version is not None and not document.value.endswith(":" + header.type_version):
         header.problem(
             f"{identification}/TypeVersion",
-            f"the document type {document.value!r} does not end with ':{header.type_version}'",
+            f"the document type {quoted(document.value)} does not end with ':{header.type_version}'",
         )
 
 
@@ -162,7 +163,7 @@ class _SbdHandler:
             if element.tag != f"{{{SH}}}{ROOT}":
                 raise InvalidInput.one(
                     ROOT,
-                    f"the root element is {etree.QName(element).text!r}, not {ROOT} in the "
+                    f"the root element is {quoted(etree.QName(element).text)}, not {ROOT} in the "
                     f"namespace {SH}",
                 )
             _check_attributes(element, ROOT)
@@ -178,7 +179,7 @@ class _SbdHandler:
             self._header_elements += 1
             if self._header_elements > MAX_HEADER_ELEMENTS:
                 raise InvalidInput.one(HEADER, f"has more than {MAX_HEADER_ELEMENTS} elements")
-            self._header_path.append(etree.QName(element).localname)
+            self._header_path.append(cut(etree.QName(element).localname))
             _check_attributes(element, "/".join(self._header_path))
         else:
             step = depth - 3  # below the business document's root element

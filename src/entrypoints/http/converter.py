@@ -328,12 +328,15 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def json_path(where: Where) -> str:
-    """``$.contacts[0].name``: member names that are not plain words are quoted."""
+    """``$.contacts[0].name``: member names that are not plain words are quoted, and a long
+    one (never a field's) is cut as ``_member`` cuts it, so a path repeats no long name back."""
     steps: list[str] = []
     while where is not None:
         where, step = where
         if isinstance(step, int):
             steps.append(f"[{step}]")
+        elif len(step) > QUOTED_LENGTH:
+            steps.append(_member(step))
         elif _NAME.fullmatch(step):
             steps.append(f".{step}")
         else:

@@ -25,6 +25,7 @@ from fourcorner.domain import clock
 from fourcorner.domain import idempotency as idempotency_rules
 from fourcorner.domain.errors import Forbidden, InvalidInput, NotFound
 from fourcorner.domain.roles import Role
+from fourcorner.domain.text import quoted
 from fourcorner.domain.transaction import Artefact, ArtefactType, Direction
 from fourcorner.domain.ubl import MlsRequest
 from fourcorner.entrypoints.http import responses
@@ -40,7 +41,7 @@ def _ap(req: Req) -> uuid.UUID:
     try:
         return uuid.UUID(text)
     except ValueError:
-        raise InvalidInput.one("ap", f"{text!r} is not a UUID") from None
+        raise InvalidInput.one("ap", f"{quoted(text)} is not a UUID") from None
 
 
 def _mls(req: Req) -> MlsRequest:

@@ -2,17 +2,20 @@
 that storing them never fails (a PostgreSQL index entry holds at most 2704 bytes): an ebMS
 MessageId and an SBDH InstanceIdentifier of 255 characters are taken in on every backend; one
 of 256 is refused in the answer each path gives for that header (a signed EBMS:0009 error, a
-signed EBMS:0004 error for an invalid SBD, 400 naming the field), never a server error."""
+signed EBMS:0004 error for an invalid SBD, 400 naming the field), never a server error, and
+neither that answer nor the log repeats it back."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 import pytest
+from lxml import etree
 
 from sbd_factory import make_sbd
 
-from .test_as4_endpoint import error_code, message, post, received, setup
+from .test_as4_endpoint import EB, error_code, message, post, received, setup
 from .test_participants import ALICE, gln
 from .test_transactions import receiving_participant
 
@@ -28,9 +31,14 @@ def long_id(length: int) -> str:
 @pytest.mark.parametrize(
     ("field", "refusal"), [("MessageId", "EBMS:0009"), ("InstanceIdentifier", "EBMS:0004")]
 )
-async def test_an_as4_identifier_of_up_to_255_characters_is_received(api, field, refusal, length):
+async def test_an_as4_identifier_of_up_to_255_characters_is_received(
+    api, field, refusal, length, caplog
+):
     """The ebMS MessageId, and the SBDH InstanceIdentifier: 255 characters get a receipt and a
-    transaction; more, a signed error naming the limit, and nothing stored."""
+    transaction; more, a signed error naming the limit, and nothing stored. The error refers
+    to the message only by a MessageId a message may carry: an over-long one is not echoed
+    (no RefToMessageId), and the refusal's log line does not repeat it either."""
+    caplog.set_level(logging.INFO, logger="fourcorner")
     b, receiver, path = await setup(api)
     sender = f"0088:{gln(83)}"
     ident = long_id(length)
@@ -49,6 +57,12 @@ async def test_an_as4_identifier_of_up_to_255_characters_is_received(api, field,
         assert code.startswith(refusal) and "longer than 255 characters" in code, code
         assert field in code or by_message
         assert await received(api, b["id"]) == []
+        refs = etree.fromstring(answer).findall(f".//{{{EB}}}RefToMessageId")
+        assert [r.text for r in refs] == ([] if by_message else [msg.message_id])
+        assert ident not in answer.decode()
+        logged = [r.__dict__ for r in caplog.records if getattr(r, "event", "") == "as4.refused"]
+        assert len(logged) == 1
+        assert all(ident not in str(value) for record in logged for value in record.values())
 
 
 @pytest.mark.parametrize("length", [255, 256, 3000])
