@@ -236,25 +236,105 @@ async def test_postgres_schema_has_every_collection(fresh_schema: tuple[str, str
             assert unique == _expected_unique(table, collection), _missing(collection)
 
 
+LZ4 = next(m for m in migrations.load("postgres") if m.name == "lz4_compression")
+LZ4_TABLES = {"transactions", "events", "artefacts", "deliveries", "blob_chunks"}
+
+
+async def _compression(conn: psycopg.AsyncConnection[Any], schema: str) -> dict[str, str]:
+    """The compression method of each table's ``data`` column (``attcompression``: ``l``
+    lz4, ``p`` pglz, empty the server's default, which is pglz unless configured)."""
+    cursor = await conn.execute(
+        "SELECT t.relname, a.attcompression FROM pg_attribute a "
+        "JOIN pg_class t ON t.oid = a.attrelid "
+        "JOIN pg_namespace s ON s.oid = t.relnamespace "
+        "WHERE s.nspname = %s AND a.attname = 'data' AND t.relkind = 'r'",
+        (schema,),
+    )
+    return dict(await cursor.fetchall())
+
+
+async def _lz4_possible(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """The server takes SET COMPRESSION lz4: PostgreSQL 14 or later, built with lz4."""
+    cursor = await conn.execute(
+        "SELECT current_setting('server_version_num')::int >= 140000 AND EXISTS ("
+        "SELECT FROM pg_settings WHERE name = 'default_toast_compression' "
+        "AND 'lz4' = ANY(enumvals))"
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
+async def _migrated_to_lz4(url: str, schema: str, *, before: str = "", pretend: str = "") -> None:
+    """The migrations up to ``LZ4`` applied in ``schema``, then ``before`` run there, then
+    ``LZ4`` as it was released; ``pretend``: the ``server_version_num`` its guard reads (a
+    ``current_setting`` of the schema's own, found before pg_catalog's)."""
+    path = f"{schema},pg_catalog" if pretend else schema
+    async with await psycopg.AsyncConnection.connect(
+        url, autocommit=True, options=f"-c search_path={path}"
+    ) as conn:
+        target = PostgresMigrations(conn, schema)
+        earlier = [m for m in migrations.load("postgres") if m.version < LZ4.version]
+        await migrations.apply_pending(target, earlier)
+        if before:
+            await conn.execute(before.encode())
+        if pretend:
+            await conn.execute(
+                sql.SQL(
+                    "CREATE FUNCTION {}.current_setting(name text) RETURNS text LANGUAGE sql "
+                    "AS $$ SELECT CASE WHEN name = 'server_version_num' THEN {} "
+                    "ELSE pg_catalog.current_setting(name) END $$"
+                ).format(sql.Identifier(schema), sql.Literal(pretend))
+            )
+            cursor = await conn.execute("SELECT current_setting('server_version_num')")
+            assert await cursor.fetchone() == (pretend,)  # what the guard will read
+        assert await migrations.apply_pending(target, [LZ4]) == [LZ4]
+
+
 @pytest.mark.postgres
 async def test_postgres_values_written_with_every_transaction_are_compressed_with_lz4(
     fresh_schema: tuple[str, str],
 ) -> None:
-    """pglz, the default, spent a tenth of the server's time in the loop (migration 0020)."""
+    """pglz, the default, spent a tenth of the server's time in the loop (migration 0020): a
+    server that has lz4 (14 or later, built with it) compresses those columns with it, one
+    that has not keeps the default."""
     url, schema = fresh_schema
     await PostgresStorage(url, schema=schema).migrate()
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        cursor = await conn.execute(
-            "SELECT t.relname, a.attcompression FROM pg_attribute a "
-            "JOIN pg_class t ON t.oid = a.attrelid "
-            "JOIN pg_namespace s ON s.oid = t.relnamespace "
-            "WHERE s.nspname = %s AND a.attname = 'data' AND t.relkind = 'r'",
-            (schema,),
-        )
-        methods = dict(await cursor.fetchall())
-    lz4 = {"transactions", "events", "artefacts", "deliveries", "blob_chunks"}
-    assert {name: methods[name] for name in lz4} == dict.fromkeys(lz4, "l")
+        methods = await _compression(conn, schema)
+        chosen = "l" if await _lz4_possible(conn) else ""
+    assert {name: methods[name] for name in LZ4_TABLES} == dict.fromkeys(LZ4_TABLES, chosen)
     # the others keep the default
-    assert {name: m for name, m in methods.items() if name not in lz4} == dict.fromkeys(
-        methods.keys() - lz4, ""
+    assert {name: m for name, m in methods.items() if name not in LZ4_TABLES} == dict.fromkeys(
+        methods.keys() - LZ4_TABLES, ""
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("version", ["130000", "139999", "90624"])
+async def test_postgres_a_server_older_than_14_keeps_pglz(
+    fresh_schema: tuple[str, str], version: str
+) -> None:
+    """SET COMPRESSION came with PostgreSQL 14: migration 0020, as released, on a server that
+    says it is older (its guard's other branch) changes no column and is recorded applied."""
+    url, schema = fresh_schema
+    await _migrated_to_lz4(url, schema, pretend=version)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        methods = await _compression(conn, schema)
+    assert set(methods.values()) == {""}
+    assert methods.keys() >= LZ4_TABLES
+
+
+@pytest.mark.postgres
+async def test_postgres_a_server_refusing_lz4_keeps_pglz_on_every_column(
+    fresh_schema: tuple[str, str],
+) -> None:
+    """A server built without lz4 refuses SET COMPRESSION lz4 with ``feature_not_supported``:
+    migration 0020 then keeps pglz on every column, none half-changed, and is recorded
+    applied. The refusal is raised here at the last of its columns, one that cannot be
+    compressed at all (the same error code), after the others were set."""
+    url, schema = fresh_schema
+    uncompressible = 'ALTER TABLE "blob_chunks" ALTER COLUMN "data" TYPE integer USING 0'
+    await _migrated_to_lz4(url, schema, before=uncompressible)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        methods = await _compression(conn, schema)
+    assert {name: methods[name] for name in LZ4_TABLES} == dict.fromkeys(LZ4_TABLES, "")
