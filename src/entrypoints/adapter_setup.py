@@ -104,7 +104,7 @@ def lookup_url(settings: Settings) -> str | dict[Environment, str]:
 def discovery(settings: Settings) -> Discovery:
     if settings.discovery_mode == "sml":
         zones = {Environment.TEST: settings.sml_zone_test, Environment.PROD: settings.sml_zone_prod}
-        return SmlDiscovery(zones, settings.nameservers)
+        return SmlDiscovery(zones, settings.nameservers, timeout=settings.dns_timeout)
     return FixedDiscovery(lookup_url(settings))
 
 

@@ -186,6 +186,11 @@ class Settings:
     sml_timeout: float = 30.0
     mls_confirm_seconds: float = 0.0
     send_lease_seconds: float = 120.0
+    # what one send may wait on the network, part by part (the lease must outlast them all:
+    # entrypoints.lease_checks)
+    as4_timeout: float = 60.0  # the AS4 exchange: the message posted, the answer read
+    smp_timeout: float = 10.0  # one request to a receiver's SMP (a lookup makes up to three)
+    dns_timeout: float = 5.0  # the SML's DNS answer for a receiver (sml discovery)
     as4_inbound_concurrency: int = 8
     # inbound AS4 messages one client address may have in flight at once (0: no limit): as
     # many as this service's sending worker sends at once (sending.Exchange.concurrency), so a

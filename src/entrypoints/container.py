@@ -227,10 +227,13 @@ class Container(containers.DeclarativeContainer):
                 discovery,
                 network_trust,
                 allow_http=config.allow_http_peers,
+                timeout=config.smp_timeout,
             ),
         ),
     )
-    ap_transport = providers.Resource(setup.closing, providers.Singleton(As4Transport))
+    ap_transport = providers.Resource(
+        setup.closing, providers.Singleton(As4Transport, timeout=config.as4_timeout)
+    )
     message_reader = providers.Singleton(
         As4MessageReader,
         providers.Callable(operator.certificate_check, settings),

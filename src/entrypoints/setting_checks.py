@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from fourcorner.adapters.pki.sealing import KeySealer
-from fourcorner.entrypoints import setting_values, sml_setup
+from fourcorner.entrypoints import lease_checks, setting_values, sml_setup
 from fourcorner.entrypoints.setting_values import PREFIX
 
 if TYPE_CHECKING:
@@ -189,7 +189,8 @@ def problems(s: Settings) -> list[str]:
         s.validation_timeout > 0,
         f"{PREFIX}VALIDATION_TIMEOUT={s.validation_timeout:g} must be more than 0 seconds",
     )
-    for name in ("webhook_timeout", "webhook_lease_seconds", "send_lease_seconds"):
+    for name in lease_checks.SECONDS:
         value = getattr(s, name)
         need(value > 0, f"{PREFIX}{name.upper()}={value:g} must be more than 0 seconds")
+    out += lease_checks.problems(s)
     return out

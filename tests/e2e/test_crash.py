@@ -47,7 +47,12 @@ class Server:
             "FOURCORNER_DATA_DIR": str(data),
             "FOURCORNER_PORT": str(port),
             "FOURCORNER_PUBLIC_URL": self.base,
-            "FOURCORNER_SEND_LEASE_SECONDS": "2",
+            # a short lease, so that a send the kill cut off is taken over soon after the
+            # restart, and timeouts it outlasts (a send to this server took up to 2.2 s
+            # under the burst on 2 cores)
+            "FOURCORNER_SEND_LEASE_SECONDS": "18",
+            "FOURCORNER_AS4_TIMEOUT": "8",
+            "FOURCORNER_SMP_TIMEOUT": "2",
             "FOURCORNER_SEND_RETRY_DELAYS": "0.2",
             "FOURCORNER_BLOB_SWEEP_GRACE_SECONDS": str(SWEEP_GRACE),
             "FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS": "1",

@@ -137,8 +137,13 @@ async def test_a_killed_worker_loses_nothing(world: Any) -> None:
     env, ctx, sealer, aiohttp_server = world
     receiver = Counting(delay=0.005)
     ids = await prepare(ctx, sealer, aiohttp_server, receiver, 300)
-    # one send in flight at a time, and short leases, so a kill costs at most one duplicate
-    extra = {"FOURCORNER_WEBHOOK_CONCURRENCY": "1", "FOURCORNER_WEBHOOK_LEASE_SECONDS": "1"}
+    # one send in flight at a time, so a kill costs at most one duplicate, and a short lease
+    # (with a timeout it outlasts), so the killed worker's delivery is taken over soon
+    extra = {
+        "FOURCORNER_WEBHOOK_CONCURRENCY": "1",
+        "FOURCORNER_WEBHOOK_LEASE_SECONDS": "5",
+        "FOURCORNER_WEBHOOK_TIMEOUT": "2",
+    }
     kills = 0
     for fraction in (0.2, 0.45, 0.7):
         worker = start_worker(env, **extra)

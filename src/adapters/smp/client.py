@@ -64,6 +64,11 @@ from fourcorner.domain.network_services import Environment
 WIRE_WILDCARD_SCHEME = wire("net-doctype-wildcard")  # the scheme of PINT document types
 
 MAX_DOCUMENT_BYTES = 1 << 20
+MAX_REQUESTS = 3
+"""Requests to the SMP one ``endpoint`` lookup makes at most, each bounded by the client's
+``timeout``: the ServiceGroup (to match a wildcard document type), the ServiceMetadata, then
+its Redirect's target or, when it is not found, the ServiceGroup again (is the participant
+registered at all?)."""
 SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
 _RETRYABLE_4XX = frozenset({408, 425, 429})
 
