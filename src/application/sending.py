@@ -53,6 +53,7 @@ from fourcorner.domain.envelope import (
 from fourcorner.domain.errors import DomainError, IllegalTransition, SecretUnusable
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.text import cut
 from fourcorner.domain.transaction import (
     Artefact,
     ArtefactType,
@@ -343,7 +344,9 @@ class SendingWorker:
     async def _attempt_failed(
         self, tx: Transaction, failure: txe.TransportFailure, detail: str
     ) -> None:
-        """An attempt failed: tried again later as the retry policy says, or FAILED."""
+        """An attempt failed: tried again later as the retry policy says, or FAILED. The
+        detail, often the receiver's words, is kept and logged cut (``DETAIL_LENGTH``)."""
+        detail = cut(detail, txe.DETAIL_LENGTH)
         policy = self._x.retry
         after = await self._apply(
             tx, lambda t, now: t.attempt_failed(failure, detail, now, policy), ends=True

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 import attrs
 
+from fourcorner.domain.text import cut
+
+DETAIL_LENGTH = 1000
+"""Characters of a failure's detail a transaction keeps, at most: much of it is what the
+receiving side said (an error signal's description and detail, an HTTP answer's text), whose
+size is the receiver's choice up to the answer's limit of megabytes; it is stored on the
+transaction, shown by the API, sent in its events and logged."""
+
 
 @attrs.frozen
 class ServiceError:
@@ -25,7 +33,9 @@ class TransportFailure:
     retryable: bool
 
     def error(self, detail: str) -> ServiceError:
-        return ServiceError(self.code, f"{self.title}: {detail}", self.category, self.action)
+        """The service error a transaction carries, ``detail`` cut at ``DETAIL_LENGTH``."""
+        said = cut(detail, DETAIL_LENGTH)
+        return ServiceError(self.code, f"{self.title}: {said}", self.category, self.action)
 
 
 # The TXE catalogue: why sending failed, and what the sender can do about it.

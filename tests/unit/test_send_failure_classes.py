@@ -36,3 +36,16 @@ def test_a_refused_post_is_one_entry_of_the_catalogue(refused: Refused) -> None:
 
 def test_only_an_unreachable_smp_retries_a_lookup() -> None:
     assert [f.code for f in LOOKUP_FAILURES.values() if f.retryable] == [txe.SMP_UNREACHABLE.code]
+
+
+@given(st.sampled_from(txe.TXE_CATALOGUE), st.text(max_size=3 * txe.DETAIL_LENGTH))
+def test_a_failures_detail_is_kept_whole_up_to_its_length_then_cut(
+    failure: txe.TransportFailure, detail: str
+) -> None:
+    message = failure.error(detail).message
+    assert message.startswith(f"{failure.title}: ")
+    said = message.removeprefix(f"{failure.title}: ")
+    if len(detail) <= txe.DETAIL_LENGTH:
+        assert said == detail
+    else:
+        assert said == detail[: txe.DETAIL_LENGTH] + "…"

@@ -7,6 +7,7 @@ worker finished is not finished again."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import uuid
@@ -21,6 +22,7 @@ from fourcorner.application.collections import ARTEFACTS, EVENTS, TRANSACTIONS
 from fourcorner.application.ports import Delivered, Endpoint, Prepared, Refused
 from fourcorner.application.sending import Exchange, SendingWorker
 from fourcorner.application.transactions import blob_key, message_key
+from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import Addressing, Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.retry import RetryPolicy
@@ -142,6 +144,28 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     done = await stored(ctx, tx_id)
     assert done.transaction_status is Status.COMPLETED and done.receiver_sp == PEER
     assert not await kept(docs, tx_id)
+
+
+async def test_a_receivers_long_words_are_kept_and_logged_cut(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A receiving access point chooses how much its error says (up to the answer's limit of
+    megabytes): the transaction keeps, its event carries and the log repeats at most
+    ``DETAIL_LENGTH`` characters of it."""
+    ctx, docs, tx_id = await setup(api)
+    said = "EBMS:0004 " + "x" * 1_000_000
+    transport = ScriptedTransport(ctx, [Refused("EBMS:0004", said, retryable=False)])
+    with caplog.at_level(logging.WARNING, logger="fourcorner"):
+        assert await worker(api, ctx, docs, transport).run_once() == 1
+    failed = await stored(ctx, tx_id)
+    assert failed.transaction_status is Status.FAILED and failed.service_error is not None
+    message = failed.service_error.message
+    assert "EBMS:0004 xxx" in message and len(message) < txe.DETAIL_LENGTH + 200
+    async with ctx.uow() as uow:
+        (event,) = await uow.repository(EVENTS).all(eventType="transaction.send_failed")
+    assert len(json.dumps(event.payload)) < 20_000
+    (logged,) = [r for r in caplog.records if getattr(r, "event", "") == "send.failed"]
+    assert len(logged.cause) <= txe.DETAIL_LENGTH + 20
 
 
 class Puts:
