@@ -25,6 +25,11 @@ from fourcorner.domain.sml import LocatorOperation, LocatorState
 log = logging.getLogger("fourcorner.sml")
 
 
+LEASE = timedelta(seconds=120)
+"""How long a worker's claim on an SML task holds, at least (``entrypoints.lease_checks``
+lengthens it where the SML's timeout needs more)."""
+
+
 class LocatorWorker:
     """Carries out due SML tasks until stopped: the SMPs' first, then the participants' of the
     environments whose SMP is registered. Several workers may run: each task is claimed (leased)
@@ -35,7 +40,7 @@ class LocatorWorker:
         ctx: Context,
         net: Network,
         *,
-        lease: timedelta = timedelta(seconds=120),
+        lease: timedelta = LEASE,
         poll_interval: float = 5.0,
         batch: int = 20,
         concurrency: int = 4,

@@ -44,7 +44,7 @@ from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
 from fourcorner.entrypoints import adapter_setup as setup
-from fourcorner.entrypoints import markers, operator
+from fourcorner.entrypoints import lease_checks, markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
 from fourcorner.entrypoints.http.address_limit import AddressLimit
@@ -244,7 +244,12 @@ class Container(containers.DeclarativeContainer):
         setup.exchange, settings, participant_lookup, ap_transport, message_reader
     )
     sending_worker = providers.Singleton(SendingWorker, context, sealer, documents, exchange)
-    locator_worker = providers.Singleton(sml.LocatorWorker, context, network)
+    locator_worker = providers.Singleton(
+        sml.LocatorWorker,
+        context,
+        network,
+        lease=providers.Callable(lease_checks.locator_lease, settings),
+    )
     directory_worker = providers.Singleton(DirectoryWorker, context, network)
     # how many inbound AS4 messages are read and taken in at once; more wait for their turn
     as4_gate = providers.Singleton(asyncio.Semaphore, config.as4_inbound_concurrency)

@@ -12,9 +12,11 @@ keeping its message, writing the outcome).
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fourcorner.adapters.smp.client import MAX_REQUESTS
+from fourcorner.application import sml_worker
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.entrypoints.setting_values import PREFIX
 
@@ -42,6 +44,20 @@ def send_waits(s: Settings) -> float:
     the AS4 exchange."""
     dns = s.dns_timeout if s.discovery_mode == "sml" else 0.0
     return dns + MAX_REQUESTS * s.smp_timeout + s.as4_timeout
+
+
+SML_CALLS = 2
+"""Calls to the SML one task makes at most: its own, and after a failure the question whether
+the participant is registered all the same (``sml_tasks._judge``)."""
+
+
+def locator_lease(s: Settings) -> timedelta:
+    """The SML workers' lease on a task: ``sml_worker.LEASE``, or ``HEADROOM`` times what a
+    task may wait on the SML where that is longer (``FOURCORNER_SML_TIMEOUT`` goes up to 600
+    s): a lease that ran out under a call still waiting would let another worker make the same
+    call again. Derived, not checked: no setting of its own could be wrong."""
+    needs = math.ceil(HEADROOM * SML_CALLS * s.sml_timeout)  # whole seconds, rounded up
+    return max(sml_worker.LEASE, timedelta(seconds=needs))
 
 
 def delivery_turns(worker: DeliverySettings | None = None) -> int:

@@ -6,6 +6,7 @@ runs and the document (or the webhook) would go out twice."""
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.adapters.smp.client import MAX_REQUESTS
+from fourcorner.application import sml_worker
 from fourcorner.entrypoints.config import ConfigError, Settings
 from fourcorner.entrypoints.container import build_container, resolve
-from fourcorner.entrypoints.lease_checks import HEADROOM, delivery_turns
+from fourcorner.entrypoints.lease_checks import (
+    HEADROOM,
+    SML_CALLS,
+    delivery_turns,
+    locator_lease,
+)
 
 seconds = st.floats(0.01, 100_000) | st.integers(1, 600).map(float)
 discoveries = st.sampled_from(["fixed", "sml"])
@@ -147,3 +154,24 @@ async def test_the_timeouts_reach_the_adapters(tmp_path: Path) -> None:
         assert container.discovery()._timeout == 2
     finally:
         await container.shutdown_resources()
+
+
+@given(st.floats(0.01, 600))
+def test_the_sml_lease_outlasts_what_a_task_may_wait_on_the_sml(timeout: float) -> None:
+    """A task makes at most ``SML_CALLS`` calls, each within ``FOURCORNER_SML_TIMEOUT`` (up to
+    600 s): the workers' lease on it is never shorter than ``HEADROOM`` times those, nor than
+    the workers' own ``LEASE``."""
+    lease = locator_lease(Settings(sml_timeout=timeout)).total_seconds()
+    assert lease >= HEADROOM * SML_CALLS * timeout
+    assert lease >= sml_worker.LEASE.total_seconds()
+    assert lease == max(sml_worker.LEASE.total_seconds(), math.ceil(HEADROOM * SML_CALLS * timeout))
+
+
+async def test_the_sml_workers_hold_their_tasks_by_the_lease_derived(tmp_path: Path) -> None:
+    for timeout, lease in ((600, timedelta(seconds=1500)), (30, sml_worker.LEASE)):
+        settings = Settings(data_dir=tmp_path, database_url="memory://", sml_timeout=timeout)
+        container = build_container(settings)
+        try:
+            assert (await resolve(container.locator_worker))._lease == lease
+        finally:
+            await container.shutdown_resources()
