@@ -7,7 +7,7 @@ import enum
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -348,11 +348,17 @@ class Delivered:
 
 @attrs.frozen
 class Refused:
+    """A message not delivered. ``busy``: the receiving access point answered HTTP 503 or 429
+    (it cannot take the message now); ``retry_after``: the wait its ``Retry-After`` asked for
+    then, when it gave one that reads."""
+
     code: str  # the EBMS error code, or "HTTP <status>", or the transport problem
     detail: str
     retryable: bool
     not_serviced: bool = False
     bad_receipt: bool = False
+    busy: bool = False
+    retry_after: timedelta | None = None
 
 
 @attrs.frozen

@@ -1,13 +1,15 @@
 """Sending documents to the network (corner 2): the worker over the transactions outbox.
 
 Like webhook delivery, claims hold a lease, a crashed worker's claim expires, and failures the
-``RetryPolicy`` retries are tried again later. A send's AS4 message is built once and kept in
-the blob store until the send is finished, so every attempt posts the same bytes: a receiver
-that took an earlier attempt (whose answer was lost, or whose sender crashed) answers with the
-receipt it stored, and that receipt checks out. What happens to the transaction is its own
-methods (``domain.transaction``); each is applied to the stored transaction, the one this
-worker wrote last when it is still stored (``Repository.replace``), else one read under a lock,
-so what others wrote meanwhile (a message level status) stays.
+``RetryPolicy`` retries are tried again later; a receiving access point that is busy (HTTP 503
+or 429) is tried again no sooner than its ``Retry-After`` asks, and while the transaction is
+young its refusal uses up no attempt (``RetryPolicy.after_busy``). A send's AS4 message is
+built once and kept in the blob store until the send is finished, so every attempt posts the
+same bytes: a receiver that took an earlier attempt (whose answer was lost, or whose sender
+crashed) answers with the receipt it stored, and that receipt checks out. What happens to the
+transaction is its own methods (``domain.transaction``); each is applied to the stored
+transaction, the one this worker wrote last when it is still stored (``Repository.replace``),
+else one read under a lock, so what others wrote meanwhile (a message level status) stays.
 """
 
 from __future__ import annotations
@@ -118,9 +120,19 @@ def failure_of(outcome: Refused) -> txe.TransportFailure:
         return txe.NOT_SERVICED
     if outcome.bad_receipt:
         return txe.RECEIPT_INVALID
+    if outcome.busy:
+        return txe.AP_BUSY
     if outcome.retryable and outcome.code.startswith("connection"):
         return txe.AP_UNREACHABLE
     return txe.AP_HTTP_ERROR if outcome.retryable else txe.AP_REFUSED
+
+
+def cause_of(outcome: Refused) -> str:
+    """What a refusal says, for the transaction's error: its code (with the wait a busy
+    receiver asked for, in seconds) and detail."""
+    asked = outcome.retry_after
+    waits = f", Retry-After {asked.total_seconds():g} s" if asked is not None else ""
+    return f"{outcome.code}{waits}: {outcome.detail}"
 
 
 def addressing_of(tx: Transaction) -> Addressing:
@@ -301,7 +313,7 @@ class SendingWorker:
             return
         failure = failure_of(outcome)
         telemetry.sent(tx, failure.code, took)
-        await self._attempt_failed(tx, failure, f"{outcome.code}: {outcome.detail}")
+        await self._attempt_failed(tx, failure, cause_of(outcome), asked=outcome.retry_after)
 
     async def _mls_document(self, tx: Transaction) -> bytes:
         """The MLS SBD of an MLS job, made once and kept, so a retry resends the same bytes."""
@@ -342,16 +354,34 @@ class SendingWorker:
         await self._apply(tx, lambda t, now: t.failed(failure.error(why), now), ends=True)
 
     async def _attempt_failed(
-        self, tx: Transaction, failure: txe.TransportFailure, detail: str
+        self,
+        tx: Transaction,
+        failure: txe.TransportFailure,
+        detail: str,
+        *,
+        asked: timedelta | None = None,
     ) -> None:
         """An attempt failed: tried again later as the retry policy says, or FAILED. The
-        detail, often the receiver's words, is kept and logged cut (``DETAIL_LENGTH``)."""
+        next attempt's due time is stored with it, in the same statement, as durable as the
+        rest (a worker that stops after it loses nothing); a busy receiver's ``asked`` wait
+        only moves it later (``Transaction.attempt_failed``). The detail, often the
+        receiver's words, is kept and logged cut (``DETAIL_LENGTH``)."""
         detail = cut(detail, txe.DETAIL_LENGTH)
         policy = self._x.retry
         after = await self._apply(
-            tx, lambda t, now: t.attempt_failed(failure, detail, now, policy), ends=True
+            tx,
+            lambda t, now: t.attempt_failed(failure, detail, now, policy, asked=asked),
+            ends=True,
         )
-        telemetry.send_failed(tx, failure.code, detail, final=after.sending_over)
+        over = after.sending_over
+        telemetry.send_failed(
+            tx,
+            failure.code,
+            detail,
+            final=over,
+            next_attempt_at=None if over else after.next_attempt_at,
+            counted=after.attempts > tx.attempts,
+        )
 
     async def _finish(self, tx: Transaction, move: Move, *, receipt: bytes) -> None:
         key = blob_key(tx.id, ArtefactType.TRANSACTION_RECEIPT)

@@ -10,7 +10,7 @@ level the log itself is written at. Event names:
   COMPLETED);
 - ``as4.sent``: one sending attempt's outcome (``outcome``: ``ok`` or the TXE code,
   ``seconds``); ``send.failed``: a failed attempt with its cause (``error_code``, ``cause``,
-  ``final``);
+  ``final``, ``counted``, ``next_attempt_at``);
 - ``as4.received`` / ``as4.refused``: an inbound AS4 message taken or refused (``ebms_code``,
   ``sender``, ``reason``);
 - ``smp.lookup_failed``: the receiver's endpoint could not be found;
@@ -60,7 +60,17 @@ def sent(tx: Transaction, outcome: str, seconds: float) -> None:
     )
 
 
-def send_failed(tx: Transaction, code: str, cause: str, *, final: bool) -> None:
+def send_failed(
+    tx: Transaction,
+    code: str,
+    cause: str,
+    *,
+    final: bool,
+    next_attempt_at: datetime | None = None,
+    counted: bool = True,
+) -> None:
+    """Attempt ``tx.attempts + 1`` of ``tx`` failed; ``counted``: as one of its attempts (a
+    busy receiver's refusal may not be); ``next_attempt_at``: when it is tried again."""
     emit(
         "send.failed",
         "sending attempt failed",
@@ -71,6 +81,8 @@ def send_failed(tx: Transaction, code: str, cause: str, *, final: bool) -> None:
         error_code=code,
         cause=cause,
         final=final,
+        counted=counted,
+        next_attempt_at=None if next_attempt_at is None else next_attempt_at.isoformat(),
     )
 
 

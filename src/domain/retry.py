@@ -1,11 +1,21 @@
 """The retry policy of the outboxes: how many attempts a job gets, and how long it waits
-between them. Sending a document and delivering a webhook event follow it alike."""
+between them. Sending a document and delivering a webhook event follow it alike; sending
+also meets receivers that are busy (``RetryPolicy.after_busy``)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 import attrs
+
+LONGEST_ASKED = timedelta(hours=1)
+"""The longest wait a busy receiver's ``Retry-After`` is followed for: one asking for more is
+tried again after an hour (and refused again if it is still busy), so a mistaken or hostile
+value cannot hold a document for days."""
+SHORTEST_BUSY_WAIT = timedelta(seconds=1)
+"""The least a busy refusal waits, whatever the delays and ``Retry-After`` say: a policy with
+a delay of 0 (or a receiver asking for 0) must not send again and again to a receiver that
+said it is busy, for nothing counted."""
 
 
 def _some_delay(
@@ -33,4 +43,40 @@ class RetryPolicy:
         trying again cannot mend)."""
         if not retryable or failed >= self.max_attempts:
             return None
-        return at + self.delays[min(failed - 1, len(self.delays) - 1)]
+        return at + self._delay(failed)
+
+    @property
+    def span(self) -> timedelta:
+        """What the waits between the attempts add up to when each fails: from the first
+        attempt to the last (330 s for the default policy)."""
+        return sum((self._delay(n) for n in range(1, self.max_attempts)), timedelta(0))
+
+    def after_busy(
+        self, failed: int, at: datetime, *, since: datetime, asked: timedelta | None = None
+    ) -> tuple[int, datetime | None]:
+        """A busy refusal at ``at`` (the receiver answered HTTP 503 or 429: it cannot take the
+        message now, come back later) of a job made at ``since`` that had ``failed`` failed
+        attempts: the failed attempts it has after it, and when the next one is due (None:
+        given up).
+
+        It is not counted while the job is younger than ``span``: a receiver that is busy for
+        a while delays a document, it does not fail it; a refusal about a message already
+        taken in loses nothing either, as every retry posts the same message, whose receipt
+        the receiver keeps. From ``span`` on it counts as any failure does, so a receiver
+        that is busy for good fails the job after its attempts, in bounded time: within
+        ``span`` plus ``max_attempts`` waits, each at most the longest delay or
+        ``LONGEST_ASKED``. The next attempt waits what a failed attempt would (the delay after
+        ``failed + 1`` failures), or what the receiver asked (``asked``, its ``Retry-After``:
+        at most ``LONGEST_ASKED``) when that is longer, and never less than
+        ``SHORTEST_BUSY_WAIT``."""
+        counted = failed + 1 if at - since >= self.span else failed
+        if counted >= self.max_attempts:
+            return counted, None
+        wait = max(self._delay(failed + 1), SHORTEST_BUSY_WAIT)
+        if asked is not None:
+            wait = max(wait, min(asked, LONGEST_ASKED))
+        return counted, at + wait
+
+    def _delay(self, failed: int) -> timedelta:
+        """The wait after ``failed`` (≥ 1) failed attempts."""
+        return self.delays[min(failed - 1, len(self.delays) - 1)]

@@ -24,13 +24,15 @@ class ServiceError:
 
 @attrs.frozen
 class TransportFailure:
-    """One entry of the TXE catalogue."""
+    """One entry of the TXE catalogue; ``busy``: the receiver could not take the message now
+    (``RetryPolicy.after_busy`` decides whether that counts as an attempt)."""
 
     code: str
     title: str
     category: str
     action: str
     retryable: bool
+    busy: bool = False
 
     def error(self, detail: str) -> ServiceError:
         """The service error a transaction carries, ``detail`` cut at ``DETAIL_LENGTH``."""
@@ -104,6 +106,15 @@ NOT_SERVICED = TransportFailure(
 RECEIPT_INVALID = TransportFailure(
     "TXE-2005", "The receipt could not be verified", "SECURITY_ERROR", "CONTACT", False
 )
+# HTTP 503 or 429: the receiver could not take the message now and asks to come back later
+AP_BUSY = TransportFailure(
+    "TXE-2006",
+    "The receiving access point is busy",
+    "TRANSPORT_ERROR",
+    "RETRY",
+    True,
+    busy=True,
+)
 REJECTED_BY_RECEIVER = TransportFailure(
     "TXE-3001", "The receiver rejected the document", "VALIDATION_ERROR", "FIX_AND_RETRY", False
 )
@@ -126,6 +137,7 @@ TXE_CATALOGUE = (
     AP_REFUSED,
     NOT_SERVICED,
     RECEIPT_INVALID,
+    AP_BUSY,
     REJECTED_BY_RECEIVER,
     SENDER_UNUSABLE,
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -319,15 +319,38 @@ class Transaction:
         return self._over(Status.FAILED, error, now)
 
     def attempt_failed(
-        self, failure: TransportFailure, detail: str, now: datetime, policy: RetryPolicy
+        self,
+        failure: TransportFailure,
+        detail: str,
+        now: datetime,
+        policy: RetryPolicy,
+        *,
+        asked: timedelta | None = None,
     ) -> Transaction:
         """An attempt failed with ``failure``: due again when ``policy`` retries it (still
-        PROCESSING, no lease), else FAILED. A rejected document is not tried again."""
+        PROCESSING, no lease), else FAILED. A rejected document is not tried again.
+
+        A busy receiver's refusal (``failure.busy``; ``asked``: the wait its ``Retry-After``
+        asks for) is retried as ``RetryPolicy.after_busy`` says, from when this transaction
+        was made (not counted while it is young, and due no sooner than asked); its error says
+        so, and when the next attempt is."""
         self._in_attempt("given a failed attempt")
-        tried = attrs.evolve(self, attempts=self.attempts + 1)
-        retry_at = policy.next_attempt(tried.attempts, now, retryable=failure.retryable)
+        if failure.busy:
+            failed, retry_at = policy.after_busy(
+                self.attempts, now, since=self.created_at, asked=asked
+            )
+        else:
+            failed = self.attempts + 1
+            retry_at = policy.next_attempt(failed, now, retryable=failure.retryable)
+        tried = attrs.evolve(self, attempts=failed)
         if retry_at is None or self.transaction_status is Status.REJECTED:
             return tried._over(Status.FAILED, failure.error(detail), now)
+        if failure.busy:
+            counted = f"{failed} of its {policy.max_attempts} attempts used"
+            if failed == self.attempts:
+                counted = "not counted as an attempt"
+            at = retry_at.astimezone(UTC)
+            detail = f"next attempt at {at:%Y-%m-%dT%H:%M:%SZ}, {counted} ({detail})"
         return attrs.evolve(
             tried,
             next_attempt_at=retry_at,

@@ -196,7 +196,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
     return ensure_test_pki(Path(tmp_path_factory.getbasetemp()) / "as4-pki")
 
 
-async def as4_send(pki: TestPki, url: str) -> Any:
+async def as4_send(pki: TestPki, url: str, *, now: datetime | None = None) -> Any:
+    """What the AS4 transport makes of posting a message to ``url`` (on a clock stopped at
+    ``now``, when given)."""
     der = pki.ap_certificate.public_bytes(serialization.Encoding.DER)
     credentials = Credentials(
         pki.ap_certificate.public_bytes(serialization.Encoding.PEM).decode(),
@@ -206,7 +208,7 @@ async def as4_send(pki: TestPki, url: str) -> Any:
             serialization.NoEncryption(),
         ).decode(),
     )
-    transport = As4Transport(timeout=30, clock=lambda: datetime.now(UTC))
+    transport = As4Transport(timeout=30, clock=lambda: now or datetime.now(UTC))
     try:
         endpoint = Endpoint(url, der, "peppol-transport-as4-v2_0")
         prepared = await transport.prepare(

@@ -1,8 +1,9 @@
 """One retry policy (``domain.retry``) for the two outboxes: sending documents and delivering
-webhook events."""
+webhook events; and its rule for a busy receiver (``RetryPolicy.after_busy``)."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.retry import LONGEST_ASKED, SHORTEST_BUSY_WAIT, RetryPolicy
 from fourcorner.domain.webhook import DELIVERY_RETRY, Attempt, Delivery, DeliveryStatus
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
@@ -33,6 +34,76 @@ def test_the_next_attempt_waits_the_delay_of_the_attempts_so_far(
 def test_a_policy_waits_between_attempts() -> None:
     with pytest.raises(ValueError, match="delay"):
         RetryPolicy(())
+
+
+policies = st.builds(RetryPolicy, delays.map(tuple), st.integers(1, 6))
+asked_waits = st.none() | st.integers(0, 3 * 86400).map(lambda s: timedelta(seconds=s))
+
+
+@given(
+    policy=policies,
+    failed=st.integers(0, 6),
+    age=st.integers(0, 30_000).map(lambda s: timedelta(seconds=s)),
+    asked=asked_waits,
+)
+def test_a_busy_refusal_waits_as_asked_and_counts_only_once_the_job_is_old(
+    policy: RetryPolicy, failed: int, age: timedelta, asked: timedelta | None
+) -> None:
+    """Not counted while the job is younger than ``span``, counted after; the next attempt
+    waits at least the delay a failure would, a second, and what was asked (up to an hour),
+    and no more than the longest of those."""
+    counted, due = policy.after_busy(failed, NOW, since=NOW - age, asked=asked)
+    assert counted == (failed if age < policy.span else failed + 1)
+    if counted >= policy.max_attempts:
+        assert due is None
+        return
+    assert due is not None
+    delay = policy.delays[min(failed, len(policy.delays) - 1)]
+    floor = max(delay, SHORTEST_BUSY_WAIT)
+    assert due - NOW >= floor
+    if asked is not None:
+        assert due - NOW >= min(asked, LONGEST_ASKED)
+    assert due - NOW == max(floor, min(asked or timedelta(0), LONGEST_ASKED))
+
+
+def test_the_span_is_the_waits_between_the_attempts() -> None:
+    assert RetryPolicy().span == timedelta(seconds=330)
+    assert RetryPolicy((timedelta(seconds=10),), 4).span == timedelta(seconds=30)
+    assert RetryPolicy(max_attempts=1).span == timedelta(0)
+
+
+@given(
+    policy=policies,
+    # each outcome: a failure (True) or a busy refusal with the wait it asks; the worker
+    # comes that many seconds late to each due attempt
+    outcomes=st.lists(st.tuples(st.booleans(), asked_waits), min_size=1, max_size=8),
+    late=st.lists(st.integers(0, 120), min_size=1, max_size=8),
+)
+def test_any_run_of_busy_and_failed_attempts_ends_in_bounded_time_with_its_attempts_used(
+    policy: RetryPolicy,
+    outcomes: list[tuple[bool, timedelta | None]],
+    late: list[int],
+) -> None:
+    """A job whose every attempt fails (busy or not, the given outcomes over and over) is
+    given up exactly when its attempts are used, never before; a busy refusal while it is
+    young uses none; and it ends within ``span`` plus one longest wait per attempt."""
+    since = at = NOW
+    failed = 0
+    longest = max(*policy.delays, LONGEST_ASKED, SHORTEST_BUSY_WAIT) + timedelta(seconds=120)
+    for (failure, asked), lateness in zip(itertools.cycle(outcomes), itertools.cycle(late)):
+        if failure:
+            failed, due = failed + 1, policy.next_attempt(failed + 1, at)
+        else:
+            before = failed
+            failed, due = policy.after_busy(failed, at, since=since, asked=asked)
+            assert failed == (before if at - since < policy.span else before + 1)
+        if due is None:
+            break
+        assert failed < policy.max_attempts
+        assert due >= at + (timedelta(0) if failure else SHORTEST_BUSY_WAIT)
+        at = due + timedelta(seconds=lateness)
+    assert failed == policy.max_attempts
+    assert at <= since + policy.span + policy.max_attempts * longest
 
 
 def delivery() -> Delivery:

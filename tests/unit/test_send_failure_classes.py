@@ -1,5 +1,6 @@
 """How the sending worker names a failed post (``sending.failure_of``): every refusal maps to
-one TXE entry, and it is retried exactly when the transport said trying again may help."""
+one TXE entry, and it is retried exactly when the transport said trying again may help; a
+busy receiver's refusal is told apart (TXE-2006)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ refusals = st.builds(
     retryable=st.booleans(),
     not_serviced=st.booleans(),
     bad_receipt=st.booleans(),
+    busy=st.booleans(),
 )
 
 
@@ -28,7 +30,10 @@ def test_a_refused_post_is_one_entry_of_the_catalogue(refused: Refused) -> None:
         assert failure is txe.NOT_SERVICED and not failure.retryable
     elif refused.bad_receipt:
         assert failure is txe.RECEIPT_INVALID and not failure.retryable
+    elif refused.busy:  # HTTP 503 or 429: tried again, as RetryPolicy.after_busy says
+        assert failure is txe.AP_BUSY and failure.retryable and failure.busy
     else:
+        assert not failure.busy
         assert failure.retryable is refused.retryable
         unreachable = refused.retryable and refused.code.startswith("connection")
         assert (failure is txe.AP_UNREACHABLE) is unreachable

@@ -21,8 +21,9 @@ from fourcorner.domain.envelope import (
 from fourcorner.domain.errors import ErrorKind, IllegalTransition
 from fourcorner.domain.network_services import AccessPoint, Environment
 from fourcorner.domain.organisation import UserRef
-from fourcorner.domain.retry import RetryPolicy
+from fourcorner.domain.retry import LONGEST_ASKED, RetryPolicy
 from fourcorner.domain.send_failures import (
+    AP_BUSY,
     AP_REFUSED,
     AP_UNREACHABLE,
     REJECTED_BY_RECEIVER,
@@ -222,6 +223,32 @@ def test_a_transient_failure_is_retried_then_given_up() -> None:
     assert (tx.transaction_status, tx.attempts, tx.sending_over) == (Status.FAILED, 3, True)
 
 
+def test_a_busy_receiver_delays_a_young_document_without_using_its_attempts() -> None:
+    """Refused busy (503 with ``Retry-After: 120``) a minute after it was made: due again in
+    120 s (longer than the 30 s a failure waits), its attempts untouched, and its error says
+    the receiver is busy and when the next attempt is. Once the document is older than the
+    span of its retries (330 s), busy refusals count, and the third one fails it."""
+    asked = timedelta(seconds=120)
+    tx = outbound()
+    at = tx.created_at + timedelta(minutes=1)
+    busy = tx.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 503", at, POLICY, asked=asked)
+    assert (busy.transaction_status, busy.attempts) == (Status.PROCESSING, 0)
+    assert busy.next_attempt_at == at + asked and busy.lease_until == NO_LEASE
+    assert busy.service_error == AP_BUSY.error(
+        f"next attempt at {at + asked:%Y-%m-%dT%H:%M:%SZ}, not counted as an attempt (HTTP 503)"
+    )
+    assert busy.service_error.message.startswith("The receiving access point is busy: ")
+    at = tx.created_at + POLICY.span
+    for attempt in (1, 2):
+        busy = busy.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 429", at, POLICY)
+        assert (busy.transaction_status, busy.attempts) == (Status.PROCESSING, attempt)
+        assert f"{attempt} of its 3 attempts used (HTTP 429)" in busy.service_error.message
+        at = busy.next_attempt_at
+    over = busy.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 429", at, POLICY)
+    assert (over.transaction_status, over.attempts) == (Status.FAILED, 3)
+    assert over.service_error == AP_BUSY.error("HTTP 429")
+
+
 def test_a_positive_status_is_confirmed_only_before_it_is_sent() -> None:
     job = positive_status(inbound())
     confirmed = job.confirmed(NOW)
@@ -234,7 +261,9 @@ def test_a_positive_status_is_confirmed_only_before_it_is_sent() -> None:
 
 # --- the state machine ------------------------------------------------------------------------
 
-FAILURES = st.one_of(st.just(AP_UNREACHABLE), st.sampled_from(TXE_CATALOGUE))
+# a transient failure and a busy receiver's refusal are picked most often: the machine meets
+# them in an attempt, young and old
+FAILURES = st.one_of(st.just(AP_UNREACHABLE), st.just(AP_BUSY), st.sampled_from(TXE_CATALOGUE))
 # the document to send has the most states to visit: it is picked most often
 RECORDS = st.sampled_from(["document", "document", "document", "document", "status", "received"])
 SENDING = {"UNPROCESSED", "PROCESSING"}
@@ -251,6 +280,7 @@ class Model:
     code: str | None = None
     due: datetime | None = None
     leased: bool = False  # a worker holds it, in an attempt
+    made: datetime = NOW
 
     def in_attempt(self) -> bool:
         return self.outbound and (
@@ -273,9 +303,20 @@ class Lifecycle(RuleBasedStateMachine):
             "received": received,
         }
         self.model = {
-            "document": Model(True, True, "UNPROCESSED", due=self.records["document"].created_at),
+            "document": Model(
+                True,
+                True,
+                "UNPROCESSED",
+                due=self.records["document"].created_at,
+                made=self.records["document"].created_at,
+            ),
             "status": Model(
-                True, False, "UNPROCESSED", code="AB", due=self.records["status"].next_attempt_at
+                True,
+                False,
+                "UNPROCESSED",
+                code="AB",
+                due=self.records["status"].next_attempt_at,
+                made=self.records["status"].created_at,
             ),
             "received": Model(False, True, "COMPLETED"),
         }
@@ -330,26 +371,43 @@ class Lifecycle(RuleBasedStateMachine):
             m.status = "REJECTED" if m.status == "REJECTED" else "FAILED"
             m.leased = False
 
-    @rule(which=RECORDS, failure=FAILURES)
-    def attempt_fails(self, which: str, failure: object) -> None:
+    @rule(
+        which=RECORDS,
+        failure=FAILURES,
+        asked=st.none() | st.integers(0, 5000).map(lambda s: timedelta(seconds=s)),
+    )
+    def attempt_fails(self, which: str, failure: object, asked: timedelta | None) -> None:
         m = self.model[which]
         after = self._try(
             which,
             m.in_attempt(),
-            lambda t: t.attempt_failed(failure, "why", self.now, POLICY),
+            lambda t: t.attempt_failed(failure, "why", self.now, POLICY, asked=asked),
         )
         if after is None:
             return
-        m.attempts, m.leased = m.attempts + 1, False
+        # a busy refusal counts only once the record is 330 s old (the span of its retries)
+        busy = failure is AP_BUSY
+        counted = not busy or self.now - m.made >= timedelta(seconds=330)
+        wait = timedelta(seconds=30) if m.attempts == 0 else timedelta(minutes=5)
+        if busy and asked is not None:
+            wait = max(wait, min(asked, LONGEST_ASKED))
+        m.attempts, m.leased = m.attempts + counted, False
         retried = failure.retryable and m.attempts < 3  # type: ignore[attr-defined]
         if m.status == "REJECTED":
             pass
         elif retried:
-            m.due = self.now + (timedelta(seconds=30) if m.attempts == 1 else timedelta(minutes=5))
+            m.due = self.now + wait
         else:
             m.status = "FAILED"
-        if m.status != "REJECTED":
-            assert after.service_error == failure.error("why")  # type: ignore[attr-defined]
+        if m.status == "REJECTED":
+            return
+        why = "why"
+        if busy and retried:  # it says when the next attempt is, and whether this one counted
+            told = (
+                f"{m.attempts} of its 3 attempts used" if counted else "not counted as an attempt"
+            )
+            why = f"next attempt at {m.due:%Y-%m-%dT%H:%M:%SZ}, {told} (why)"
+        assert after.service_error == failure.error(why)  # type: ignore[attr-defined]
 
     @rule(which=RECORDS, code=st.sampled_from(["AP", "AB", "RE"]))
     def status_arrives(self, which: str, code: str) -> None:

@@ -497,7 +497,10 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "createdAt": "When the transaction was taken (ISO 8601, UTC, nanoseconds).",
         "apId": "The access point that sent or received it.",
         "direction": "`TO_NETWORK` (sent) or `FROM_NETWORK` (received).",
-        "serviceError": "Why sending failed; only on a FAILED transaction.",
+        "serviceError": (
+            "Why sending failed; while a transaction is PROCESSING, why its last attempt failed "
+            "(TXE-2006: the receiver is busy, and when the next attempt is)."
+        ),
         "mlsResponseCode": f"{_MLS_CODE} Only once one arrived.",
     },
     "ServiceError": {

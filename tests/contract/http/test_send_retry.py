@@ -35,18 +35,24 @@ class LosingProxy:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         self.bodies.append(body)
-        headers = {"Content-Type": request.headers["Content-Type"], "MIME-Version": "1.0"}
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.target + request.path, data=body, headers=headers) as answer,
-        ):
-            content, status = await answer.read(), answer.status
-            content_type = answer.headers["Content-Type"]
+        answer = await passed_on(request, body, self.target)
         if len(self.bodies) == 1:
             assert request.transport is not None
             request.transport.abort()
             return web.Response(status=204)
-        return web.Response(status=status, body=content, headers={"Content-Type": content_type})
+        return answer
+
+
+async def passed_on(request: web.Request, body: bytes, target: str) -> web.Response:
+    """The answer of the server at ``target`` to the AS4 message ``body`` of ``request``."""
+    headers = {"Content-Type": request.headers["Content-Type"], "MIME-Version": "1.0"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(target + request.path, data=body, headers=headers) as answer,
+    ):
+        content, status = await answer.read(), answer.status
+        content_type = answer.headers["Content-Type"]
+    return web.Response(status=status, body=content, headers={"Content-Type": content_type})
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
