@@ -196,6 +196,9 @@ class Settings:
     # many as this service's sending worker sends at once (sending.Exchange.concurrency), so a
     # peer running it (one worker process an address) is not refused for a burst
     as4_inbound_per_address: int = 16
+    # the reverse proxies whose forwarding headers are believed (entrypoints.http.proxy):
+    # comma-separated addresses and CIDR networks; empty: none, the peer is the client
+    trusted_proxies: str = ""
     auth_failure_limit: int = 10
     auth_failure_window: float = 60.0
     auth_failure_tracked: int = 100_000
@@ -270,6 +273,14 @@ class Settings:
             return setting_values.nameservers(self.dns_nameservers)
         except ValueError as e:
             raise ValueError(f"FOURCORNER_DNS_NAMESERVERS: {e}") from None
+
+    @property
+    def proxy_networks(self) -> tuple[setting_values.Network, ...]:
+        """The trusted reverse proxies' addresses and networks (``FOURCORNER_TRUSTED_PROXIES``)."""
+        try:
+            return setting_values.networks(self.trusted_proxies)
+        except ValueError as e:
+            raise ValueError(f"{PREFIX}TRUSTED_PROXIES: {e}") from None
 
     @property
     def as4_prefix(self) -> str:

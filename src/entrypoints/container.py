@@ -53,6 +53,7 @@ from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
 from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.metrics import Metrics
+from fourcorner.entrypoints.http.proxy import TrustedProxies
 from fourcorner.entrypoints.http.responses import ResponsePayloads
 from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
@@ -292,6 +293,8 @@ class Container(containers.DeclarativeContainer):
         max_body=config.max_body_bytes,
         metrics=metrics,
         hsts=config.https,
+        # the reverse proxies whose forwarding headers name the client (TRUSTED_PROXIES)
+        proxies=providers.Singleton(TrustedProxies, config.proxy_networks),
     )
 
 

@@ -147,6 +147,10 @@ def problems(s: Settings) -> list[str]:
         s.nameservers  # noqa: B018 - raises when malformed
     except ValueError as e:
         out.append(f"{PREFIX}DNS_NAMESERVERS={s.dns_nameservers!r}: {e}")
+    try:
+        s.proxy_networks  # noqa: B018 - raises on an entry that is no address or network
+    except ValueError as e:
+        out.append(str(e))
     out += sml_setup.problems(s)
     if s.directory_ca_file:
         problem = setting_values.pem_certificates_problem(s.directory_ca_file)

@@ -1,11 +1,12 @@
 """How a setting's text (from the environment, or a TOML value) becomes its value: whole
-and decimal numbers, true or false, paths, DNS servers; and what is wrong with a base URL or
-with a file of CA certificates.
+and decimal numbers, true or false, paths, DNS servers, networks of trusted proxies; and what
+is wrong with a base URL or with a file of CA certificates.
 A refusal is a ``ValueError`` (``url_problem``: the text) that completes the sentence
 "<setting>=<value> ..."; ``entrypoints.config`` names the setting."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from pathlib import Path
@@ -49,6 +50,49 @@ def nameservers(text: str) -> tuple[tuple[str, int], ...]:
             raise ValueError(f"{item!r}: {port!r} is not a port number")
         out.append((address, int(port)))
     return tuple(out)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(text: str) -> tuple[Network, ...]:
+    """IP addresses and networks in CIDR notation, comma-separated (``10.0.0.5``,
+    ``10.0.0.0/24``, ``2001:db8::/64``): the trusted reverse proxies. An entry that is neither
+    (a name, a zone index such as ``%eth0``), a network written with bits set past its prefix
+    (``10.0.0.5/24``: the network, or the one address?) and one that holds every address
+    (``/0``: any client could then name itself anything) are refused by name."""
+    out: list[Network] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        out.append(_network(item))
+        if not out[-1].prefixlen:
+            raise ValueError(
+                f"{item!r} is every address: any client could name itself anything; list "
+                "the proxies' addresses or networks only"
+            )
+    return tuple(out)
+
+
+def _network(item: str) -> Network:
+    exact: Network | None = None
+    loose: Network | None = None
+    if "%" not in item:
+        with contextlib.suppress(ValueError):
+            exact = ipaddress.ip_network(item)
+        with contextlib.suppress(ValueError):
+            loose = ipaddress.ip_network(item, strict=False)
+    if exact is not None:
+        return exact
+    if loose is not None:
+        raise ValueError(
+            f"{item!r} has bits set past its prefix; write the network as {loose} or the "
+            f"one address as {item.partition('/')[0]}"
+        )
+    raise ValueError(
+        f"{item!r} is not an IP address or a network in CIDR notation; name each proxy by "
+        "address (10.0.0.5, 2001:db8::5) or network (10.0.0.0/24)"
+    )
 
 
 def convert(kind: Any, raw: Any) -> Any:

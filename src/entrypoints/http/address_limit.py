@@ -6,8 +6,11 @@ disk) and its gate are shared by every sending access point; without a bound per
 one address could hold all of them with many slow connections, each until the bounds of time
 of its body (``spooling.Pace``) end it, and keep every other sender's message waiting
 meanwhile. Counted by ``throttle.address_key`` (an IPv6 client by its /64, which one host
-usually holds whole), in each process on its own. Behind a reverse proxy every request has
-the proxy's address: there the limit is 0 (none), and the proxy bounds its clients.
+usually holds whole), in each process on its own, of the client's address as
+``proxy.client_address`` has it: behind a reverse proxy listed in
+``FOURCORNER_TRUSTED_PROXIES``, the one the proxy forwards. Behind one that is not listed,
+every request has the proxy's address: there the limit is 0 (none), and the proxy bounds its
+clients.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class AddressLimit:
 
     @contextlib.contextmanager
     def held(self, remote: str | None) -> Iterator[None]:
-        """The block as one request of ``remote`` (a client address, ``request.remote``) in
+        """The block as one request of ``remote`` (a client address: ``client_address``) in
         flight, given up however it ends: an answer, an error, the client gone, a
         cancellation. With ``limit`` held by that address already, ``AddressBusy`` is raised
         and the block not run. The count is taken and checked with no ``await`` between: one

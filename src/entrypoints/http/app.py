@@ -36,6 +36,7 @@ from fourcorner.entrypoints.http.lingering import (
     linger,
 )
 from fourcorner.entrypoints.http.metrics import Metrics
+from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
 from fourcorner.entrypoints.http.routing import (
     CALLER,
     ORG_ID,
@@ -271,12 +272,15 @@ def build_app(
     hsts: bool = False,
     lingering: Linger = BOUNDS,
     pace: Pace = PACE_BOUNDS,
+    proxies: TrustedProxies | None = None,
 ) -> web.Application:
     """``provided``: the container's objects that the handlers name (``routing.dependencies``);
     ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer);
     ``lingering``: the bounds of the lingering close of a connection whose request body is
     left unread (``lingering``; the app's ``LINGER``); ``pace``: how slowly a body read with
-    bounds of time may arrive (``spooling.Pace``; the app's ``PACE``)."""
+    bounds of time may arrive (``spooling.Pace``; the app's ``PACE``); ``proxies``: the reverse
+    proxies whose forwarding headers name the client (``proxy``; the app's ``PROXIES``), none
+    by default."""
     table = list(routes)
     router = _Router()
     with warnings.catch_warnings():  # aiohttp calls passing a router deprecated
@@ -284,6 +288,7 @@ def build_app(
         app = web.Application(client_max_size=max_body, router=router)
     app[LINGER] = lingering
     app[PACE] = pace
+    app[PROXIES] = proxies if proxies is not None else TrustedProxies()
     wrap = wrapper(max_body, metrics, hsts=hsts)
     spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 

@@ -17,6 +17,7 @@ from fourcorner.application.transactions import Documents
 from fourcorner.domain.errors import InvalidInput, NotFound
 from fourcorner.entrypoints.http.address_limit import AddressLimit
 from fourcorner.entrypoints.http.errors import BodyTooLarge
+from fourcorner.entrypoints.http.proxy import client_address
 from fourcorner.entrypoints.http.rendering import XML
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
 from fourcorner.entrypoints.http.spooling import CHUNK, PACE, body
@@ -46,9 +47,10 @@ async def as4_inbound(
     removed, so as many are on disk at most; a smaller one for one of ``readers``, held until
     it is answered, so as many are in memory at most.
 
-    One client address has at most ``per_address``'s limit of messages in flight: one more is
-    refused at once, before anything else and unread (503 ``AT-1504`` with ``Retry-After``,
-    which an AS4 sender tries again; the connection closed, lingering). The count covers the
+    One client address (behind a trusted proxy, the one it forwards: ``proxy``) has at most
+    ``per_address``'s limit of messages in flight: one more is refused at once, before
+    anything else and unread (503 ``AT-1504`` with ``Retry-After``, which an AS4 sender tries
+    again; the connection closed, lingering). The count covers the
     whole request, the wait for a place and for the gate included, not only the time it holds
     a place: a request waiting for a place must count, since asyncio's semaphores wake their
     waiters first come first served, so an address's queue of waiters would take each place
@@ -56,7 +58,7 @@ async def as4_inbound(
     reader) or the file's removal (a spool), so counting to the answer is what bounds the
     places one address holds, however slowly or quickly it sends."""
     raw = req.raw
-    with per_address.held(raw.remote):
+    with per_address.held(client_address(raw)):
         try:
             org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
         except InvalidInput:

@@ -21,6 +21,7 @@ from fourcorner.domain.clock import utc
 from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
 from fourcorner.domain.roles import Role
 from fourcorner.entrypoints.http.memo import StampedMemo
+from fourcorner.entrypoints.http.proxy import client_address
 from fourcorner.entrypoints.http.routing import KEPT_UNDER
 from fourcorner.entrypoints.http.throttle import FailureTracker, address_key, prefix_key
 
@@ -102,8 +103,9 @@ class Authenticator:
 
 
 def _counted(request: web.Request, key: str | None) -> list[str]:
-    """What a failed attempt counts against: the client's address, and an API key's prefix."""
-    counted = [address_key(request.remote)]
+    """What a failed attempt counts against: the client's address (behind a trusted proxy,
+    the one it forwards: ``proxy``), and an API key's prefix."""
+    counted = [address_key(client_address(request))]
     if key is not None:
         counted.append(prefix_key(api_key.prefix_of(key)))
     return counted

@@ -45,6 +45,7 @@ from prometheus_client.utils import floatToGoString
 from fourcorner.application import gauges, telemetry
 from fourcorner.application.context import Context
 from fourcorner.domain.errors import TooManyFailedAttempts, Unauthorised
+from fourcorner.entrypoints.http.proxy import client_address
 from fourcorner.entrypoints.http.routing import Reply, Req
 from fourcorner.entrypoints.http.throttle import FailureTracker, address_key
 
@@ -135,7 +136,7 @@ class Metrics:
         """Whether ``request`` may scrape: always without a token, else with it (401)."""
         if self._token is None:
             return
-        counted = [address_key(request.remote)]
+        counted = [address_key(client_address(request))]
         wait = throttle.retry_after(counted)
         if wait:
             raise TooManyFailedAttempts(retry_after=wait)

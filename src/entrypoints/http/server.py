@@ -25,16 +25,20 @@ from aiohttp.web_request import BaseRequest
 
 from fourcorner.domain import errors
 from fourcorner.entrypoints.http.app import error_response, secure
+from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
 
 log = logging.getLogger("fourcorner.http")
 
 
 class GuardedRequestHandler(web.RequestHandler):
-    __slots__ = ("_hsts",)
+    __slots__ = ("_hsts", "_proxies")
 
-    def __init__(self, manager: web.Server, *, hsts: bool, **kwargs: Any) -> None:
+    def __init__(
+        self, manager: web.Server, *, hsts: bool, proxies: TrustedProxies, **kwargs: Any
+    ) -> None:
         super().__init__(manager, **kwargs)
         self._hsts = hsts
+        self._proxies = proxies
 
     def handle_error(
         self,
@@ -45,14 +49,15 @@ class GuardedRequestHandler(web.RequestHandler):
     ) -> web.StreamResponse:
         """The answer to a request aiohttp could not parse (400) or that failed outside the
         app's error handling (500); ``message``, which may repeat the request's bytes, is not
-        used."""
+        used. The client is named as ``proxy`` names it; aiohttp gives a request it could not
+        parse no headers, so behind a proxy that is the proxy."""
         request_id = os.urandom(16).hex()
         if status < 500:
             log.warning(
                 "malformed request",
                 extra={
                     "request_id": request_id,
-                    "remote": request.remote,
+                    "remote": self._proxies.client(request.remote, request.headers),
                     "problem": type(exc).__name__ if exc is not None else "",
                 },
             )
@@ -74,17 +79,24 @@ class GuardedServer(web.Server):
     """aiohttp's server whose connections are handled by ``GuardedRequestHandler``."""
 
     hsts = False
+    proxies = TrustedProxies()
 
     @classmethod
-    def adopt(cls, server: web.Server, *, hsts: bool) -> GuardedServer:
+    def adopt(
+        cls, server: web.Server, *, hsts: bool, proxies: TrustedProxies | None = None
+    ) -> GuardedServer:
         """This class's server with the state of ``server``, which has served nothing yet."""
         guarded = cls.__new__(cls)
         vars(guarded).update(vars(server))
         guarded.hsts = hsts
+        if proxies is not None:
+            guarded.proxies = proxies
         return guarded
 
     def __call__(self) -> web.RequestHandler:
-        return GuardedRequestHandler(self, loop=self._loop, hsts=self.hsts, **self._kwargs)
+        return GuardedRequestHandler(
+            self, loop=self._loop, hsts=self.hsts, proxies=self.proxies, **self._kwargs
+        )
 
 
 class GuardedAppRunner(web.AppRunner):
@@ -97,7 +109,9 @@ class GuardedAppRunner(web.AppRunner):
         self._hsts = hsts
 
     async def _make_server(self) -> web.Server:
-        return GuardedServer.adopt(await super()._make_server(), hsts=self._hsts)
+        # the app's trusted proxies (``build_app``), for the requests it never sees
+        proxies = self.app.get(PROXIES)
+        return GuardedServer.adopt(await super()._make_server(), hsts=self._hsts, proxies=proxies)
 
 
 async def serve(

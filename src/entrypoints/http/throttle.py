@@ -1,10 +1,10 @@
 """Throttling of failed authentication, per client address and per API key prefix.
 
 Each failed authentication counts against the client's address (an IPv6 client by its /64,
-which one host usually holds whole) and, for an API key, against the key's prefix (the
-characters ``domain.api_key.prefix_of`` keeps). Counting follows the generic cell rate
-algorithm: a key may fail ``limit`` times at once, then once more every ``window / limit``
-seconds. A caller over its allowance is refused (429, ``Retry-After``) before its credentials
+which one host usually holds whole; behind a trusted reverse proxy, the address it forwards:
+``proxy``) and, for an API key, against the key's prefix (the characters
+``domain.api_key.prefix_of`` keeps). Counting follows the generic cell rate algorithm: a key
+may fail ``limit`` times at once, then once more every ``window / limit`` seconds. A caller over its allowance is refused (429, ``Retry-After``) before its credentials
 are looked at, so guessing keys costs time however the guesses are spread.
 
 Memory is bounded: at most ``max_tracked`` keys are remembered (one float each), the least

@@ -11,6 +11,7 @@ import contextlib
 import gzip
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -38,16 +39,19 @@ async def stalled(
     content_type: str = 'multipart/related; boundary="b"',
     by: str | None = None,
     source: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Any:
     """A connection that sends a message's headers (a body of 1 MB declared; ``by``: with a
-    bearer token of that user) and ``sent`` of its body, then nothing more: its reader and
-    writer. ``source``: the client address it comes from (one of the loopback network)."""
+    bearer token of that user; ``headers``: with these too) and ``sent`` of its body, then
+    nothing more: its reader and writer. ``source``: the client address it comes from (one of
+    the loopback network)."""
     server = api.client.server
     local = (source, 0) if source is not None else None
     reader, writer = await asyncio.open_connection(server.host, server.port, local_addr=local)
-    auth = f"Authorization: Bearer {api.token(by)}\r\n" if by else ""
+    extra = f"Authorization: Bearer {api.token(by)}\r\n" if by else ""
+    extra += "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     writer.write(
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n{auth}"
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n{extra}"
         "Content-Length: 1000000\r\n\r\n".encode()
         + sent
     )
