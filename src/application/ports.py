@@ -248,7 +248,8 @@ class Endpoint:
 
 
 class LookupProblem(enum.Enum):
-    """Why a receiver's endpoint could not be found; only ``UNREACHABLE`` may pass."""
+    """Why a receiver's endpoint could not be found; only ``UNREACHABLE`` and
+    ``REVOCATION_UNKNOWN`` may pass."""
 
     NOT_REGISTERED = "NOT_REGISTERED"  # not in the environment's SML or SMP
     NOT_ACCEPTED = "NOT_ACCEPTED"  # registered, but not for this document type and process
@@ -256,6 +257,11 @@ class LookupProblem(enum.Enum):
     SMP_UNTRUSTED = "SMP_UNTRUSTED"  # the SMP's answer is unsigned, altered or badly signed
     ENDPOINT_UNTRUSTED = "ENDPOINT_UNTRUSTED"  # its AP certificate is not the network's
     INSECURE = "INSECURE"  # a peer that would be reached over plain http
+    # whether its SMP's or AP's certificate is revoked cannot be told yet: retry later
+    REVOCATION_UNKNOWN = "REVOCATION_UNKNOWN"
+
+
+PASSING_LOOKUP_PROBLEMS = frozenset({LookupProblem.UNREACHABLE, LookupProblem.REVOCATION_UNKNOWN})
 
 
 class LookupFailed(Exception):
@@ -268,7 +274,7 @@ class LookupFailed(Exception):
 
     @property
     def permanent(self) -> bool:
-        return self.problem is not LookupProblem.UNREACHABLE
+        return self.problem not in PASSING_LOOKUP_PROBLEMS
 
 
 @attrs.frozen
@@ -446,7 +452,8 @@ class MessageReader(Protocol):
         """Reads the message ``body`` (its bytes, or the file holding it); its SBD is kept in
         memory when it is small, else written to the file ``sbd()`` makes (to be removed by
         the caller, whatever happens). Raises ``As4Refusal`` with the EBMS code of the
-        problem."""
+        problem, and ``certificate_status.CertificateStatusPending``/``Unknown`` while
+        the revocation of the sender's certificate cannot be checked (yet)."""
         ...
 
     def receipt(self, inbound: InboundDocument, credentials: Credentials) -> bytes: ...

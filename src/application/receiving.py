@@ -24,6 +24,7 @@ from pathlib import Path
 import attrs
 
 from fourcorner.application import mls, telemetry, webhooks
+from fourcorner.application.certificate_status import CertificateStatusUnknown, settled
 from fourcorner.application.collections import (
     ACCESS_POINTS,
     ARTEFACTS,
@@ -160,7 +161,7 @@ async def _receive(
     inbound: InboundDocument | None = None
     envelope: Sbdh | None = None
     try:
-        message, read = await _read_message(
+        message, read = await _checked_read(
             functools.partial(_read, docs, reader, content_type, body, creds), body, sbd
         )
         inbound = message
@@ -219,6 +220,21 @@ async def _read_message(
         except _LargeSbd:
             pass
     return await asyncio.to_thread(read, sbd)
+
+
+async def _checked_read(
+    read: Callable[[Callable[[], Path]], Read], body: bytes | Path, sbd: Callable[[], Path]
+) -> Read:
+    """``_read_message``; when the revocation list of the sender's certificate's issuer was
+    not known yet, once more after waiting for it (a bounded time). A status that stays
+    unknown (``FOURCORNER_REVOCATION=hard``) is ``ServiceUnavailable``, an HTTP 503 the
+    sending access point tries again after, rather than a refusal it takes as final."""
+    try:
+        return await settled(lambda: _read_message(read, body, sbd))
+    except CertificateStatusUnknown as e:
+        raise ServiceUnavailable(
+            reason=f"the revocation of the sender's certificate cannot be checked yet ({e.reason})"
+        ) from None
 
 
 def _read(

@@ -67,7 +67,8 @@ from fourcorner.domain.transaction import (
 # named as before sending and receiving were apart: log lines carry it (`logger`)
 log = logging.getLogger("fourcorner.exchange")
 
-# How a failed lookup of the receiver fails the send (only an unreachable DNS or SMP retries).
+# How a failed lookup of the receiver fails the send (an unreachable DNS or SMP retries, and
+# so does a certificate whose revocation cannot be checked yet).
 LOOKUP_FAILURES = {
     LookupProblem.NOT_REGISTERED: txe.RECEIVER_NOT_FOUND,
     LookupProblem.NOT_ACCEPTED: txe.DOCUMENT_NOT_ACCEPTED,
@@ -75,6 +76,7 @@ LOOKUP_FAILURES = {
     LookupProblem.SMP_UNTRUSTED: txe.SMP_UNTRUSTED,
     LookupProblem.ENDPOINT_UNTRUSTED: txe.ENDPOINT_UNTRUSTED,
     LookupProblem.INSECURE: txe.PEER_NOT_HTTPS,
+    LookupProblem.REVOCATION_UNKNOWN: txe.REVOCATION_UNKNOWN,
 }
 # the working blobs of this many ended sends are removed in one call while others are in flight
 REMOVED_AT_ONCE = 8

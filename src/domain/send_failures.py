@@ -79,6 +79,14 @@ PEER_NOT_HTTPS = TransportFailure(
     "CONTACT",
     False,
 )
+REVOCATION_UNKNOWN = TransportFailure(
+    "TXE-1007",
+    "Whether the receiver's SMP or access point certificate is revoked could not be checked "
+    "yet; nothing was sent",
+    "SECURITY_ERROR",
+    "RETRY",
+    True,
+)
 AP_UNREACHABLE = TransportFailure(
     "TXE-2001", "The receiving access point could not be reached", "TRANSPORT_ERROR", "RETRY", True
 )
@@ -132,6 +140,7 @@ TXE_CATALOGUE = (
     ENDPOINT_UNTRUSTED,
     PEER_NOT_HTTPS,
     DOCUMENT_NOT_ACCEPTED,
+    REVOCATION_UNKNOWN,
     AP_UNREACHABLE,
     AP_HTTP_ERROR,
     AP_REFUSED,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fourcorner.adapters.directory import EnvironmentDirectories, IndexerDirectoryPublisher
+from fourcorner.adapters.pki.revocation import CrlChecker, Policy
 from fourcorner.adapters.pki.tls import client_context
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.application.delivery import DeliverySettings
@@ -45,6 +46,19 @@ def directory(settings: Settings) -> DirectoryPublisher:
             tls = smp_client(settings, env, settings.directory_ca_file) if https else None
             indexers[env] = IndexerDirectoryPublisher(url, ssl=tls)
     return EnvironmentDirectories(indexers)
+
+
+def revocation(settings: Settings) -> CrlChecker:
+    """The revocation lists of the network's CAs, by ``FOURCORNER_REVOCATION`` (``off``,
+    ``soft`` or ``hard``), fetched within ``FOURCORNER_REVOCATION_TIMEOUT`` seconds, waited
+    for ``FOURCORNER_REVOCATION_WAIT_SECONDS`` by a first check, and used
+    ``FOURCORNER_REVOCATION_GRACE_SECONDS`` past their nextUpdate."""
+    return CrlChecker(
+        Policy(settings.revocation.strip().lower()),
+        wait=settings.revocation_wait_seconds,
+        grace=timedelta(seconds=settings.revocation_grace_seconds),
+        timeout=settings.revocation_timeout,
+    )
 
 
 def smp_client(settings: Settings, environment: Environment, cafile: str = "") -> ssl.SSLContext:

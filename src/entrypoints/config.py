@@ -157,6 +157,11 @@ class Settings:
     directory_attempts: int = DIRECTORY_ATTEMPTS
     trust_anchors_file: str = ""
     operator_certs_dir: str = ""
+    # peers' certificates checked against their CAs' revocation lists: off, soft or hard
+    revocation: str = "soft"
+    revocation_wait_seconds: float = 5.0  # a first check waits this long for the list
+    revocation_grace_seconds: float = 86_400.0  # a list past its nextUpdate is used this long
+    revocation_timeout: float = 30.0  # seconds one fetch of a list may take
     webhook_allow_private_targets: bool = False
     webhook_retry_delays: str = "30,300"
     webhook_hex_signature_header: str = "x-webhook-sign"

@@ -196,7 +196,11 @@ class Container(containers.DeclarativeContainer):
     # How a sender finds a receiver's SMP (the SML by DNS, or one fixed SMP), and what it
     # trusts there, per environment.
     discovery = providers.Singleton(setup.discovery, settings)
-    network_trust = providers.Singleton(operator.network_trust, settings)
+    # the revocation lists of the network's CAs, asked by every check of a peer's certificate
+    revocation = providers.Singleton(setup.revocation, settings)
+    # nothing depends on it: shutdown_resources() stops its fetches and closes its session
+    revocation_closed = providers.Resource(setup.closing, revocation)
+    network_trust = providers.Singleton(operator.network_trust, settings, revocation)
     # Worker processes run the rules; none starts before the first document.
     validator = providers.Resource(
         setup.closing,
@@ -237,9 +241,9 @@ class Container(containers.DeclarativeContainer):
     )
     message_reader = providers.Singleton(
         As4MessageReader,
-        providers.Callable(operator.certificate_check, settings),
+        providers.Callable(operator.certificate_check, settings, revocation),
         max_payload=config.max_document_bytes,
-        environment_checks=providers.Callable(operator.inbound_checks, settings),
+        environment_checks=providers.Callable(operator.inbound_checks, settings, revocation),
     )
     exchange = providers.Singleton(
         setup.exchange, settings, participant_lookup, ap_transport, message_reader

@@ -9,7 +9,9 @@ unreadable or holds no certificate raises ``ConfigError`` naming the setting and
 
 ``network_trust`` is what a sender trusts in each environment: SMP answers signed under that
 environment's SMP CA and endpoints certified by its AP CA, those CAs being the issuers of the
-operator's own SMP and AP certificates of the environment.
+operator's own SMP and AP certificates of the environment. Given a ``CrlChecker``, every check
+here asks it too, once the chain checked out: a certificate on its issuer's revocation list
+is refused (``adapters.pki.revocation``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from cryptography import x509
 
 from fourcorner.adapters.pki import TestPki, ensure_test_pki
 from fourcorner.adapters.pki.certificates import ChainError, verify_chain
+from fourcorner.adapters.pki.revocation import CrlChecker
 from fourcorner.adapters.smp.trust import CertificateCheck, Trust
 from fourcorner.application.operator_setup import OperatorEnvironment
 from fourcorner.domain.network_services import Environment, smp_url
@@ -152,10 +155,15 @@ def _issuing_cas(
 
 
 def issued_under(
-    cas: list[x509.Certificate], anchors: list[x509.Certificate], what: str
+    cas: list[x509.Certificate],
+    anchors: list[x509.Certificate],
+    what: str,
+    revocation: CrlChecker | None = None,
 ) -> CertificateCheck:
     """A check that a certificate is valid now and chains to ``anchors`` through one of
-    ``cas`` (the environment's SMP CA or AP CA); raises ``ChainError`` (a ``ValueError``)."""
+    ``cas`` (the environment's SMP CA or AP CA), then that ``revocation`` (when given) does not
+    find it revoked; raises ``ChainError`` or ``CertificateRevoked`` (``ValueError`` both), or
+    ``CertificateStatusPending``/``Unknown`` while its issuer's revocation list is not known."""
     names = " or ".join(sorted({f'"{c.subject.rfc4514_string()}"' for c in cas}))
 
     def check(cert: x509.Certificate, now: datetime) -> None:
@@ -168,14 +176,19 @@ def issued_under(
                 f'the certificate "{cert.subject.rfc4514_string()}" is not issued by the '
                 f"{what} CA {names}"
             )
+        if revocation is not None:
+            revocation.check(cert, path[0], now)
 
     return check
 
 
-def network_trust(settings: Settings) -> dict[Environment, Trust]:
+def network_trust(
+    settings: Settings, revocation: CrlChecker | None = None
+) -> dict[Environment, Trust]:
     """Per environment, what a sender trusts: SMP answers signed under the environment's SMP
     CA, endpoints whose certificates chain to its AP CA (both found as the issuers of the
-    operator's own certificates of that environment), under the trust anchors' roots."""
+    operator's own certificates of that environment), under the trust anchors' roots, and
+    not revoked (``revocation``)."""
     anchors = roots(settings)
     out: dict[Environment, Trust] = {}
     for env in environments(settings):
@@ -184,28 +197,38 @@ def network_trust(settings: Settings) -> dict[Environment, Trust]:
         )
         ap_cas = _issuing_cas(settings, env.ap_cert_pem, env.ap_chain_pem, "AP", env.environment)
         out[env.environment] = Trust(
-            smp=issued_under(smp_cas, anchors, "SMP"),
-            access_point=issued_under(ap_cas, anchors, "AP"),
+            smp=issued_under(smp_cas, anchors, "SMP", revocation),
+            access_point=issued_under(ap_cas, anchors, "AP", revocation),
         )
     return out
 
 
-def inbound_checks(settings: Settings) -> dict[Environment, Callable[[x509.Certificate], None]]:
+def inbound_checks(
+    settings: Settings, revocation: CrlChecker | None = None
+) -> dict[Environment, Callable[[x509.Certificate], None]]:
     """Per environment, whether a sender's AP certificate (on an AS4 message arriving at an
-    access point of that environment) is valid now and chains to that environment's AP CA:
-    the same trust a sender of that environment puts in an endpoint (``network_trust``)."""
+    access point of that environment) is valid now, chains to that environment's AP CA and is
+    not revoked: the same trust a sender of that environment puts in an endpoint
+    (``network_trust``)."""
 
     def now_check(trust: Trust) -> Callable[[x509.Certificate], None]:
         return lambda cert: trust.access_point(cert, datetime.now(UTC))
 
-    return {env: now_check(trust) for env, trust in network_trust(settings).items()}
+    trust = network_trust(settings, revocation)
+    return {env: now_check(one) for env, one in trust.items()}
 
 
-def certificate_check(settings: Settings) -> Callable[[x509.Certificate], None]:
-    """Whether a peer access point's certificate chains to the network's trust anchors."""
+def certificate_check(
+    settings: Settings, revocation: CrlChecker | None = None
+) -> Callable[[x509.Certificate], None]:
+    """Whether a peer access point's certificate chains to the network's trust anchors and is
+    not revoked (``revocation``)."""
     anchors, between = roots(settings), intermediates(settings)
 
     def check(cert: x509.Certificate) -> None:
-        verify_chain(cert, between, anchors, datetime.now(UTC))
+        now = datetime.now(UTC)
+        path = verify_chain(cert, between, anchors, now)
+        if revocation is not None:
+            revocation.check(cert, path[0], now)
 
     return check

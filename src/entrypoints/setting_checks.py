@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from fourcorner.adapters.pki.revocation import Policy
 from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.entrypoints import lease_checks, setting_values, sml_setup
 from fourcorner.entrypoints.setting_values import PREFIX
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from fourcorner.entrypoints.config import Settings
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+REVOCATION_POLICIES = tuple(policy.value for policy in Policy)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
 SML_ZONE_EXAMPLE = "participant.sml.test.tech.peppol.org."
@@ -192,6 +194,26 @@ def problems(s: Settings) -> list[str]:
     need(
         s.validation_timeout > 0,
         f"{PREFIX}VALIDATION_TIMEOUT={s.validation_timeout:g} must be more than 0 seconds",
+    )
+    need(
+        s.revocation.strip().lower() in REVOCATION_POLICIES,
+        f"{PREFIX}REVOCATION={s.revocation!r} is not a revocation policy; use "
+        + ", ".join(REVOCATION_POLICIES),
+    )
+    need(
+        0 <= s.revocation_wait_seconds <= 60,
+        f"{PREFIX}REVOCATION_WAIT_SECONDS={s.revocation_wait_seconds:g} is out of range; "
+        "use 0 to 60 seconds",
+    )
+    need(
+        s.revocation_grace_seconds >= 0,
+        f"{PREFIX}REVOCATION_GRACE_SECONDS={s.revocation_grace_seconds:g} must be 0 or more "
+        "seconds",
+    )
+    need(
+        0 < s.revocation_timeout <= 600,
+        f"{PREFIX}REVOCATION_TIMEOUT={s.revocation_timeout:g} is out of range; use more than "
+        "0 and at most 600 seconds",
     )
     for name in lease_checks.SECONDS:
         value = getattr(s, name)

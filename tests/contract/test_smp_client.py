@@ -25,7 +25,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
-from fourcorner.adapters.pki.testpki import PrivateKey, issue_leaf, new_ca
+from crl_point import CrlPoint
+from fourcorner.adapters.pki.revocation import CrlChecker, Policy
+from fourcorner.adapters.pki.testpki import PrivateKey, issue_leaf, new_ca, sign_crl
 from fourcorner.adapters.smp import (
     LookupResult,
     Problem,
@@ -39,6 +41,10 @@ from fourcorner.adapters.smp import (
 )
 from fourcorner.adapters.smp import client as client_module
 from fourcorner.adapters.smp.client import MAX_DOCUMENT_BYTES
+from fourcorner.adapters.smp.lookup import SmpParticipantLookup
+from fourcorner.application.ports import LookupFailed, LookupProblem
+from fourcorner.application.sending import LOOKUP_FAILURES
+from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 from fourcorner.entrypoints.operator import issued_under
@@ -83,12 +89,29 @@ class Ca:
     cert: x509.Certificate
     key: PrivateKey
 
-    def issue(self, common_name: str, *, not_after: datetime = LATE) -> Signer:
+    def issue(
+        self, common_name: str, *, not_after: datetime = LATE, crl_url: str | None = None
+    ) -> Signer:
         cert, key = issue_leaf(
-            self.cert, self.key, common_name, not_before=EARLY, not_after=not_after
+            self.cert,
+            self.key,
+            common_name,
+            not_before=EARLY,
+            not_after=not_after,
+            crl_urls=[crl_url] if crl_url else [],
         )
         assert isinstance(key, rsa.RSAPrivateKey)
         return Signer(key, cert)
+
+    def crl(self, *revoked: x509.Certificate) -> x509.CertificateRevocationList:
+        """This CA's revocation list, revoking ``revoked``; current at ``START``."""
+        return sign_crl(
+            self.cert,
+            self.key,
+            {c.serial_number: START - timedelta(days=2) for c in revoked},
+            this_update=START - timedelta(hours=1),
+            next_update=START + timedelta(days=1),
+        )
 
 
 @attrs.frozen
@@ -100,10 +123,10 @@ class Pki:
     ap_ca: Ca
     stranger: Ca  # a CA under a root nobody trusts
 
-    def trust(self) -> dict[Environment, Trust]:
+    def trust(self, revocation: CrlChecker | None = None) -> dict[Environment, Trust]:
         one = Trust(
-            smp=issued_under([self.smp_ca.cert], [self.root], "SMP"),
-            access_point=issued_under([self.ap_ca.cert], [self.root], "AP"),
+            smp=issued_under([self.smp_ca.cert], [self.root], "SMP", revocation),
+            access_point=issued_under([self.ap_ca.cert], [self.root], "AP", revocation),
         )
         return {TEST: one, Environment.PROD: one}
 
@@ -750,3 +773,97 @@ async def test_only_the_last_signed_answers_are_kept(
     rig.smp.documents[key] = first
     await lookup(client)
     assert len(checked) == 3
+
+
+# --- revocation ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def crl_point(aiohttp_server: ServerFactory) -> AsyncIterator[CrlPoint]:
+    async with CrlPoint.served(aiohttp_server) as point:
+        yield point
+
+
+@pytest.fixture
+async def revocation(rig: Rig) -> AsyncIterator[Callable[[Policy], CrlChecker]]:
+    made: list[CrlChecker] = []
+
+    def make(policy: Policy) -> CrlChecker:
+        made.append(CrlChecker(policy, wait=5.0, clock=rig.clock))
+        return made[-1]
+
+    yield make
+    for checker in made:
+        await checker.aclose()
+
+
+@pytest.mark.parametrize("revoked", [True, False])
+async def test_a_revoked_endpoint_certificate_is_not_used(
+    rig: Rig, pki: Pki, smp: Signer, crl_point: CrlPoint, revocation: Any, revoked: bool
+) -> None:
+    """The first lookup of an endpoint whose CA's list is not known yet waits for it (no
+    list was fetched before): a revoked certificate is refused for good, nothing is
+    encrypted for it; one the list does not name is used."""
+    ap = pki.ap_ca.issue("PBE000002", crl_url=crl_point.url)
+    other = pki.ap_ca.issue("PBE000003", crl_url=crl_point.url)
+    crl_point.serve(pki.ap_ca.crl(ap.cert if revoked else other.cert))
+    rig.smp.publish(registration(ap.cert), smp)
+    client = SmpLookupClient(rig.base_url, pki.trust(revocation(Policy.SOFT)), clock=rig.clock)
+    try:
+        if revoked:
+            await refused(
+                lookup(client),
+                permanent=True,
+                match=r"endpoint certificate is refused: revoked on 2025-12-31T10:00:00Z",
+                problem=Problem.ENDPOINT_UNTRUSTED,
+            )
+        else:
+            assert (await lookup(client)).certificate == ap.cert
+    finally:
+        await client.aclose()
+    assert crl_point.fetched == 1
+
+
+async def test_a_revoked_smp_certificate_is_not_believed(
+    rig: Rig, pki: Pki, ap_cert: x509.Certificate, crl_point: CrlPoint, revocation: Any
+) -> None:
+    signer = pki.smp_ca.issue("SMP REVOKED", crl_url=crl_point.url)
+    crl_point.serve(pki.smp_ca.crl(signer.cert))
+    rig.smp.publish(registration(ap_cert), signer)
+    client = SmpLookupClient(rig.base_url, pki.trust(revocation(Policy.HARD)), clock=rig.clock)
+    try:
+        await refused(
+            lookup(client),
+            permanent=True,
+            match="SMP signing certificate is not trusted: revoked on",
+            problem=Problem.SMP_UNTRUSTED,
+        )
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("policy", [Policy.SOFT, Policy.HARD])
+async def test_an_endpoint_whose_list_cannot_be_fetched_is_tried_again_under_hard(
+    rig: Rig, pki: Pki, smp: Signer, crl_point: CrlPoint, revocation: Any, policy: Policy
+) -> None:
+    """The AP CA's distribution point answers 503: soft sends to the endpoint all the same;
+    hard does not send, and the send is a failure to try again later (TXE-1007)."""
+    crl_point.status = 503
+    ap = pki.ap_ca.issue("PBE000004", crl_url=crl_point.url)
+    rig.smp.publish(registration(ap.cert), smp)
+    client = SmpLookupClient(rig.base_url, pki.trust(revocation(policy)), clock=rig.clock)
+    found = SmpParticipantLookup(client)
+    try:
+        receiver = Identifier("iso6523-actorid-upis", PARTICIPANT)
+        asked = (receiver, Identifier(*INVOICE), Identifier(*BILLING), AS4, TEST)
+        if policy is Policy.SOFT:
+            assert (await found.endpoint(*asked)).url == "https://ap.example/as4"
+            return
+        with pytest.raises(LookupFailed, match="answered HTTP 503") as failed:
+            await found.endpoint(*asked)
+        assert failed.value.problem is LookupProblem.REVOCATION_UNKNOWN
+        assert not failed.value.permanent
+        failure = LOOKUP_FAILURES[failed.value.problem]
+        assert (failure.code, failure.retryable) == ("TXE-1007", True)
+    finally:
+        await found.aclose()

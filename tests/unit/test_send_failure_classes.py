@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fourcorner.application.ports import Refused
+from fourcorner.application.ports import LookupFailed, LookupProblem, Refused
 from fourcorner.application.sending import LOOKUP_FAILURES, failure_of
 from fourcorner.domain import send_failures as txe
 
@@ -39,8 +39,14 @@ def test_a_refused_post_is_one_entry_of_the_catalogue(refused: Refused) -> None:
         assert (failure is txe.AP_UNREACHABLE) is unreachable
 
 
-def test_only_an_unreachable_smp_retries_a_lookup() -> None:
-    assert [f.code for f in LOOKUP_FAILURES.values() if f.retryable] == [txe.SMP_UNREACHABLE.code]
+def test_a_lookup_is_retried_exactly_when_its_failure_may_pass() -> None:
+    """An unreachable DNS or SMP, and a certificate whose revocation cannot be checked yet;
+    every other lookup failure is for good."""
+    assert set(LOOKUP_FAILURES) == set(LookupProblem)
+    retried = {p for p, f in LOOKUP_FAILURES.items() if f.retryable}
+    assert retried == {p for p in LookupProblem if not LookupFailed("", p).permanent}
+    assert retried == {LookupProblem.UNREACHABLE, LookupProblem.REVOCATION_UNKNOWN}
+    assert all(f in txe.TXE_CATALOGUE for f in LOOKUP_FAILURES.values())
 
 
 @given(st.sampled_from(txe.TXE_CATALOGUE), st.text(max_size=3 * txe.DETAIL_LENGTH))

@@ -166,9 +166,9 @@ def validity_problem(cert: x509.Certificate, now: datetime) -> str | None:
     window, else None."""
     now = utc(now)
     if now < cert.not_valid_before_utc:
-        return f"not valid before {_instant(cert.not_valid_before_utc)}"
+        return f"not valid before {instant(cert.not_valid_before_utc)}"
     if now > cert.not_valid_after_utc:
-        return f"expired on {_instant(cert.not_valid_after_utc)}"
+        return f"expired on {instant(cert.not_valid_after_utc)}"
     return None
 
 
@@ -446,5 +446,6 @@ def _quote(name: x509.Name) -> str:
     return f'"{name.rfc4514_string()}"'
 
 
-def _instant(moment: datetime) -> str:
+def instant(moment: datetime) -> str:
+    """``moment`` as the refusals write it: UTC, to the second (``2026-01-02T10:00:00Z``)."""
     return utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")

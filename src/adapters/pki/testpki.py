@@ -5,7 +5,8 @@ Point CA and an SMP CA under it, an AP certificate whose CN is the Seat ID and a
 Creation is atomic: everything is built in ``<data_dir>/pki.tmp-<random>`` and renamed into
 place, so of two processes starting at once one wins and the other uses the winner's files.
 ``issue_leaf`` and ``new_ca`` make further certificates for tests (expired, not yet valid,
-signed by an untrusted CA). Its folder and files are 0700 and 0600: it holds private keys.
+signed by an untrusted CA, naming CRL distribution points), ``sign_crl`` revocation lists. Its
+folder and files are 0700 and 0600: it holds private keys.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import ClassVar
@@ -111,6 +112,7 @@ def _build(
     not_after: datetime,
     ca: bool,
     path_length: int | None,
+    crl_urls: Sequence[str] = (),
 ) -> x509.Certificate:
     builder = (
         x509.CertificateBuilder()
@@ -125,6 +127,14 @@ def _build(
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .add_extension(_authority_key_id(issuer_cert, issuer_key), critical=False)
     )
+    if crl_urls:
+        point = x509.DistributionPoint(
+            full_name=[x509.UniformResourceIdentifier(url) for url in crl_urls],
+            relative_name=None,
+            reasons=None,
+            crl_issuer=None,
+        )
+        builder = builder.add_extension(x509.CRLDistributionPoints([point]), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -136,10 +146,12 @@ def issue_leaf(
     not_before: datetime,
     not_after: datetime,
     key: PrivateKey | None = None,
+    crl_urls: Sequence[str] = (),
 ) -> tuple[x509.Certificate, PrivateKey]:
     """An end-entity certificate for ``common_name`` signed by the given CA, valid in exactly
-    the given window (past or future windows make expired or not-yet-valid certificates).
-    Without ``key`` a new RSA 2048 key is generated."""
+    the given window (past or future windows make expired or not-yet-valid certificates),
+    naming ``crl_urls`` as one CRL distribution point. Without ``key`` a new RSA 2048 key is
+    generated."""
     leaf_key: PrivateKey = key if key is not None else new_rsa_key()
     cert = _build(
         _name(common_name),
@@ -150,8 +162,36 @@ def issue_leaf(
         not_after=not_after,
         ca=False,
         path_length=None,
+        crl_urls=crl_urls,
     )
     return cert, leaf_key
+
+
+def sign_crl(
+    issuer_cert: x509.Certificate,
+    issuer_key: PrivateKey,
+    revoked: Mapping[int, datetime],
+    *,
+    this_update: datetime,
+    next_update: datetime,
+    issuer_name: x509.Name | None = None,
+) -> x509.CertificateRevocationList:
+    """The CA's revocation list revoking the serial numbers of ``revoked``, each on its date,
+    issued at ``this_update`` and due again at ``next_update``.
+    ``issuer_name`` (default: the CA's subject) and a key other than the CA's make lists a
+    checker must refuse."""
+    builder = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(issuer_name if issuer_name is not None else issuer_cert.subject)
+        .last_update(utc(this_update))
+        .next_update(utc(next_update))
+        .add_extension(_authority_key_id(issuer_cert, issuer_key), critical=False)
+        .add_extension(x509.CRLNumber(int(utc(this_update).timestamp())), critical=False)
+    )
+    for serial, when in revoked.items():
+        entry = x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(utc(when))
+        builder = builder.add_revoked_certificate(entry.build())
+    return builder.sign(issuer_key, hashes.SHA256())
 
 
 def current_leaf_pem(

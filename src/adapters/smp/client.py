@@ -10,8 +10,13 @@ address is https (plain http only to loopback, or when http peers are allowed) a
 certificate it publishes chains to the environment's AP CA and is valid now: nothing is
 encrypted for any other.
 
+The certificate checks of ``Trust`` may not know yet whether a certificate is revoked (its
+issuer's revocation list is being fetched): the lookup then waits for it once, a bounded time
+(``certificate_status.settled``), and a status that stays unknown is ``REVOCATION_UNKNOWN``.
+
 Every failure is an ``SmpLookupError`` whose ``problem`` says what kind it is; only
-``UNREACHABLE`` (network trouble, timeouts, 5xx) may go away by asking again later. Answers
+``UNREACHABLE`` (network trouble, timeouts, 5xx) and ``REVOCATION_UNKNOWN`` may go away by
+asking again later. Answers
 are cached as their HTTP caching headers allow (``AnswerCache``) and verified on every use:
 the trust in their signer is checked again each time (valid now, under the environment's CA),
 while the enveloped signature and the document it covers, which are a function of the bytes
@@ -24,6 +29,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import aiohttp
 from cryptography import x509
@@ -57,6 +63,7 @@ from fourcorner.adapters.smp.xml import (
     path_segment,
     read_signed_service_metadata,
 )
+from fourcorner.application.certificate_status import CertificateStatusUnknown, settled
 from fourcorner.domain import wildcard
 from fourcorner.domain.clock import utc
 from fourcorner.domain.network_services import Environment
@@ -72,6 +79,7 @@ registered at all?)."""
 SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
 _RETRYABLE_4XX = frozenset({408, 425, 429})
 
+T = TypeVar("T")
 Clock = Callable[[], datetime]
 SessionFactory = Callable[[], aiohttp.ClientSession]
 
@@ -196,11 +204,15 @@ class SmpLookupClient:
             if e.problem is Problem.NOT_REGISTERED:  # the participant, or this document type?
                 await self._registered(f"{base}/{path_segment(*wanted_participant)}", environment)
             raise
-        metadata, signer = self._verified_at(url, answer, environment)
+        metadata, signer = await self.checked(
+            lambda: self._verified_at(url, answer, environment), "the SMP signing certificate"
+        )
         if metadata.redirect is not None:
             redirect = metadata.redirect
-            metadata, signer = self._verified_at(
-                redirect.href, await self._fetch(redirect.href, environment), environment
+            target = await self._fetch(redirect.href, environment)
+            metadata, signer = await self.checked(
+                lambda: self._verified_at(redirect.href, target, environment),
+                "the SMP signing certificate",
             )
             if metadata.redirect is not None:
                 raise SmpLookupError(
@@ -272,7 +284,27 @@ class SmpLookupClient:
         """The endpoint registered for ``participant`` (``0088:…`` or ``scheme::value``),
         ``document`` and ``process`` (``(scheme, value)`` pairs) with ``transport_profile``."""
         verified = await self.metadata(participant, document, environment)
-        return self._choose(verified, (wire(process[0]), process[1]), wire(transport_profile))
+        wanted = (wire(process[0]), process[1])
+        return await self.checked(
+            lambda: self._choose(verified, wanted, wire(transport_profile)),
+            "the endpoint certificate",
+        )
+
+    async def checked(self, check: Callable[[], T], what: str) -> T:
+        """``check()``, a step that checks certificates; once more after waiting for the
+        revocation list it lacked (``CertificateStatusPending``). ``REVOCATION_UNKNOWN`` when
+        whether ``what`` is revoked still cannot be told."""
+
+        async def attempt() -> T:
+            return check()
+
+        try:
+            return await settled(attempt)
+        except CertificateStatusUnknown as e:
+            raise SmpLookupError(
+                f"whether {what} is revoked cannot be checked yet: {e.reason}",
+                Problem.REVOCATION_UNKNOWN,
+            ) from None
 
     def _choose(
         self, verified: VerifiedMetadata, process: tuple[str, str], profile: str
@@ -298,7 +330,8 @@ class SmpLookupClient:
 
     def usable(self, endpoint: ParsedEndpoint, verified: VerifiedMetadata) -> LookupResult:
         """``endpoint`` of ``verified``, if a document may be sent to it now: active, its
-        address allowed, its certificate trusted in the environment. Raises otherwise."""
+        address allowed, its certificate trusted in the environment. Raises otherwise
+        (``CertificateStatusPending``/``Unknown`` too: call it through ``checked``)."""
         now = self._now()
         if endpoint.activation is not None and now < endpoint.activation:
             raise SmpLookupError(

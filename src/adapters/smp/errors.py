@@ -7,7 +7,8 @@ import enum
 
 
 class Problem(enum.Enum):
-    """What went wrong; only ``UNREACHABLE`` may go away by asking again later."""
+    """What went wrong; only ``UNREACHABLE`` and ``REVOCATION_UNKNOWN`` may go away by asking
+    again later."""
 
     NOT_REGISTERED = "not registered"  # no DNS name, no record, no such participant
     NOT_ACCEPTED = "not accepted"  # registered, but not for this document type and process
@@ -15,6 +16,8 @@ class Problem(enum.Enum):
     SMP_UNTRUSTED = "smp untrusted"  # the SMP's answer is unsigned, altered, unreadable, untrusted
     ENDPOINT_UNTRUSTED = "endpoint untrusted"  # the published AP certificate is not trusted
     INSECURE = "insecure"  # a peer reached over plain http that is not allowed
+    # whether the SMP's or the endpoint's certificate is revoked cannot be told yet
+    REVOCATION_UNKNOWN = "revocation unknown"
 
 
 class SmpLookupError(Exception):
@@ -27,7 +30,7 @@ class SmpLookupError(Exception):
 
     @property
     def permanent(self) -> bool:
-        return self.problem is not Problem.UNREACHABLE
+        return self.problem not in (Problem.UNREACHABLE, Problem.REVOCATION_UNKNOWN)
 
     def __repr__(self) -> str:
         return f"SmpLookupError({self.reason!r}, {self.problem.name})"

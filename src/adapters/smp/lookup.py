@@ -7,6 +7,8 @@ it reports exactly what a send would meet.
 
 from __future__ import annotations
 
+import functools
+
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 
@@ -67,7 +69,7 @@ class SmpParticipantLookup:
         try:
             smp_url, listed = await self._client.document_types(participant, environment)
         except SmpLookupError as e:
-            if e.problem is Problem.UNREACHABLE:
+            if not e.permanent:
                 raise _failed(e) from None
             registered = e.problem is not Problem.NOT_REGISTERED
             return ReceiverLookup(registered, None, (), (), False, e.reason)
@@ -80,7 +82,7 @@ class SmpParticipantLookup:
                 participant, (document.scheme, document.value), environment
             )
         except SmpLookupError as e:
-            if e.problem is Problem.UNREACHABLE:
+            if not e.permanent:
                 raise _failed(e) from None
             return ReceiverLookup(True, smp_url, types, (), False, e.reason)
         published: list[PublishedEndpoint] = []
@@ -102,7 +104,10 @@ class SmpParticipantLookup:
                 if endpoint.transport_profile != DEFAULT_TRANSPORT_PROFILE:
                     continue
                 try:
-                    self._client.usable(endpoint, verified)
+                    await self._client.checked(
+                        functools.partial(self._client.usable, endpoint, verified),
+                        "the endpoint certificate",
+                    )
                     can_receive = True
                 except SmpLookupError as e:
                     reason = reason or e.reason

@@ -6,6 +6,7 @@ refused and changes nothing."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -79,8 +80,9 @@ async def mls_path(api: Any) -> str:
     return f"/as4/{OPERATOR_ORG_ID}/{p.ap_ref}"
 
 
-def another_access_point(api: Any, cn: str) -> tuple[Any, Any]:
-    """The certificate and key of another access point of the network, whose CN is ``cn``."""
+def another_access_point(api: Any, cn: str, crl_urls: Sequence[str] = ()) -> tuple[Any, Any]:
+    """The certificate and key of another access point of the network, whose CN is ``cn``
+    (naming ``crl_urls`` as its CRL distribution point)."""
     t = pki(api)
     now = datetime.now(UTC)
     return issue_leaf(
@@ -90,6 +92,7 @@ def another_access_point(api: Any, cn: str) -> tuple[Any, Any]:
         not_before=now - timedelta(hours=1),
         not_after=now + timedelta(days=1),
         key=t.smp_key,
+        crl_urls=crl_urls,
     )
 
 

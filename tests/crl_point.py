@@ -1,0 +1,85 @@
+"""A CRL distribution point served by a test on 127.0.0.1 (``aiohttp_server``), for the tests
+of the revocation check: it serves a list, an error, a redirect, an answer that stalls or one
+that never ends, and counts what it is asked."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import attrs
+from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+ServerFactory = Callable[[web.Application], Coroutine[Any, Any, Any]]
+
+
+@attrs.define
+class CrlPoint:
+    """A CRL distribution point: ``/ca.crl`` answers ``body`` (or ``status``; ``stall``:
+    headers and then nothing; ``endless``: a body that never ends), ``/moved`` redirects to
+    it. ``requests`` counts the requests of each path."""
+
+    body: bytes = b""
+    content_type: str = "application/pkix-crl"
+    status: int = 200
+    stall: bool = False
+    endless: bool = False
+    declared: int | None = None
+    requests: dict[str, int] = attrs.Factory(dict)
+    url: str = ""
+    release: asyncio.Event = attrs.Factory(asyncio.Event)  # ends the stalled answers
+
+    def serve(self, crl: x509.CertificateRevocationList, *, pem: bool = False) -> None:
+        encoding = serialization.Encoding.PEM if pem else serialization.Encoding.DER
+        self.body, self.status = crl.public_bytes(encoding), 200
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/ca.crl", self.answer)
+        app.router.add_get("/moved", self.moved)
+        return app
+
+    async def moved(self, request: web.Request) -> web.Response:
+        self.requests["/moved"] = self.requests.get("/moved", 0) + 1
+        raise web.HTTPFound("/ca.crl")
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        self.requests["/ca.crl"] = self.requests.get("/ca.crl", 0) + 1
+        if self.status != 200:
+            return web.Response(status=self.status)
+        if not (self.stall or self.endless or self.declared):
+            return web.Response(body=self.body, content_type=self.content_type)
+        response = web.StreamResponse(headers={"Content-Type": self.content_type})
+        if self.declared is not None:
+            response.content_length = self.declared
+        else:
+            response.enable_chunked_encoding()
+        await response.prepare(request)
+        if self.stall:
+            await self.release.wait()
+            return response
+        try:
+            while True:
+                await response.write(b"\x00" * 65536)
+        except ConnectionError:
+            return response  # the client stopped reading
+
+    @property
+    def fetched(self) -> int:
+        return self.requests.get("/ca.crl", 0)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def served(cls, aiohttp_server: ServerFactory) -> AsyncIterator[CrlPoint]:
+        """A point served until the end of the ``async with``; ``url`` is its list's."""
+        point = cls()
+        server = await aiohttp_server(point.app())
+        point.url = str(server.make_url("/ca.crl"))
+        try:
+            yield point
+        finally:
+            point.release.set()
