@@ -62,11 +62,15 @@ class CrlPoint:
         if self.stall:
             await self.release.wait()
             return response
+        left = self.declared
         try:
-            while True:
-                await response.write(b"\x00" * 65536)
+            while left is None or left > 0:  # endless, or as long as announced
+                chunk = 65536 if left is None else min(65536, left)
+                await response.write(b"\x00" * chunk)
+                left = None if left is None else left - chunk
         except ConnectionError:
-            return response  # the client stopped reading
+            pass  # the client stopped reading
+        return response
 
     @property
     def fetched(self) -> int:

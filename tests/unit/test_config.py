@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.adapters.pki import testpki
+from fourcorner.adapters.pki.revocation import Policy
 from fourcorner.entrypoints.config import (
     ConfigError,
     Settings,
@@ -141,6 +142,10 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"auth_mode": "oidc"}, "FOURCORNER_AUTH_MODE=oidc needs FOURCORNER_OIDC_ISSUER"),
         ({"blob_store": "s3"}, "FOURCORNER_BLOB_STORE='s3' is not a blob store; use filesystem"),
         ({"blob_store": "postgres"}, "FOURCORNER_BLOB_STORE=postgres needs a PostgreSQL"),
+        ({"revocation": "strict"}, "FOURCORNER_REVOCATION='strict' is not a revocation policy"),
+        ({"revocation_wait_seconds": "90"}, "FOURCORNER_REVOCATION_WAIT_SECONDS=90 is out of"),
+        ({"revocation_grace_seconds": "-1"}, "FOURCORNER_REVOCATION_GRACE_SECONDS=-1 must be"),
+        ({"revocation_timeout": "0"}, "FOURCORNER_REVOCATION_TIMEOUT=0 is out of range"),
     ],
 )
 def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, says):
@@ -280,3 +285,11 @@ def test_a_directory_ca_file_of_pem_certificates_is_taken(tmp_path):
     ca.write_text(testpki.cert_pem(one) + testpki.cert_pem(two))
     assert load(tmp_path, directory_ca_file=str(ca)).directory_ca_file == str(ca)
     assert Settings().directory_ca_file == ""
+
+
+@pytest.mark.parametrize("policy", ["off", "soft", "HARD"])
+def test_the_revocation_settings_reach_the_checker(policy):
+    settings = Settings.load({"FOURCORNER_REVOCATION": policy})
+    checker = build_container(settings).revocation()
+    assert checker.policy is Policy(policy.lower())
+    assert Settings.load({}).revocation == "soft"
