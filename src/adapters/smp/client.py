@@ -16,11 +16,11 @@ issuer's revocation list is being fetched): the lookup then waits for it once, a
 
 Every failure is an ``SmpLookupError`` whose ``problem`` says what kind it is; only
 ``UNREACHABLE`` (network trouble, timeouts, 5xx) and ``REVOCATION_UNKNOWN`` may go away by
-asking again later. Answers
-are cached as their HTTP caching headers allow (``AnswerCache``) and verified on every use:
-the trust in their signer is checked again each time (valid now, under the environment's CA),
-while the enveloped signature and the document it covers, which are a function of the bytes
-alone, are checked and read once for the same bytes (kept by their SHA-256, ``SIGNED``).
+asking again later. Answers are cached as their HTTP caching headers allow (``AnswerCache``)
+and verified on every use: the trust in their signer is checked again each time (valid now,
+under the environment's CA, not revoked), while the enveloped signature and the document it
+covers, which are a function of the bytes alone, are checked and read once for the same bytes
+(kept by their SHA-256, ``SIGNED``).
 """
 
 from __future__ import annotations
