@@ -2,14 +2,15 @@
 
 Like webhook delivery, claims hold a lease, a crashed worker's claim expires, and failures the
 ``RetryPolicy`` retries are tried again later; a receiving access point that is busy (HTTP 503
-or 429) is tried again no sooner than its ``Retry-After`` asks, and while the transaction is
-young its refusal uses up no attempt (``RetryPolicy.after_busy``). A send's AS4 message is
-built once and kept in the blob store until the send is finished, so every attempt posts the
-same bytes: a receiver that took an earlier attempt (whose answer was lost, or whose sender
-crashed) answers with the receipt it stored, and that receipt checks out. What happens to the
-transaction is its own methods (``domain.transaction``); each is applied to the stored
-transaction, the one this worker wrote last when it is still stored (``Repository.replace``),
-else one read under a lock, so what others wrote meanwhile (a message level status) stays.
+or 429) is tried again no sooner than its ``Retry-After`` asks, and its refusals use up no
+attempt for a while after the transaction's first one (``RetryPolicy.after_busy``). A send's
+AS4 message is built once and kept in the blob store until the send is finished, so every
+attempt posts the same bytes: a receiver that took an earlier attempt (whose answer was lost,
+or whose sender crashed) answers with the receipt it stored, and that receipt checks out. What
+happens to the transaction is its own methods (``domain.transaction``); each is applied to the
+stored transaction, the one this worker wrote last when it is still stored
+(``Repository.replace``), else one read under a lock, so what others wrote meanwhile (a message
+level status) stays.
 """
 
 from __future__ import annotations
@@ -367,7 +368,9 @@ class SendingWorker:
         next attempt's due time is stored with it, in the same statement, as durable as the
         rest (a worker that stops after it loses nothing); a busy receiver's ``asked`` wait
         only moves it later (``Transaction.attempt_failed``). The detail, often the
-        receiver's words, is kept and logged cut (``DETAIL_LENGTH``)."""
+        receiver's words, is cut at ``DETAIL_LENGTH`` before anything is put around it, and
+        kept and logged so; what the transaction's error says about it (when the next attempt
+        is) is kept whole (``TransportFailure.error``)."""
         detail = cut(detail, txe.DETAIL_LENGTH)
         policy = self._x.retry
         after = await self._apply(

@@ -55,17 +55,18 @@ class RetryPolicy:
         self, failed: int, at: datetime, *, since: datetime, asked: timedelta | None = None
     ) -> tuple[int, datetime | None]:
         """A busy refusal at ``at`` (the receiver answered HTTP 503 or 429: it cannot take the
-        message now, come back later) of a job made at ``since`` that had ``failed`` failed
-        attempts: the failed attempts it has after it, and when the next one is due (None:
-        given up).
+        message now, come back later) of a job first refused busy at ``since`` (``at`` itself
+        for the first) that had ``failed`` failed attempts: the failed attempts it has after
+        it, and when the next one is due (None: given up).
 
-        It is not counted while the job is younger than ``span``: a receiver that is busy for
-        a while delays a document, it does not fail it; a refusal about a message already
-        taken in loses nothing either, as every retry posts the same message, whose receipt
-        the receiver keeps. From ``span`` on it counts as any failure does, so a receiver
-        that is busy for good fails the job after its attempts, in bounded time: within
-        ``span`` plus ``max_attempts`` waits, each at most the longest delay or
-        ``LONGEST_ASKED``. The next attempt waits what a failed attempt would (the delay after
+        It is not counted for ``span`` after the job's first busy refusal: a receiver that is
+        busy for a while delays a document, it does not fail it, whenever that document was
+        first tried (a backlog after an outage, or one that waited long before it was due, is
+        refused as a new one is); a refusal about a message already taken in loses nothing
+        either, as every retry posts the same message, whose receipt the receiver keeps. From
+        ``span`` on it counts as any failure does, so a receiver that is busy for good fails
+        the job after its attempts, in bounded time: within ``span`` of the first busy refusal
+        plus ``max_attempts`` waits, each at most the longest delay or ``LONGEST_ASKED``. The next attempt waits what a failed attempt would (the delay after
         ``failed + 1`` failures), or what the receiver asked (``asked``, its ``Retry-After``:
         at most ``LONGEST_ASKED``) when that is longer, and never less than
         ``SHORTEST_BUSY_WAIT``."""

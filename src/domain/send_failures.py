@@ -34,9 +34,14 @@ class TransportFailure:
     retryable: bool
     busy: bool = False
 
-    def error(self, detail: str) -> ServiceError:
-        """The service error a transaction carries, ``detail`` cut at ``DETAIL_LENGTH``."""
+    def error(self, detail: str, *, lead: str = "") -> ServiceError:
+        """The service error a transaction carries, ``detail`` cut at ``DETAIL_LENGTH``;
+        ``lead``: what this service says about the failure (when the next attempt is), put
+        before it whole, the detail in parentheses after it. The lead is this service's own
+        words, of a size of its own, so cutting only the detail never loses its end."""
         said = cut(detail, DETAIL_LENGTH)
+        if lead:
+            said = f"{lead} ({said})"
         return ServiceError(self.code, f"{self.title}: {said}", self.category, self.action)
 
 

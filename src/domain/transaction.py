@@ -86,6 +86,10 @@ class Transaction:
     receiver_sp: str = ""
     as4_message_id: str = ""
     attempts: int = 0
+    # for a document or status to send: when its receiving access point first refused it as
+    # busy, where the window of busy refusals that use up no attempt begins; None: never (so
+    # far, or in a record stored before it was kept)
+    busy_since: datetime | None = None
     next_attempt_at: datetime = NO_LEASE
     lease_until: datetime = NO_LEASE
     service_error: ServiceError | None = None
@@ -331,31 +335,32 @@ class Transaction:
         PROCESSING, no lease), else FAILED. A rejected document is not tried again.
 
         A busy receiver's refusal (``failure.busy``; ``asked``: the wait its ``Retry-After``
-        asks for) is retried as ``RetryPolicy.after_busy`` says, from when this transaction
-        was made (not counted while it is young, and due no sooner than asked); its error says
-        so, and when the next attempt is."""
+        asks for) is retried as ``RetryPolicy.after_busy`` says, from its first busy refusal
+        (``busy_since``, this one when it is the first): not counted for ``policy.span``
+        from then, however long the document waited before it was first tried, and due no
+        sooner than asked; its error says so, and when the next attempt is."""
         self._in_attempt("given a failed attempt")
+        busy_since = self.busy_since
         if failure.busy:
-            failed, retry_at = policy.after_busy(
-                self.attempts, now, since=self.created_at, asked=asked
-            )
+            busy_since = now if busy_since is None else busy_since
+            failed, retry_at = policy.after_busy(self.attempts, now, since=busy_since, asked=asked)
         else:
             failed = self.attempts + 1
             retry_at = policy.next_attempt(failed, now, retryable=failure.retryable)
-        tried = attrs.evolve(self, attempts=failed)
+        tried = attrs.evolve(self, attempts=failed, busy_since=busy_since)
         if retry_at is None or self.transaction_status is Status.REJECTED:
             return tried._over(Status.FAILED, failure.error(detail), now)
+        lead = ""
         if failure.busy:
             counted = f"{failed} of its {policy.max_attempts} attempts used"
             if failed == self.attempts:
                 counted = "not counted as an attempt"
-            at = retry_at.astimezone(UTC)
-            detail = f"next attempt at {at:%Y-%m-%dT%H:%M:%SZ}, {counted} ({detail})"
+            lead = f"next attempt at {retry_at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}, {counted}"
         return attrs.evolve(
             tried,
             next_attempt_at=retry_at,
             lease_until=NO_LEASE,
-            service_error=failure.error(detail),
+            service_error=failure.error(detail, lead=lead),
             last_modified_at=now,
         )
 

@@ -1,6 +1,7 @@
 """The SQL stores' record text (``adapters.sql.codec``): written by orjson, with the standard
 library's ``json`` for what orjson refuses, and read back the same whichever wrote it (text
-stored before orjson wrote it included)."""
+stored before orjson wrote it included, and a transaction stored before it kept its first busy
+refusal)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.domain.transaction import Direction, Status, Transaction
 from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus, DeliverySummary, Event
 
 CONVERTER = make_converter()
@@ -89,3 +92,38 @@ def test_a_delivery_is_written_compactly_and_reads_back() -> None:
     text = CONVERTER.dumps(d)
     assert f'"id":"{d.id}"' in text and '"created_at":"2026-11-26T05:00:00.000000+00:00"' in text
     assert CONVERTER.loads(text, Delivery) == d
+
+
+@given(busy_since=st.none() | instants, attempts=st.integers(0, 3))
+def test_a_transaction_stored_before_its_first_busy_refusal_was_kept_reads_as_never_refused(
+    busy_since: datetime | None, attempts: int
+) -> None:
+    """A transaction keeps when it was first refused busy (``busy_since``), in its JSON text
+    (no column, no migration); a record stored before it was kept has no such key and reads
+    back as not refused busy yet, the rest of it as stored."""
+    at = datetime(2026, 11, 26, 5, 0, tzinfo=UTC)
+    tx = Transaction(
+        id=uuid.uuid4(),
+        org_id=uuid.uuid4(),
+        direction=Direction.TO_NETWORK,
+        ap_id=uuid.uuid4(),
+        transport_profile="peppol-transport-as4-v2_0",
+        sender_id="0088:5790000000001",
+        receiver_id="0088:5790000000002",
+        doc_type_id="busdox-docid-qns::invoice",
+        process_id="cenbii-procid-ubl::billing",
+        sender_country="BE",
+        doc_instance_id="doc-1",
+        transaction_status=Status.PROCESSING,
+        created_at=at,
+        created_ns=0,
+        last_modified_at=at,
+        attempts=attempts,
+        busy_since=busy_since,
+    )
+    text = CONVERTER.dumps(tx)
+    assert CONVERTER.loads(text, Transaction) == tx
+    stored_before = json.loads(text)
+    del stored_before["busy_since"]
+    old = CONVERTER.loads(json.dumps(stored_before, separators=(",", ":")), Transaction)
+    assert old == attrs.evolve(tx, busy_since=None)

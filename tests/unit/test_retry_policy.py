@@ -43,17 +43,17 @@ asked_waits = st.none() | st.integers(0, 3 * 86400).map(lambda s: timedelta(seco
 @given(
     policy=policies,
     failed=st.integers(0, 6),
-    age=st.integers(0, 30_000).map(lambda s: timedelta(seconds=s)),
+    busy_for=st.integers(0, 30_000).map(lambda s: timedelta(seconds=s)),
     asked=asked_waits,
 )
-def test_a_busy_refusal_waits_as_asked_and_counts_only_once_the_job_is_old(
-    policy: RetryPolicy, failed: int, age: timedelta, asked: timedelta | None
+def test_a_busy_refusal_waits_as_asked_and_counts_only_once_the_job_is_busy_for_long(
+    policy: RetryPolicy, failed: int, busy_for: timedelta, asked: timedelta | None
 ) -> None:
-    """Not counted while the job is younger than ``span``, counted after; the next attempt
-    waits at least the delay a failure would, a second, and what was asked (up to an hour),
-    and no more than the longest of those."""
-    counted, due = policy.after_busy(failed, NOW, since=NOW - age, asked=asked)
-    assert counted == (failed if age < policy.span else failed + 1)
+    """Not counted for ``span`` after the job's first busy refusal, counted after; the next
+    attempt waits at least the delay a failure would, a second, and what was asked (up to an
+    hour), and no more than the longest of those."""
+    counted, due = policy.after_busy(failed, NOW, since=NOW - busy_for, asked=asked)
+    assert counted == (failed if busy_for < policy.span else failed + 1)
     if counted >= policy.max_attempts:
         assert due is None
         return
@@ -85,16 +85,18 @@ def test_any_run_of_busy_and_failed_attempts_ends_in_bounded_time_with_its_attem
     late: list[int],
 ) -> None:
     """A job whose every attempt fails (busy or not, the given outcomes over and over) is
-    given up exactly when its attempts are used, never before; a busy refusal while it is
-    young uses none; and it ends within ``span`` plus one longest wait per attempt."""
-    since = at = NOW
+    given up exactly when its attempts are used, never before; a busy refusal within ``span``
+    of its first one uses none; and it ends within ``span`` plus one longest wait per attempt
+    of its first attempt."""
+    first = at = NOW
+    since: datetime | None = None  # its first busy refusal
     failed = 0
     longest = max(*policy.delays, LONGEST_ASKED, SHORTEST_BUSY_WAIT) + timedelta(seconds=120)
     for (failure, asked), lateness in zip(itertools.cycle(outcomes), itertools.cycle(late)):
         if failure:
             failed, due = failed + 1, policy.next_attempt(failed + 1, at)
         else:
-            before = failed
+            before, since = failed, since or at
             failed, due = policy.after_busy(failed, at, since=since, asked=asked)
             assert failed == (before if at - since < policy.span else before + 1)
         if due is None:
@@ -103,7 +105,7 @@ def test_any_run_of_busy_and_failed_attempts_ends_in_bounded_time_with_its_attem
         assert due >= at + (timedelta(0) if failure else SHORTEST_BUSY_WAIT)
         at = due + timedelta(seconds=lateness)
     assert failed == policy.max_attempts
-    assert at <= since + policy.span + policy.max_attempts * longest
+    assert at <= first + policy.span + policy.max_attempts * longest
 
 
 def delivery() -> Delivery:

@@ -1,6 +1,7 @@
 """How the sending worker names a failed post (``sending.failure_of``): every refusal maps to
 one TXE entry, and it is retried exactly when the transport said trying again may help; a
-busy receiver's refusal is told apart (TXE-2006)."""
+busy receiver's refusal is told apart (TXE-2006); the detail a failure carries is cut, and
+only it."""
 
 from __future__ import annotations
 
@@ -49,14 +50,35 @@ def test_a_lookup_is_retried_exactly_when_its_failure_may_pass() -> None:
     assert all(f in txe.TXE_CATALOGUE for f in LOOKUP_FAILURES.values())
 
 
-@given(st.sampled_from(txe.TXE_CATALOGUE), st.text(max_size=3 * txe.DETAIL_LENGTH))
+# short details, and long ones about as long as a detail may be and longer
+details = (
+    st.text(max_size=20)
+    | st.text(min_size=txe.DETAIL_LENGTH - 200, max_size=txe.DETAIL_LENGTH + 2)
+    | st.text(min_size=txe.DETAIL_LENGTH + 1, max_size=3 * txe.DETAIL_LENGTH)
+)
+
+
+@given(
+    st.sampled_from(txe.TXE_CATALOGUE),
+    details,
+    st.just("") | st.text(min_size=1, max_size=200),
+)
 def test_a_failures_detail_is_kept_whole_up_to_its_length_then_cut(
-    failure: txe.TransportFailure, detail: str
+    failure: txe.TransportFailure, detail: str, lead: str
 ) -> None:
-    message = failure.error(detail).message
+    """The detail (the receiver's words) is cut at ``DETAIL_LENGTH``, and only it: what this
+    service says before it (``lead``: when a busy receiver's document is tried again) is kept
+    whole, the detail in parentheses after it, its closing one kept too."""
+    message = failure.error(detail, lead=lead).message
     assert message.startswith(f"{failure.title}: ")
     said = message.removeprefix(f"{failure.title}: ")
+    if lead:
+        assert said.startswith(f"{lead} (") and said.endswith(")")
+        said = said.removeprefix(f"{lead} (").removesuffix(")")
     if len(detail) <= txe.DETAIL_LENGTH:
         assert said == detail
     else:
         assert said == detail[: txe.DETAIL_LENGTH] + "…"
+    # bounded by the detail's length and the lead's own size
+    wrapper = len(f"{failure.title}: {lead} ()") if lead else len(f"{failure.title}: ")
+    assert len(message) <= wrapper + txe.DETAIL_LENGTH + 1

@@ -3,12 +3,13 @@ state machine checked against a simple model of which moves are allowed from whi
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
@@ -21,7 +22,7 @@ from fourcorner.domain.envelope import (
 from fourcorner.domain.errors import ErrorKind, IllegalTransition
 from fourcorner.domain.network_services import AccessPoint, Environment
 from fourcorner.domain.organisation import UserRef
-from fourcorner.domain.retry import LONGEST_ASKED, RetryPolicy
+from fourcorner.domain.retry import LONGEST_ASKED, SHORTEST_BUSY_WAIT, RetryPolicy
 from fourcorner.domain.send_failures import (
     AP_BUSY,
     AP_REFUSED,
@@ -223,30 +224,111 @@ def test_a_transient_failure_is_retried_then_given_up() -> None:
     assert (tx.transaction_status, tx.attempts, tx.sending_over) == (Status.FAILED, 3, True)
 
 
-def test_a_busy_receiver_delays_a_young_document_without_using_its_attempts() -> None:
-    """Refused busy (503 with ``Retry-After: 120``) a minute after it was made: due again in
-    120 s (longer than the 30 s a failure waits), its attempts untouched, and its error says
-    the receiver is busy and when the next attempt is. Once the document is older than the
-    span of its retries (330 s), busy refusals count, and the third one fails it."""
+def test_a_busy_receiver_delays_a_document_without_using_its_attempts_however_old_it_is() -> None:
+    """A document first tried 20 minutes after it was made (a backlog after an outage, a long
+    validation) and refused busy (503 with ``Retry-After: 120``): due again in 120 s (longer
+    than the 30 s a failure waits), its attempts untouched, and its error says the receiver
+    is busy and when the next attempt is. Busy refusals count only from the span of its
+    retries (330 s) after the first one on, and the third counted one fails it."""
     asked = timedelta(seconds=120)
     tx = outbound()
-    at = tx.created_at + timedelta(minutes=1)
-    busy = tx.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 503", at, POLICY, asked=asked)
-    assert (busy.transaction_status, busy.attempts) == (Status.PROCESSING, 0)
-    assert busy.next_attempt_at == at + asked and busy.lease_until == NO_LEASE
+    first = tx.created_at + timedelta(minutes=20)
+    busy = tx.claimed(first, LEASE).attempt_failed(AP_BUSY, "HTTP 503", first, POLICY, asked=asked)
+    assert (busy.transaction_status, busy.attempts, busy.busy_since) == (
+        Status.PROCESSING,
+        0,
+        first,
+    )
+    assert busy.next_attempt_at == first + asked and busy.lease_until == NO_LEASE
     assert busy.service_error == AP_BUSY.error(
-        f"next attempt at {at + asked:%Y-%m-%dT%H:%M:%SZ}, not counted as an attempt (HTTP 503)"
+        "HTTP 503",
+        lead=f"next attempt at {first + asked:%Y-%m-%dT%H:%M:%SZ}, not counted as an attempt",
     )
     assert busy.service_error.message.startswith("The receiving access point is busy: ")
-    at = tx.created_at + POLICY.span
+    assert busy.service_error.message.endswith(", not counted as an attempt (HTTP 503)")
+    at = busy.next_attempt_at
+    busy = busy.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 503", at, POLICY)
+    assert (busy.attempts, busy.busy_since) == (0, first)
+    at = first + POLICY.span
     for attempt in (1, 2):
         busy = busy.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 429", at, POLICY)
         assert (busy.transaction_status, busy.attempts) == (Status.PROCESSING, attempt)
         assert f"{attempt} of its 3 attempts used (HTTP 429)" in busy.service_error.message
+        assert busy.busy_since == first
         at = busy.next_attempt_at
     over = busy.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 429", at, POLICY)
     assert (over.transaction_status, over.attempts) == (Status.FAILED, 3)
     assert over.service_error == AP_BUSY.error("HTTP 429")
+
+
+def test_a_failed_attempt_does_not_start_the_window_of_busy_refusals() -> None:
+    """Only a busy refusal starts it: a document whose first attempt failed otherwise (an
+    unreachable receiver) and that is refused busy later has that refusal not counted."""
+    at = NOW
+    tx = outbound().claimed(at, LEASE).attempt_failed(AP_UNREACHABLE, "timeout", at, POLICY)
+    assert (tx.attempts, tx.busy_since) == (1, None)
+    at += timedelta(minutes=10)
+    tx = tx.claimed(at, LEASE).attempt_failed(AP_BUSY, "HTTP 503", at, POLICY)
+    assert (tx.transaction_status, tx.attempts, tx.busy_since) == (Status.PROCESSING, 1, at)
+
+
+policies = st.builds(
+    RetryPolicy,
+    st.lists(st.integers(0, 600).map(lambda s: timedelta(seconds=s)), min_size=1, max_size=3).map(
+        tuple
+    ),
+    st.integers(1, 4),
+)
+
+
+@settings(deadline=None)
+@given(
+    policy=policies,
+    age=st.integers(0, 7 * 86400).map(lambda s: timedelta(seconds=s)),
+    # each outcome: a busy refusal (True) with the wait it asks, or another failure; the
+    # worker comes that many seconds late to each due attempt
+    outcomes=st.lists(
+        st.tuples(
+            st.booleans(), st.none() | st.integers(0, 7200).map(lambda s: timedelta(seconds=s))
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    late=st.lists(st.integers(0, 120), min_size=1, max_size=6),
+)
+def test_busy_refusals_fail_no_document_before_the_window_of_its_first_one_has_passed(
+    policy: RetryPolicy,
+    age: timedelta,
+    outcomes: list[tuple[bool, timedelta | None]],
+    late: list[int],
+) -> None:
+    """However old a document is at its first attempt, a busy refusal within ``span`` of
+    its first one uses no attempt and does not fail it; every other failure uses one; and a
+    document whose every attempt fails still ends FAILED, its attempts used, within ``span``
+    plus one longest wait per attempt of its first attempt."""
+    tx = outbound()
+    first = at = tx.created_at + age
+    began: datetime | None = None  # its first busy refusal
+    longest = max(*policy.delays, LONGEST_ASKED, SHORTEST_BUSY_WAIT) + timedelta(seconds=120)
+    for (busy, asked), lateness in zip(itertools.cycle(outcomes), itertools.cycle(late)):
+        before = tx.attempts
+        failure = AP_BUSY if busy else AP_UNREACHABLE
+        tx = tx.claimed(at, LEASE).attempt_failed(failure, "why", at, policy, asked=asked)
+        if busy:
+            began = began or at
+            if at - began < policy.span:
+                assert tx.attempts == before and not tx.sending_over
+            else:
+                assert tx.attempts == before + 1
+        else:
+            assert tx.attempts == before + 1
+        assert tx.busy_since == began
+        if tx.sending_over:
+            break
+        assert tx.next_attempt_at >= at
+        at = tx.next_attempt_at + timedelta(seconds=lateness)
+    assert (tx.transaction_status, tx.attempts) == (Status.FAILED, policy.max_attempts)
+    assert at <= first + policy.span + policy.max_attempts * longest
 
 
 def test_a_positive_status_is_confirmed_only_before_it_is_sent() -> None:
@@ -280,7 +362,7 @@ class Model:
     code: str | None = None
     due: datetime | None = None
     leased: bool = False  # a worker holds it, in an attempt
-    made: datetime = NOW
+    busy_since: datetime | None = None  # its first busy refusal
 
     def in_attempt(self) -> bool:
         return self.outbound and (
@@ -303,20 +385,9 @@ class Lifecycle(RuleBasedStateMachine):
             "received": received,
         }
         self.model = {
-            "document": Model(
-                True,
-                True,
-                "UNPROCESSED",
-                due=self.records["document"].created_at,
-                made=self.records["document"].created_at,
-            ),
+            "document": Model(True, True, "UNPROCESSED", due=self.records["document"].created_at),
             "status": Model(
-                True,
-                False,
-                "UNPROCESSED",
-                code="AB",
-                due=self.records["status"].next_attempt_at,
-                made=self.records["status"].created_at,
+                True, False, "UNPROCESSED", code="AB", due=self.records["status"].next_attempt_at
             ),
             "received": Model(False, True, "COMPLETED"),
         }
@@ -385,9 +456,12 @@ class Lifecycle(RuleBasedStateMachine):
         )
         if after is None:
             return
-        # a busy refusal counts only once the record is 330 s old (the span of its retries)
-        busy = failure is AP_BUSY
-        counted = not busy or self.now - m.made >= timedelta(seconds=330)
+        # a busy refusal counts only from 330 s (the span of its retries) after the record's
+        # first one on, however old the record is
+        busy, counted = failure is AP_BUSY, True
+        if busy:
+            m.busy_since = began = m.busy_since or self.now
+            counted = self.now - began >= timedelta(seconds=330)
         wait = timedelta(seconds=30) if m.attempts == 0 else timedelta(minutes=5)
         if busy and asked is not None:
             wait = max(wait, min(asked, LONGEST_ASKED))
@@ -401,13 +475,14 @@ class Lifecycle(RuleBasedStateMachine):
             m.status = "FAILED"
         if m.status == "REJECTED":
             return
-        why = "why"
+        lead = ""
         if busy and retried:  # it says when the next attempt is, and whether this one counted
             told = (
                 f"{m.attempts} of its 3 attempts used" if counted else "not counted as an attempt"
             )
-            why = f"next attempt at {m.due:%Y-%m-%dT%H:%M:%SZ}, {told} (why)"
-        assert after.service_error == failure.error(why)  # type: ignore[attr-defined]
+            lead = f"next attempt at {m.due:%Y-%m-%dT%H:%M:%SZ}, {told}"
+            assert after.service_error.message.endswith(f"{lead} (why)")  # type: ignore[union-attr]
+        assert after.service_error == failure.error("why", lead=lead)  # type: ignore[attr-defined]
 
     @rule(which=RECORDS, code=st.sampled_from(["AP", "AB", "RE"]))
     def status_arrives(self, which: str, code: str) -> None:
@@ -431,6 +506,7 @@ class Lifecycle(RuleBasedStateMachine):
             m = self.model[which]
             assert tx.transaction_status.value == m.status, which
             assert (tx.attempts, tx.mls_response_code) == (m.attempts, m.code), which
+            assert tx.busy_since == m.busy_since, which
             if m.outbound:
                 assert tx.next_attempt_at == m.due, which
 

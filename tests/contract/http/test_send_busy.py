@@ -1,8 +1,9 @@
 """A busy receiving access point (HTTP 503 or 429, with ``Retry-After``) delays a document but
-does not use up its attempts while it is young: the transport reads the wait it asks for, the
-next attempt is stored due no sooner, the transaction's error says the receiver is busy and
-when the next attempt is, and once the receiver takes the message the document completes. A
-receiver that stays busy fails it after its attempts, in bounded time."""
+does not use up its attempts for a while after its first refusal, however long the document
+waited before it was first tried: the transport reads the wait it asks for, the next attempt
+is stored due no sooner, the transaction's error says the receiver is busy and when the next
+attempt is, and once the receiver takes the message the document completes. A receiver that
+stays busy fails it after its attempts, in bounded time."""
 
 from __future__ import annotations
 
@@ -157,29 +158,61 @@ async def test_a_busy_receiver_delays_the_document_as_asked_without_using_an_att
     assert await s.send_failed_events() == 0
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_document_first_tried_late_is_delayed_by_a_busy_receiver_as_a_new_one_is(
+    sender: Any, backend: str
+) -> None:
+    """A document first tried 20 minutes after it was taken in (a backlog after an outage),
+    refused busy at t, t + 30 s and t + 330 s: the first two use no attempt, the third (the
+    span of its retries after the first refusal) one; the receiver then takes it. When the
+    first refusal was is stored with it, so every worker (and a restarted one) measures from
+    it."""
+    s = await sender(backend, BusyProxy(busy=3, retry_after="30"))
+    t = s.at = (await s.stored()).created_at + timedelta(minutes=20)
+    assert await s.round() == 1
+    tx = await s.stored()
+    assert (tx.transaction_status, tx.attempts, tx.busy_since) == (Status.PROCESSING, 0, t)
+    assert tx.next_attempt_at == t + timedelta(seconds=30)
+    s.at = tx.next_attempt_at
+    assert await s.round() == 1
+    tx = await s.stored()
+    assert (tx.attempts, tx.busy_since) == (0, t)
+    s.at = t + timedelta(seconds=330)
+    assert await s.round() == 1
+    tx = await s.stored()
+    assert (tx.transaction_status, tx.attempts, tx.busy_since) == (Status.PROCESSING, 1, t)
+    assert ", 1 of its 3 attempts used (HTTP 503, " in (await s.shown())["serviceError"]["message"]
+    s.at = tx.next_attempt_at
+    assert await s.round() == 1 and s.proxy.posts == 4
+    done = await s.stored()
+    assert (done.transaction_status, done.attempts) == (Status.COMPLETED, 1)
+    assert await s.send_failed_events() == 0
+
+
 async def test_a_receiver_busy_for_good_fails_the_document_after_its_attempts(
     sender: Any,
 ) -> None:
     """Busy at every attempt, asking for 5 s: tried again every 30 s (the policy's first
-    delay is longer) without using an attempt while the document is younger than the span of
-    its retries (30 s + 300 s), then three counted attempts, the last one failing it; one
+    delay is longer) without using an attempt for the span of its retries (30 s + 300 s)
+    after the first refusal, then three counted attempts, the last one failing it; one
     ``transaction.send_failed``, at the end."""
     s = await sender("sqlite", BusyProxy(busy=10**6, retry_after="5", status=429))
-    made = (await s.stored()).created_at
     span = timedelta(seconds=330)
-    rounds: list[tuple[timedelta, int]] = []  # (age, attempts used after it)
+    rounds: list[tuple[timedelta, int]] = []  # (time since the first refusal, attempts used)
     tx = await s.stored()
+    first = s.at = max(s.at, tx.next_attempt_at)
     while not tx.sending_over:
         s.at = max(s.at, tx.next_attempt_at)
         assert await s.round() == 1
         tx = await s.stored()
-        rounds.append((s.at - made, tx.attempts))
+        rounds.append((s.at - first, tx.attempts))
         assert len(rounds) < 30
-    young = [attempts for age, attempts in rounds if age < span]
+    assert tx.busy_since == first
+    young = [attempts for busy_for, attempts in rounds if busy_for < span]
     assert young and set(young) == {0}
-    assert [attempts for age, attempts in rounds if age >= span] == [1, 2, 3]
+    assert [attempts for busy_for, attempts in rounds if busy_for >= span] == [1, 2, 3]
     assert tx.transaction_status is Status.FAILED and tx.attempts == 3
-    assert s.at - made <= span + 3 * max(timedelta(minutes=5), LONGEST_ASKED)
+    assert s.at - first <= span + 3 * max(timedelta(minutes=5), LONGEST_ASKED)
     shown = await s.shown()
     assert shown["serviceError"]["code"] == "TXE-2006"
     assert shown["serviceError"]["message"].startswith(

@@ -146,26 +146,45 @@ async def test_a_retry_sends_the_kept_message(api: Any) -> None:
     assert not await kept(docs, tx_id)
 
 
+@pytest.mark.parametrize("busy", [False, True], ids=["refused", "busy"])
 async def test_a_receivers_long_words_are_kept_and_logged_cut(
-    api: Any, caplog: pytest.LogCaptureFixture
+    api: Any, caplog: pytest.LogCaptureFixture, busy: bool
 ) -> None:
     """A receiving access point chooses how much its error says (up to the answer's limit of
     megabytes): the transaction keeps, its event carries and the log repeats at most
-    ``DETAIL_LENGTH`` characters of it."""
+    ``DETAIL_LENGTH`` characters of it, cut once. A busy receiver's words are cut before
+    they are put in what this service says about them (when the next attempt is), which is
+    kept whole, its closing parenthesis included."""
     ctx, docs, tx_id = await setup(api)
     said = "EBMS:0004 " + "x" * 1_000_000
-    transport = ScriptedTransport(ctx, [Refused("EBMS:0004", said, retryable=False)])
+    refusal = Refused("EBMS:0004", said, retryable=False)
+    if busy:
+        refusal = Refused(
+            "HTTP 503", said, retryable=True, busy=True, retry_after=timedelta(seconds=120)
+        )
+    transport = ScriptedTransport(ctx, [refusal])
     with caplog.at_level(logging.WARNING, logger="fourcorner"):
         assert await worker(api, ctx, docs, transport).run_once() == 1
-    failed = await stored(ctx, tx_id)
-    assert failed.transaction_status is Status.FAILED and failed.service_error is not None
-    message = failed.service_error.message
-    assert "EBMS:0004 xxx" in message and len(message) < txe.DETAIL_LENGTH + 200
-    async with ctx.uow() as uow:
-        (event,) = await uow.repository(EVENTS).all(eventType="transaction.send_failed")
-    assert len(json.dumps(event.payload)) < 20_000
+    after = await stored(ctx, tx_id)
+    assert after.service_error is not None
+    message = after.service_error.message
+    detail = sending.cause_of(refusal)
+    words = detail[: txe.DETAIL_LENGTH] + "…"  # cut once: one ellipsis
+    if busy:
+        assert after.transaction_status is Status.PROCESSING
+        # the worker here waits no delay between attempts: no span, so the refusal counts
+        at = after.next_attempt_at
+        lead = f"next attempt at {at:%Y-%m-%dT%H:%M:%SZ}, 1 of its 3 attempts used"
+        assert message == f"{txe.AP_BUSY.title}: {lead} ({words})"
+    else:
+        assert after.transaction_status is Status.FAILED
+        assert message == f"{txe.AP_REFUSED.title}: {words}"
+        async with ctx.uow() as uow:
+            (event,) = await uow.repository(EVENTS).all(eventType="transaction.send_failed")
+        assert len(json.dumps(event.payload)) < 20_000
+    assert message.count("…") == 1
     (logged,) = [r for r in caplog.records if getattr(r, "event", "") == "send.failed"]
-    assert len(logged.cause) <= txe.DETAIL_LENGTH + 20
+    assert logged.cause == words
 
 
 class Puts:
