@@ -47,7 +47,7 @@ from fourcorner.entrypoints import adapter_setup as setup
 from fourcorner.entrypoints import lease_checks, markers, operator
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import routes
-from fourcorner.entrypoints.http.address_limit import AddressLimit
+from fourcorner.entrypoints.http.address_limit import AddressLimit, spool_share
 from fourcorner.entrypoints.http.app import build_app
 from fourcorner.entrypoints.http.auth import Authenticator
 from fourcorner.entrypoints.http.catalogue_handlers import RenderCache
@@ -269,6 +269,16 @@ class Container(containers.DeclarativeContainer):
     )
     # how many inbound AS4 messages one client address may have in flight at once
     as4_per_address = providers.Singleton(AddressLimit, config.as4_inbound_per_address)
+    # how many of the places on disk one client address may hold at once (a quarter)
+    as4_spools_per_address = providers.Singleton(
+        AddressLimit,
+        providers.Callable(
+            lambda gate, per: spool_share(gate * 2, per),
+            config.as4_inbound_concurrency,
+            config.as4_inbound_per_address,
+        ),
+        large=True,
+    )
     blob_sweeper = providers.Singleton(
         BlobSweeper,
         context,

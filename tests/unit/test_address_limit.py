@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 
 import attrs
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -21,7 +22,7 @@ from hypothesis.stateful import (
 from fourcorner.application.sending import Exchange
 from fourcorner.domain.errors import MalformedBody
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.http.address_limit import AddressLimit
+from fourcorner.entrypoints.http.address_limit import SPOOL_SHARE, AddressLimit, spool_share
 from fourcorner.entrypoints.http.errors import AddressBusy
 
 # client addresses (as aiohttp gives them) with the sender each counts as: an IPv4 address
@@ -128,3 +129,21 @@ def test_the_limit_and_wait_must_be_usable():
     for limit, wait in ((-1, 5), (1, 0)):
         with pytest.raises(ValueError, match="limit >= 0"):
             AddressLimit(limit, retry_after=wait)
+
+
+@given(st.integers(1, 4096), st.integers(0, 4096))
+def test_an_address_holds_at_most_a_quarter_of_the_places_on_disk(
+    spools: int, per_address: int
+) -> None:
+    """Where addresses are counted, each may hold at least one place on disk, never more than
+    it may have in flight, and (given four places or more) never more than a quarter of them:
+    four addresses at their share leave none of the others' large messages waiting alone; with
+    the limit off (0), nothing is counted."""
+    share = spool_share(spools, per_address)
+    if per_address == 0:
+        assert share == 0
+        return
+    assert 1 <= share <= per_address
+    if spools >= SPOOL_SHARE:
+        assert share * SPOOL_SHARE <= spools
+    assert share == min(per_address, max(1, spools // SPOOL_SHARE))

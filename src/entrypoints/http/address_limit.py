@@ -29,6 +29,23 @@ honours it finds room. A sender that holds its places by sending slowly frees no
 however long it is told; one that asks again too early is refused again, unread."""
 
 
+SPOOL_SHARE = 4
+"""One client address holds at most a quarter of the places on disk (``spool_share``)."""
+
+
+def spool_share(spools: int, per_address: int) -> int:
+    """How many of the ``spools`` places on disk one client address may hold at once: a
+    ``SPOOL_SHARE``-th of them (at least one), never more than it may have in flight
+    (``per_address``), and no bound where that limit is off (0: behind a proxy that is not
+    listed, every request has one address). Large messages (announced so, of no announced
+    length, or compressed) wait for one of few places, each up to the bounds of time of its
+    body; the limit in flight alone (16 by default, as many as the places on disk) would let
+    one address hold them all, so that every other sender's large message waited unread."""
+    if per_address == 0:
+        return 0
+    return min(per_address, max(1, spools // SPOOL_SHARE))
+
+
 class AddressLimit:
     """Requests in flight per client address; ``limit`` 0 counts nothing and refuses nothing.
 
@@ -36,11 +53,12 @@ class AddressLimit:
     entry (its key and a count) only while it has a request in flight, removed with the last,
     so there are never more entries than requests being served."""
 
-    def __init__(self, limit: int, *, retry_after: int = RETRY_AFTER) -> None:
+    def __init__(self, limit: int, *, retry_after: int = RETRY_AFTER, large: bool = False) -> None:
         if limit < 0 or retry_after < 1:
             raise ValueError("limit >= 0 and retry_after >= 1")
         self.limit = limit
         self._retry_after = retry_after
+        self._large = large  # what it counts, as its refusal says: large messages on disk
         self._in_flight: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -65,7 +83,7 @@ class AddressLimit:
         counts = self._in_flight
         held = counts.get(key, 0)
         if held >= self.limit:
-            raise AddressBusy(limit=self.limit, retry_after=self._retry_after)
+            raise AddressBusy(limit=self.limit, retry_after=self._retry_after, large=self._large)
         counts[key] = held + 1
         try:
             yield

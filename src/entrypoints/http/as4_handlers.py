@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from aiohttp import web
@@ -33,6 +34,7 @@ async def as4_inbound(
     spools: asyncio.Semaphore = Provide["as4_spools"],
     readers: asyncio.Semaphore = Provide["as4_readers"],
     per_address: AddressLimit = Provide["as4_per_address"],
+    spools_per_address: AddressLimit = Provide["as4_spools_per_address"],
     wake: object = Provide["sending_wake"],
 ) -> Reply:
     """The AS4 endpoint of an access point. The access point is looked up first (after the
@@ -56,9 +58,12 @@ async def as4_inbound(
     waiters first come first served, so an address's queue of waiters would take each place
     as it came free; and a place, once had, is held through the gate until the answer (a
     reader) or the file's removal (a spool), so counting to the answer is what bounds the
-    places one address holds, however slowly or quickly it sends."""
+    places one address holds, however slowly or quickly it sends. Of the places on disk, one
+    address holds at most ``spools_per_address``'s (a quarter: ``address_limit.spool_share``);
+    one more large message of it is refused the same way, before it waits for one."""
     raw = req.raw
-    with per_address.held(client_address(raw)):
+    client = client_address(raw)
+    with per_address.held(client):
         try:
             org_id, ap_id = req.path_uuid("orgId"), req.path_uuid("apId")
         except InvalidInput:
@@ -71,16 +76,17 @@ async def as4_inbound(
             raise BodyTooLarge(limit=limit)
         encoded = raw.headers.get("Content-Encoding", "").strip().lower() not in ("", "identity")
         large = encoded or raw.content_length is None or raw.content_length >= CHUNK
-        async with spools if large else readers:
-            pace = raw.config_dict[PACE]
-            message = await body(raw.content, docs.blobs.incoming, limit, pace=pace)
-            try:
-                async with gate:
-                    ctype = raw.headers.get("Content-Type", "")
-                    answer = await receive(ctx, docs, exchange, to, ctype, message)
-            finally:
-                if isinstance(message, Path):
-                    message.unlink(missing_ok=True)
+        with spools_per_address.held(client) if large else contextlib.nullcontext():
+            async with spools if large else readers:
+                pace = raw.config_dict[PACE]
+                message = await body(raw.content, docs.blobs.incoming, limit, pace=pace)
+                try:
+                    async with gate:
+                        ctype = raw.headers.get("Content-Type", "")
+                        answer = await receive(ctx, docs, exchange, to, ctype, message)
+                finally:
+                    if isinstance(message, Path):
+                        message.unlink(missing_ok=True)
     if callable(wake):
         wake()
     return Reply(

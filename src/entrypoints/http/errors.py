@@ -84,10 +84,12 @@ class AddressBusy(DomainError):
     title = "Too many messages in flight from this address"
     limit: int = 0
     retry_after: int = 1
+    large: bool = False  # the count of large messages on disk (``spool_share``)
 
     def message(self) -> str:
+        what = "large messages on disk" if self.large else "messages in flight"
         return (
-            f"This address has {self.limit} messages in flight already, as many as it may have "
+            f"This address has {self.limit} {what} already, as many as it may have "
             f"at once; send this one again in {self.retry_after} "
             f"second{'s' if self.retry_after != 1 else ''}."
         )

@@ -17,7 +17,7 @@ import pytest
 
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import resolve
-from fourcorner.entrypoints.http.address_limit import RETRY_AFTER, AddressLimit
+from fourcorner.entrypoints.http.address_limit import RETRY_AFTER, AddressLimit, spool_share
 from fourcorner.entrypoints.http.spooling import CHUNK, Pace
 from sbd_factory import make_sbd
 
@@ -185,6 +185,48 @@ async def test_zero_counts_nothing_and_refuses_nothing(paced, caplog):
         [(status, answer)] = await post_from(api, SLOW, path, receiver)
         assert status == 200 and error_code(answer) is None and b"Receipt" in answer
         assert len(limit) == 0
+    finally:
+        for _, writer in conns:
+            writer.close()
+    await until(_state(lambda: not spooled(docs)), within=5)
+    no_errors_logged(caplog)
+
+
+async def test_one_address_holds_no_more_than_its_share_of_the_places_on_disk(paced, caplog):
+    """At the defaults one address may have 16 messages in flight, as many as there are places
+    on disk; of those it holds at most a quarter (``spool_share``): its next large message is
+    refused at once, unread (503 AT-1504 saying so), while another address's large message
+    still finds a place and its receipt, and a small one of the same address is still read."""
+    api = await paced(Pace())
+    settings = Settings()
+    share = spool_share(2 * settings.as4_inbound_concurrency, settings.as4_inbound_per_address)
+    assert 0 < share < settings.as4_inbound_per_address
+    _, receiver, path = await setup(api)
+    docs = await resolve(api.container.documents)
+    large = b"\0" * (CHUNK + 1024)
+    conns = [await stalled(api, path, large, source=SLOW) for _ in range(share)]
+    try:
+        await until(_state(lambda: len(spooled(docs)) == share), within=5)
+        status, headers, body = await answer_at_once(*await stalled(api, path, source=SLOW))
+        assert status == 503 and body["code"] == "AT-1504", body
+        assert f"{share} large messages on disk" in body["error"]
+        assert headers["retry-after"] == str(RETRY_AFTER)
+        assert len(spooled(docs)) == share  # it made no file
+        [(status, answer)] = await post_from(api, SLOW, path, receiver)  # a small one
+        assert status == 200 and error_code(answer) is None and b"Receipt" in answer
+        sender = f"0088:{gln(89)}"
+        sbd = make_sbd(sender=sender, receiver=receiver)
+        msg = message(api, sbd, sender=sender, receiver=receiver)
+
+        async def chunked() -> AsyncIterator[bytes]:  # of no announced length: a large one
+            yield msg.body
+
+        async with client_from("127.0.0.1") as session:
+            url = api.client.make_url(path)
+            async with session.post(url, data=chunked(), headers=msg.http_headers) as resp:
+                answer = await resp.read()
+                assert resp.status == 200 and error_code(answer) is None, answer
+                assert b"Receipt" in answer
     finally:
         for _, writer in conns:
             writer.close()

@@ -28,7 +28,8 @@ from .test_transactions import until
 GATE = 8  # the default as4_inbound_concurrency
 # the stalled senders' addresses, other than the client's own (127.0.0.1): spread over them,
 # each has fewer messages in flight than it may (as4_inbound_per_address, test_as4_per_address)
-SOURCES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
+# and fewer large ones on disk than its share of the places (address_limit.spool_share)
+SOURCES = tuple(f"127.0.0.{i}" for i in range(2, 10))
 
 
 async def stalled(
