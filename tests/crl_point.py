@@ -32,6 +32,7 @@ class CrlPoint:
     requests: dict[str, int] = attrs.Factory(dict)
     url: str = ""
     release: asyncio.Event = attrs.Factory(asyncio.Event)  # ends the stalled answers
+    asked: asyncio.Condition = attrs.Factory(asyncio.Condition)  # told of each request
 
     def serve(self, crl: x509.CertificateRevocationList, *, pem: bool = False) -> None:
         encoding = serialization.Encoding.PEM if pem else serialization.Encoding.DER
@@ -49,6 +50,8 @@ class CrlPoint:
 
     async def answer(self, request: web.Request) -> web.StreamResponse:
         self.requests["/ca.crl"] = self.requests.get("/ca.crl", 0) + 1
+        async with self.asked:
+            self.asked.notify_all()
         if self.status != 200:
             return web.Response(status=self.status)
         if not (self.stall or self.endless or self.declared):
@@ -75,6 +78,11 @@ class CrlPoint:
     @property
     def fetched(self) -> int:
         return self.requests.get("/ca.crl", 0)
+
+    async def fetched_at_least(self, times: int) -> None:
+        """Wait until the list was asked for ``times`` times."""
+        async with self.asked:
+            await self.asked.wait_for(lambda: self.fetched >= times)
 
     @classmethod
     @contextlib.asynccontextmanager

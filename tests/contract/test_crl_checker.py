@@ -5,17 +5,21 @@ when, the bounds of a fetch, and what each policy answers while no list is known
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from crl_point import CrlPoint, ServerFactory
+from fourcorner.adapters.pki.crl import REFRESH_LEAST
+from fourcorner.adapters.pki.crl_source import MAX_SOURCES, RETRY_FIRST
 from fourcorner.adapters.pki.revocation import CertificateRevoked, CrlChecker, Policy
 from fourcorner.adapters.pki.testpki import issue_leaf, new_ca, sign_crl
 from fourcorner.application.certificate_status import (
@@ -285,6 +289,76 @@ async def test_a_list_is_fetched_again_and_a_stale_one_used_for_its_grace(
     assert point.fetched == 3
 
 
+async def test_a_stale_list_is_fetched_again_no_sooner_than_the_floor(
+    point: CrlPoint, checkers: Any
+) -> None:
+    """The CA is late with its next list: the kept one, past its nextUpdate, answers for its
+    grace, and is asked for again every ``REFRESH_LEAST``, not at every check (each may be a
+    download of 20 MiB)."""
+    cert = leaf(point.url)
+    point.serve(crl(at=NOW - 3 * HOUR, lasting=HOUR))  # nextUpdate 2 h ago
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock)
+    await first_check(checker, cert)
+    asked = [NOW]
+    while clock.now < NOW + 3 * REFRESH_LEAST:  # a check every 10 s for 15 min
+        clock.now += timedelta(seconds=10)
+        checker.check(cert, CA, clock.now)  # the stale list answers
+        await checker.idle()
+        if point.fetched > len(asked):
+            asked.append(clock.now)
+    assert [t - NOW for t in asked] == [i * REFRESH_LEAST for i in range(4)]
+
+
+@pytest.mark.parametrize("policy", [Policy.SOFT, Policy.HARD])
+async def test_a_list_fetched_past_its_grace_is_a_failed_fetch(
+    point: CrlPoint, checkers: Any, caplog: pytest.LogCaptureFixture, policy: Policy
+) -> None:
+    """The distribution point serves a list past its nextUpdate by more than the grace: it
+    does not count, and fetching it is a failure, tried again with the backoff. Only the
+    first check waits; the others are answered by the policy at once, and the warnings are
+    logged once, not at each fetch or check."""
+    cert = leaf(point.url)
+    point.serve(crl(at=NOW - 30 * HOUR, lasting=HOUR))  # nextUpdate 29 h ago, grace 24 h
+    clock = FakeClock(NOW)
+    checker = checkers(policy, clock=clock)
+    caplog.set_level(logging.WARNING, "fourcorner.revocation")
+    await first_check(checker, cert)
+    for step in range(8):  # a check every 15 s: a fetch at 30 s, 90 s (the backoff)
+        clock.now = NOW + step * RETRY_FIRST / 2
+        if policy is Policy.HARD:
+            with pytest.raises(CertificateStatusUnknown, match="out of date") as unknown:
+                checker.check(cert, CA, clock.now)
+            assert not isinstance(unknown.value, CertificateStatusPending)
+        else:
+            checker.check(cert, CA, clock.now)
+        await checker.idle()
+    assert point.fetched == 3
+    assert len(log_events(caplog, "revocation.fetch_failed")) == 1
+    assert len(log_events(caplog, "revocation.unchecked")) == (policy is Policy.SOFT)
+
+
+async def test_a_failure_is_warned_of_again_once_a_list_came_in_between(
+    point: CrlPoint, checkers: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    cert = leaf(point.url)
+    point.status = 503
+    clock = FakeClock(NOW)
+    checker = checkers(clock=clock)
+    caplog.set_level(logging.WARNING, "fourcorner.revocation")
+    await first_check(checker, cert)
+    point.serve(crl())
+    clock.now += RETRY_FIRST
+    checker.check(cert, CA, clock.now)  # unchecked; a fetch starts
+    await checker.idle()
+    point.status = 503
+    clock.now += 2 * HOUR
+    checker.check(cert, CA, clock.now)  # the kept list answers; a fetch starts, and fails
+    await checker.idle()
+    assert len(log_events(caplog, "revocation.fetch_failed")) == 2
+    assert len(log_events(caplog, "revocation.unchecked")) == 1
+
+
 async def test_a_fresh_list_is_fetched_again_after_an_hour(point: CrlPoint, checkers: Any) -> None:
     revoked = leaf(point.url)
     point.serve(crl(lasting=7 * DAY))
@@ -381,3 +455,65 @@ async def test_a_check_in_a_worker_thread_has_its_list_fetched_on_the_loop(
     assert point.fetched == 2
     with pytest.raises(CertificateRevoked):
         await asyncio.to_thread(checker.check, revoked, CA, clock.now)
+
+
+# --- what is kept, and shutting down ----------------------------------------------------------
+
+
+async def test_while_every_list_kept_is_being_fetched_no_other_is_taken(
+    point: CrlPoint, checkers: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``MAX_SOURCES`` distribution points whose fetches never end: a certificate naming
+    another is not waited for, nor fetched; the policy answers for it (soft: accepted, with
+    one warning)."""
+    point.stall = True
+    hard = checkers(Policy.HARD, wait=0, clock=FakeClock(NOW))
+    soft = checkers(Policy.SOFT, wait=0, clock=FakeClock(NOW))
+    caplog.set_level(logging.WARNING, "fourcorner.revocation")
+    for n in range(MAX_SOURCES):
+        for checker in (hard, soft):
+            await first_check(checker, leaf(f"{point.url}?n={n}"))
+    async with asyncio.timeout(10):
+        await point.fetched_at_least(2 * MAX_SOURCES)  # every fetch has reached the point
+    url = point.url.replace("/ca.crl", "/moved")  # a request to it would be counted apart
+    another = leaf(url)
+    with pytest.raises(CertificateStatusUnknown, match="other distribution points") as unknown:
+        hard.check(another, CA, NOW)
+    assert not isinstance(unknown.value, CertificateStatusPending)
+    for _ in range(3):
+        soft.check(another, CA, NOW)
+    assert [r.url for r in log_events(caplog, "revocation.unchecked")] == [url]  # type: ignore[attr-defined]
+    for checker in (hard, soft):
+        assert repr(checker) == f"CrlChecker(policy={checker.policy.value}, sources={MAX_SOURCES})"
+    await asyncio.sleep(0)
+    assert point.requests == {"/ca.crl": 2 * MAX_SOURCES}
+
+
+async def test_no_fetch_starts_once_the_checker_is_closed(point: CrlPoint) -> None:
+    """After ``aclose`` a check (on the loop, or in a worker thread) starts no fetch, and no
+    session is opened again to be left open."""
+    sessions: list[aiohttp.ClientSession] = []
+
+    def session() -> aiohttp.ClientSession:
+        sessions.append(aiohttp.ClientSession())
+        return sessions[-1]
+
+    cert = leaf(point.url)
+    point.serve(crl())
+    clock = FakeClock(NOW)
+    checker = CrlChecker(Policy.SOFT, clock=clock, session_factory=session)
+    try:
+        await first_check(checker, cert)
+        await checker.aclose()
+        clock.now = NOW + 2 * HOUR  # the kept list is due to be fetched again
+        checker.check(cert, CA, clock.now)
+        await asyncio.to_thread(checker.check, cert, CA, clock.now)
+        with contextlib.suppress(CertificateStatusPending):
+            checker.check(leaf(f"{point.url}?n=new"), CA, clock.now)
+        await asyncio.sleep(0)  # what a worker thread's check handed to the loop runs
+        await checker.idle()
+        assert point.fetched == 1
+        assert len(sessions) == 1 and sessions[0].closed
+    finally:
+        for opened in sessions:
+            await opened.close()

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from fourcorner.adapters.pki.crl import (
     MAX_POINTS,
     REFRESH_EVERY,
+    REFRESH_LEAST,
     CrlRefused,
     KnownCrl,
     distribution_points,
@@ -111,21 +112,46 @@ def test_a_delta_or_partial_list_is_refused() -> None:
         read_crl(extended(narrowed), CA, NOW)
 
 
-@given(lifetime=st.integers(min_value=1, max_value=30 * 86_400))
-def test_a_list_is_fetched_again_before_its_next_update(lifetime: int) -> None:
-    """At most ``REFRESH_EVERY`` after it was fetched, and halfway to its nextUpdate when
-    that is sooner: never after the list runs out."""
-    known = KnownCrl(
+def known_crl(next_update: datetime, fetched_at: datetime = NOW) -> KnownCrl:
+    return KnownCrl(
         issuer=CA.subject,
         issuer_key="",
         this_update=NOW - DAY,
-        next_update=NOW + timedelta(seconds=lifetime),
-        fetched_at=NOW,
+        next_update=next_update,
+        fetched_at=fetched_at,
         serials=frozenset(),
         crl=x509.load_der_x509_crl(a_list()),
     )
-    assert NOW < known.refresh_at < known.next_update
-    assert known.refresh_at <= NOW + REFRESH_EVERY
+
+
+@given(lifetime=st.integers(min_value=-30 * 86_400, max_value=30 * 86_400).filter(bool))
+def test_a_list_is_fetched_again_before_its_next_update_but_never_at_once(lifetime: int) -> None:
+    """At most ``REFRESH_EVERY`` after it was fetched, and halfway to its nextUpdate when
+    that is sooner: before the list runs out, unless that is sooner than ``REFRESH_LEAST``
+    after it was fetched. A list fetched past its nextUpdate (its CA is late publishing the
+    next one) is not due again at once, nor at every check after."""
+    known = known_crl(NOW + timedelta(seconds=lifetime))
+    assert NOW + REFRESH_LEAST <= known.refresh_at <= NOW + REFRESH_EVERY
+    if lifetime >= 2 * REFRESH_LEAST.total_seconds():
+        assert known.refresh_at < known.next_update
+
+
+@given(
+    grace=st.integers(min_value=0, max_value=30 * 86_400).map(lambda s: timedelta(seconds=s)),
+    late=st.integers(min_value=-86_400, max_value=86_400).map(lambda s: timedelta(seconds=s)),
+)
+def test_a_list_lapses_its_grace_past_its_next_update(grace: timedelta, late: timedelta) -> None:
+    known = known_crl(NOW)
+    assert known.lapsed(NOW + grace + late, grace) is (late >= timedelta(0))
+
+
+def test_a_list_due_at_the_end_of_time_never_lapses() -> None:
+    """A nextUpdate of 9999-12-31 (as far as the format goes) plus the grace is no date: the
+    list counts, rather than the check failing."""
+    end = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    known = read_crl(a_list(next_update=end), CA, NOW)
+    assert known.next_update == end
+    assert not known.lapsed(NOW, timedelta(days=30))
 
 
 def leaf_naming(*points: x509.DistributionPoint) -> x509.Certificate:

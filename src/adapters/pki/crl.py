@@ -26,6 +26,10 @@ CLOCK_SKEW = timedelta(minutes=5)  # a list issued this little in the future is 
 REFRESH_EVERY = timedelta(hours=1)
 """A kept list is fetched again this long after it was fetched (or halfway to its nextUpdate
 when that is sooner): a CA publishes new lists before the old ones' nextUpdate."""
+REFRESH_LEAST = timedelta(minutes=5)
+"""A kept list is never fetched again sooner than this after it was fetched, whatever its
+nextUpdate says: past it (the CA is late publishing the next one) halfway there is now, and
+every check would download the list again."""
 NO_NEXT_UPDATE = timedelta(hours=1)  # how long a list that names no nextUpdate counts
 
 
@@ -48,9 +52,17 @@ class KnownCrl:
     @property
     def refresh_at(self) -> datetime:
         """When to fetch the list again: ``REFRESH_EVERY`` after it was fetched, or halfway
-        to its nextUpdate when that is sooner."""
+        to its nextUpdate when that is sooner, but no sooner than ``REFRESH_LEAST``."""
         halfway = max(self.next_update - self.fetched_at, timedelta(0)) / 2
-        return self.fetched_at + min(REFRESH_EVERY, halfway)
+        return self.fetched_at + max(REFRESH_LEAST, min(REFRESH_EVERY, halfway))
+
+    def lapsed(self, now: datetime, grace: timedelta) -> bool:
+        """Whether the list is past its nextUpdate by ``grace`` or more at ``now``, and no
+        longer counts (a nextUpdate near the end of time never lapses)."""
+        try:
+            return now >= self.next_update + grace
+        except OverflowError:
+            return False
 
     def covers(self, cert: x509.Certificate, issuer_key: str) -> bool:
         """Whether this list is the one of ``cert``'s issuer, verified by ``issuer_key``."""

@@ -5,12 +5,15 @@ names, and a certificate on its issuer's list is refused.
 ``CrlChecker.check`` is synchronous, as the chain checks it follows are (it runs inside the
 reading of an AS4 message and the SMP lookup's verification), and never waits for the network.
 Per distribution point URL it keeps the last list fetched from there that verified against
-the issuer of the certificate that named it (``crl.read_crl``). A list is fetched when a
-certificate first names its URL, again an hour after it was fetched (``crl.REFRESH_EVERY``)
-at the first check after that, in the background while the kept one is used; a failed fetch
-is tried again at the first check after 30 s, then after twice as long each time, at most
-10 min apart, and meanwhile the list kept (if any) stays in use. A list past its nextUpdate
-is used for ``grace`` more, then no longer.
+the issuer of the certificate that named it (``crl.read_crl``), for 32 URLs at most
+(``crl_source.Sources``). A list is fetched when a certificate first names its URL, again an
+hour after it was fetched (``crl.REFRESH_EVERY``; halfway to its nextUpdate when that is
+sooner, but never sooner than 5 min after, ``crl.REFRESH_LEAST``) at the first check after
+that, in the background while the kept one is used; a failed fetch is tried again at the
+first check after 30 s, then after twice as long each time, at most 10 min apart, and
+meanwhile the list kept (if any) stays in use. A list past its nextUpdate is used for
+``grace`` more, then no longer; one fetched already past that is refused as a failed fetch is
+(a CA late with its next list is not asked at every check).
 
 A fetch reads at most ``max_bytes`` (20 MiB; a larger list is cut off as it is read, or
 refused unread when its length says so) within ``timeout`` seconds (``connect_timeout`` to
@@ -23,7 +26,8 @@ When no list of a certificate's issuer is known, the first check raises
 after that (and for every later check while none is known) ``policy`` answers: ``SOFT``
 accepts the certificate and logs a warning once per URL, ``HARD`` raises
 ``CertificateStatusUnknown`` (refused for now, to be tried again), ``OFF`` checks nothing at
-all. A certificate that names no http(s) distribution point is checked against nothing.
+all. So does it, without waiting, for a URL not kept while the fetches of all 32 kept are in
+flight. A certificate that names no http(s) distribution point is checked against nothing.
 """
 
 from __future__ import annotations
@@ -33,17 +37,16 @@ import contextlib
 import enum
 import functools
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import aiohttp
-import attrs
 from cryptography import x509
 
 from fourcorner.adapters.answer import AnswerTooLarge, read_capped
 from fourcorner.adapters.pki.certificates import instant, public_key_sha256
-from fourcorner.adapters.pki.crl import CrlRefused, KnownCrl, distribution_points, read_crl
+from fourcorner.adapters.pki.crl import CrlRefused, distribution_points, read_crl
+from fourcorner.adapters.pki.crl_source import MAX_SOURCES, Source, Sources
 from fourcorner.application.certificate_status import (
     CertificateStatusPending,
     CertificateStatusUnknown,
@@ -53,9 +56,6 @@ from fourcorner.domain.clock import utc
 log = logging.getLogger("fourcorner.revocation")
 
 MAX_CRL_BYTES = 20 * 1024 * 1024
-RETRY_FIRST = timedelta(seconds=30)
-RETRY_MOST = timedelta(minutes=10)
-MAX_SOURCES = 32  # distribution points kept at once (a list each); an idle one goes first beyond
 _ACCEPT = "application/pkix-crl, application/x-pkcs7-crl;q=0.9, */*;q=0.1"
 
 Clock = Callable[[], datetime]
@@ -72,27 +72,6 @@ class Policy(enum.Enum):
 
 class CertificateRevoked(ValueError):
     """The certificate is on its issuer's revocation list; the message says since when."""
-
-
-@attrs.define(eq=False)
-class _Source:
-    """One distribution point: the list kept from it, and its fetching."""
-
-    url: str
-    known: KnownCrl | None = None
-    task: asyncio.Task[None] | None = None  # the fetch in flight
-    failures: int = 0  # fetches failed in a row
-    retry_at: datetime | None = None  # no fetch before, after a failure
-    error: str = ""  # why the last fetch failed
-    waited: bool = False  # a check waited for it since the last fetch that succeeded
-    warned: bool = False  # SOFT: a certificate was accepted unchecked since then
-
-    def due(self, now: datetime) -> bool:
-        """Whether a fetch should start: none in flight, none failed lately, and no list kept
-        or the kept one due to be fetched again."""
-        if self.task is not None or (self.retry_at is not None and now < self.retry_at):
-            return False
-        return self.known is None or now >= self.known.refresh_at
 
 
 class CrlChecker:
@@ -124,9 +103,9 @@ class CrlChecker:
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._session_factory: SessionFactory = session_factory or aiohttp.ClientSession
         self._session: aiohttp.ClientSession | None = None
-        self._sources: dict[str, _Source] = {}
-        self._lock = threading.Lock()  # checks run in worker threads as well
+        self._sources = Sources()  # checks run in worker threads as well
         self._loop: asyncio.AbstractEventLoop | None = None  # where fetches run
+        self._closed = False  # no fetch starts once set (``aclose``)
 
     def check(self, cert: x509.Certificate, issuer: x509.Certificate, now: datetime) -> None:
         """Whether ``cert``, issued by ``issuer`` (its chain checked already), may be used at
@@ -137,7 +116,7 @@ class CrlChecker:
         if not urls:
             return
         now, issuer_key = utc(now), public_key_sha256(issuer)
-        sources = [self._source(url) for url in urls]
+        sources = [s for s in map(self._sources.get, urls) if s is not None]
         known, waiting = False, []
         for source in sources:
             if source.due(now):
@@ -146,7 +125,7 @@ class CrlChecker:
             if (
                 crl is not None
                 and crl.covers(cert, issuer_key)
-                and now < crl.next_update + self._grace
+                and not crl.lapsed(now, self._grace)
             ):
                 known = True
                 revoked = crl.revoked_on(cert.serial_number)
@@ -163,38 +142,42 @@ class CrlChecker:
                 f"the revocation list at {waiting[0].url} is being fetched",
                 functools.partial(self._ready, waiting, issuer),
             )
-        self._unknown(sources)
+        self._unknown(urls[0], sources)
 
-    def _unknown(self, sources: Sequence[_Source]) -> None:
-        """No list of the issuer is known for any of ``sources``: the policy answers."""
-        source = sources[0]
-        why = f"the revocation list at {source.url} " + (
-            f"could not be fetched: {source.error}" if source.error else "is not fetched yet"
-        )
+    def _unknown(self, url: str, sources: Sequence[Source]) -> None:
+        """No list of the issuer is known for any of ``sources`` (the kept sources of the
+        certificate's URLs, the first ``url``): the policy answers."""
+        if not sources:
+            why = (
+                f"the revocation list at {url} is not fetched: the lists of {MAX_SOURCES} "
+                "other distribution points are being fetched"
+            )
+        elif sources[0].error:
+            why = (
+                f"the revocation list at {sources[0].url} could not be fetched: {sources[0].error}"
+            )
+        else:
+            why = f"the revocation list at {sources[0].url} is not fetched yet"
         if self.policy is Policy.HARD:
             raise CertificateStatusUnknown(why)
+        if not sources and not self._sources.warned_full:
+            self._sources.warned_full = True
+            self._unchecked(url, why)
         for source in sources:
             if not source.warned:
                 source.warned = True
-                log.warning(
-                    "a certificate was accepted without its revocation being checked",
-                    extra={"event": "revocation.unchecked", "url": source.url, "reason": why},
-                )
+                self._unchecked(source.url, why)
 
-    def _source(self, url: str) -> _Source:
-        with self._lock:
-            source = self._sources.get(url)
-            if source is None:
-                if len(self._sources) >= MAX_SOURCES:
-                    idle = next((u for u, s in self._sources.items() if s.task is None), None)
-                    if idle is not None:
-                        del self._sources[idle]
-                source = self._sources[url] = _Source(url)
-            return source
+    @staticmethod
+    def _unchecked(url: str, why: str) -> None:
+        log.warning(
+            "a certificate was accepted without its revocation being checked",
+            extra={"event": "revocation.unchecked", "url": url, "reason": why},
+        )
 
     # --- fetching -------------------------------------------------------------------------------
 
-    def _start(self, source: _Source, issuer: x509.Certificate) -> None:
+    def _start(self, source: Source, issuer: x509.Certificate) -> None:
         """Start fetching ``source``'s list: on the running loop, or from a worker thread on
         the loop fetches ran on before (none known yet: ``ready()`` starts it)."""
         try:
@@ -207,11 +190,11 @@ class CrlChecker:
             return
         self._launch(source, issuer)
 
-    def _launch(self, source: _Source, issuer: x509.Certificate) -> None:
-        if source.task is None:
+    def _launch(self, source: Source, issuer: x509.Certificate) -> None:
+        if source.task is None and not self._closed:
             source.task = asyncio.get_running_loop().create_task(self._fetch(source, issuer))
 
-    async def _ready(self, waiting: Sequence[_Source], issuer: x509.Certificate) -> None:
+    async def _ready(self, waiting: Sequence[Source], issuer: x509.Certificate) -> None:
         """Wait until the fetches of ``waiting`` are done, ``wait`` seconds at most; a check
         after that waits for none of them again until one of their fetches succeeded."""
         self._loop = asyncio.get_running_loop()
@@ -228,10 +211,11 @@ class CrlChecker:
                 if source.task is not None or source.error:
                     source.waited = True
 
-    async def _fetch(self, source: _Source, issuer: x509.Certificate) -> None:
+    async def _fetch(self, source: Source, issuer: x509.Certificate) -> None:
         try:
             data = await self._download(source.url)
-            crl = await asyncio.to_thread(read_crl, data, issuer, self._clock())
+            now = utc(self._clock())
+            crl = await asyncio.to_thread(read_crl, data, issuer, now)
             kept = source.known
             if (
                 kept is not None
@@ -241,14 +225,18 @@ class CrlChecker:
                 raise CrlRefused(
                     f"it is older than the list kept (thisUpdate {instant(crl.this_update)})"
                 )
+            if crl.lapsed(now, self._grace):
+                raise CrlRefused(
+                    f"it is out of date: its nextUpdate {instant(crl.next_update)} is past by "
+                    f"more than the grace of {self._grace.total_seconds():g} s"
+                )
         except CrlRefused as e:
             self._failed(source, str(e))
         except Exception as e:  # a bug of ours: the list is not used, and asked for later
             log.exception("revocation list unreadable", extra={"url": source.url})
             self._failed(source, f"it could not be read: {e!r}"[:300])
         else:
-            source.known, source.failures, source.retry_at, source.error = crl, 0, None, ""
-            source.waited = source.warned = False
+            source.took(crl)
             log.info(
                 "revocation list fetched",
                 extra={
@@ -261,12 +249,10 @@ class CrlChecker:
         finally:
             source.task = None
 
-    def _failed(self, source: _Source, why: str) -> None:
-        source.failures += 1
-        delay = min(RETRY_FIRST * 2 ** min(source.failures - 1, 16), RETRY_MOST)
-        source.retry_at = utc(self._clock()) + delay
-        source.error = why
-        log.warning(
+    def _failed(self, source: Source, why: str) -> None:
+        delay, news = source.failed(why, utc(self._clock()))
+        log.log(
+            logging.WARNING if news else logging.INFO,
             "revocation list not fetched",
             extra={
                 "event": "revocation.fetch_failed",
@@ -278,6 +264,8 @@ class CrlChecker:
 
     async def _download(self, url: str) -> bytes:
         """The body at ``url``, within the bounds; ``CrlRefused`` says why not."""
+        if self._closed:  # no session is opened after aclose() closed it
+            raise CrlRefused("the revocation check is closed")
         if self._session is None or self._session.closed:
             self._session = self._session_factory()
         try:
@@ -302,11 +290,13 @@ class CrlChecker:
 
     async def idle(self) -> None:
         """Wait until no fetch is in flight."""
-        while tasks := [s.task for s in list(self._sources.values()) if s.task is not None]:
+        while tasks := [s.task for s in self._sources.all() if s.task is not None]:
             await asyncio.wait(tasks)
 
     async def aclose(self) -> None:
-        tasks = [s.task for s in list(self._sources.values()) if s.task is not None]
+        """Stop the fetches in flight, start no other, and close the session."""
+        self._closed = True
+        tasks = [s.task for s in self._sources.all() if s.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,101 @@
+"""The CRL distribution points the revocation check (``adapters.pki.revocation``) knows: per
+URL the list kept from there, its fetching and what was logged of it (``Source``), and the
+bounded set of them (``Sources``).
+
+A failed fetch is tried again after ``RETRY_FIRST``, then after twice as long each time, at
+most ``RETRY_MOST`` apart. What a source logs is logged once per change of its state, not
+once per fetch or check: a failure as a warning when it is the first since a list came in or
+its reason changed (the same failure again is info), a certificate accepted unchecked once
+until a list comes in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from datetime import datetime, timedelta
+
+import attrs
+
+from fourcorner.adapters.pki.crl import KnownCrl
+
+RETRY_FIRST = timedelta(seconds=30)
+RETRY_MOST = timedelta(minutes=10)
+MAX_SOURCES = 32
+"""Distribution points kept at once (a list each): beyond, the least recently used one whose
+fetch is not in flight is let go; while every one's is, no other is taken."""
+
+
+@attrs.define(eq=False)
+class Source:
+    """One distribution point: the list kept from it, and its fetching."""
+
+    url: str
+    known: KnownCrl | None = None
+    task: asyncio.Task[None] | None = None  # the fetch in flight
+    failures: int = 0  # fetches failed in a row
+    retry_at: datetime | None = None  # no fetch before, after a failure
+    error: str = ""  # why the last fetch failed
+    waited: bool = False  # a check waited for it since the last fetch that succeeded
+    warned: bool = False  # SOFT: a certificate was accepted unchecked since then
+    said: str = ""  # the failure last logged as a warning since then
+
+    def due(self, now: datetime) -> bool:
+        """Whether a fetch should start: none in flight, none failed lately, and no list kept
+        or the kept one due to be fetched again."""
+        if self.task is not None or (self.retry_at is not None and now < self.retry_at):
+            return False
+        return self.known is None or now >= self.known.refresh_at
+
+    def took(self, crl: KnownCrl) -> None:
+        """A fetch brought ``crl``, a list that counts: the source is known again."""
+        self.known, self.failures, self.retry_at, self.error = crl, 0, None, ""
+        self.waited = self.warned = False
+        self.said = ""
+
+    def failed(self, why: str, now: datetime) -> tuple[timedelta, bool]:
+        """A fetch failed at ``now`` for ``why``: how long until the next may start, and
+        whether the failure is news (the first since a list came in, or another reason)."""
+        self.failures += 1
+        delay = min(RETRY_FIRST * 2 ** min(self.failures - 1, 16), RETRY_MOST)
+        self.retry_at, self.error = now + delay, why
+        news, self.said = why != self.said, why
+        return delay, news
+
+
+class Sources:
+    """At most ``size`` sources by URL, the least recently used one let go first; one whose
+    fetch is in flight is never let go, so while all of them are, ``get`` takes no other
+    (None). Shared by the checks of the event loop and of worker threads."""
+
+    def __init__(self, size: int = MAX_SOURCES) -> None:
+        self._size = size
+        self._kept: OrderedDict[str, Source] = OrderedDict()
+        self._lock = threading.Lock()
+        self.warned_full = False  # SOFT: a certificate was accepted unchecked for want of room
+
+    def get(self, url: str) -> Source | None:
+        """The source of ``url``, now the most recently used; a new one when there is room
+        (an idle one let go for it), else None."""
+        with self._lock:
+            source = self._kept.get(url)
+            if source is not None:
+                self._kept.move_to_end(url)
+                return source
+            if len(self._kept) >= self._size:
+                idle = next((u for u, s in self._kept.items() if s.task is None), None)
+                if idle is None:
+                    return None
+                del self._kept[idle]
+            self.warned_full = False
+            source = self._kept[url] = Source(url)
+            return source
+
+    def all(self) -> list[Source]:
+        """The sources kept, least recently used first."""
+        with self._lock:
+            return list(self._kept.values())
+
+    def __len__(self) -> int:
+        return len(self._kept)
