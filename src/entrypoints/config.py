@@ -190,7 +190,9 @@ class Settings:
     sml_ca_file: str = ""  # CAs of the SML's TLS certificate; empty: the system's
     sml_timeout: float = 30.0
     mls_confirm_seconds: float = 0.0
-    send_lease_seconds: float = 120.0
+    # the defaults' send waits up to 60 (AS4) + 3 × 10 (SMP) + 3 × 5 (revocation lists) + 5 (DNS,
+    # sml discovery) = 110 s, and 1.25 times that is 137.5 s (entrypoints.lease_checks)
+    send_lease_seconds: float = 150.0
     # what one send may wait on the network, part by part (the lease must outlast them all:
     # entrypoints.lease_checks)
     as4_timeout: float = 60.0  # the AS4 exchange: the message posted, the answer read

@@ -15,7 +15,7 @@ import math
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from fourcorner.adapters.smp.client import MAX_REQUESTS
+from fourcorner.adapters.smp.client import MAX_REQUESTS, REVOCATION_WAITS
 from fourcorner.application import sml_worker
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.entrypoints.setting_values import PREFIX
@@ -38,12 +38,21 @@ SECONDS = (
 not, and it is not weighed)."""
 
 
+def revocation_waits(s: Settings) -> float:
+    """How long the lookup of one send may wait for revocation lists, in seconds:
+    ``REVOCATION_WAITS`` certificate checks, each up to ``FOURCORNER_REVOCATION_WAIT_SECONDS``
+    (none with ``FOURCORNER_REVOCATION=off``)."""
+    if s.revocation.strip().lower() == "off":
+        return 0.0
+    return REVOCATION_WAITS * s.revocation_wait_seconds
+
+
 def send_waits(s: Settings) -> float:
     """The longest one send waits on the network, in seconds: the receiver's lookup (with sml
-    discovery its DNS name in the SML, then at most ``MAX_REQUESTS`` requests to its SMP) and
-    the AS4 exchange."""
+    discovery its DNS name in the SML, then at most ``MAX_REQUESTS`` requests to its SMP, and
+    the revocation lists of the certificates it checks) and the AS4 exchange."""
     dns = s.dns_timeout if s.discovery_mode == "sml" else 0.0
-    return dns + MAX_REQUESTS * s.smp_timeout + s.as4_timeout
+    return dns + MAX_REQUESTS * s.smp_timeout + revocation_waits(s) + s.as4_timeout
 
 
 SML_CALLS = 2
@@ -78,11 +87,16 @@ def problems(s: Settings) -> list[str]:
     out: list[str] = []
     waits = send_waits(s)
     if _short(s.send_lease_seconds, waits):
-        dns = f", {PREFIX}DNS_TIMEOUT={s.dns_timeout:g}" if s.discovery_mode == "sml" else ""
+        more = f", {PREFIX}DNS_TIMEOUT={s.dns_timeout:g}" if s.discovery_mode == "sml" else ""
+        if revocation_waits(s):
+            more += (
+                f", {REVOCATION_WAITS} × {PREFIX}REVOCATION_WAIT_SECONDS="
+                f"{s.revocation_wait_seconds:g}"
+            )
         out.append(
             f"{PREFIX}SEND_LEASE_SECONDS={s.send_lease_seconds:g} is too short: one send may "
             f"wait {waits:g} s on the network ({PREFIX}AS4_TIMEOUT={s.as4_timeout:g}, "
-            f"{MAX_REQUESTS} × {PREFIX}SMP_TIMEOUT={s.smp_timeout:g}{dns}) and the lease must "
+            f"{MAX_REQUESTS} × {PREFIX}SMP_TIMEOUT={s.smp_timeout:g}{more}) and the lease must "
             f"be at least {HEADROOM:g} times that ({HEADROOM * waits:g} s), or another worker "
             "sends the document again while its send still runs; raise "
             f"{PREFIX}SEND_LEASE_SECONDS or lower the timeouts"

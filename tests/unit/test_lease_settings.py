@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fourcorner.adapters.smp.client import MAX_REQUESTS
+from fourcorner.adapters.smp.client import MAX_REQUESTS, REVOCATION_WAITS
 from fourcorner.application import sml_worker
 from fourcorner.entrypoints.config import ConfigError, Settings
 from fourcorner.entrypoints.container import build_container, resolve
@@ -26,6 +26,8 @@ from fourcorner.entrypoints.lease_checks import (
 
 seconds = st.floats(0.01, 100_000) | st.integers(1, 600).map(float)
 discoveries = st.sampled_from(["fixed", "sml"])
+policies = st.sampled_from(["off", "soft", "hard"])
+revocation_waits = st.floats(0, 60) | st.integers(0, 60).map(float)
 
 
 def refusals(settings: Settings, lease: str) -> list[str]:
@@ -37,28 +39,40 @@ def test_the_defaults_pass(discovery: str) -> None:
     assert Settings(discovery=discovery).problems() == []
 
 
-@given(seconds, seconds, seconds, seconds, discoveries)
+@given(seconds, seconds, seconds, seconds, discoveries, policies, revocation_waits)
 def test_an_accepted_send_lease_outlasts_all_a_send_may_wait(
-    lease: float, as4: float, smp: float, dns: float, discovery: str
+    lease: float,
+    as4: float,
+    smp: float,
+    dns: float,
+    discovery: str,
+    policy: str,
+    revocation_wait: float,
 ) -> None:
-    """The AS4 exchange, each SMP request of the lookup and (with sml discovery) the SML's DNS
-    answer are each bounded by their timeout: a lease is accepted only when it is at least
-    ``HEADROOM`` times all of them together (room for the work between them), and refused
-    in one line naming the lease and each timeout it must outlast."""
+    """The AS4 exchange, each SMP request of the lookup, (with sml discovery) the SML's DNS
+    answer and (unless revocation is off) each wait of the lookup for a certificate's
+    revocation list are each bounded by their setting: a lease is accepted only when it is at
+    least ``HEADROOM`` times all of them together (room for the work between them), and
+    refused in one line naming the lease and each setting it must outlast."""
     settings = Settings(
         send_lease_seconds=lease,
         as4_timeout=as4,
         smp_timeout=smp,
         dns_timeout=dns,
         discovery=discovery,
+        revocation=policy,
+        revocation_wait_seconds=revocation_wait,
     )
-    waits = as4 + MAX_REQUESTS * smp + (dns if discovery == "sml" else 0.0)
+    waited = REVOCATION_WAITS * revocation_wait if policy != "off" else 0.0
+    waits = as4 + MAX_REQUESTS * smp + (dns if discovery == "sml" else 0.0) + waited
     refused = refusals(settings, "SEND_LEASE_SECONDS")
     if refused:
         assert lease < HEADROOM * waits
         [line] = refused
         named = {"AS4_TIMEOUT", "SMP_TIMEOUT"} | ({"DNS_TIMEOUT"} if discovery == "sml" else set())
-        assert {n for n in ("AS4_TIMEOUT", "SMP_TIMEOUT", "DNS_TIMEOUT") if n in line} == named
+        named |= {"REVOCATION_WAIT_SECONDS"} if waited else set()
+        every = ("AS4_TIMEOUT", "SMP_TIMEOUT", "DNS_TIMEOUT", "REVOCATION_WAIT_SECONDS")
+        assert {n for n in every if n in line} == named
         assert "\n" not in line
     else:
         assert lease > waits
@@ -108,7 +122,13 @@ def test_the_turns_weighed_are_those_of_the_worker_the_container_builds(tmp_path
         ({"SEND_LEASE_SECONDS": "60"}, "FOURCORNER_SEND_LEASE_SECONDS=60 is too short"),
         (
             {"SEND_LEASE_SECONDS": "30", "AS4_TIMEOUT": "20", "SMP_TIMEOUT": "2"},
-            "FOURCORNER_SEND_LEASE_SECONDS=30 is too short: one send may wait 26 s",
+            "FOURCORNER_SEND_LEASE_SECONDS=30 is too short: one send may wait 41 s",
+        ),
+        (
+            {"SEND_LEASE_SECONDS": "120"},  # the default before the revocation lists' waits
+            "FOURCORNER_SEND_LEASE_SECONDS=120 is too short: one send may wait 105 s on the "
+            "network (FOURCORNER_AS4_TIMEOUT=60, 3 × FOURCORNER_SMP_TIMEOUT=10, "
+            "3 × FOURCORNER_REVOCATION_WAIT_SECONDS=5)",
         ),
         ({"WEBHOOK_LEASE_SECONDS": "30"}, "FOURCORNER_WEBHOOK_LEASE_SECONDS=30 is too short"),
         ({"WEBHOOK_TIMEOUT": "30"}, "FOURCORNER_WEBHOOK_LEASE_SECONDS=60 is too short"),
@@ -126,9 +146,15 @@ def test_a_short_lease_stops_the_start_in_one_line(env: dict[str, str], says: st
     "env",
     [
         # the end-to-end tests' own (tests/e2e/test_crash.py, tests/e2e/test_workers.py)
-        {"SEND_LEASE_SECONDS": "18", "AS4_TIMEOUT": "8", "SMP_TIMEOUT": "2"},
+        {
+            "SEND_LEASE_SECONDS": "18",
+            "AS4_TIMEOUT": "8",
+            "SMP_TIMEOUT": "2",
+            "REVOCATION_WAIT_SECONDS": "0",
+        },
         {"WEBHOOK_LEASE_SECONDS": "5", "WEBHOOK_TIMEOUT": "2"},
-        {"SEND_LEASE_SECONDS": "300", "AS4_TIMEOUT": "200", "DISCOVERY": "sml"},
+        {"SEND_LEASE_SECONDS": "320", "AS4_TIMEOUT": "200", "DISCOVERY": "sml"},
+        {"SEND_LEASE_SECONDS": "120", "REVOCATION": "off"},  # no list is waited for
     ],
 )
 def test_a_lease_raised_with_its_timeouts_passes(env: dict[str, str]) -> None:

@@ -76,6 +76,10 @@ MAX_REQUESTS = 3
 ``timeout``: the ServiceGroup (to match a wildcard document type), the ServiceMetadata, then
 its Redirect's target or, when it is not found, the ServiceGroup again (is the participant
 registered at all?)."""
+REVOCATION_WAITS = 3
+"""Certificate checks one ``endpoint`` lookup may wait for (``checked``), each up to the
+revocation check's wait for a list it lacks: the SMP's signer, its Redirect target's signer,
+then the endpoint's certificate (all its candidates at once)."""
 SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
 _RETRYABLE_4XX = frozenset({408, 425, 429})
 
