@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 REVOCATION_POLICIES = tuple(policy.value for policy in Policy)
+MAX_REVOCATION_GRACE = 30 * 86_400
+"""A list past its nextUpdate is used 30 days more at most: a CA that publishes none for longer
+is not publishing, and a grace of any length would add past the last date there is."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
 SML_ZONE_EXAMPLE = "participant.sml.test.tech.peppol.org."
@@ -206,9 +209,9 @@ def problems(s: Settings) -> list[str]:
         "use 0 to 60 seconds",
     )
     need(
-        s.revocation_grace_seconds >= 0,
-        f"{PREFIX}REVOCATION_GRACE_SECONDS={s.revocation_grace_seconds:g} must be 0 or more "
-        "seconds",
+        0 <= s.revocation_grace_seconds <= MAX_REVOCATION_GRACE,
+        f"{PREFIX}REVOCATION_GRACE_SECONDS={s.revocation_grace_seconds:g} is out of range; "
+        f"use 0 to {MAX_REVOCATION_GRACE} seconds (30 days)",
     )
     need(
         0 < s.revocation_timeout <= 600,

@@ -144,7 +144,11 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"blob_store": "postgres"}, "FOURCORNER_BLOB_STORE=postgres needs a PostgreSQL"),
         ({"revocation": "strict"}, "FOURCORNER_REVOCATION='strict' is not a revocation policy"),
         ({"revocation_wait_seconds": "90"}, "FOURCORNER_REVOCATION_WAIT_SECONDS=90 is out of"),
-        ({"revocation_grace_seconds": "-1"}, "FOURCORNER_REVOCATION_GRACE_SECONDS=-1 must be"),
+        ({"revocation_grace_seconds": "-1"}, "FOURCORNER_REVOCATION_GRACE_SECONDS=-1 is out of"),
+        (
+            {"revocation_grace_seconds": "1e12"},
+            "FOURCORNER_REVOCATION_GRACE_SECONDS=1e+12 is out of range; use 0 to 2592000 seconds",
+        ),
         ({"revocation_timeout": "0"}, "FOURCORNER_REVOCATION_TIMEOUT=0 is out of range"),
     ],
 )
