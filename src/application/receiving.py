@@ -162,7 +162,7 @@ async def _receive(
     envelope: Sbdh | None = None
     try:
         message, read = await _checked_read(
-            functools.partial(_read, docs, reader, content_type, body, creds), body, sbd
+            functools.partial(_read, docs, reader, content_type, body, creds), body, sbd, ap
         )
         inbound = message
         envelope = _envelope(inbound, read)
@@ -223,17 +223,22 @@ async def _read_message(
 
 
 async def _checked_read(
-    read: Callable[[Callable[[], Path]], Read], body: bytes | Path, sbd: Callable[[], Path]
+    read: Callable[[Callable[[], Path]], Read],
+    body: bytes | Path,
+    sbd: Callable[[], Path],
+    ap: AccessPoint,
 ) -> Read:
     """``_read_message``; when the revocation list of the sender's certificate's issuer was
     not known yet, once more after waiting for it (a bounded time). A status that stays
     unknown (``FOURCORNER_REVOCATION=hard``) is ``ServiceUnavailable``, an HTTP 503 the
-    sending access point tries again after, rather than a refusal it takes as final."""
+    sending access point tries again after, rather than a refusal it takes as final. Why the
+    list is not known (its URL, what its fetch met) is logged, not told the sender."""
     try:
         return await settled(lambda: _read_message(read, body, sbd))
     except CertificateStatusUnknown as e:
+        telemetry.deferred(ap.org_id, e.reason)
         raise ServiceUnavailable(
-            reason=f"the revocation of the sender's certificate cannot be checked yet ({e.reason})"
+            reason="the revocation of the sender's certificate cannot be checked yet"
         ) from None
 
 

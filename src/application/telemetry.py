@@ -12,7 +12,9 @@ level the log itself is written at. Event names:
   ``seconds``); ``send.failed``: a failed attempt with its cause (``error_code``, ``cause``,
   ``final``, ``counted``, ``next_attempt_at``);
 - ``as4.received`` / ``as4.refused``: an inbound AS4 message taken or refused (``ebms_code``,
-  ``sender``, ``reason``);
+  ``sender``, ``reason``); ``as4.deferred``: one answered 503 to be sent again later, as the
+  revocation of its sender's certificate cannot be checked yet (``reason``: why, which the
+  sender is not told);
 - ``smp.lookup_failed``: the receiver's endpoint could not be found;
 - ``webhook.attempt`` / ``webhook.failed``: one webhook delivery attempt, and its cause when
   it failed.
@@ -117,6 +119,16 @@ def refused(org_id: Any, ebms_code: str, sender: str | None, reason: str) -> Non
         org_id=str(org_id),
         ebms_code=ebms_code,
         sender=sender,
+        reason=reason,
+    )
+
+
+def deferred(org_id: Any, reason: str) -> None:
+    emit(
+        "as4.deferred",
+        "AS4 message to be sent again: the revocation of its sender's certificate is not known",
+        logging.WARNING,
+        org_id=str(org_id),
         reason=reason,
     )
 

@@ -6,6 +6,7 @@ under ``hard``, told to try again (HTTP 503) rather than refused for good."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -70,14 +71,17 @@ async def test_a_revoked_sender_is_refused_and_an_unrevoked_one_received(
 
 
 async def test_under_hard_a_sender_whose_list_cannot_be_fetched_may_try_again(
-    start_api: Any, crl_point: CrlPoint
+    start_api: Any, crl_point: CrlPoint, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The sender is told to try again, and why only in general: where our list comes from
+    and what its fetch met are logged for the operator, not told the peer."""
     crl_point.status = 503
     api = await start_api("memory", revocation="hard", revocation_wait_seconds=0.5)
     b, receiver, path = await setup(api)
     signer = another_access_point(api, "POP000203", [crl_point.url])
     original = f"0088:{gln(95)}"
     sbd = make_sbd(sender=original, receiver=receiver)
+    caplog.set_level(logging.WARNING, logger="fourcorner.events")
     for _ in range(2):  # the first waits for the fetch; the next does not
         status, answer = await post(
             api, path, message(api, sbd, sender=original, receiver=receiver, signer=signer)
@@ -85,6 +89,16 @@ async def test_under_hard_a_sender_whose_list_cannot_be_fetched_may_try_again(
         assert status == 503
         body = json.loads(answer)
         assert body["code"] == "AT-1500"
-        assert "the distribution point answered HTTP 503" in body["error"]
+        assert body["error"] == (
+            "The service is unavailable: the revocation of the sender's certificate cannot "
+            "be checked yet. Try again shortly."
+        )
+        assert crl_point.url not in answer.decode() and "HTTP 503" not in answer.decode()
     assert await received(api, b["id"]) == []
     assert crl_point.fetched == 1  # asked again 30 s after it failed, not at every message
+    deferred = [r for r in caplog.records if getattr(r, "event", None) == "as4.deferred"]
+    assert len(deferred) == 2
+    assert path.split("/")[-2] == deferred[0].org_id  # type: ignore[attr-defined]
+    assert f"{crl_point.url} could not be fetched: the distribution point answered HTTP 503" in (
+        deferred[0].reason  # type: ignore[attr-defined]
+    )
