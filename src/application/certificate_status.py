@@ -9,7 +9,8 @@ a failure the other side may try again after."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -44,3 +45,20 @@ async def settled(attempt: Callable[[], Awaitable[T]]) -> T:
     except CertificateStatusPending as pending:
         await pending.ready()
     return await attempt()
+
+
+def most_hopeful(unknown: Sequence[CertificateStatusUnknown]) -> CertificateStatusUnknown:
+    """What to raise for several certificates none of which could be used, these because
+    their status is not known: the ``CertificateStatusPending`` of all those pending, whose
+    ``ready()`` waits for them at once (no longer than the longest one's wait), else the
+    first ``CertificateStatusUnknown``."""
+    pending = [e for e in unknown if isinstance(e, CertificateStatusPending)]
+    if len(pending) == 1:
+        return pending[0]
+    if not pending:
+        return unknown[0]
+
+    async def ready() -> None:
+        await asyncio.gather(*(p.ready() for p in pending))
+
+    return CertificateStatusPending(pending[0].reason, ready)

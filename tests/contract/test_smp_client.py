@@ -13,7 +13,7 @@ import base64
 import re
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -179,18 +179,25 @@ def registration(
     ap_cert: x509.Certificate,
     participant: str = PARTICIPANT,
     url: str = "https://ap.example/as4",
+    more: Sequence[tuple[x509.Certificate, str]] = (),
 ) -> SmpRegistration:
-    der = ap_cert.public_bytes(serialization.Encoding.DER)
-    endpoint = Endpoint(
-        transport_profile=AS4,
-        url=url,
-        certificate=base64.b64encode(der).decode(),
-        description="Fourcorner test access point",
-        technical_contact_url="https://ap.example/contact",
-        activation=ACTIVATION,
-        expiration=EXPIRATION,
-    )
-    process = ProcessEntry(BILLING[0], BILLING[1], (endpoint,))
+    """``participant``'s registration with one endpoint, ``ap_cert``'s at ``url``, and the
+    ``more`` after it (a certificate and URL each)."""
+
+    def endpoint(cert: x509.Certificate, url: str) -> Endpoint:
+        der = cert.public_bytes(serialization.Encoding.DER)
+        return Endpoint(
+            transport_profile=AS4,
+            url=url,
+            certificate=base64.b64encode(der).decode(),
+            description="Fourcorner test access point",
+            technical_contact_url="https://ap.example/contact",
+            activation=ACTIVATION,
+            expiration=EXPIRATION,
+        )
+
+    endpoints = tuple(endpoint(c, u) for c, u in ((ap_cert, url), *more))
+    process = ProcessEntry(BILLING[0], BILLING[1], endpoints)
     smp_id = uuid.UUID(int=1)
     return SmpRegistration(
         id=SmpRegistration.id_for(smp_id, participant),
@@ -867,3 +874,35 @@ async def test_an_endpoint_whose_list_cannot_be_fetched_is_tried_again_under_har
         assert (failure.code, failure.retryable) == ("TXE-1007", True)
     finally:
         await found.aclose()
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["naming no list", "its list fetched"])
+async def test_an_endpoint_whose_list_cannot_be_fetched_gives_way_to_another_that_passes(
+    aiohttp_server: ServerFactory,
+    rig: Rig,
+    pki: Pki,
+    smp: Signer,
+    crl_point: CrlPoint,
+    revocation: Any,
+    listed: bool,
+) -> None:
+    """Under hard, the receiver's first endpoint's certificate cannot be checked (its CA's
+    distribution point answers 503), the second's can (it names no distribution point, or one
+    whose list is fetched meanwhile, in the same wait): the second is used, and the send is
+    not held back."""
+    crl_point.status = 503
+    async with CrlPoint.served(aiohttp_server) as other_point:
+        other_point.serve(pki.ap_ca.crl())
+        unknown = pki.ap_ca.issue("PBE000005", crl_url=crl_point.url)
+        passing = pki.ap_ca.issue("PBE000006", crl_url=other_point.url if listed else None)
+        second = (passing.cert, "https://ap2.example/as4")
+        rig.smp.publish(registration(unknown.cert, more=[second]), smp)
+        checker = revocation(Policy.HARD)
+        client = SmpLookupClient(rig.base_url, pki.trust(checker), clock=rig.clock)
+        try:
+            found = await lookup(client)
+        finally:
+            await client.aclose()
+        assert (found.url, found.certificate) == ("https://ap2.example/as4", passing.cert)
+        await checker.idle()
+        assert (crl_point.fetched, other_point.fetched) == (1, int(listed))

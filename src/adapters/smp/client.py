@@ -63,7 +63,11 @@ from fourcorner.adapters.smp.xml import (
     path_segment,
     read_signed_service_metadata,
 )
-from fourcorner.application.certificate_status import CertificateStatusUnknown, settled
+from fourcorner.application.certificate_status import (
+    CertificateStatusUnknown,
+    most_hopeful,
+    settled,
+)
 from fourcorner.domain import wildcard
 from fourcorner.domain.clock import utc
 from fourcorner.domain.network_services import Environment
@@ -313,6 +317,9 @@ class SmpLookupClient:
     def _choose(
         self, verified: VerifiedMetadata, process: tuple[str, str], profile: str
     ) -> LookupResult:
+        """The first endpoint of ``process`` with ``profile`` that may be used now. When none
+        may: while the revocation of some candidates' certificates is not known, that (to be
+        waited for, or tried again later), else why the first was refused."""
         processes = [p for p in verified.metadata.processes if (p.scheme, p.value) == process]
         if not processes:
             raise SmpLookupError(
@@ -324,11 +331,16 @@ class SmpLookupClient:
                 f"no endpoint with transport profile {profile!r}", Problem.NOT_ACCEPTED
             )
         first: SmpLookupError | None = None
+        unknown: list[CertificateStatusUnknown] = []
         for candidate in candidates:
             try:
                 return self.usable(candidate, verified)
             except SmpLookupError as e:
                 first = first or e
+            except CertificateStatusUnknown as e:  # the next candidate may pass all the same
+                unknown.append(e)
+        if unknown:  # a candidate that may pass later beats one refused for good
+            raise most_hopeful(unknown)
         assert first is not None
         raise first
 
