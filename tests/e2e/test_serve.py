@@ -191,8 +191,14 @@ def test_serve_walk_restart_and_everything_persists(tmp_path: Path) -> None:
     assert start["configuration"]["database"].startswith("sqlite:///")
     assert "at_rest_key" not in start["configuration"]
     requests = [line for line in lines if line["event"] == "http.request"]
-    assert {"status", "error_code", "org_id", "caller_kind", "caller_id", "duration_ms"} <= set(
-        requests[-1]
-    )
+    assert {
+        "status",
+        "error_code",
+        "org_id",
+        "caller_kind",
+        "caller_id",
+        "duration_ms",
+        "client",
+    } <= set(requests[-1])
     for secret in (alice, root, *secrets):
         assert secret not in log  # ...and no token, API key or webhook secret is in it

@@ -36,7 +36,7 @@ from fourcorner.entrypoints.http.lingering import (
     linger,
 )
 from fourcorner.entrypoints.http.metrics import Metrics
-from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
+from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies, client_address
 from fourcorner.entrypoints.http.routing import (
     CALLER,
     ORG_ID,
@@ -255,6 +255,8 @@ def _access_log(
             "status": response.status,
             "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             "org_id": str(org_id) if org_id is not None else request.match_info.get("orgId"),
+            # the client's address (behind a listed proxy, the client it forwards: ``proxy``)
+            "client": client_address(request),
         },
     )
 

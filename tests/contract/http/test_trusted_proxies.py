@@ -125,3 +125,15 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_as4_messages_in_fl
             writer.close()
     await until(_state(lambda: len(limit) == 0), within=5)
     no_errors_logged(caplog)
+
+
+@pytest.mark.parametrize("trusted", [PROXY, ""])
+async def test_the_access_log_names_the_client_a_trusted_proxy_forwards(start_api, caplog, trusted):
+    """Each request's log line names its client: behind a listed proxy, the client the proxy
+    forwards; else the connection's peer, whatever header it sends."""
+    api = await start_api("memory", trusted_proxies=trusted)
+    caplog.set_level("INFO", logger="fourcorner")
+    assert await failing(api, PROXY, via("X-Forwarded-For", ALICE, "203.0.113.1")) == 401
+    (line,) = [r for r in caplog.records if getattr(r, "event", "") == "http.request"]
+    assert line.client == (ALICE if trusted else PROXY)
+    assert line.route == "/users/me" and line.status == 401
