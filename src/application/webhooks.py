@@ -25,6 +25,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound, NothingToRedeliver
 from fourcorner.domain.events import EVENT_NAMES, WEBHOOK_TEST
 from fourcorner.domain.roles import Role
 from fourcorner.domain.webhook import Delivery, Event, Webhook
+from fourcorner.domain.webhook_target import check_url
 
 
 @attrs.frozen
@@ -62,7 +63,7 @@ class NewWebhook:
 
 def _check(url: str, events: tuple[str, ...], allow_private: bool) -> None:
     rules.check_events(events)
-    rules.check_url(url, allow_private=allow_private)
+    check_url(url, allow_private=allow_private)
 
 
 async def create(

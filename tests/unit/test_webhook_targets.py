@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.domain.errors import InvalidInput
-from fourcorner.domain.webhook import address_problem, check_url, legacy_ipv4
+from fourcorner.domain.webhook_target import address_problem, check_url, legacy_ipv4
 
 NON_GLOBAL_V4 = [
     ipaddress.IPv4Network(n)

@@ -30,7 +30,7 @@ import dns.exception
 import dns.nameserver
 import dns.resolver
 
-from fourcorner.domain.webhook import legacy_ipv4
+from fourcorner.domain.webhook_target import legacy_ipv4
 
 HOSTS_FILE = "/etc/hosts"
 _HOSTS_LOOKED_AT_EVERY = 1.0  # seconds

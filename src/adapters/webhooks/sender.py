@@ -17,7 +17,7 @@ import time
 from fourcorner.adapters.webhooks.client import AnswerUnreadable, Http1Client
 from fourcorner.adapters.webhooks.names import HostResolver
 from fourcorner.application.ports import SendResult
-from fourcorner.domain.webhook import address_problem
+from fourcorner.domain.webhook_target import address_problem
 
 KEPT_ANSWER_BYTES = 1024
 
