@@ -5,7 +5,8 @@ or one of the two obsolete forms a recipient must still read, §5.6.7); a date i
 ``now``, this service's clock (a peer's clock that is off shifts it; the wait is bounded
 anyway). A value that reads as neither is ignored (the caller waits as it would without
 one), a date in the past is a wait of 0, and no wait is longer than ``LONGEST_ASKED``: the
-caller's policy decides what it does with the wait, this only reads it.
+caller's policy decides what it does with the wait, this only reads it. Read by the AS4
+sender and the webhook sender alike, on the answers that say the peer is busy (``BUSY``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from fourcorner.domain.retry import LONGEST_ASKED
+
+# The answers of a peer that cannot take a message now (503: overloaded or down for
+# maintenance, as this service's own AT-1504; 429: too many requests): busy, come back later,
+# after its Retry-After when it gives one (``RetryPolicy.after_busy``).
+BUSY = frozenset({429, 503})
 
 _SECONDS = re.compile(r"[0-9]+")  # 1*DIGIT: no sign, no fraction, ASCII digits only
 # more digits than this is more than LONGEST_ASKED, not a number to convert

@@ -4,7 +4,20 @@ Any number of workers in any number of processes share the outbox: a claim sets 
 the same unit of work that selected the rows (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), and a
 crashed worker's lease expires so another worker takes the delivery over. The worker keeps a
 pipeline of sends in flight, so one slow receiver never holds up the rest: each endpoint has a
-small concurrency bound, and a delivery whose endpoint is busy is deferred, not waited on.
+small concurrency bound, and a delivery whose endpoint is full is left due, not waited on.
+
+A webhook whose endpoint answers busy (HTTP 429 or 503) is retried as ``Delivery.record``
+says: no sooner than its ``Retry-After`` asks, and without using up an attempt for a while.
+Its other deliveries are held back too, by this worker: until the time a delivery refused now
+for the first time would wait (``RetryPolicy.busy_wait``: the first retry delay, or the
+``Retry-After`` when longer, of which at most an hour), a claim leaves them due and those already claimed and waiting for their turn
+are given back unsent, due then (``Delivery.deferred``: no attempt made, none used). The hold
+is by webhook, not by endpoint (host and port): a ``Retry-After`` answers a request to one
+URL, and a host that serves many organisations' webhooks (a relay) limits each on its own, so
+one webhook's limit must not hold back another's deliveries. It is this worker's alone, in
+memory (at most ``HELD_MOST`` webhooks; a worker in another process, or one restarted, sends
+them and is told again), and bounded in time; every delivery it holds back is sent when it
+ends, and meets the endpoint's answer itself.
 
 Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
 and the outcomes that finish while one unit of work is being written go together in the next
@@ -21,7 +34,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import attrs
@@ -47,6 +60,8 @@ from fourcorner.domain.webhook import (
 )
 
 log = logging.getLogger("fourcorner.webhooks")
+
+HELD_MOST = 256  # webhooks a worker holds back at once (each a condition of its claims)
 
 
 @attrs.frozen
@@ -101,6 +116,8 @@ class DeliveryWorker:
         self._writer: asyncio.Task[None] | None = None
         # opened signing secrets, by webhook and sealed text (a new secret is a new key)
         self._secrets: dict[tuple[uuid.UUID, str], str] = {}
+        # webhooks that answered busy, and until when their deliveries are held back
+        self._held: dict[uuid.UUID, datetime] = {}
 
     def wake(self) -> None:
         """Look for work now (called when this process raised an event)."""
@@ -108,16 +125,20 @@ class DeliveryWorker:
 
     async def claim(self, limit: int) -> list[Job]:
         """Lease up to ``limit`` due deliveries, none to an endpoint that already has all it
-        may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``): the
-        query leaves out the webhooks of such endpoints, so their backlog neither blocks
-        other endpoints' deliveries nor costs a write; it stays due for when there is room."""
+        may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``), nor to
+        a webhook held back (it answered busy): the query leaves out those webhooks, so their
+        backlog neither blocks other endpoints' deliveries nor costs a write; it stays due for
+        when there is room, or the hold has ended."""
         now = self._ctx.clock()
         room = self._settings.per_endpoint + self._settings.per_endpoint_waiting
         full = sorted(
-            str(hook_id)
-            for endpoint, hook_ids in self._hooks_of.items()
-            if self._load(endpoint) >= room
-            for hook_id in hook_ids
+            [
+                str(hook_id)
+                for endpoint, hook_ids in self._hooks_of.items()
+                if self._load(endpoint) >= room
+                for hook_id in hook_ids
+            ]
+            + (self._still_held(now) if self._held else [])
         )
         self.blocked = False
         async with self._ctx.uow() as uow:
@@ -159,6 +180,26 @@ class DeliveryWorker:
     def _load(self, endpoint: str) -> int:
         """Deliveries to ``endpoint`` leased by this worker and not yet sent."""
         return self._claimed.get(endpoint, 0)
+
+    def _still_held(self, now: datetime) -> list[str]:
+        """The webhooks held back at ``now``; those whose hold has ended are let go."""
+        for hook_id in [h for h, until in self._held.items() if until <= now]:
+            del self._held[hook_id]
+        return [str(h) for h in self._held]
+
+    def _hold(self, hook_id: uuid.UUID, until: datetime) -> None:
+        """Hold back ``hook_id``'s deliveries until ``until`` (or longer, if held so already);
+        none more once ``HELD_MOST`` are held."""
+        if hook_id not in self._held and len(self._held) >= HELD_MOST:
+            self._still_held(self._ctx.clock())
+            if len(self._held) >= HELD_MOST:
+                return
+        self._held[hook_id] = max(self._held.get(hook_id, until), until)
+
+    def _holding(self, hook_id: uuid.UUID) -> datetime | None:
+        """Until when ``hook_id``'s deliveries are held back; None: they are not."""
+        until = self._held.get(hook_id)
+        return until if until is not None and until > self._ctx.clock() else None
 
     async def run_once(self) -> int:
         """Claim one batch and deliver it completely; returns how many were attempted."""
@@ -233,27 +274,38 @@ class DeliveryWorker:
         d, hook, event = job.delivery, job.webhook, job.event
         if hook is None or event is None or not hook.is_enabled:
             reason = "the webhook was deleted" if hook is None else "the webhook is disabled"
-            attempt = Attempt(len(d.attempts) + 1, self._ctx.clock(), 0.0, error=reason)
+            attempt = Attempt(d.next_number, self._ctx.clock(), 0.0, error=reason)
             await self._record(d.record(attempt, self._settings.retry, retryable=False))
             telemetry.webhook_attempt(d.id, d.webhook_id, "given_up", reason)
             return
         endpoint = _endpoint(hook)
         gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
+        policy = self._settings.retry
         async with gate:  # claims never lease more than this gate plus its queue may hold
-            result = await self._send(hook, event)
+            # held back (the webhook answered busy while this one waited its turn), or sent
+            outcome = self._holding(hook.id) or await self._send(hook, event)
+            at = self._ctx.clock()
+            if isinstance(outcome, SendResult) and outcome.busy:
+                # held before the next one in line is let through: the webhook's other
+                # deliveries wait as one it refused now for the first time would
+                self._hold(hook.id, at + policy.busy_wait(0, outcome.retry_after))
+        if isinstance(outcome, datetime):
+            await self._record(d.deferred(outcome))
+            return
+        result = outcome
         attempt = Attempt(
-            number=len(d.attempts) + 1,
-            at=self._ctx.clock(),
+            number=d.next_number,
+            at=at,
             duration_ms=result.duration_ms,
             status_code=result.status_code,
             error=result.error,
             response_body=result.response_body,
         )
-        done = d.record(attempt, self._settings.retry)
+        done = d.record(attempt, policy, busy=result.busy, asked=result.retry_after)
         await self._record(done)
-        outcome = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.FAILED: "given_up"}
-        cause = result.error or f"HTTP {result.status_code}"
-        telemetry.webhook_attempt(d.id, hook.id, outcome.get(done.status, "failed"), cause)
+        outcomes = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.FAILED: "given_up"}
+        cause = done.attempts[-1].busy or result.error or f"HTTP {result.status_code}"
+        telemetry.webhook_attempt(d.id, hook.id, outcomes.get(done.status, "failed"), cause)
 
     async def _send(self, hook: Webhook, event: Event) -> SendResult:
         body = body_of(event)

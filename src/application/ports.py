@@ -97,10 +97,16 @@ class DirectoryPublisher(Protocol):
 
 @attrs.frozen
 class SendResult:
+    """A webhook delivery's attempt. ``busy``: the endpoint answered HTTP 429 or 503 (it cannot
+    take the delivery now); ``retry_after``: the wait its ``Retry-After`` asked for then, when
+    it gave one that reads."""
+
     duration_ms: float
     status_code: int | None = None
     error: str | None = None
     response_body: str | None = None  # the start of the receiver's answer (about 1 KiB)
+    busy: bool = False
+    retry_after: timedelta | None = None
 
 
 class WebhookSender(Protocol):

@@ -1,6 +1,6 @@
 """The retry policy of the outboxes: how many attempts a job gets, and how long it waits
-between them. Sending a document and delivering a webhook event follow it alike; sending
-also meets receivers that are busy (``RetryPolicy.after_busy``)."""
+between them. Sending a document and delivering a webhook event follow it alike, a receiver
+that is busy too (``RetryPolicy.after_busy``)."""
 
 from __future__ import annotations
 
@@ -66,17 +66,22 @@ class RetryPolicy:
         either, as every retry posts the same message, whose receipt the receiver keeps. From
         ``span`` on it counts as any failure does, so a receiver that is busy for good fails
         the job after its attempts, in bounded time: within ``span`` of the first busy refusal
-        plus ``max_attempts`` waits, each at most the longest delay or ``LONGEST_ASKED``. The next attempt waits what a failed attempt would (the delay after
-        ``failed + 1`` failures), or what the receiver asked (``asked``, its ``Retry-After``:
-        at most ``LONGEST_ASKED``) when that is longer, and never less than
-        ``SHORTEST_BUSY_WAIT``."""
+        plus ``max_attempts`` waits, each at most the longest delay or ``LONGEST_ASKED``. The next
+        attempt waits ``busy_wait`` (``asked``: the receiver's ``Retry-After``)."""
         counted = failed + 1 if at - since >= self.span else failed
         if counted >= self.max_attempts:
             return counted, None
+        return counted, at + self.busy_wait(failed, asked)
+
+    def busy_wait(self, failed: int, asked: timedelta | None = None) -> timedelta:
+        """How long a busy refusal of a job with ``failed`` failed attempts waits: what a
+        failed attempt would (the delay after ``failed + 1`` failures), or what the receiver
+        asked (``asked``: at most ``LONGEST_ASKED``) when that is longer, and never less than
+        ``SHORTEST_BUSY_WAIT``."""
         wait = max(self._delay(failed + 1), SHORTEST_BUSY_WAIT)
         if asked is not None:
             wait = max(wait, min(asked, LONGEST_ASKED))
-        return counted, at + wait
+        return wait
 
     def _delay(self, failed: int) -> timedelta:
         """The wait after ``failed`` (≥ 1) failed attempts."""

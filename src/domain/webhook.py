@@ -1,4 +1,5 @@
-"""Webhooks, the events they receive, and the delivery rules: signed, at most 3 attempts."""
+"""Webhooks, the events they receive, and the delivery rules: signed, at most 3 attempts (a
+busy endpoint's refusals use up none for a while)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ from fourcorner.domain.retry import RetryPolicy
 MAX_ATTEMPTS = 3
 # Webhook deliveries: three attempts, 30 seconds and 5 minutes apart (the delays are settings).
 DELIVERY_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), MAX_ATTEMPTS)
+# The busy refusals that used up no attempt kept on a delivery, the last ones (the attempts'
+# numbers go on counting): with the default delays a delivery has at most 11 of them
+BUSY_KEPT = 10
 RETENTION = timedelta(days=14)
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 # Far in the past: a delivery nobody holds. Leases are compared, so they are never null.
@@ -56,6 +60,11 @@ class Attempt:
     status_code: int | None = None
     error: str | None = None
     response_body: str | None = None  # the start of the receiver's answer, when it answered
+    # False: a busy endpoint's refusal that used up none of the delivery's attempts
+    counted: bool = True
+    # a busy endpoint's refusal (HTTP 429 or 503): so it says, with the wait the endpoint
+    # asked for, when the next attempt is and whether this one counted; None otherwise
+    busy: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -128,25 +137,104 @@ class Delivery:
     status: DeliveryStatus = DeliveryStatus.PENDING
     attempts: tuple[Attempt, ...] = ()
     lease_until: datetime = NO_LEASE
+    # when its endpoint first refused it as busy, where the window of busy refusals that use
+    # up no attempt begins; None: never (so far, or in a record stored before it was kept)
+    busy_since: datetime | None = None
 
-    def record(self, attempt: Attempt, policy: RetryPolicy, *, retryable: bool = True) -> Delivery:
+    @property
+    def used(self) -> int:
+        """The attempts it has used up (all but busy refusals that counted for none)."""
+        return sum(a.counted for a in self.attempts)
+
+    @property
+    def next_number(self) -> int:
+        """The number of its next attempt: one more than the last one's."""
+        return self.attempts[-1].number + 1 if self.attempts else 1
+
+    def record(
+        self,
+        attempt: Attempt,
+        policy: RetryPolicy,
+        *,
+        retryable: bool = True,
+        busy: bool = False,
+        asked: timedelta | None = None,
+    ) -> Delivery:
         """The delivery after ``attempt``: delivered, retried when ``policy`` says so, or failed
-        (``retryable`` False: failed whatever the policy, as when the webhook is gone)."""
-        attempts = (*self.attempts, attempt)
-        retry_at = policy.next_attempt(len(attempts), attempt.at, retryable=retryable)
+        (``retryable`` False: failed whatever the policy, as when the webhook is gone).
+
+        A busy endpoint's refusal (``busy``: it answered HTTP 429 or 503; ``asked``: the wait
+        its ``Retry-After`` asks for) is retried as ``RetryPolicy.after_busy`` says, from the
+        delivery's first busy refusal (``busy_since``): not counted for ``policy.span`` from
+        then, and due no sooner than asked. The attempt says so (``Attempt.busy``, and
+        ``counted`` False when it used up none); of those that used up none only the last
+        ``BUSY_KEPT`` are kept, so a record stays small however long the endpoint is busy."""
+        busy_since, retry_at = self.busy_since, None
         if attempt.succeeded:
             status, next_at = DeliveryStatus.DELIVERED, attempt.at
-        elif retry_at is None:
-            status, next_at = DeliveryStatus.FAILED, attempt.at
         else:
-            status, next_at = DeliveryStatus.PENDING, retry_at
+            used = self.used + 1
+            if busy and retryable:
+                busy_since = busy_since or attempt.at
+                used, retry_at = policy.after_busy(
+                    self.used, attempt.at, since=busy_since, asked=asked
+                )
+                note = _busy_note(attempt, asked, retry_at, used, self.used, policy.max_attempts)
+                attempt = attrs.evolve(attempt, counted=used > self.used, busy=note)
+            else:
+                retry_at = policy.next_attempt(used, attempt.at, retryable=retryable)
+            status = DeliveryStatus.FAILED if retry_at is None else DeliveryStatus.PENDING
+            next_at = retry_at or attempt.at
+        attempts = (*self.attempts, attempt)
         return attrs.evolve(
-            self, attempts=attempts, status=status, next_attempt_at=next_at, lease_until=NO_LEASE
+            self,
+            attempts=attempts if attempt.counted else _kept(attempts),
+            status=status,
+            next_attempt_at=next_at,
+            lease_until=NO_LEASE,
+            busy_since=busy_since,
+        )
+
+    def deferred(self, until: datetime) -> Delivery:
+        """Left unsent and due at ``until`` (its endpoint asked to be left alone until then
+        while another delivery to it was sent): no attempt made, none used, the claim given
+        back."""
+        return attrs.evolve(
+            self, next_attempt_at=max(self.next_attempt_at, until), lease_until=NO_LEASE
         )
 
     def summary(self) -> DeliverySummary:
         due = self.next_attempt_at if self.status is DeliveryStatus.PENDING else None
         return DeliverySummary(self.id, self.webhook_id, self.status, self.attempts, due)
+
+
+def _busy_note(
+    attempt: Attempt,
+    asked: timedelta | None,
+    retry_at: datetime | None,
+    used: int,
+    before: int,
+    most: int,
+) -> str:
+    """What a busy refusal says: ``the endpoint is busy (HTTP 429, Retry-After 120 s): next
+    attempt at 2026-01-02T10:02:00Z, not counted as an attempt``."""
+    waits = f", Retry-After {asked.total_seconds():g} s" if asked is not None else ""
+    said = f"the endpoint is busy (HTTP {attempt.status_code}{waits})"
+    if retry_at is None:
+        return f"{said}: given up, {used} of its {most} attempts used"
+    counted = (
+        "not counted as an attempt" if used == before else f"{used} of its {most} attempts used"
+    )
+    return f"{said}: next attempt at {retry_at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}, {counted}"
+
+
+def _kept(attempts: tuple[Attempt, ...]) -> tuple[Attempt, ...]:
+    """``attempts`` without the oldest busy refusals that used up none, past ``BUSY_KEPT``."""
+    uncounted = [i for i, a in enumerate(attempts) if not a.counted]
+    if len(uncounted) <= BUSY_KEPT:
+        return attempts
+    gone = set(uncounted[: len(uncounted) - BUSY_KEPT])
+    return tuple(a for i, a in enumerate(attempts) if i not in gone)
 
 
 def subscribed(webhooks: Sequence[Webhook], event_type: str) -> list[Webhook]:

@@ -166,6 +166,7 @@ class Container(containers.DeclarativeContainer):
             # a kept connection for every send the worker may have in flight (with the
             # default 100, 28 of its 128 sends waited for one)
             limit=config.webhook_concurrency,
+            clock=clock,  # a busy endpoint's Retry-After date is a wait from now
         ),
     )
     delivery_settings = providers.Singleton(setup.delivery_settings, settings)

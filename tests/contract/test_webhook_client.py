@@ -145,7 +145,7 @@ async def test_every_framing_gives_the_status_and_the_start_of_the_body(
     c = Http1Client(kept=KEPT, check=None)
     try:
         for _ in range(2):  # the second on the kept connection where it was drained
-            assert await c.post(peer.url, b"{}", {}) == (201, body[:KEPT])
+            assert await c.post(peer.url, b"{}", {}) == (201, body[:KEPT], None)
         drained = framing != "close" and size <= MAX_DRAIN
         assert peer.connections == (1 if drained else 2)
     finally:
@@ -175,7 +175,7 @@ async def test_an_answer_cut_anywhere_reads_the_same(
     c = Http1Client(kept=KEPT, check=None)
     try:
         for _ in range(4):  # both framings, twice, on one kept connection
-            assert await c.post(peer.url, b"{}", {}) == (200, body[:KEPT])
+            assert await c.post(peer.url, b"{}", {}) == (200, body[:KEPT], None)
         assert peer.connections == 1
     finally:
         await c.aclose()
@@ -185,7 +185,7 @@ async def test_an_answer_cut_anywhere_reads_the_same(
 async def test_the_request_is_one_post_with_its_headers_and_length(
     peer: Peer, client: Http1Client
 ) -> None:
-    assert await client.post(peer.url, b'{"a":1}', {"webhook-id": "msg_1"}) == (204, b"")
+    assert await client.post(peer.url, b'{"a":1}', {"webhook-id": "msg_1"}) == (204, b"", None)
     [request] = peer.requests
     head, body = request.split(b"\r\n\r\n")
     lines = head.split(b"\r\n")
@@ -196,6 +196,69 @@ async def test_the_request_is_one_post_with_its_headers_and_length(
         b"content-length: 7",
     }
     assert body == b'{"a":1}'
+
+
+# a busy endpoint's answers, with the Retry-After field the client gives (the final answer's,
+# in its head) and the wait the sender reads from it on a clock stopped at NOW
+NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
+BUSY_ANSWERS = [
+    (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 120\r\nContent-Length: 4\r\n\r\nslow", "120"),
+    (
+        b"HTTP/1.1 503 Unavailable\r\nretry-after:  Fri, 02 Jan 2026 10:01:30 GMT \r\n"
+        b"Content-Length: 0\r\n\r\n",
+        "Fri, 02 Jan 2026 10:01:30 GMT",
+    ),
+    (b"HTTP/1.1 429 Slow\r\nRetry-After: 99999999999\r\nContent-Length: 0\r\n\r\n", "99999999999"),
+    (b"HTTP/1.1 503 Unavailable\r\nRetry-After: soon\r\nContent-Length: 0\r\n\r\n", "soon"),
+    # an interim answer's field is not the answer's, nor is a trailer
+    (
+        b"HTTP/1.1 100 Continue\r\nRetry-After: 5\r\n\r\n"
+        b"HTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n",
+        None,
+    ),
+    (
+        b"HTTP/1.1 429 Slow\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nRetry-After: 60\r\n\r\n",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("answer", "field"), BUSY_ANSWERS)
+async def test_a_busy_answer_gives_its_retry_after_and_the_sender_reads_the_wait(
+    peer: Peer, client: Http1Client, answer: bytes, field: str | None
+) -> None:
+    """The client gives the final answer's ``Retry-After`` as sent; the sender reads it (as
+    ``retry_after.asked_wait`` does: at most an hour, a value that does not read ignored) on a
+    429 or 503, which it reports as busy."""
+    peer.answer = lambda n: answer
+    status, _, given = await client.post(peer.url, b"{}", {})
+    assert (status in (429, 503), given) == (True, field)
+    sender = Http1WebhookSender(allow_private_targets=True, clock=lambda: NOW)
+    try:
+        result = await sender.send(peer.url, b"{}", {})
+    finally:
+        await sender.aclose()
+    asked = {
+        "120": timedelta(seconds=120),
+        "Fri, 02 Jan 2026 10:01:30 GMT": timedelta(seconds=90),
+        "99999999999": timedelta(hours=1),
+    }.get(field or "")
+    assert (result.status_code, result.busy, result.retry_after) == (status, True, asked)
+
+
+@pytest.mark.parametrize("status", [200, 204, 400, 404, 500, 502])
+async def test_only_429_and_503_are_busy_whatever_retry_after_they_carry(
+    peer: Peer, status: int
+) -> None:
+    peer.answer = lambda n: (
+        b"HTTP/1.1 %d X\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n" % status
+    )
+    sender = Http1WebhookSender(allow_private_targets=True, clock=lambda: NOW)
+    try:
+        result = await sender.send(peer.url, b"{}", {})
+    finally:
+        await sender.aclose()
+    assert (result.status_code, result.busy, result.retry_after) == (status, False, None)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +274,7 @@ async def test_a_urls_user_and_password_are_sent_as_basic_credentials(
     peer: Peer, client: Http1Client, userinfo: str, pair: bytes
 ) -> None:
     url = peer.url.replace("http://", f"http://{userinfo}")
-    assert await client.post(url, b"{}", {}) == (204, b"")
+    assert await client.post(url, b"{}", {}) == (204, b"", None)
     [request] = peer.requests
     lines = request.split(b"\r\n\r\n")[0].split(b"\r\n")
     assert b"authorization: Basic " + base64.b64encode(pair) in lines
@@ -229,7 +292,7 @@ async def test_a_kept_connection_the_peer_closed_is_replaced(
 ) -> None:
     peer.close_after = lambda n: True  # closes each connection after answering, unannounced
     for _ in range(3):
-        assert await client.post(peer.url, b"{}", {}) == (204, b"")
+        assert await client.post(peer.url, b"{}", {}) == (204, b"", None)
         async with asyncio.timeout(10):
             while peer.open_now:  # noqa: ASYNC110 (the peer closing it, which sets nothing)
                 await asyncio.sleep(0.001)
@@ -242,8 +305,8 @@ async def test_a_kept_connection_closed_unanswered_is_tried_once_more_on_a_new_o
     # the second request on a connection is read and left unanswered, the connection closed
     peer.answer = lambda n: b"" if n else b"HTTP/1.1 204 No Content\r\n\r\n"
     peer.close_after = lambda n: n > 0
-    assert await client.post(peer.url, b"{}", {}) == (204, b"")
-    assert await client.post(peer.url, b"{}", {}) == (204, b"")
+    assert await client.post(peer.url, b"{}", {}) == (204, b"", None)
+    assert await client.post(peer.url, b"{}", {}) == (204, b"", None)
     assert peer.connections == 2 and len(peer.requests) == 3  # the second one sent twice
 
 
@@ -301,7 +364,7 @@ async def test_a_connection_is_kept_only_when_the_answer_allows_it(
 ) -> None:
     peer.answer = lambda n: answer
     for _ in range(2):
-        assert await client.post(peer.url, b"{}", {}) == (200, b"ab")
+        assert await client.post(peer.url, b"{}", {}) == (200, b"ab", None)
     assert peer.connections == (1 if kept_alive else 2)
 
 
@@ -311,7 +374,7 @@ async def test_endless_trailers_are_not_read_to_their_end(peer: Peer, client: Ht
     peer.answer = lambda n: trailer + b"y" * (4 * MAX_DRAIN)
     async with asyncio.timeout(10):
         for _ in range(2):
-            assert await client.post(peer.url, b"{}", {}) == (200, b"a")
+            assert await client.post(peer.url, b"{}", {}) == (200, b"a", None)
     assert peer.connections == 2
 
 
@@ -329,7 +392,7 @@ async def test_at_most_limit_connections_are_open(peer: Peer) -> None:
         answers = await asyncio.gather(*(c.post(peer.url, b"{}", {}) for _ in range(6)))
     finally:
         await c.aclose()
-    assert answers == [(204, b"")] * 6
+    assert answers == [(204, b"", None)] * 6
     assert peer.most_open <= 2 and peer.connections == 2
 
 
@@ -343,9 +406,9 @@ async def test_parsed_urls_kept_are_bounded_and_each_url_still_reaches_its_path(
     base = peer.url.split("?")[0]
     try:
         for n in range(10):
-            assert await c.post(f"{base}?n={n}", b"{}", {}) == (204, b"")
+            assert await c.post(f"{base}?n={n}", b"{}", {}) == (204, b"", None)
             assert len(c._targets) <= 3
-        assert await c.post(f"{base}?n=0", b"{}", {}) == (204, b"")
+        assert await c.post(f"{base}?n=0", b"{}", {}) == (204, b"", None)
     finally:
         await c.aclose()
     paths = [r.split(b" ")[1] for r in peer.requests]
@@ -372,14 +435,14 @@ async def test_no_origin_is_kept_once_its_connections_are_gone(
     c = Http1Client(kept=KEPT, check=None)
     try:
         for p in peers:
-            assert await c.post(p.url, b"{}", {}) == (204, b"")
+            assert await c.post(p.url, b"{}", {}) == (204, b"", None)
         for _ in range(200):
             if len(c._open) == 25:
                 break
             await asyncio.sleep(0.01)
         assert set(c._idle) == staying and len(c._open) == 25
         await asyncio.sleep(2.1)
-        assert await c.post(peers[0].url, b"{}", {}) == (204, b"")
+        assert await c.post(peers[0].url, b"{}", {}) == (204, b"", None)
         assert set(c._idle) == {("http", "127.0.0.1", int(peers[0].url.split(":")[2][:-3]))}
         assert len(c._open) == 1
     finally:
@@ -451,7 +514,7 @@ async def test_https_is_verified_and_then_kept_alive(tmp_path: Path) -> None:
             await untrusting.post(url, b"{}", {})
         assert p.requests == []
         for _ in range(3):
-            assert await trusting.post(url, b"{}", {}) == (204, b"")
+            assert await trusting.post(url, b"{}", {}) == (204, b"", None)
         assert (
             len(p.requests) == 3 and p.connections == 1
         )  # one kept (the refused one never served)
@@ -558,7 +621,7 @@ async def test_names_resolve_by_the_hosts_file_then_the_name_servers_and_are_che
     )
     try:
         for host in ("local.receiver", "api.localhost", "receiver.test", "127.1", "0x7f.0.0.1"):
-            assert await c.post(f"http://{host}:{peer_port}/in", b"{}", {}) == (204, b"")
+            assert await c.post(f"http://{host}:{peer_port}/in", b"{}", {}) == (204, b"", None)
             await c.aclose()  # a new connection for each, so each name is resolved
         with pytest.raises(OSError, match=r"unknown\.example has no address"):
             await c.post(f"http://unknown.example:{peer_port}/in", b"{}", {})

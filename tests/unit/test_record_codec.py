@@ -1,13 +1,14 @@
 """The SQL stores' record text (``adapters.sql.codec``): written by orjson, with the standard
 library's ``json`` for what orjson refuses, and read back the same whichever wrote it (text
-stored before orjson wrote it included, and a transaction stored before it kept its first busy
-refusal)."""
+stored before orjson wrote it included, and a transaction or a webhook delivery stored before
+it kept its first busy refusal)."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import attrs
 from hypothesis import given
@@ -79,16 +80,12 @@ def test_a_record_reads_back_equal_whichever_library_wrote_it(event: Event) -> N
     assert json.loads(written) == json.loads(before)
 
 
+def delivery_at(at: datetime, **fields: Any) -> Delivery:
+    return Delivery(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), at, at, **fields)
+
+
 def test_a_delivery_is_written_compactly_and_reads_back() -> None:
-    now = datetime(2026, 11, 26, 5, 0, tzinfo=UTC)
-    d = Delivery(
-        id=uuid.uuid4(),
-        event_id=uuid.uuid4(),
-        webhook_id=uuid.uuid4(),
-        org_id=uuid.uuid4(),
-        created_at=now,
-        next_attempt_at=now,
-    )
+    d = delivery_at(datetime(2026, 11, 26, 5, 0, tzinfo=UTC))
     text = CONVERTER.dumps(d)
     assert f'"id":"{d.id}"' in text and '"created_at":"2026-11-26T05:00:00.000000+00:00"' in text
     assert CONVERTER.loads(text, Delivery) == d
@@ -127,3 +124,26 @@ def test_a_transaction_stored_before_its_first_busy_refusal_was_kept_reads_as_ne
     del stored_before["busy_since"]
     old = CONVERTER.loads(json.dumps(stored_before, separators=(",", ":")), Transaction)
     assert old == attrs.evolve(tx, busy_since=None)
+
+
+@given(busy_since=st.none() | instants, counted=st.booleans())
+def test_a_delivery_stored_before_busy_refusals_were_kept_reads_as_never_refused_busy(
+    busy_since: datetime | None, counted: bool
+) -> None:
+    """A delivery keeps when its endpoint first refused it as busy (``busy_since``) and each
+    attempt whether it counted and what a busy refusal said, in its JSON text (no column, no
+    migration); a record stored before those were kept has no such keys and reads back as
+    never refused busy, each of its attempts counted, the rest of it as stored."""
+    at = datetime(2026, 11, 26, 5, 0, tzinfo=UTC)
+    busy = None if counted else "the endpoint is busy (HTTP 429): next attempt at …"
+    attempt = Attempt(1, at, 3.0, status_code=429, counted=counted, busy=busy)
+    d = delivery_at(at, attempts=(attempt,), busy_since=busy_since)
+    text = CONVERTER.dumps(d)
+    assert CONVERTER.loads(text, Delivery) == d
+    stored_before = json.loads(text)
+    del stored_before["busy_since"]
+    for a in stored_before["attempts"]:
+        del a["counted"], a["busy"]
+    old = CONVERTER.loads(json.dumps(stored_before, separators=(",", ":")), Delivery)
+    plain = attrs.evolve(attempt, counted=True, busy=None)
+    assert old == attrs.evolve(d, busy_since=None, attempts=(plain,))

@@ -37,7 +37,7 @@ from fourcorner.adapters.as4.messages import (
 )
 from fourcorner.adapters.as4.model import ErrorSignal
 from fourcorner.adapters.as4.signals import build_error, build_receipt, read_signal
-from fourcorner.adapters.retry_after import asked_wait
+from fourcorner.adapters.retry_after import BUSY, asked_wait
 from fourcorner.application.ports import (
     As4Refusal,
     Credentials,
@@ -56,10 +56,6 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 ERROR_DETAIL_BYTES = 300  # what is kept of a non-200 answer
 IN_MEMORY = 256 * 1024  # a received SBD of at most this many bytes is held in memory
 INLINE_BUILD = 256 * 1024  # the message of an SBD of at most this many bytes is built inline
-# The answers of a receiving access point that cannot take the message now (503: overloaded or
-# down for maintenance, as this service's own AT-1504; 429: too many requests): busy, come back
-# later, after its Retry-After when it gives one (``RetryPolicy.after_busy``).
-BUSY = frozenset({429, 503})
 
 
 @lru_cache(maxsize=64)

@@ -1,4 +1,5 @@
-"""A small HTTP/1.1 client for webhook deliveries: a POST and the start of its answer.
+"""A small HTTP/1.1 client for webhook deliveries: a POST and the start of its answer (its
+status, the first bytes of its body, and its ``Retry-After``, which a busy receiver may give).
 
 aiohttp's client costs about 485k instructions a request; a delivery needs far less of it:
 one request on a kept-alive connection, written at once, and an answer of which only the
@@ -47,6 +48,10 @@ IDLE_SECONDS = 15.0
 _MAX_TARGETS = 10_000  # parsed URLs kept
 
 _HEAD, _BODY, _UNTIL_CLOSE, _DONE = range(4)  # where the answer's reading is
+
+# an answer as read: its status, the first bytes of its body, and its Retry-After field's
+# value (the last one, without the whitespace around it; None without one)
+Answer = tuple[int, bytes, str | None]
 
 
 class AnswerUnreadable(Exception):
@@ -99,11 +104,12 @@ class _Connection(asyncio.Protocol):
         self.used = False  # has answered a request before (a kept-alive connection)
         self.idle_since = 0.0
         self.origin: tuple[str, str, int] = ("", "", 0)  # where it is kept when idle
-        self._waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self._waiter: asyncio.Future[Answer] | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._phase = _HEAD
         self._kept = bytearray()
         self._status = 0
+        self._retry_after: str | None = None
         self._head = 0  # bytes of the answer's head(s): status lines and fields
         self._fed = 0  # bytes of the answer fed to the parser
         self._seen = 0  # bytes of body seen
@@ -133,9 +139,8 @@ class _Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    def request(self, data: bytes) -> asyncio.Future[tuple[int, bytes]]:
-        """Send ``data`` (a whole request); the future has the answer's status and kept
-        bytes."""
+    def request(self, data: bytes) -> asyncio.Future[Answer]:
+        """Send ``data`` (a whole request); the future has the answer (``Answer``)."""
         assert self.transport is not None and self._waiter is None
         self._waiter = asyncio.get_running_loop().create_future()
         self._phase, self._status, self._got_any, self._reuse = _HEAD, 0, False, True
@@ -177,6 +182,7 @@ class _Connection(asyncio.Protocol):
         if self._phase == _DONE:
             raise _Past  # bytes past the answer: the connection is not reused
         self._framed = self._interim = False
+        self._retry_after = None  # an interim answer's is not the answer's
 
     def on_status(self, reason: bytes) -> None:
         self._head += len(reason) + 15
@@ -196,6 +202,8 @@ class _Connection(asyncio.Protocol):
                 self._reuse = False
         elif name == b"transfer-encoding":  # chunked when its last coding is
             self._framed = value.rpartition(b",")[2].strip().lower() == b"chunked"
+        elif name == b"retry-after":
+            self._retry_after = value.decode("latin-1").strip(" \t")
 
     def on_headers_complete(self) -> None:
         parser = self._parser
@@ -240,7 +248,7 @@ class _Connection(asyncio.Protocol):
             self.close()
         self.used = True
         if waiter is not None and not waiter.done():
-            waiter.set_result((self._status, bytes(self._kept)))
+            waiter.set_result((self._status, bytes(self._kept), self._retry_after))
 
 
 def _head_too_long() -> AnswerUnreadable:
@@ -276,9 +284,9 @@ class Http1Client:
         self._targets: dict[str, _Target] = {}
         self._tls = tls
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, bytes]:
-        """POST ``body`` to ``url``: the answer's status and the first ``kept`` bytes of its
-        body. Raises ``OSError`` (no connection, or a refused address), ``AnswerUnreadable``,
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """POST ``body`` to ``url``: the answer's status, the first ``kept`` bytes of its
+        body and its ``Retry-After``. Raises ``OSError`` (no connection, or a refused address), ``AnswerUnreadable``,
         ``ValueError`` (a URL or header this client does not send)."""
         target = self._targets.get(url)
         if target is None:
@@ -305,7 +313,7 @@ class Http1Client:
             except _Closed:
                 raise ConnectionResetError("the peer closed the connection unanswered") from None
 
-    async def _exchange(self, conn: _Connection, target: _Target, data: bytes) -> tuple[int, bytes]:
+    async def _exchange(self, conn: _Connection, target: _Target, data: bytes) -> Answer:
         try:
             answer = await conn.request(data)
         except BaseException:

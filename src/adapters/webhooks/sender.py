@@ -1,7 +1,10 @@
 """POSTs webhook deliveries with a small HTTP/1.1 client (``client.Http1Client``): a 15 s
 timeout for the whole exchange, and no private targets unless allowed. Of the receiver's
 answer only the first ``KEPT_ANSWER_BYTES`` are kept, for the attempt's record; a long rest
-is not read (the connection is closed instead of kept).
+is not read (the connection is closed instead of kept). An endpoint that answers 429 or 503
+is busy (``retry_after.BUSY``): the wait its ``Retry-After`` asks for is read
+(``retry_after.asked_wait``: delta-seconds or an HTTP-date, at most an hour) for the worker to
+schedule the next attempt by.
 
 Addresses are checked after DNS resolution, so a public name that resolves to a private
 address (DNS rebinding) is refused as well. Names are resolved on the event loop
@@ -13,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 
+from fourcorner.adapters.retry_after import BUSY, asked_wait
 from fourcorner.adapters.webhooks.client import AnswerUnreadable, Http1Client
 from fourcorner.adapters.webhooks.names import HostResolver
 from fourcorner.application.ports import SendResult
@@ -30,10 +36,13 @@ class Http1WebhookSender:
         allow_private_targets: bool = False,
         limit: int = 100,
         resolver: HostResolver | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         """``resolver``: how webhook hosts are resolved (by default the system's name servers
-        and hosts file, a lookup lasting at most ``timeout``)."""
+        and hosts file, a lookup lasting at most ``timeout``); ``clock``: now, what a
+        ``Retry-After`` date is a wait from."""
         self._timeout = timeout
+        self._clock = clock
         self._allow_private = allow_private_targets
         self._limit = limit
         self._resolver = resolver or HostResolver(lifetime=timeout)
@@ -51,14 +60,18 @@ class Http1WebhookSender:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._timeout):
-                status, head = await self._client().post(url, body, headers)
+                status, head, retry_after = await self._client().post(url, body, headers)
         except TimeoutError:
             return SendResult(_ms(started), error="timed out")
         except (AnswerUnreadable, OSError, ValueError) as e:
             return SendResult(_ms(started), error=f"{type(e).__name__}: {e}"[:500])
-        return SendResult(
-            _ms(started), status_code=status, response_body=head.decode("utf-8", "replace")
-        )
+        kept = head.decode("utf-8", "replace")
+        if status in BUSY:
+            asked = asked_wait(retry_after, self._clock())
+            return SendResult(
+                _ms(started), status, response_body=kept, busy=True, retry_after=asked
+            )
+        return SendResult(_ms(started), status_code=status, response_body=kept)
 
     async def aclose(self) -> None:
         if self._http is not None:

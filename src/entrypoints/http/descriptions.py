@@ -591,6 +591,17 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "statusCode": "The HTTP status answered; null when there was no answer.",
         "error": "Why it failed without an answer (connection, timeout); null otherwise.",
         "responseBody": "The first 1 KiB of the answer's body.",
+        "counted": (
+            "Whether it used up one of the delivery's three attempts: false for an endpoint's "
+            "busy refusal (HTTP 429 or 503) within the retry delays' span (330 s by default) "
+            "of the delivery's first one."
+        ),
+        "busy": (
+            "For a busy refusal (HTTP 429 or 503): that the endpoint is busy, the wait its "
+            "`Retry-After` asked for, when the next attempt is and whether this one counted "
+            "(`the endpoint is busy (HTTP 429, Retry-After 120 s): next attempt at "
+            "2026-01-02T10:02:00Z, not counted as an attempt`); null otherwise."
+        ),
     },
     # --- answers that are not records -----------------------------------------------------
     "Ids": {"ids": "The ids of the records to act on."},

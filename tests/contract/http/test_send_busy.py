@@ -49,15 +49,10 @@ class BusyProxy:
         return await passed_on(request, await request.read(), self.target)
 
 
-class Sender:
-    """A server whose AS4 messages go through ``proxy``, on a clock the test moves (``at``),
-    with a document of Alice's to Bob taken in (``tx_id``); its sending worker is run one
-    round at a time (``round``)."""
+class OnClock:
+    """A server on a clock the test moves (``at``, the one item of ``clock``)."""
 
-    def __init__(self, api: Any, proxy: BusyProxy, clock: list[datetime]) -> None:
-        self.api, self.proxy, self.clock = api, proxy, clock
-        self.tx_id = uuid.UUID(int=0)
-        self.org: dict[str, Any] = {}
+    clock: list[datetime]
 
     @property
     def at(self) -> datetime:
@@ -66,6 +61,17 @@ class Sender:
     @at.setter
     def at(self, moment: datetime) -> None:
         self.clock[0] = moment
+
+
+class Sender(OnClock):
+    """A server whose AS4 messages go through ``proxy``, on a clock the test moves (``at``),
+    with a document of Alice's to Bob taken in (``tx_id``); its sending worker is run one
+    round at a time (``round``)."""
+
+    def __init__(self, api: Any, proxy: BusyProxy, clock: list[datetime]) -> None:
+        self.api, self.proxy, self.clock = api, proxy, clock
+        self.tx_id = uuid.UUID(int=0)
+        self.org: dict[str, Any] = {}
 
     async def round(self) -> int:
         worker = await resolve(self.api.container.sending_worker)
