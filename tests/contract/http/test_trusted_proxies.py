@@ -137,3 +137,28 @@ async def test_the_access_log_names_the_client_a_trusted_proxy_forwards(start_ap
     (line,) = [r for r in caplog.records if getattr(r, "event", "") == "http.request"]
     assert line.client == (ALICE if trusted else PROXY)
     assert line.route == "/users/me" and line.status == 401
+
+
+async def test_behind_a_trusted_proxy_wrong_metrics_tokens_count_per_client(start_api):
+    """A scrape with a wrong metrics token counts against the client the listed proxy
+    forwards: one client's guesses bring it to 429, the other's scrape is still only 401, and
+    a direct client's spoofed header is its own address's count."""
+    api = await start_api(
+        "memory", metrics_token="m" * 32, auth_failure_limit=LIMIT, trusted_proxies=PROXY
+    )
+
+    async def scrape(source: str, headers: dict[str, str]) -> int:
+        connector = aiohttp.TCPConnector(local_addr=(source, 0))
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.get(api.client.make_url("/metrics"), headers={**WRONG, **headers}) as resp,
+        ):
+            return resp.status
+
+    guesses = [
+        await scrape(PROXY, via("X-Forwarded-For", ALICE, f"203.0.113.{n}")) for n in range(4)
+    ]
+    assert guesses == [401] * LIMIT + [429]
+    assert await scrape(PROXY, via("X-Forwarded-For", BOB_CLIENT)) == 401
+    spoofed = [await scrape(DIRECT, via("X-Forwarded-For", f"192.0.2.{n}")) for n in range(4)]
+    assert spoofed == [401] * LIMIT + [429]
