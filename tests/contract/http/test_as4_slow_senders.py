@@ -97,9 +97,12 @@ async def test_stalled_senders_do_not_keep_a_message_from_its_receipt(api, sende
     """As many stalled uploads as the gate has turns (and more) leave it free: a valid
     message from another access point gets its receipt at once, while they still hang."""
     _, receiver, path = await setup(api)
+    counts = await resolve(api.container.as4_per_address)
     conns = [await stalled(api, path, source=SOURCES[i % len(SOURCES)]) for i in range(senders)]
     try:
-        await asyncio.sleep(0.2)  # every one is in its handler, waiting for its body
+        # every one is in its handler (counted for its address), waiting for its body
+        in_flight = _async(lambda: sum(counts.in_flight(s) for s in SOURCES) == senders)
+        await until(in_flight, within=5)
         sender = f"0088:{gln(85)}"
         msg = message(
             api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver
