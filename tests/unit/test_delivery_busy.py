@@ -14,6 +14,7 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fourcorner.application.delivery import HELD_MOST, DeliverySettings, DeliveryWorker
 from fourcorner.domain.retry import LONGEST_ASKED, SHORTEST_BUSY_WAIT, RetryPolicy
 from fourcorner.domain.webhook import (
     BUSY_KEPT,
@@ -157,3 +158,57 @@ def test_a_delivery_held_back_is_due_then_with_nothing_used(due: int, until: int
     held = d.deferred(NOW + timedelta(seconds=until))
     assert held.next_attempt_at == max(d.next_attempt_at, NOW + timedelta(seconds=until))
     assert (held.attempts, held.used, held.busy_since, held.lease_until) == ((), 0, None, NO_LEASE)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3 * HELD_MOST), st.integers(0, 600)), max_size=800))
+def test_a_worker_holds_back_at_most_so_many_webhooks_each_until_its_time(
+    holds: list[tuple[int, int]],
+) -> None:
+    """Whatever webhooks answer busy, and for how long: a worker holds back at most
+    ``HELD_MOST`` at once (one more is not held when none has ended), each until the latest
+    time asked of it, and one whose time has passed is let go."""
+    clock = [NOW]
+    worker = DeliveryWorker(
+        attrs.make_class("Ctx", {"clock": attrs.field()})(lambda: clock[0]),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        DeliverySettings(),
+    )
+    hooks = [uuid.UUID(int=n + 1) for n in range(3 * HELD_MOST + 1)]
+    model: dict[uuid.UUID, datetime] = {}
+    for step, (hook, seconds) in enumerate(holds):
+        clock[0] = NOW + timedelta(seconds=step)
+        until = clock[0] + timedelta(seconds=seconds)
+        live = {h: t for h, t in model.items() if t > clock[0]}
+        if hooks[hook] in model or len(model) < HELD_MOST:
+            model[hooks[hook]] = max(model.get(hooks[hook], until), until)
+        elif len(live) < HELD_MOST:
+            model = {**live, hooks[hook]: until}
+        worker._hold(hooks[hook], until)
+        assert len(worker._held) <= HELD_MOST
+        assert sorted(worker._still_held(clock[0])) == sorted(
+            str(h) for h, t in model.items() if t > clock[0]
+        )
+        model = {h: t for h, t in model.items() if t > clock[0]}
+        for h in hooks[:8]:
+            assert worker._holding(h) == model.get(h)
+
+
+def test_one_webhook_more_than_held_most_is_held_only_once_a_hold_has_ended() -> None:
+    clock = [NOW]
+    worker = DeliveryWorker(
+        attrs.make_class("Ctx", {"clock": attrs.field()})(lambda: clock[0]),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        DeliverySettings(),
+    )
+    hooks = [uuid.UUID(int=n + 1) for n in range(HELD_MOST + 1)]
+    for n, hook in enumerate(hooks[:HELD_MOST]):
+        worker._hold(hook, NOW + timedelta(seconds=60 + n))
+    worker._hold(hooks[-1], NOW + timedelta(seconds=600))
+    assert len(worker._held) == HELD_MOST and worker._holding(hooks[-1]) is None
+    clock[0] = NOW + timedelta(seconds=61)  # the first hold has ended
+    worker._hold(hooks[-1], clock[0] + timedelta(seconds=600))
+    assert len(worker._held) == HELD_MOST - 1
+    assert worker._holding(hooks[0]) is None
+    assert worker._holding(hooks[-1]) == clock[0] + timedelta(seconds=600)
