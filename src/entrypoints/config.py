@@ -143,6 +143,9 @@ class Settings:
     db_pool_size: int = 10
     ap_host: str = ""
     smp_prefix: str = "/smp"
+    # the built-in SMP's TechnicalContactUrl for an endpoint whose organisation names no
+    # technical contact and no website: an http(s) URL or mailto:<address>; empty: left empty
+    smp_technical_contact: str = ""
     seat_id: str = "PFC000001"
     at_rest_key: str = ""
     metrics_token: str = ""  # empty: /metrics is public

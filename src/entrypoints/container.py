@@ -151,6 +151,7 @@ class Container(containers.DeclarativeContainer):
         smp_registrar,
         sealer,
         providers.Callable(lambda base, prefix: base + prefix, config.base_url, config.smp_prefix),
+        technical_contact=config.smp_technical_contact,
     )
     operator_environments = providers.Callable(operator.environments, settings)
 

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from fourcorner.adapters.pki.revocation import Policy
 from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.domain.fields import published_contact_link
 from fourcorner.entrypoints import lease_checks, setting_values, sml_setup
 from fourcorner.entrypoints.setting_values import PREFIX
 
@@ -64,6 +65,11 @@ def problems(s: Settings) -> list[str]:
     need(
         s.smp_prefix.startswith("/") and not s.smp_prefix.endswith("/"),
         f"{PREFIX}SMP_PREFIX={s.smp_prefix!r} must start with / and not end with one, e.g. /smp",
+    )
+    need(
+        not s.smp_technical_contact or published_contact_link(s.smp_technical_contact) != "",
+        f"{PREFIX}SMP_TECHNICAL_CONTACT={s.smp_technical_contact[:80]!r} is not a contact an SMP "
+        "publishes; use an http(s) URL or mailto: and an email address",
     )
     need(
         0 < s.port < 65536,

@@ -150,6 +150,14 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
             "FOURCORNER_REVOCATION_GRACE_SECONDS=1e+12 is out of range; use 0 to 2592000 seconds",
         ),
         ({"revocation_timeout": "0"}, "FOURCORNER_REVOCATION_TIMEOUT=0 is out of range"),
+        (
+            {"smp_technical_contact": "ftp://ap.example/contact"},
+            "FOURCORNER_SMP_TECHNICAL_CONTACT='ftp://ap.example/contact' is not a contact",
+        ),
+        (
+            {"smp_technical_contact": "mailto:no address"},
+            "FOURCORNER_SMP_TECHNICAL_CONTACT='mailto:no address' is not a contact an SMP",
+        ),
     ],
 )
 def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, says):
@@ -297,3 +305,10 @@ def test_the_revocation_settings_reach_the_checker(policy):
     checker = build_container(settings).revocation()
     assert checker.policy is Policy(policy.lower())
     assert Settings.load({}).revocation == "soft"
+
+
+@pytest.mark.parametrize(
+    "contact", ["", "https://ap.example/support", "mailto:operations@ap.example"]
+)
+def test_an_smp_technical_contact_is_an_http_url_or_a_mail_address(tmp_path, contact):
+    assert load(tmp_path, smp_technical_contact=contact).smp_technical_contact == contact

@@ -37,7 +37,10 @@ class SmpReader:
         base_url: Callable[[], str] | str,
         *,
         cache_size: int = 4096,
+        technical_contact: str = "",
     ) -> None:
+        """``technical_contact``: the TechnicalContactUrl of an endpoint that names none (its
+        organisation has no technical contact and no website), checked by the caller."""
         self._uow = uow
         self._registrar = registrar
         self._sealer = sealer
@@ -45,6 +48,7 @@ class SmpReader:
         self._signers: dict[tuple[uuid.UUID, str], Signer] = {}
         self._cache: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
         self._cache_size = cache_size
+        self._technical_contact = technical_contact
 
     @property
     def base_url(self) -> str:
@@ -103,7 +107,9 @@ class SmpReader:
             self._cache.move_to_end(cache_key)
             return hit
         key, signing_cert = self._signer(reg, cert)
-        signed = xml.signed_service_metadata(reg, service, key, signing_cert)
+        signed = xml.signed_service_metadata(
+            reg, service, key, signing_cert, technical_contact=self._technical_contact
+        )
         self._cache[cache_key] = signed
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

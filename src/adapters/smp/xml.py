@@ -113,7 +113,7 @@ def service_group(registration: SmpRegistration, base_url: str) -> bytes:
     return _serialise(root)
 
 
-def _endpoint(parent: etree._Element, endpoint: Endpoint) -> None:
+def _endpoint(parent: etree._Element, endpoint: Endpoint, technical_contact: str) -> None:
     element = _sub(parent, SMP, "Endpoint")
     element.set("transportProfile", endpoint.transport_profile)
     reference = _sub(element, WSA, "EndpointReference")
@@ -125,9 +125,8 @@ def _endpoint(parent: etree._Element, endpoint: Endpoint) -> None:
         _sub(element, SMP, "ServiceExpirationDate", xs_datetime(endpoint.expiration))
     _sub(element, SMP, "Certificate", endpoint.certificate)
     _sub(element, SMP, "ServiceDescription", endpoint.description)
-    _sub(
-        element, SMP, "TechnicalContactUrl", published_contact_link(endpoint.technical_contact_url)
-    )
+    contact = published_contact_link(endpoint.technical_contact_url) or technical_contact
+    _sub(element, SMP, "TechnicalContactUrl", contact)
 
 
 def signed_service_metadata(
@@ -135,8 +134,12 @@ def signed_service_metadata(
     service: ServiceEntry,
     key: rsa.RSAPrivateKey,
     certificate: x509.Certificate,
+    *,
+    technical_contact: str = "",
 ) -> bytes:
-    """The SignedServiceMetadata of one document type, signed enveloped with ``key``."""
+    """The SignedServiceMetadata of one document type, signed enveloped with ``key``.
+    ``technical_contact``: the TechnicalContactUrl of an endpoint that has none of its own
+    (the operator's, ``FOURCORNER_SMP_TECHNICAL_CONTACT``), published as given."""
     root = etree.Element(_q(SMP, "SignedServiceMetadata"), nsmap={None: SMP, "id": ID, "wsa": WSA})
     information = _sub(_sub(root, SMP, "ServiceMetadata"), SMP, "ServiceInformation")
     _sub(information, ID, "ParticipantIdentifier", registration.participant).set(
@@ -151,7 +154,7 @@ def signed_service_metadata(
         _sub(element, ID, "ProcessIdentifier", process.value).set("scheme", process.scheme)
         endpoints = _sub(element, SMP, "ServiceEndpointList")
         for endpoint in process.endpoints:
-            _endpoint(endpoints, endpoint)
+            _endpoint(endpoints, endpoint, technical_contact)
     sign_enveloped(root, key, certificate)
     return _serialise(root)
 

@@ -535,3 +535,50 @@ async def test_participants_of_another_org_are_not_found_and_lists_filter(api):
         "POST", f"/orgs/{a['id']}/participants/batch-delete", as_=ALICE, json={"ids": [pb["id"]]}
     )
     assert status == 404 and body["code"] == "AT-1040"
+
+
+async def published_contacts(api, org_id, ident):
+    """The TechnicalContactUrl of each endpoint the built-in SMP serves for the participant
+    ``ident`` (created in ``org_id`` and given an invoice)."""
+    status, p = await participant(api, org_id, ident, who=BOB)
+    assert status == 201, p
+    _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=BOB)
+    doc = next(d for d in docs["items"] if "billing:3.0" in d["value"])
+    proc = doc["process-ids"][0]
+    entry = {"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"}
+    path = f"/orgs/{org_id}/participants/{p['id']}/supported_document_types"
+    status, _ = await api.call("PUT", path, as_=BOB, json={"supportedDocumentTypes": [entry]})
+    assert status == 200
+    pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
+    document = urllib.parse.quote(f"{doc['scheme']}::{doc['value']}", safe="")
+    resp = await api.client.get(f"/smp/test/{pid}/services/{document}")
+    assert resp.status == 200
+    root = etree.fromstring(await resp.read())
+    return [e.text or "" for e in root.iter(f"{{{SMP_NS}}}TechnicalContactUrl")]
+
+
+async def test_an_endpoint_without_a_technical_contact_publishes_the_operators(start_api):
+    """NETWORK.md's checklist: every endpoint carries a TechnicalContactUrl. An organisation
+    with no technical contact and no website gets FOURCORNER_SMP_TECHNICAL_CONTACT's; one
+    with its own keeps it; with the setting unset the element stays empty."""
+    operator = "mailto:operations@ap.example"
+    api = await start_api("sqlite", smp_technical_contact=operator)
+    bare = await whitelabel(api, BOB, legal_id="5560360793")
+    assert await published_contacts(api, bare["id"], f"0088:{gln(50)}") == [operator]
+    own = await whitelabel(api, BOB, legal_id="2120000787")
+    technical = {
+        "name": "Ops",
+        "email": "tech@org.example",
+        "webContactUrl": "https://org.example/support",
+        "contactType": "TECHNICAL",
+    }
+    status, body = await api.call(
+        "PUT", f"/orgs/{own['id']}", as_=BOB, json={"contacts": [*own["contacts"], technical]}
+    )
+    assert status == 200, body
+    assert await published_contacts(api, own["id"], f"0088:{gln(51)}") == [
+        "https://org.example/support"
+    ]
+    unset = await start_api("sqlite")
+    bare = await whitelabel(unset, BOB, legal_id="5560360793")
+    assert await published_contacts(unset, bare["id"], f"0088:{gln(52)}") == [""]
