@@ -112,18 +112,27 @@ def registration(
         smp_id=participant.smp_ref,
         participant=participant.identifier_key,
         services=tuple(ServiceEntry(s, v, tuple(p)) for (s, v), p in services.items()),
-        business_card=business_card(participant, org),
+        business_card=business_card(participant, org, catalogue),
         created_at=created_at,
         last_modified_at=now,
     )
 
 
-def business_card(participant: Participant, org: Organisation | None) -> EntityCard:
+def business_card(
+    participant: Participant, org: Organisation | None, catalogue: Catalogue
+) -> EntityCard:
     card = participant.business_card
     name = (card.legal_name if card else "") or (org.legal_name if org else "") or participant.name
-    # the card's country, else the organisation's: one that is a country code (stored before
-    # the rule was checked on input, a card may hold one that is not)
-    countries = (card.country_code if card else "", org.country_code if org else "")
+    # the card's country, else the organisation's, else that of the participant identifier's
+    # scheme (0007: SE; 0088's "international" is none): one that is a country code (stored
+    # before the rule was checked on input, a card may hold one that is not, and an
+    # organisation none); a card's CountryCode is mandatory
+    scheme = catalogue.scheme_by_icd(participant.identifier_key.partition(":")[0])
+    countries = (
+        card.country_code if card else "",
+        org.country_code if org else "",
+        scheme.country if scheme else "",
+    )
     country = next((c for c in countries if c and not country_problem(c)), "")
     identifiers: list[tuple[str, str]] = []
     if card and card.tax_identifier:

@@ -11,7 +11,7 @@ import attrs
 import pytest
 from lxml import etree
 
-from fourcorner.application.collections import PARTICIPANTS
+from fourcorner.application.collections import ORGANISATIONS, PARTICIPANTS
 from fourcorner.domain.participant import BusinessCard
 from fourcorner.entrypoints.container import resolve
 
@@ -107,6 +107,17 @@ async def test_the_legal_identifier_code_takes_either_spelling_or_the_icd(api, c
     assert p["businessCard"]["legalIdentifierCode"] == code
 
 
+async def republished_entity(api, org, p, ident):
+    """The BusinessEntity the SMP serves after a change of the participant (any change
+    publishes it again, from what is stored)."""
+    path = f"/orgs/{org['id']}/participants/{p['id']}"
+    status, renamed = await api.call("PUT", path, as_=ALICE, json={"name": "Renamed"})
+    assert status == 200, renamed
+    resp = await api.client.get(card_path(ident))
+    assert resp.status == 200
+    return etree.fromstring(await resp.read()).find(f"{BC}BusinessEntity")
+
+
 async def test_a_bad_card_stored_before_the_rules_is_not_published(api):
     org = await api.org(ALICE)
     ident = f"0088:{gln(933)}"
@@ -118,12 +129,26 @@ async def test_a_bad_card_stored_before_the_rules_is_not_published(api):
         stored = await uow.repository(PARTICIPANTS).get(uuid.UUID(p["id"]))
         await uow.repository(PARTICIPANTS).update(attrs.evolve(stored, business_card=bad))
         await uow.commit()
-    # any change publishes the participant again, from what is stored
-    path = f"/orgs/{org['id']}/participants/{p['id']}"
-    status, renamed = await api.call("PUT", path, as_=ALICE, json={"name": "Renamed"})
-    assert status == 200, renamed
-    resp = await api.client.get(card_path(ident))
-    assert resp.status == 200
-    entity = etree.fromstring(await resp.read()).find(f"{BC}BusinessEntity")
+    entity = await republished_entity(api, org, p, ident)
     assert entity.find(f"{BC}WebsiteURI") is None
     assert entity.findtext(f"{BC}CountryCode") == "SE"  # the organisation's
+
+
+@pytest.mark.parametrize(
+    ("ident", "country"), [("0007:2120000787", "SE"), ("0192:745707327", "NO")]
+)
+async def test_without_a_country_of_card_or_organisation_the_schemes_is_published(
+    api, ident, country
+):
+    """An organisation stored before a country was required has none; a card's CountryCode is
+    mandatory, so the participant identifier's scheme gives it where the scheme is national."""
+    org = await api.org(ALICE)
+    status, p = await participant(api, org["id"], ident)
+    assert status == 201, p
+    ctx = await resolve(api.container.context)
+    async with ctx.uow() as uow:
+        stored = await uow.repository(ORGANISATIONS).get(uuid.UUID(org["id"]))
+        await uow.repository(ORGANISATIONS).update(attrs.evolve(stored, country_code=""))
+        await uow.commit()
+    entity = await republished_entity(api, org, p, ident)
+    assert entity.findtext(f"{BC}CountryCode") == country
