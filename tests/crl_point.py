@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 from aiohttp import web
@@ -31,6 +31,7 @@ class CrlPoint:
     declared: int | None = None
     requests: dict[str, int] = attrs.Factory(dict)
     url: str = ""
+    path: ClassVar[str] = "/ca.crl"  # where the answer is asked for
     release: asyncio.Event = attrs.Factory(asyncio.Event)  # ends the stalled answers
     asked: asyncio.Condition = attrs.Factory(asyncio.Condition)  # told of each request
 
@@ -46,10 +47,10 @@ class CrlPoint:
 
     async def moved(self, request: web.Request) -> web.Response:
         self.requests["/moved"] = self.requests.get("/moved", 0) + 1
-        raise web.HTTPFound("/ca.crl")
+        raise web.HTTPFound(self.path)
 
     async def answer(self, request: web.Request) -> web.StreamResponse:
-        self.requests["/ca.crl"] = self.requests.get("/ca.crl", 0) + 1
+        self.requests[self.path] = self.requests.get(self.path, 0) + 1
         async with self.asked:
             self.asked.notify_all()
         if self.status != 200:
@@ -77,7 +78,7 @@ class CrlPoint:
 
     @property
     def fetched(self) -> int:
-        return self.requests.get("/ca.crl", 0)
+        return self.requests.get(self.path, 0)
 
     async def fetched_at_least(self, times: int) -> None:
         """Wait until the list was asked for ``times`` times."""
@@ -90,7 +91,7 @@ class CrlPoint:
         """A point served until the end of the ``async with``; ``url`` is its list's."""
         point = cls()
         server = await aiohttp_server(point.app())
-        point.url = str(server.make_url("/ca.crl"))
+        point.url = str(server.make_url(cls.path))
         try:
             yield point
         finally:

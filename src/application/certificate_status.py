@@ -1,5 +1,5 @@
-"""Whether a peer's certificate is revoked may not be known when it is checked: the revocation
-list of its issuer is fetched when a certificate first names it (``adapters.pki.revocation``).
+"""Whether a peer's certificate is revoked may not be known when it is checked: its OCSP answer,
+or the revocation list of its issuer, is fetched when first needed (``adapters.pki.revocation``).
 The certificate checks stay synchronous (they run inside the reading of an AS4 message, maybe
 in a worker thread, and inside the SMP lookup's verification); they say "not known" with these
 exceptions, which are not ``ValueError`` (the checks' "refused"), so that no caller takes them
@@ -17,8 +17,8 @@ T = TypeVar("T")
 
 
 class CertificateStatusUnknown(Exception):
-    """Whether the certificate is revoked cannot be told: its issuer's revocation list could
-    not be fetched (yet). Refused for now; trying again later may succeed. ``reason`` says
+    """Whether the certificate is revoked cannot be told: neither its OCSP answer nor its
+    issuer's revocation list could be fetched (yet). Refused for now; trying again later may succeed. ``reason`` says
     why."""
 
     def __init__(self, reason: str) -> None:
@@ -27,8 +27,8 @@ class CertificateStatusUnknown(Exception):
 
 
 class CertificateStatusPending(CertificateStatusUnknown):
-    """The revocation list is being fetched: ``ready()`` waits until it has come in, for a
-    bounded time; checking again then answers (by the revocation policy when it has not
+    """The OCSP answer or revocation list is being fetched: ``ready()`` waits until it has
+    come in, for a bounded time; checking again then answers (by the revocation policy when it has not
     come in)."""
 
     def __init__(self, reason: str, ready: Callable[[], Awaitable[None]]) -> None:

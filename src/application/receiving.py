@@ -228,11 +228,11 @@ async def _checked_read(
     sbd: Callable[[], Path],
     ap: AccessPoint,
 ) -> Read:
-    """``_read_message``; when the revocation list of the sender's certificate's issuer was
-    not known yet, once more after waiting for it (a bounded time). A status that stays
+    """``_read_message``; when the revocation of the sender's certificate was not known yet
+    (its OCSP answer or its issuer's revocation list), once more after waiting for it (a bounded time). A status that stays
     unknown (``FOURCORNER_REVOCATION=hard``) is ``ServiceUnavailable``, an HTTP 503 the
-    sending access point tries again after, rather than a refusal it takes as final. Why the
-    list is not known (its URL, what its fetch met) is logged, not told the sender."""
+    sending access point tries again after, rather than a refusal it takes as final. Why it
+    is not known (its URL, what its fetch met) is logged, not told the sender."""
     try:
         return await settled(lambda: _read_message(read, body, sbd))
     except CertificateStatusUnknown as e:

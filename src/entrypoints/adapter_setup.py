@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fourcorner.adapters.directory import EnvironmentDirectories, IndexerDirectoryPublisher
-from fourcorner.adapters.pki.revocation import CrlChecker, Policy
+from fourcorner.adapters.pki.revocation import Policy, RevocationChecker
 from fourcorner.adapters.pki.tls import client_context
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.application.delivery import DeliverySettings
@@ -48,12 +48,13 @@ def directory(settings: Settings) -> DirectoryPublisher:
     return EnvironmentDirectories(indexers)
 
 
-def revocation(settings: Settings) -> CrlChecker:
-    """The revocation lists of the network's CAs, by ``FOURCORNER_REVOCATION`` (``off``,
-    ``soft`` or ``hard``), fetched within ``FOURCORNER_REVOCATION_TIMEOUT`` seconds, waited
-    for ``FOURCORNER_REVOCATION_WAIT_SECONDS`` by a first check, and used
-    ``FOURCORNER_REVOCATION_GRACE_SECONDS`` past their nextUpdate."""
-    return CrlChecker(
+def revocation(settings: Settings) -> RevocationChecker:
+    """The revocation check of peers' certificates (OCSP, else their CA's revocation list),
+    by ``FOURCORNER_REVOCATION`` (``off``, ``soft`` or ``hard``), each answer fetched within
+    ``FOURCORNER_REVOCATION_TIMEOUT`` seconds, waited for
+    ``FOURCORNER_REVOCATION_WAIT_SECONDS`` by a first check, and used
+    ``FOURCORNER_REVOCATION_GRACE_SECONDS`` past its nextUpdate."""
+    return RevocationChecker(
         Policy(settings.revocation.strip().lower()),
         wait=settings.revocation_wait_seconds,
         grace=timedelta(seconds=settings.revocation_grace_seconds),

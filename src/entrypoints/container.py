@@ -198,7 +198,8 @@ class Container(containers.DeclarativeContainer):
     # How a sender finds a receiver's SMP (the SML by DNS, or one fixed SMP), and what it
     # trusts there, per environment.
     discovery = providers.Singleton(setup.discovery, settings)
-    # the revocation lists of the network's CAs, asked by every check of a peer's certificate
+    # OCSP answers and the revocation lists of the network's CAs, asked by every check of a
+    # peer's certificate
     revocation = providers.Singleton(setup.revocation, settings)
     # nothing depends on it: shutdown_resources() stops its fetches and closes its session
     revocation_closed = providers.Resource(setup.closing, revocation)

@@ -9,9 +9,9 @@ unreadable or holds no certificate raises ``ConfigError`` naming the setting and
 
 ``network_trust`` is what a sender trusts in each environment: SMP answers signed under that
 environment's SMP CA and endpoints certified by its AP CA, those CAs being the issuers of the
-operator's own SMP and AP certificates of the environment. Given a ``CrlChecker``, every check
-here asks it too, once the chain checked out: a certificate on its issuer's revocation list
-is refused (``adapters.pki.revocation``).
+operator's own SMP and AP certificates of the environment. Given a ``RevocationChecker``,
+every check here asks it too, once the chain checked out: a certificate its OCSP responder or
+its issuer's revocation list says is revoked is refused (``adapters.pki.revocation``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from cryptography import x509
 
 from fourcorner.adapters.pki import TestPki, ensure_test_pki
 from fourcorner.adapters.pki.certificates import ChainError, verify_chain
-from fourcorner.adapters.pki.revocation import CrlChecker
+from fourcorner.adapters.pki.revocation import RevocationChecker
 from fourcorner.adapters.smp.trust import CertificateCheck, Trust
 from fourcorner.application.operator_setup import OperatorEnvironment
 from fourcorner.domain.network_services import Environment, smp_url
@@ -158,12 +158,13 @@ def issued_under(
     cas: list[x509.Certificate],
     anchors: list[x509.Certificate],
     what: str,
-    revocation: CrlChecker | None = None,
+    revocation: RevocationChecker | None = None,
 ) -> CertificateCheck:
     """A check that a certificate is valid now and chains to ``anchors`` through one of
     ``cas`` (the environment's SMP CA or AP CA), then that ``revocation`` (when given) does not
     find it revoked; raises ``ChainError`` or ``CertificateRevoked`` (``ValueError`` both), or
-    ``CertificateStatusPending``/``Unknown`` while its issuer's revocation list is not known."""
+    ``CertificateStatusPending``/``Unknown`` while neither an OCSP answer nor its issuer's
+    revocation list is known."""
     names = " or ".join(sorted({f'"{c.subject.rfc4514_string()}"' for c in cas}))
 
     def check(cert: x509.Certificate, now: datetime) -> None:
@@ -183,7 +184,7 @@ def issued_under(
 
 
 def network_trust(
-    settings: Settings, revocation: CrlChecker | None = None
+    settings: Settings, revocation: RevocationChecker | None = None
 ) -> dict[Environment, Trust]:
     """Per environment, what a sender trusts: SMP answers signed under the environment's SMP
     CA, endpoints whose certificates chain to its AP CA (both found as the issuers of the
@@ -204,7 +205,7 @@ def network_trust(
 
 
 def inbound_checks(
-    settings: Settings, revocation: CrlChecker | None = None
+    settings: Settings, revocation: RevocationChecker | None = None
 ) -> dict[Environment, Callable[[x509.Certificate], None]]:
     """Per environment, whether a sender's AP certificate (on an AS4 message arriving at an
     access point of that environment) is valid now, chains to that environment's AP CA and is
@@ -219,7 +220,7 @@ def inbound_checks(
 
 
 def certificate_check(
-    settings: Settings, revocation: CrlChecker | None = None
+    settings: Settings, revocation: RevocationChecker | None = None
 ) -> Callable[[x509.Certificate], None]:
     """Whether a peer access point's certificate chains to the network's trust anchors and is
     not revoked (``revocation``)."""

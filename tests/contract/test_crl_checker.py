@@ -1,4 +1,4 @@
-"""The revocation check (``adapters.pki.revocation.CrlChecker``) over real HTTP on 127.0.0.1,
+"""The revocation check (``adapters.pki.revocation.RevocationChecker``) over real HTTP on 127.0.0.1,
 against a CRL distribution point served by the test: what it refuses, what it fetches and
 when, the bounds of a fetch, and what each policy answers while no list is known."""
 
@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from crl_point import CrlPoint, ServerFactory
 from fourcorner.adapters.pki.crl import REFRESH_LEAST
 from fourcorner.adapters.pki.crl_source import MAX_SOURCES, RETRY_FIRST
-from fourcorner.adapters.pki.revocation import CertificateRevoked, CrlChecker, Policy
+from fourcorner.adapters.pki.revocation import CertificateRevoked, Policy, RevocationChecker
 from fourcorner.adapters.pki.testpki import issue_leaf, new_ca, sign_crl
 from fourcorner.application.certificate_status import (
     CertificateStatusPending,
@@ -43,11 +43,11 @@ async def point(aiohttp_server: ServerFactory) -> AsyncIterator[CrlPoint]:
 
 
 @pytest.fixture
-async def checkers() -> AsyncIterator[Callable[..., CrlChecker]]:
-    made: list[CrlChecker] = []
+async def checkers() -> AsyncIterator[Callable[..., RevocationChecker]]:
+    made: list[RevocationChecker] = []
 
-    def make(policy: Policy = Policy.SOFT, **kwargs: Any) -> CrlChecker:
-        checker = CrlChecker(policy, **kwargs)
+    def make(policy: Policy = Policy.SOFT, **kwargs: Any) -> RevocationChecker:
+        checker = RevocationChecker(policy, **kwargs)
         made.append(checker)
         return checker
 
@@ -72,7 +72,9 @@ def crl(
     return sign_crl(CA, CA_KEY, serials, this_update=at, next_update=at + lasting)
 
 
-async def first_check(checker: CrlChecker, cert: x509.Certificate, now: datetime = NOW) -> None:
+async def first_check(
+    checker: RevocationChecker, cert: x509.Certificate, now: datetime = NOW
+) -> None:
     """The first check of a certificate whose list is not known: it is pending, and ready
     once its wait is over."""
     with pytest.raises(CertificateStatusPending) as pending:
@@ -208,7 +210,7 @@ async def test_a_first_check_waits_a_bounded_time_then_the_policy_answers(
     assert point.fetched == 1
 
 
-def policy_answers(checker: CrlChecker, cert: x509.Certificate, now: datetime) -> None:
+def policy_answers(checker: RevocationChecker, cert: x509.Certificate, now: datetime) -> None:
     """The check answers by the policy, without waiting: soft accepts, hard refuses for
     now."""
     if checker.policy is Policy.SOFT:
@@ -377,6 +379,63 @@ async def test_a_fresh_list_is_fetched_again_after_an_hour(point: CrlPoint, chec
         checker.check(revoked, CA, clock.now)
 
 
+async def test_a_list_due_for_refresh_answers_while_the_refresh_is_in_flight(
+    point: CrlPoint, checkers: Any
+) -> None:
+    """Halfway to its nextUpdate the kept list is fetched again in the background: while that
+    fetch stalls, every check is answered at once by the kept list, none waits; the new list
+    counts once it is in."""
+    revoked = leaf(point.url)
+    point.serve(crl(at=NOW - HOUR, lasting=2 * HOUR))  # nextUpdate NOW + 1 h: due at + 30 min
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock)
+    await first_check(checker, revoked)
+    point.serve(crl(revoked, at=NOW + 30 * timedelta(minutes=1)))
+    point.stall = True
+    clock.now = NOW + 30 * timedelta(minutes=1)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for _ in range(3):
+        checker.check(revoked, CA, clock.now)  # the kept list; raises nothing, waits for nothing
+        await asyncio.sleep(0)
+    async with asyncio.timeout(10):
+        await point.fetched_at_least(2)
+    assert loop.time() - started < 5 and point.fetched == 2
+    point.stall = False
+    point.release.set()
+    await checker.idle()  # the stalled answer ended empty: the fetch failed, tried again later
+    clock.now += RETRY_FIRST
+    checker.check(revoked, CA, clock.now)
+    await checker.idle()
+    with pytest.raises(CertificateRevoked):
+        checker.check(revoked, CA, clock.now)
+
+
+async def test_a_list_naming_no_next_update_counts_an_hour(point: CrlPoint, checkers: Any) -> None:
+    """Fetched again after 30 min; with the distribution point down from then on and no
+    grace, it no longer counts an hour after it was fetched."""
+    cert = leaf(point.url)
+    point.serve(sign_crl(CA, CA_KEY, {}, this_update=NOW - HOUR, next_update=None))
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock, grace=timedelta(0))
+    await first_check(checker, cert)
+    clock.now = NOW + 29 * timedelta(minutes=1)
+    checker.check(cert, CA, clock.now)
+    await checker.idle()
+    assert point.fetched == 1
+    point.status = 503
+    clock.now = NOW + 30 * timedelta(minutes=1)
+    checker.check(cert, CA, clock.now)  # the kept list answers; a fetch starts, and fails
+    await checker.idle()
+    assert point.fetched == 2
+    clock.now = NOW + HOUR - timedelta(seconds=1)
+    checker.check(cert, CA, clock.now)
+    clock.now = NOW + HOUR  # no list counts: the check waits for a fetch, which fails
+    await first_check(checker, cert, clock.now)
+    with pytest.raises(CertificateStatusUnknown, match="answered HTTP 503"):
+        checker.check(cert, CA, clock.now)
+
+
 async def test_an_older_list_does_not_replace_the_one_kept(point: CrlPoint, checkers: Any) -> None:
     revoked = leaf(point.url)
     point.serve(crl(revoked, at=NOW - HOUR))
@@ -484,7 +543,10 @@ async def test_while_every_list_kept_is_being_fetched_no_other_is_taken(
         soft.check(another, CA, NOW)
     assert [r.url for r in log_events(caplog, "revocation.unchecked")] == [url]  # type: ignore[attr-defined]
     for checker in (hard, soft):
-        assert repr(checker) == f"CrlChecker(policy={checker.policy.value}, sources={MAX_SOURCES})"
+        assert (
+            repr(checker)
+            == f"RevocationChecker(policy={checker.policy.value}, lists={MAX_SOURCES}, answers=0)"
+        )
     await asyncio.sleep(0)
     assert point.requests == {"/ca.crl": 2 * MAX_SOURCES}
 
@@ -501,7 +563,7 @@ async def test_no_fetch_starts_once_the_checker_is_closed(point: CrlPoint) -> No
     cert = leaf(point.url)
     point.serve(crl())
     clock = FakeClock(NOW)
-    checker = CrlChecker(Policy.SOFT, clock=clock, session_factory=session)
+    checker = RevocationChecker(Policy.SOFT, clock=clock, session_factory=session)
     try:
         await first_check(checker, cert)
         await checker.aclose()

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from lxml import etree
 
 from crl_point import CrlPoint
-from fourcorner.adapters.pki.revocation import CrlChecker, Policy
+from fourcorner.adapters.pki.revocation import Policy, RevocationChecker
 from fourcorner.adapters.pki.testpki import PrivateKey, issue_leaf, new_ca, sign_crl
 from fourcorner.adapters.smp import (
     LookupResult,
@@ -123,7 +123,7 @@ class Pki:
     ap_ca: Ca
     stranger: Ca  # a CA under a root nobody trusts
 
-    def trust(self, revocation: CrlChecker | None = None) -> dict[Environment, Trust]:
+    def trust(self, revocation: RevocationChecker | None = None) -> dict[Environment, Trust]:
         one = Trust(
             smp=issued_under([self.smp_ca.cert], [self.root], "SMP", revocation),
             access_point=issued_under([self.ap_ca.cert], [self.root], "AP", revocation),
@@ -792,11 +792,11 @@ async def crl_point(aiohttp_server: ServerFactory) -> AsyncIterator[CrlPoint]:
 
 
 @pytest.fixture
-async def revocation(rig: Rig) -> AsyncIterator[Callable[[Policy], CrlChecker]]:
-    made: list[CrlChecker] = []
+async def revocation(rig: Rig) -> AsyncIterator[Callable[[Policy], RevocationChecker]]:
+    made: list[RevocationChecker] = []
 
-    def make(policy: Policy) -> CrlChecker:
-        made.append(CrlChecker(policy, wait=5.0, clock=rig.clock))
+    def make(policy: Policy) -> RevocationChecker:
+        made.append(RevocationChecker(policy, wait=5.0, clock=rig.clock))
         return made[-1]
 
     yield make

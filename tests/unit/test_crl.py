@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.pki.crl import (
     MAX_POINTS,
+    NO_NEXT_UPDATE,
     REFRESH_EVERY,
     REFRESH_LEAST,
     CrlRefused,
@@ -198,3 +199,15 @@ def test_the_http_distribution_points_of_a_certificate() -> None:
     )
     many = leaf_naming(point(*(f"http://crl.example/{n}.crl" for n in range(MAX_POINTS + 3))))
     assert len(distribution_points(many)) == MAX_POINTS
+
+
+def test_a_list_naming_no_next_update_counts_as_if_due_an_hour_after_its_fetch() -> None:
+    """RFC 5280 lets a list name no nextUpdate: it counts as one due ``NO_NEXT_UPDATE`` (an
+    hour, the refetch interval) after it was fetched, so it is fetched again halfway there
+    and counts no longer than the grace past that."""
+    known = read_crl(a_list(next_update=None), CA, NOW)
+    assert known.crl.next_update_utc is None
+    assert known.next_update == NOW + NO_NEXT_UPDATE == NOW + REFRESH_EVERY
+    assert known.refresh_at == NOW + NO_NEXT_UPDATE / 2
+    assert not known.lapsed(NOW + NO_NEXT_UPDATE, timedelta(minutes=1))
+    assert known.lapsed(NOW + NO_NEXT_UPDATE + timedelta(minutes=1), timedelta(minutes=1))

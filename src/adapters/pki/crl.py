@@ -11,58 +11,60 @@ CA or attribute certificates only), and not issued in the future. Anything else 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import attrs
 from cryptography import exceptions, x509
 
 from fourcorner.adapters.pki.certificates import instant, public_key_sha256
+from fourcorner.adapters.pki.freshness import (
+    CLOCK_SKEW,
+    REFRESH_EVERY,
+    REFRESH_LEAST,
+    Fresh,
+    Unusable,
+)
 from fourcorner.domain.clock import utc
+
+__all__ = [
+    "MAX_POINTS",
+    "NO_NEXT_UPDATE",
+    "REFRESH_EVERY",
+    "REFRESH_LEAST",
+    "CrlRefused",
+    "KnownCrl",
+    "distribution_points",
+    "read_crl",
+]
 
 MAX_POINTS = 4
 """At most this many distribution point URLs of one certificate are used (a certificate that
 names more is checked against its first ones)."""
-CLOCK_SKEW = timedelta(minutes=5)  # a list issued this little in the future is taken
-REFRESH_EVERY = timedelta(hours=1)
-"""A kept list is fetched again this long after it was fetched (or halfway to its nextUpdate
-when that is sooner): a CA publishes new lists before the old ones' nextUpdate."""
-REFRESH_LEAST = timedelta(minutes=5)
-"""A kept list is never fetched again sooner than this after it was fetched, whatever its
-nextUpdate says: past it (the CA is late publishing the next one) halfway there is now, and
-every check would download the list again."""
-NO_NEXT_UPDATE = timedelta(hours=1)  # how long a list that names no nextUpdate counts
+NO_NEXT_UPDATE = REFRESH_EVERY
+"""A list that names no nextUpdate counts as if it named one this long after it was fetched
+(so it is fetched again halfway there, and counts no longer than the grace past that)."""
 
 
-class CrlRefused(Exception):
+class CrlRefused(Unusable):
     """A revocation list that cannot be fetched or used; the message says why."""
 
 
 @attrs.frozen
-class KnownCrl:
+class KnownCrl(Fresh):
     """A revocation list that verified against its issuer, and what it revokes."""
 
     issuer: x509.Name
     issuer_key: str  # the sha256 of the SubjectPublicKeyInfo that verified its signature
-    this_update: datetime
-    next_update: datetime
-    fetched_at: datetime
     serials: frozenset[int] = attrs.field(repr=False)
     crl: x509.CertificateRevocationList = attrs.field(repr=False, eq=False)
 
-    @property
-    def refresh_at(self) -> datetime:
-        """When to fetch the list again: ``REFRESH_EVERY`` after it was fetched, or halfway
-        to its nextUpdate when that is sooner, but no sooner than ``REFRESH_LEAST``."""
-        halfway = max(self.next_update - self.fetched_at, timedelta(0)) / 2
-        return self.fetched_at + max(REFRESH_LEAST, min(REFRESH_EVERY, halfway))
+    def older_than(self, kept: Fresh) -> bool:
+        return (
+            isinstance(kept, KnownCrl) and kept.issuer == self.issuer and super().older_than(kept)
+        )
 
-    def lapsed(self, now: datetime, grace: timedelta) -> bool:
-        """Whether the list is past its nextUpdate by ``grace`` or more at ``now``, and no
-        longer counts (a nextUpdate near the end of time never lapses)."""
-        try:
-            return now >= self.next_update + grace
-        except OverflowError:
-            return False
+    def logged(self) -> dict[str, object]:
+        return {"revoked": len(self.serials)}
 
     def covers(self, cert: x509.Certificate, issuer_key: str) -> bool:
         """Whether this list is the one of ``cert``'s issuer, verified by ``issuer_key``."""

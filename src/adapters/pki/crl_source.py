@@ -1,6 +1,7 @@
-"""The CRL distribution points the revocation check (``adapters.pki.revocation``) knows: per
-URL the list kept from there, its fetching and what was logged of it (``Source``), and the
-bounded set of them (``Sources``).
+"""What the revocation check (``adapters.pki.revocation``) fetches and keeps: per CRL
+distribution point URL the list kept from there, per certificate (its OCSP CertID) the answer
+kept from its responder; each with its fetching and what was logged of it (``Source``), and
+the bounded set of them (``Sources``).
 
 A failed fetch is tried again after ``RETRY_FIRST``, then after twice as long each time, at
 most ``RETRY_MOST`` apart. What a source logs is logged once per change of its state, not
@@ -15,24 +16,30 @@ import asyncio
 import threading
 from collections import OrderedDict
 from datetime import datetime, timedelta
+from typing import Generic, TypeVar
 
 import attrs
 
-from fourcorner.adapters.pki.crl import KnownCrl
+from fourcorner.adapters.pki.freshness import Fresh
+
+K = TypeVar("K", bound=Fresh)
 
 RETRY_FIRST = timedelta(seconds=30)
 RETRY_MOST = timedelta(minutes=10)
 MAX_SOURCES = 32
 """Distribution points kept at once (a list each): beyond, the least recently used one whose
 fetch is not in flight is let go; while every one's is, no other is taken."""
+MAX_ANSWERS = 1024  # OCSP answers kept at once (one a certificate), let go the same way
 
 
 @attrs.define(eq=False)
-class Source:
-    """One distribution point: the list kept from it, and its fetching."""
+class Source(Generic[K]):
+    """One distribution point (or one certificate's OCSP answer): what is kept from ``url``,
+    and its fetching."""
 
     url: str
-    known: KnownCrl | None = None
+    method: str = "crl"  # or "ocsp"
+    known: K | None = None
     task: asyncio.Task[None] | None = None  # the fetch in flight
     failures: int = 0  # fetches failed in a row
     retry_at: datetime | None = None  # no fetch before, after a failure
@@ -48,9 +55,10 @@ class Source:
             return False
         return self.known is None or now >= self.known.refresh_at
 
-    def took(self, crl: KnownCrl) -> None:
-        """A fetch brought ``crl``, a list that counts: the source is known again."""
-        self.known, self.failures, self.retry_at, self.error = crl, 0, None, ""
+    def took(self, known: K) -> None:
+        """A fetch brought ``known``, a list (or answer) that counts: the source is known
+        again."""
+        self.known, self.failures, self.retry_at, self.error = known, 0, None, ""
         self.waited = self.warned = False
         self.said = ""
 
@@ -64,24 +72,25 @@ class Source:
         return delay, news
 
 
-class Sources:
-    """At most ``size`` sources by URL, the least recently used one let go first; one whose
-    fetch is in flight is never let go, so while all of them are, ``get`` takes no other
-    (None). Shared by the checks of the event loop and of worker threads."""
+class Sources(Generic[K]):
+    """At most ``size`` sources by key (a URL, a CertID), the least recently used one let go
+    first; one whose fetch is in flight is never let go, so while all of them are, ``get``
+    takes no other (None). Shared by the checks of the event loop and of worker threads."""
 
-    def __init__(self, size: int = MAX_SOURCES) -> None:
-        self._size = size
-        self._kept: OrderedDict[str, Source] = OrderedDict()
+    def __init__(self, size: int = MAX_SOURCES, method: str = "crl") -> None:
+        self._size, self._method = size, method
+        self._kept: OrderedDict[str, Source[K]] = OrderedDict()
         self._lock = threading.Lock()
         self.warned_full = False  # SOFT: a certificate was accepted unchecked for want of room
 
-    def get(self, url: str) -> Source | None:
-        """The source of ``url``, now the most recently used; a new one when there is room
-        (an idle one let go for it), else None."""
+    def get(self, url: str, key: str | None = None) -> Source[K] | None:
+        """The source of ``key`` (default: ``url``), now the most recently used; a new one
+        fetched from ``url`` when there is room (an idle one let go for it), else None."""
+        key = url if key is None else key
         with self._lock:
-            source = self._kept.get(url)
+            source = self._kept.get(key)
             if source is not None:
-                self._kept.move_to_end(url)
+                self._kept.move_to_end(key)
                 return source
             if len(self._kept) >= self._size:
                 idle = next((u for u, s in self._kept.items() if s.task is None), None)
@@ -89,10 +98,10 @@ class Sources:
                     return None
                 del self._kept[idle]
             self.warned_full = False
-            source = self._kept[url] = Source(url)
+            source = self._kept[key] = Source[K](url, self._method)
             return source
 
-    def all(self) -> list[Source]:
+    def all(self) -> list[Source[K]]:
         """The sources kept, least recently used first."""
         with self._lock:
             return list(self._kept.values())

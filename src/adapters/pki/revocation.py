@@ -1,33 +1,38 @@
-"""Revocation checking of peers' certificates by CRL, as a net access point does: the network's
-CAs publish their revocation lists at the http(s) CRL distribution points each certificate
-names, and a certificate on its issuer's list is refused.
+"""Revocation checking of peers' certificates, as a net access point does: by OCSP (RFC 6960)
+where the certificate names a responder, and by the CRL its CA publishes at the http(s)
+distribution points the certificate names where it names no responder or OCSP gives no
+answer. A certificate revoked by the answer taken is refused.
 
-``CrlChecker.check`` is synchronous, as the chain checks it follows are (it runs inside the
-reading of an AS4 message and the SMP lookup's verification), and never waits for the network.
-Per distribution point URL it keeps the last list fetched from there that verified against
-the issuer of the certificate that named it (``crl.read_crl``), for 32 URLs at most
-(``crl_source.Sources``). A list is fetched when a certificate first names its URL, again an
-hour after it was fetched (``crl.REFRESH_EVERY``; halfway to its nextUpdate when that is
-sooner, but never sooner than 5 min after, ``crl.REFRESH_LEAST``) at the first check after
-that, in the background while the kept one is used; a failed fetch is tried again at the
-first check after 30 s, then after twice as long each time, at most 10 min apart, and
-meanwhile the list kept (if any) stays in use. A list past its nextUpdate is used for
-``grace`` more, then no longer; one fetched already past that is refused as a failed fetch is
-(a CA late with its next list is not asked at every check).
+``RevocationChecker.check`` is synchronous, as the chain checks it follows are (it runs inside
+the reading of an AS4 message and the SMP lookup's verification), and never waits for the
+network. It keeps, per certificate (its OCSP CertID), the last answer of its responder that
+verified (``ocsp.read_ocsp``), for 1024 certificates at most (``crl_source.MAX_ANSWERS``), and
+per distribution point URL the last list fetched from there that verified against the issuer
+of the certificate that named it (``crl.read_crl``), for 32 URLs at most
+(``crl_source.MAX_SOURCES``). An answer or list is fetched when first needed, and again an
+hour after it was fetched (``freshness.REFRESH_EVERY``; halfway to its nextUpdate when that is
+sooner, but never sooner than 5 min after, ``freshness.REFRESH_LEAST``) at the first check
+after that, in the background while the kept one answers: a check never waits for a fetch
+while it holds an answer that counts. A failed fetch is tried again at the first check after
+30 s, then after twice as long each time, at most 10 min apart, and meanwhile the answer kept
+(if any) stays in use. An answer or list past its nextUpdate is used for ``grace`` more, then
+no longer; one fetched already past that is refused as a failed fetch is.
 
-A fetch reads at most ``max_bytes`` (20 MiB; a larger list is cut off as it is read, or
-refused unread when its length says so) within ``timeout`` seconds (``connect_timeout`` to
-connect), follows no redirect, and takes DER or PEM. Plain http is normal for these lists
-(they are signed); the URLs come only from certificates whose chain to the network's CAs
-was checked first.
+A fetch follows no redirect and takes ``timeout`` seconds at most (``connect_timeout`` to
+connect); a list is read up to ``max_bytes`` (20 MiB, DER or PEM), an OCSP answer up to
+``max_ocsp_bytes`` (64 KiB; the request is POSTed as ``application/ocsp-request``). Plain
+http is normal for both (they are signed); the URLs come only from certificates whose chain to
+the network's CAs was checked first.
 
-When no list of a certificate's issuer is known, the first check raises
-``CertificateStatusPending``, whose ``ready()`` waits up to ``wait`` seconds for the fetch;
-after that (and for every later check while none is known) ``policy`` answers: ``SOFT``
-accepts the certificate and logs a warning once per URL, ``HARD`` raises
-``CertificateStatusUnknown`` (refused for now, to be tried again), ``OFF`` checks nothing at
-all. So does it, without waiting, for a URL not kept while the fetches of all 32 kept are in
-flight. A certificate that names no http(s) distribution point is checked against nothing.
+When no answer is known, the first check raises ``CertificateStatusPending``, whose
+``ready()`` waits up to ``wait`` seconds in all: for the OCSP answer first, then, when that
+gave none, for the list. After that (and for every later check while neither is known)
+``policy`` answers: ``SOFT`` accepts the certificate and logs a warning once per responder
+and certificate, and once per list URL, ``HARD`` raises ``CertificateStatusUnknown`` (refused
+for now, to be tried again), ``OFF`` checks nothing at all. So does it, without waiting, for
+what cannot be kept while the fetches of all those kept are in flight. A certificate that
+names neither an http OCSP responder nor an http(s) distribution point is checked against
+nothing.
 """
 
 from __future__ import annotations
@@ -37,16 +42,26 @@ import contextlib
 import enum
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import aiohttp
 from cryptography import x509
 
-from fourcorner.adapters.answer import AnswerTooLarge, read_capped
-from fourcorner.adapters.pki.certificates import instant, public_key_sha256
-from fourcorner.adapters.pki.crl import CrlRefused, distribution_points, read_crl
-from fourcorner.adapters.pki.crl_source import MAX_SOURCES, Source, Sources
+from fourcorner.adapters.pki.certificates import instant
+from fourcorner.adapters.pki.crl import KnownCrl, distribution_points, read_crl
+from fourcorner.adapters.pki.crl_source import MAX_ANSWERS, MAX_SOURCES, K, Source, Sources
+from fourcorner.adapters.pki.fetch import Fetcher, SessionFactory
+from fourcorner.adapters.pki.freshness import Unusable
+from fourcorner.adapters.pki.issuer import Issuer, issuer_of
+from fourcorner.adapters.pki.ocsp import (
+    MAX_OCSP_BYTES,
+    KnownOcsp,
+    read_ocsp,
+    request_for,
+    responder,
+)
 from fourcorner.application.certificate_status import (
     CertificateStatusPending,
     CertificateStatusUnknown,
@@ -57,25 +72,26 @@ log = logging.getLogger("fourcorner.revocation")
 
 MAX_CRL_BYTES = 20 * 1024 * 1024
 _ACCEPT = "application/pkix-crl, application/x-pkcs7-crl;q=0.9, */*;q=0.1"
+_WHAT = {"crl": "revocation list", "ocsp": "OCSP answer"}
 
 Clock = Callable[[], datetime]
-SessionFactory = Callable[[], aiohttp.ClientSession]
 
 
 class Policy(enum.Enum):
-    """What a check answers while no revocation list of the certificate's issuer is known."""
+    """What a check answers while no revocation answer for the certificate is known."""
 
     OFF = "off"  # nothing is checked, nothing fetched
-    SOFT = "soft"  # accepted, a warning logged once per URL
+    SOFT = "soft"  # accepted, a warning logged once per responder/URL
     HARD = "hard"  # refused for now (``CertificateStatusUnknown``)
 
 
 class CertificateRevoked(ValueError):
-    """The certificate is on its issuer's revocation list; the message says since when."""
+    """The certificate is revoked (its OCSP responder or its CA's list says so); the message
+    says since when, and who says so."""
 
 
-class CrlChecker:
-    """The revocation check of certificates issued by the network's CAs, by their CRLs.
+class RevocationChecker:
+    """The revocation check of certificates issued by the network's CAs, by OCSP and CRL.
 
     ``check(cert, issuer, now)`` raises ``CertificateRevoked`` (a ``ValueError``) for a
     revoked certificate, ``CertificateStatusPending`` or ``CertificateStatusUnknown`` as the
@@ -92,6 +108,7 @@ class CrlChecker:
         timeout: float = 30.0,
         connect_timeout: float = 10.0,
         max_bytes: int = MAX_CRL_BYTES,
+        max_ocsp_bytes: int = MAX_OCSP_BYTES,
         clock: Clock | None = None,
         session_factory: SessionFactory | None = None,
     ) -> None:
@@ -100,76 +117,124 @@ class CrlChecker:
         self._grace = grace
         self._timeout = aiohttp.ClientTimeout(total=timeout, connect=min(connect_timeout, timeout))
         self._max_bytes = max_bytes
+        self._max_ocsp_bytes = max_ocsp_bytes
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
-        self._session_factory: SessionFactory = session_factory or aiohttp.ClientSession
-        self._session: aiohttp.ClientSession | None = None
-        self._sources = Sources()  # checks run in worker threads as well
+        self._fetcher = Fetcher(self._timeout, session_factory)
+        self._sources: Sources[KnownCrl] = Sources()  # checks run in worker threads as well
+        self._answers: Sources[KnownOcsp] = Sources(MAX_ANSWERS, "ocsp")
         self._loop: asyncio.AbstractEventLoop | None = None  # where fetches run
-        self._closed = False  # no fetch starts once set (``aclose``)
 
     def check(self, cert: x509.Certificate, issuer: x509.Certificate, now: datetime) -> None:
         """Whether ``cert``, issued by ``issuer`` (its chain checked already), may be used at
-        ``now`` as far as its issuer's revocation lists tell."""
+        ``now`` as far as its OCSP responder, else its issuer's revocation lists, tell."""
         if self.policy is Policy.OFF:
             return
-        urls = distribution_points(cert)
-        if not urls:
+        url, urls = responder(cert), distribution_points(cert)
+        if url is None and not urls:
             return
-        now, issuer_key = utc(now), public_key_sha256(issuer)
+        now, ca = utc(now), issuer_of(issuer)
+        entry = None
+        if url is not None:
+            entry = self._answers.get(url, f"{ca.cert_id}:{cert.serial_number:x}")
+            if entry is not None:
+                answer = self._usable(entry, now, functools.partial(self._answer, url, cert, ca))
+                if answer is not None:
+                    if answer.revoked_on is not None:
+                        raise CertificateRevoked(
+                            f"revoked on {instant(answer.revoked_on)} (the OCSP responder at {url})"
+                        )
+                    return
+                if self._pending(entry, now):
+                    raise CertificateStatusPending(
+                        f"the OCSP responder at {url} is being asked",
+                        functools.partial(self._ready, entry, cert, ca),
+                    )
+        known, sources, waiting = self._by_crl(cert, ca, urls, now)
+        if known:
+            return
+        if waiting:
+            raise CertificateStatusPending(
+                f"the revocation list at {waiting[0].url} is being fetched",
+                functools.partial(self._ready, None, cert, ca),
+            )
+        self._unknown(url, entry, urls, sources)
+
+    def _by_crl(
+        self, cert: x509.Certificate, ca: Issuer, urls: Sequence[str], now: datetime
+    ) -> tuple[bool, list[Source[KnownCrl]], list[Source[KnownCrl]]]:
+        """Whether a list of ``cert``'s issuer that counts is kept for one of ``urls`` (and
+        ``CertificateRevoked`` when it revokes ``cert``); the sources of ``urls`` kept, and
+        those whose fetch is to be waited for. Starts the fetches due."""
         sources = [s for s in map(self._sources.get, urls) if s is not None]
         known, waiting = False, []
         for source in sources:
-            if source.due(now):
-                self._start(source, issuer)
-            crl = source.known
-            if (
-                crl is not None
-                and crl.covers(cert, issuer_key)
-                and not crl.lapsed(now, self._grace)
-            ):
+            crl = self._usable(source, now, functools.partial(self._list, source.url, ca))
+            if crl is not None and crl.covers(cert, ca.key_sha256):
                 known = True
                 revoked = crl.revoked_on(cert.serial_number)
                 if revoked is not None:
                     raise CertificateRevoked(
                         f"revoked on {instant(revoked)} (the revocation list at {source.url})"
                     )
-            elif not source.waited and (source.task is not None or source.due(now)):
+            elif self._pending(source, now):
                 waiting.append(source)
-        if known:
-            return
-        if waiting:
-            raise CertificateStatusPending(
-                f"the revocation list at {waiting[0].url} is being fetched",
-                functools.partial(self._ready, waiting, issuer),
-            )
-        self._unknown(urls[0], sources)
+        return known, sources, waiting
 
-    def _unknown(self, url: str, sources: Sequence[Source]) -> None:
-        """No list of the issuer is known for any of ``sources`` (the kept sources of the
-        certificate's URLs, the first ``url``): the policy answers."""
-        if not sources:
-            why = (
-                f"the revocation list at {url} is not fetched: the lists of {MAX_SOURCES} "
-                "other distribution points are being fetched"
-            )
-        elif sources[0].error:
-            why = (
-                f"the revocation list at {sources[0].url} could not be fetched: {sources[0].error}"
-            )
-        else:
-            why = f"the revocation list at {sources[0].url} is not fetched yet"
-        if self.policy is Policy.HARD:
-            raise CertificateStatusUnknown(why)
-        if not sources and not self._sources.warned_full:
-            self._sources.warned_full = True
-            self._unchecked(url, why)
-        for source in sources:
-            if not source.warned:
-                source.warned = True
-                self._unchecked(source.url, why)
+    def _usable(
+        self, source: Source[K], now: datetime, obtain: Callable[[], Awaitable[K]]
+    ) -> K | None:
+        """What ``source`` keeps, when it counts at ``now``; starts its fetch by ``obtain``
+        when one is due (in the background: what is kept answers meanwhile)."""
+        if source.due(now):
+            self._start(source, obtain)
+        return self._counting(source, now)
+
+    def _counting(self, source: Source[K], now: datetime) -> K | None:
+        """What ``source`` keeps, when it counts at ``now``."""
+        known = source.known
+        return known if known is not None and not known.lapsed(now, self._grace) else None
 
     @staticmethod
-    def _unchecked(url: str, why: str) -> None:
+    def _pending(source: Source[K], now: datetime) -> bool:
+        """Whether a check is to wait for ``source``'s fetch (none waited for it yet)."""
+        return not source.waited and (source.task is not None or source.due(now))
+
+    def _unknown(
+        self,
+        url: str | None,
+        entry: Source[KnownOcsp] | None,
+        urls: Sequence[str],
+        sources: Sequence[Source[KnownCrl]],
+    ) -> None:
+        """Neither an OCSP answer (from the responder at ``url``, ``entry`` kept for it) nor a
+        list of the issuer (the kept ``sources`` of ``urls``) is known: the policy answers."""
+        reasons = []
+        if url is not None:
+            reasons.append(_ocsp_why(url, entry))
+        if urls:
+            reasons.append(_crl_why(urls[0], sources))
+        why = "; ".join(reasons)
+        if self.policy is Policy.HARD:
+            raise CertificateStatusUnknown(why)
+        if url is not None:
+            self._warn(url, why, entry, self._answers)
+        if urls and not sources:
+            self._warn(urls[0], why, None, self._sources)
+        for source in sources:
+            self._warn(source.url, why, source, self._sources)
+
+    @staticmethod
+    def _warn(url: str, why: str, source: Source[K] | None, kept: Sources[K]) -> None:
+        """Log that a certificate was accepted unchecked, once per ``source`` (or once while
+        ``kept`` has no room) until an answer comes in."""
+        if source is None:
+            if kept.warned_full:
+                return
+            kept.warned_full = True
+        elif source.warned:
+            return
+        else:
+            source.warned = True
         log.warning(
             "a certificate was accepted without its revocation being checked",
             extra={"event": "revocation.unchecked", "url": url, "reason": why},
@@ -177,132 +242,164 @@ class CrlChecker:
 
     # --- fetching -------------------------------------------------------------------------------
 
-    def _start(self, source: Source, issuer: x509.Certificate) -> None:
-        """Start fetching ``source``'s list: on the running loop, or from a worker thread on
-        the loop fetches ran on before (none known yet: ``ready()`` starts it)."""
+    def _start(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        """Start fetching for ``source``: on the running loop, or from a worker thread on the
+        loop fetches ran on before (none known yet: ``ready()`` starts it)."""
         try:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
             known = self._loop
             if known is not None and not known.is_closed():
                 with contextlib.suppress(RuntimeError):  # closed meanwhile
-                    known.call_soon_threadsafe(self._launch, source, issuer)
+                    known.call_soon_threadsafe(self._launch, source, obtain)
             return
-        self._launch(source, issuer)
+        self._launch(source, obtain)
 
-    def _launch(self, source: Source, issuer: x509.Certificate) -> None:
-        if source.task is None and not self._closed:
-            source.task = asyncio.get_running_loop().create_task(self._fetch(source, issuer))
+    def _launch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        if source.task is None and not self._fetcher.closed:
+            source.task = asyncio.get_running_loop().create_task(self._fetch(source, obtain))
 
-    async def _ready(self, waiting: Sequence[Source], issuer: x509.Certificate) -> None:
-        """Wait until the fetches of ``waiting`` are done, ``wait`` seconds at most; a check
-        after that waits for none of them again until one of their fetches succeeded."""
-        self._loop = asyncio.get_running_loop()
-        now = utc(self._clock())
-        for source in waiting:
-            if source.due(now):
-                self._launch(source, issuer)
-        tasks = [source.task for source in waiting if source.task is not None]
-        try:
-            if tasks:
-                await asyncio.wait(tasks, timeout=self._wait)
-        finally:
-            for source in waiting:
-                if source.task is not None or source.error:
-                    source.waited = True
-
-    async def _fetch(self, source: Source, issuer: x509.Certificate) -> None:
-        try:
-            data = await self._download(source.url)
+    async def _ready(
+        self, entry: Source[KnownOcsp] | None, cert: x509.Certificate, ca: Issuer
+    ) -> None:
+        """Wait ``wait`` seconds at most in all: for the OCSP answer of ``entry`` (when
+        given), then, when it brought none, for the lists of ``cert``'s issuer. A check after
+        that waits for none of them again until one of their fetches succeeded."""
+        loop = self._loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._wait
+        if entry is not None:
             now = utc(self._clock())
-            crl = await asyncio.to_thread(read_crl, data, issuer, now)
+            if entry.due(now):
+                self._launch(entry, functools.partial(self._answer, entry.url, cert, ca))
+            await _waited([entry], deadline)
+            if self._counting(entry, utc(self._clock())) is not None:
+                return
+        try:
+            _, _, waiting = self._by_crl(cert, ca, distribution_points(cert), utc(self._clock()))
+        except CertificateRevoked:
+            return
+        await _waited(waiting, deadline)
+
+    async def _list(self, url: str, ca: Issuer) -> KnownCrl:
+        data = await self._fetcher.fetch(
+            url, "the distribution point", accept=_ACCEPT, max_bytes=self._max_bytes
+        )
+        return await asyncio.to_thread(read_crl, data, ca.cert, utc(self._clock()))
+
+    async def _answer(self, url: str, cert: x509.Certificate, ca: Issuer) -> KnownOcsp:
+        data = await self._fetcher.fetch(
+            url,
+            "the OCSP responder",
+            accept="application/ocsp-response",
+            max_bytes=self._max_ocsp_bytes,
+            post=("application/ocsp-request", request_for(cert, ca)),
+        )
+        return read_ocsp(data, cert, ca, utc(self._clock()))
+
+    async def _fetch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        what = _WHAT[source.method]
+        try:
+            known = await obtain()
+            now = utc(self._clock())
             kept = source.known
-            if (
-                kept is not None
-                and kept.issuer == crl.issuer
-                and crl.this_update < kept.this_update
-            ):
-                raise CrlRefused(
-                    f"it is older than the list kept (thisUpdate {instant(crl.this_update)})"
+            if kept is not None and known.older_than(kept):
+                raise Unusable(
+                    f"it is older than the one kept (thisUpdate {instant(known.this_update)})"
                 )
-            if crl.lapsed(now, self._grace):
-                raise CrlRefused(
-                    f"it is out of date: its nextUpdate {instant(crl.next_update)} is past by "
+            if known.lapsed(now, self._grace):
+                raise Unusable(
+                    f"it is out of date: its nextUpdate {instant(known.next_update)} is past by "
                     f"more than the grace of {self._grace.total_seconds():g} s"
                 )
-        except CrlRefused as e:
-            self._failed(source, str(e))
-        except Exception as e:  # a bug of ours: the list is not used, and asked for later
-            log.exception("revocation list unreadable", extra={"url": source.url})
-            self._failed(source, f"it could not be read: {e!r}"[:300])
+        except Unusable as e:
+            self._failed(source, what, str(e))
+        except Exception as e:  # a bug of ours: the answer is not used, and asked for later
+            log.exception(f"{what} unreadable", extra={"url": source.url})
+            self._failed(source, what, f"it could not be read: {e!r}"[:300])
         else:
-            source.took(crl)
+            source.took(known)
             log.info(
-                "revocation list fetched",
+                f"{what} fetched",
                 extra={
                     "event": "revocation.fetched",
                     "url": source.url,
-                    "revoked": len(crl.serials),
-                    "next_update": instant(crl.next_update),
+                    "method": source.method,
+                    **known.logged(),
+                    "next_update": instant(known.next_update),
                 },
             )
         finally:
             source.task = None
 
-    def _failed(self, source: Source, why: str) -> None:
+    def _failed(self, source: Source[K], what: str, why: str) -> None:
         delay, news = source.failed(why, utc(self._clock()))
         log.log(
             logging.WARNING if news else logging.INFO,
-            "revocation list not fetched",
+            f"{what} not fetched",
             extra={
                 "event": "revocation.fetch_failed",
                 "url": source.url,
+                "method": source.method,
                 "reason": why,
                 "retry_in": delay.total_seconds(),
             },
         )
 
-    async def _download(self, url: str) -> bytes:
-        """The body at ``url``, within the bounds; ``CrlRefused`` says why not."""
-        if self._closed:  # no session is opened after aclose() closed it
-            raise CrlRefused("the revocation check is closed")
-        if self._session is None or self._session.closed:
-            self._session = self._session_factory()
-        try:
-            async with self._session.get(
-                url,
-                headers={"Accept": _ACCEPT},
-                timeout=self._timeout,
-                allow_redirects=False,  # the URL the CA named answers, or nothing does
-            ) as response:
-                status = response.status
-                if status != 200:
-                    redirect = " (redirects are not followed)" if 300 <= status < 400 else ""
-                    raise CrlRefused(f"the distribution point answered HTTP {status}{redirect}")
-                return await read_capped(response, self._max_bytes)
-        except AnswerTooLarge as e:
-            raise CrlRefused(f"the list is larger than {e.limit} bytes") from None
-        except TimeoutError:
-            total = self._timeout.total or 0.0
-            raise CrlRefused(f"the distribution point did not answer within {total:g} s") from None
-        except (aiohttp.ClientError, OSError, ValueError) as e:
-            raise CrlRefused(f"the distribution point cannot be reached: {e!r}"[:300]) from None
+    def _all(self) -> list[Source[Any]]:
+        return [*self._sources.all(), *self._answers.all()]
 
     async def idle(self) -> None:
         """Wait until no fetch is in flight."""
-        while tasks := [s.task for s in self._sources.all() if s.task is not None]:
+        while tasks := [s.task for s in self._all() if s.task is not None]:
             await asyncio.wait(tasks)
 
     async def aclose(self) -> None:
         """Stop the fetches in flight, start no other, and close the session."""
-        self._closed = True
-        tasks = [s.task for s in self._sources.all() if s.task is not None]
+        self._fetcher.closed = True
+        tasks = [s.task for s in self._all() if s.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        session, self._session = self._session, None
-        if session is not None and not session.closed:
-            await session.close()
+        await self._fetcher.aclose()
 
     def __repr__(self) -> str:
-        return f"CrlChecker(policy={self.policy.value}, sources={len(self._sources)})"
+        return (
+            f"RevocationChecker(policy={self.policy.value}, lists={len(self._sources)}, "
+            f"answers={len(self._answers)})"
+        )
+
+
+async def _waited(sources: Sequence[Source[K]], deadline: float) -> None:
+    """Wait for the fetches of ``sources`` until ``deadline`` (the loop's time); each of them
+    whose fetch is in flight or failed counts as waited for after that."""
+    loop = asyncio.get_running_loop()
+    tasks = [source.task for source in sources if source.task is not None]
+    try:
+        if tasks:
+            await asyncio.wait(tasks, timeout=max(0.0, deadline - loop.time()))
+    finally:
+        for source in sources:
+            if source.task is not None or source.error:
+                source.waited = True
+
+
+def _ocsp_why(url: str, entry: Source[KnownOcsp] | None) -> str:
+    if entry is None:
+        return (
+            f"the OCSP responder at {url} is not asked: the answers for {MAX_ANSWERS} other "
+            "certificates are being fetched"
+        )
+    if entry.error:
+        return f"the OCSP responder at {url} gave no answer: {entry.error}"
+    return f"the OCSP responder at {url} has not answered yet"
+
+
+def _crl_why(url: str, sources: Sequence[Source[KnownCrl]]) -> str:
+    if not sources:
+        return (
+            f"the revocation list at {url} is not fetched: the lists of {MAX_SOURCES} "
+            "other distribution points are being fetched"
+        )
+    if sources[0].error:
+        return f"the revocation list at {sources[0].url} could not be fetched: {sources[0].error}"
+    return f"the revocation list at {sources[0].url} is not fetched yet"

@@ -5,8 +5,10 @@ Point CA and an SMP CA under it, an AP certificate whose CN is the Seat ID and a
 Creation is atomic: everything is built in ``<data_dir>/pki.tmp-<random>`` and renamed into
 place, so of two processes starting at once one wins and the other uses the winner's files.
 ``issue_leaf`` and ``new_ca`` make further certificates for tests (expired, not yet valid,
-signed by an untrusted CA, naming CRL distribution points), ``sign_crl`` revocation lists. Its
-folder and files are 0700 and 0600: it holds private keys.
+signed by an untrusted CA, naming CRL distribution points or an OCSP responder), ``sign_crl``
+revocation lists, ``issue_ocsp_signer`` delegated OCSP responder certificates and
+``sign_ocsp`` the answers of an OCSP responder. Its folder and files are 0700 and 0600: it
+holds private keys.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from typing import ClassVar
 import attrs
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.x509 import ocsp
+from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID, NameOID
 
 from fourcorner.adapters.private import FILE_MODE, make_dirs
 from fourcorner.domain.clock import utc
@@ -113,6 +116,8 @@ def _build(
     ca: bool,
     path_length: int | None,
     crl_urls: Sequence[str] = (),
+    ocsp_url: str | None = None,
+    usages: Sequence[x509.ObjectIdentifier] = (),
 ) -> x509.Certificate:
     builder = (
         x509.CertificateBuilder()
@@ -135,6 +140,15 @@ def _build(
             crl_issuer=None,
         )
         builder = builder.add_extension(x509.CRLDistributionPoints([point]), critical=False)
+    if ocsp_url is not None:
+        responder = x509.AccessDescription(
+            AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(ocsp_url)
+        )
+        builder = builder.add_extension(
+            x509.AuthorityInformationAccess([responder]), critical=False
+        )
+    if usages:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(list(usages)), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -147,11 +161,13 @@ def issue_leaf(
     not_after: datetime,
     key: PrivateKey | None = None,
     crl_urls: Sequence[str] = (),
+    ocsp_url: str | None = None,
+    usages: Sequence[x509.ObjectIdentifier] = (),
 ) -> tuple[x509.Certificate, PrivateKey]:
     """An end-entity certificate for ``common_name`` signed by the given CA, valid in exactly
     the given window (past or future windows make expired or not-yet-valid certificates),
-    naming ``crl_urls`` as one CRL distribution point. Without ``key`` a new RSA 2048 key is
-    generated."""
+    naming ``crl_urls`` as one CRL distribution point, ``ocsp_url`` as its OCSP responder and
+    ``usages`` as its extended key usages. Without ``key`` a new RSA 2048 key is generated."""
     leaf_key: PrivateKey = key if key is not None else new_rsa_key()
     cert = _build(
         _name(common_name),
@@ -163,8 +179,80 @@ def issue_leaf(
         ca=False,
         path_length=None,
         crl_urls=crl_urls,
+        ocsp_url=ocsp_url,
+        usages=usages,
     )
     return cert, leaf_key
+
+
+def issue_ocsp_signer(
+    issuer_cert: x509.Certificate,
+    issuer_key: PrivateKey,
+    common_name: str,
+    *,
+    not_before: datetime,
+    not_after: datetime,
+    key: PrivateKey | None = None,
+    ocsp_signing: bool = True,
+) -> tuple[x509.Certificate, PrivateKey]:
+    """A delegated OCSP responder certificate the CA issues: ``issue_leaf`` with the
+    id-kp-OCSPSigning extended key usage (without it, when not ``ocsp_signing``: one a
+    checker must refuse)."""
+    usages = [ExtendedKeyUsageOID.OCSP_SIGNING if ocsp_signing else ExtendedKeyUsageOID.CLIENT_AUTH]
+    return issue_leaf(
+        issuer_cert,
+        issuer_key,
+        common_name,
+        not_before=not_before,
+        not_after=not_after,
+        key=key,
+        usages=usages,
+    )
+
+
+def sign_ocsp(
+    asked: ocsp.OCSPRequest,
+    signer_cert: x509.Certificate,
+    signer_key: PrivateKey,
+    *,
+    this_update: datetime,
+    next_update: datetime | None,
+    revoked_on: datetime | None = None,
+    unknown: bool = False,
+    serial: int | None = None,
+    delegated: bool = False,
+    by_name: bool = False,
+    nonce: bytes | None = None,
+) -> ocsp.OCSPResponse:
+    """A responder's successful answer to ``asked`` (its CertID; ``serial``: another serial
+    number's), signed by ``signer_cert``'s key: good, revoked since ``revoked_on``, or
+    ``unknown``. ``delegated`` carries ``signer_cert`` in the answer, as a delegated
+    responder does, named by its key's hash (``by_name``: by its subject); ``nonce`` is put in
+    it as a responder echoes one."""
+    if unknown:
+        status = ocsp.OCSPCertStatus.UNKNOWN
+    elif revoked_on is not None:
+        status = ocsp.OCSPCertStatus.REVOKED
+    else:
+        status = ocsp.OCSPCertStatus.GOOD
+    builder = ocsp.OCSPResponseBuilder().add_response_by_hash(
+        issuer_name_hash=asked.issuer_name_hash,
+        issuer_key_hash=asked.issuer_key_hash,
+        serial_number=asked.serial_number if serial is None else serial,
+        algorithm=asked.hash_algorithm,
+        cert_status=status,
+        this_update=utc(this_update),
+        next_update=None if next_update is None else utc(next_update),
+        revocation_time=None if revoked_on is None else utc(revoked_on),
+        revocation_reason=None,
+    )
+    encoding = ocsp.OCSPResponderEncoding.NAME if by_name else ocsp.OCSPResponderEncoding.HASH
+    builder = builder.responder_id(encoding, signer_cert)
+    if delegated:
+        builder = builder.certificates([signer_cert])
+    if nonce is not None:
+        builder = builder.add_extension(x509.OCSPNonce(nonce), critical=False)
+    return builder.sign(signer_key, hashes.SHA256())
 
 
 def sign_crl(
@@ -173,25 +261,66 @@ def sign_crl(
     revoked: Mapping[int, datetime],
     *,
     this_update: datetime,
-    next_update: datetime,
+    next_update: datetime | None,
     issuer_name: x509.Name | None = None,
 ) -> x509.CertificateRevocationList:
     """The CA's revocation list revoking the serial numbers of ``revoked``, each on its date,
-    issued at ``this_update`` and due again at ``next_update``.
+    issued at ``this_update`` and due again at ``next_update`` (None: naming no nextUpdate).
     ``issuer_name`` (default: the CA's subject) and a key other than the CA's make lists a
     checker must refuse."""
     builder = (
         x509.CertificateRevocationListBuilder()
         .issuer_name(issuer_name if issuer_name is not None else issuer_cert.subject)
         .last_update(utc(this_update))
-        .next_update(utc(next_update))
         .add_extension(_authority_key_id(issuer_cert, issuer_key), critical=False)
         .add_extension(x509.CRLNumber(int(utc(this_update).timestamp())), critical=False)
     )
+    # cryptography builds no list without a nextUpdate: one is made with it, then taken out
+    builder = builder.next_update(utc(next_update if next_update is not None else this_update))
     for serial, when in revoked.items():
         entry = x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(utc(when))
         builder = builder.add_revoked_certificate(entry.build())
-    return builder.sign(issuer_key, hashes.SHA256())
+    crl = builder.sign(issuer_key, hashes.SHA256())
+    return crl if next_update is not None else _without_next_update(crl, issuer_key)
+
+
+def _without_next_update(
+    crl: x509.CertificateRevocationList, key: PrivateKey
+) -> x509.CertificateRevocationList:
+    """``crl`` signed again by ``key`` without its nextUpdate (RFC 5280 §5.1: it is
+    optional in the format)."""
+    fields = _der_items(_der_items(crl.tbs_certlist_bytes)[0][1])
+    times = [i for i, (tag, _) in enumerate(fields) if tag in (0x17, 0x18)]
+    del fields[times[1]]  # thisUpdate, then nextUpdate
+    tbs = _der(0x30, b"".join(_der(tag, value) for tag, value in fields))
+    if isinstance(key, rsa.RSAPrivateKey):
+        signature = key.sign(tbs, padding.PKCS1v15(), hashes.SHA256())
+    else:
+        signature = key.sign(tbs, ec.ECDSA(hashes.SHA256()))
+    outer = _der_items(_der_items(crl.public_bytes(serialization.Encoding.DER))[0][1])
+    algorithm = _der(*outer[1])
+    return x509.load_der_x509_crl(_der(0x30, tbs + algorithm + _der(0x03, b"\x00" + signature)))
+
+
+def _der(tag: int, value: bytes) -> bytes:
+    size = len(value)
+    if size < 0x80:
+        return bytes([tag, size]) + value
+    length = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(length)]) + length + value
+
+
+def _der_items(data: bytes) -> list[tuple[int, bytes]]:
+    """The (tag, value) items of ``data``, DER of single-byte tags, one after the other."""
+    items, at = [], 0
+    while at < len(data):
+        tag, size, at = data[at], data[at + 1], at + 2
+        if size & 0x80:
+            count = size & 0x7F
+            size, at = int.from_bytes(data[at : at + count], "big"), at + count
+        items.append((tag, data[at : at + size]))
+        at += size
+    return items
 
 
 def current_leaf_pem(

@@ -10,8 +10,8 @@ address is https (plain http only to loopback, or when http peers are allowed) a
 certificate it publishes chains to the environment's AP CA and is valid now: nothing is
 encrypted for any other.
 
-The certificate checks of ``Trust`` may not know yet whether a certificate is revoked (its
-issuer's revocation list is being fetched): the lookup then waits for it once, a bounded time
+The certificate checks of ``Trust`` may not know yet whether a certificate is revoked (its OCSP
+answer or its issuer's revocation list is being fetched): the lookup then waits for it once, a bounded time
 (``certificate_status.settled``), and a status that stays unknown is ``REVOCATION_UNKNOWN``.
 
 Every failure is an ``SmpLookupError`` whose ``problem`` says what kind it is; only
@@ -82,7 +82,7 @@ its Redirect's target or, when it is not found, the ServiceGroup again (is the p
 registered at all?)."""
 REVOCATION_WAITS = 3
 """Certificate checks one ``endpoint`` lookup may wait for (``checked``), each up to the
-revocation check's wait for a list it lacks: the SMP's signer, its Redirect target's signer,
+revocation check's wait for an answer it lacks: the SMP's signer, its Redirect target's signer,
 then the endpoint's certificate (all its candidates at once)."""
 SIGNED = 256  # answers whose signature checked out, kept by their bytes (``_signed_metadata``)
 _RETRYABLE_4XX = frozenset({408, 425, 429})

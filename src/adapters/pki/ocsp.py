@@ -1,0 +1,199 @@
+"""OCSP (RFC 6960) as the revocation check (``adapters.pki.revocation``) asks it: the http
+responder a certificate names (Authority Information Access, id-ad-ocsp), the request for
+that one certificate, and the responder's answer, read and verified.
+
+The request names the certificate by a SHA-1 CertID, as responders expect, and carries no
+nonce (one in the answer is taken and not checked: answers are fresh by their times). An
+answer counts only when it is a successful OCSP answer whose SingleResponse names that
+CertID (the issuer's name and key hashes, the serial number), signed either by the issuing
+CA's own key or by a responder certificate the CA issued (its signature verified by the CA's
+key) that carries the id-kp-OCSPSigning extended key usage and is valid at the time, not
+issued in the future (``CLOCK_SKEW``), with a nextUpdate after its thisUpdate. An answer that
+names no nextUpdate counts as if it named one ``NO_NEXT_UPDATE`` after it was fetched. A
+certificate the responder says it does not know (``unknown``) has no answer. Anything else is
+``OcspRefused``, and the answer is not used.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import attrs
+from cryptography import exceptions, x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+from cryptography.x509 import ocsp
+from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID
+
+from fourcorner.adapters.pki.certificates import instant
+from fourcorner.adapters.pki.freshness import CLOCK_SKEW, Fresh, Unusable
+from fourcorner.adapters.pki.issuer import Issuer
+from fourcorner.domain.clock import utc
+
+MAX_OCSP_BYTES = 64 * 1024
+NO_NEXT_UPDATE = timedelta(minutes=5)  # how long an answer that names no nextUpdate counts
+
+
+class OcspRefused(Unusable):
+    """An OCSP answer that cannot be fetched or used; the message says why."""
+
+
+@attrs.frozen
+class KnownOcsp(Fresh):
+    """A responder's answer for one certificate that verified: good, or revoked since
+    ``revoked_on``."""
+
+    revoked_on: datetime | None = None
+
+    def logged(self) -> dict[str, object]:
+        return {"status": "good" if self.revoked_on is None else "revoked"}
+
+
+def responder(cert: x509.Certificate) -> str | None:
+    """The first http OCSP responder URL ``cert`` names, or None (https is not used for OCSP:
+    the answers are signed, and a responder's TLS would want its own revocation check)."""
+    try:
+        access = cert.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
+    except (x509.ExtensionNotFound, ValueError):
+        return None
+    for description in access:
+        name = description.access_location
+        if (
+            description.access_method == AuthorityInformationAccessOID.OCSP
+            and isinstance(name, x509.UniformResourceIdentifier)
+            and name.value.lower().startswith("http://")
+        ):
+            return name.value
+    return None
+
+
+def request_for(cert: x509.Certificate, issuer: Issuer) -> bytes:
+    """The DER OCSP request for ``cert`` (SHA-1 CertID, no nonce)."""
+    # SHA-1 names the certificate here (RFC 5019 §2.1.1), it signs nothing
+    sha1 = hashes.SHA1()  # noqa: S303
+    builder = ocsp.OCSPRequestBuilder().add_certificate(cert, issuer.cert, sha1)
+    return builder.build().public_bytes(serialization.Encoding.DER)
+
+
+def read_ocsp(data: bytes, cert: x509.Certificate, issuer: Issuer, now: datetime) -> KnownOcsp:
+    """The answer ``data`` holds for ``cert``, issued by ``issuer``, once it checks out at
+    ``now``; ``OcspRefused`` says why it does not."""
+    now = utc(now)
+    try:
+        response = ocsp.load_der_ocsp_response(data)
+        status = response.response_status
+        if status is not ocsp.OCSPResponseStatus.SUCCESSFUL:
+            raise OcspRefused(f"the responder answered {status.name.lower()}")
+        single = _single(response, cert, issuer)
+        _signed(response, issuer, now)
+        this_update, next_update = single.this_update_utc, single.next_update_utc
+        certificate_status = single.certificate_status
+        revoked_on = single.revocation_time_utc
+    except (ValueError, TypeError, exceptions.UnsupportedAlgorithm):
+        raise OcspRefused("not a readable OCSP answer") from None
+    if this_update > now + CLOCK_SKEW:
+        raise OcspRefused(f"issued in the future (thisUpdate {instant(this_update)})")
+    next_update = next_update or now + NO_NEXT_UPDATE
+    if next_update <= this_update:
+        raise OcspRefused("its nextUpdate is not after its thisUpdate")
+    if certificate_status is ocsp.OCSPCertStatus.UNKNOWN:
+        raise OcspRefused("the responder does not know the certificate")
+    if certificate_status is not ocsp.OCSPCertStatus.REVOKED:
+        revoked_on = None
+    elif revoked_on is None:  # pragma: no cover - a revoked status always carries its time
+        revoked_on = this_update
+    return KnownOcsp(
+        this_update=this_update, next_update=next_update, fetched_at=now, revoked_on=revoked_on
+    )
+
+
+def _single(
+    response: ocsp.OCSPResponse, cert: x509.Certificate, issuer: Issuer
+) -> ocsp.OCSPSingleResponse:
+    """The SingleResponse of ``response`` for ``cert``'s CertID; ``OcspRefused`` when there is
+    none."""
+    for single in response.responses:
+        if (
+            isinstance(single.hash_algorithm, hashes.SHA1)
+            and single.serial_number == cert.serial_number
+            and single.issuer_name_hash == issuer.name_sha1
+            and single.issuer_key_hash == issuer.key_sha1
+        ):
+            return single
+    raise OcspRefused("it does not answer for this certificate (no SingleResponse of its CertID)")
+
+
+def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> None:
+    """``OcspRefused`` unless ``response`` is signed by ``issuer`` or by a responder it
+    authorised, valid at ``now``."""
+    if _names(response, issuer.cert) and _verifies(response, issuer.cert.public_key()):
+        return
+    why = "it is signed neither by the certificate's CA nor by a responder the CA authorised"
+    for signer in response.certificates:
+        if not _names(response, signer):
+            continue
+        problem = _delegation_problem(signer, issuer, now)
+        if problem:
+            why = f"its signer {signer.subject.rfc4514_string()!r} {problem}"
+        elif _verifies(response, signer.public_key()):
+            return
+    raise OcspRefused(why)
+
+
+def _names(response: ocsp.OCSPResponse, cert: x509.Certificate) -> bool:
+    """Whether the ResponderID of ``response`` names ``cert``."""
+    if response.responder_name is not None:
+        return response.responder_name == cert.subject
+    key = x509.SubjectKeyIdentifier.from_public_key(cert.public_key())
+    return response.responder_key_hash == key.digest
+
+
+def _delegation_problem(signer: x509.Certificate, issuer: Issuer, now: datetime) -> str:
+    """What keeps ``signer`` from answering for ``issuer``'s certificates at ``now`` (RFC
+    6960 §4.2.2.2): empty when nothing does."""
+    if signer.issuer != issuer.cert.subject:
+        return "is not issued by the certificate's CA"
+    try:
+        signer.verify_directly_issued_by(issuer.cert)
+    except (ValueError, TypeError, exceptions.InvalidSignature, exceptions.UnsupportedAlgorithm):
+        return "is not signed by the certificate's CA"
+    try:
+        usages = signer.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except (x509.ExtensionNotFound, ValueError):
+        usages = x509.ExtendedKeyUsage([])
+    if ExtendedKeyUsageOID.OCSP_SIGNING not in usages:
+        return "is not authorised to sign OCSP answers (no id-kp-OCSPSigning)"
+    with_key = _key_usage(signer)
+    if with_key is not None and not with_key.digital_signature:
+        return "may not sign (its key usage)"
+    if not signer.not_valid_before_utc - CLOCK_SKEW <= now <= signer.not_valid_after_utc:
+        return f"is not valid at {instant(now)}"
+    return ""
+
+
+def _key_usage(cert: x509.Certificate) -> x509.KeyUsage | None:
+    try:
+        return cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return None
+
+
+def _verifies(response: ocsp.OCSPResponse, key: object) -> bool:
+    """Whether ``key`` made the signature of ``response`` (RSA PKCS #1 v1.5, ECDSA, EdDSA)."""
+    algorithm, data, signature = (
+        response.signature_hash_algorithm,
+        response.tbs_response_bytes,
+        response.signature,
+    )
+    try:
+        if isinstance(key, rsa.RSAPublicKey) and algorithm is not None:
+            key.verify(signature, data, padding.PKCS1v15(), algorithm)
+        elif isinstance(key, ec.EllipticCurvePublicKey) and algorithm is not None:
+            key.verify(signature, data, ec.ECDSA(algorithm))
+        elif isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey) and not algorithm:
+            key.verify(signature, data)
+        else:
+            return False
+    except (exceptions.InvalidSignature, ValueError, TypeError, exceptions.UnsupportedAlgorithm):
+        return False
+    return True
