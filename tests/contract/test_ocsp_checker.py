@@ -273,6 +273,24 @@ async def test_with_both_down_the_policy_answers(
     assert warned == ([ocsp_url, crl_url] if policy is Policy.SOFT else [])
 
 
+async def test_the_first_check_waits_no_longer_than_the_wait_for_both(
+    responder: OcspResponder, point: CrlPoint, checkers: Any
+) -> None:
+    """The responder and the distribution point both stall: the first check waits ``wait``
+    in all (for the answer, then for the list with what is left), not once for each; the
+    policy answers after that, at once."""
+    responder.stall = point.stall = True
+    cert = leaf(responder.url, point.url)
+    checker = checkers(Policy.HARD, wait=1.0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await first_check(checker, cert)
+    assert 0.9 <= loop.time() - started < 1.8
+    assert "has not answered yet" in unknown(checker, cert)
+    async with asyncio.timeout(10):
+        await point.fetched_at_least(1)  # the list is asked for all the same
+
+
 # --- the bounds of a request ------------------------------------------------------------------
 
 

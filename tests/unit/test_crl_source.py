@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from datetime import UTC, datetime, timedelta
-from typing import cast
+from typing import Any, cast
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -87,3 +87,27 @@ def test_a_failure_is_news_once_per_reason_until_a_list_comes_in() -> None:
     source.took(read_crl(crl.public_bytes(serialization.Encoding.DER), ca, NOW))
     assert (source.failures, source.retry_at, source.error) == (0, None, "")
     assert source.failed("timeout", NOW)[1]  # failing again after a list came in is news
+
+
+@given(size=st.integers(min_value=1, max_value=5), uses=st.lists(st.integers(0, 9), max_size=60))
+def test_answers_are_kept_per_key_bounded_least_recently_used_first(
+    size: int, uses: list[int]
+) -> None:
+    """OCSP answers: one source per certificate (its CertID, the key), all fetched from one
+    responder URL; never more than ``size``, the least recently used let go first."""
+    sources: Sources[Any] = Sources(size, "ocsp")
+    made: dict[int, Source[Any]] = {}
+    order: list[int] = []  # the model: least recently used first
+    for n in uses:
+        got = sources.get("http://ocsp.example/", key=f"cert-{n}")
+        assert got is not None and got.url == "http://ocsp.example/" and got.method == "ocsp"
+        if n in order:
+            assert got is made[n]
+            order.remove(n)
+        else:
+            if len(order) >= size:
+                del made[order.pop(0)]
+            made[n] = got
+        order.append(n)
+        assert sources.all() == [made[k] for k in order]
+        assert len(sources) <= size

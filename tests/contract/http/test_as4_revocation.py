@@ -16,6 +16,7 @@ from cryptography import x509
 
 from crl_point import CrlPoint, ServerFactory
 from fourcorner.adapters.pki.testpki import sign_crl
+from ocsp_responder import OcspResponder
 from sbd_factory import make_sbd
 
 from .test_as4_endpoint import error_code, message, pki, post, received, setup
@@ -29,6 +30,12 @@ REVOKED_ON = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 async def crl_point(aiohttp_server: ServerFactory) -> AsyncIterator[CrlPoint]:
     async with CrlPoint.served(aiohttp_server) as point:
         yield point
+
+
+@pytest.fixture
+async def responder(aiohttp_server: ServerFactory) -> AsyncIterator[OcspResponder]:
+    async with OcspResponder.served(aiohttp_server) as served:
+        yield served
 
 
 def ap_ca_list(api: Any, *revoked: x509.Certificate) -> x509.CertificateRevocationList:
@@ -102,3 +109,35 @@ async def test_under_hard_a_sender_whose_list_cannot_be_fetched_may_try_again(
     assert f"{crl_point.url} could not be fetched: the distribution point answered HTTP 503" in (
         deferred[0].reason  # type: ignore[attr-defined]
     )
+
+
+async def test_a_sender_revoked_as_its_ocsp_responder_says_is_refused(
+    start_api: Any, crl_point: CrlPoint, responder: OcspResponder
+) -> None:
+    """The sender's certificate names an OCSP responder and a distribution point: the
+    responder (signing as the AP CA) is asked, not the list, and its answer decides."""
+    api = await start_api("memory")
+    b, receiver, path = await setup(api)
+    revoked = another_access_point(api, "POP000204", [crl_point.url], responder.url)
+    kept = another_access_point(api, "POP000205", [crl_point.url], responder.url)
+    now = datetime.now(UTC)
+    responder.signer = (pki(api).ap_ca, pki(api).ap_ca_key)
+    responder.this_update, responder.next_update = now - timedelta(hours=1), now + timedelta(days=1)
+    responder.revoked = {revoked[0].serial_number: REVOKED_ON}
+    crl_point.serve(ap_ca_list(api))  # it revokes nothing: it is not what answers
+    original = f"0088:{gln(96)}"
+    for signer, refusal in ((revoked, True), (kept, False)):
+        sbd = make_sbd(sender=original, receiver=receiver)
+        status, answer = await post(
+            api, path, message(api, sbd, sender=original, receiver=receiver, signer=signer)
+        )
+        assert status == 200
+        if refusal:
+            assert error_code(answer) == (
+                "EBMS:0101 the signing certificate is refused: revoked on 2026-01-05T09:00:00Z "
+                f"(the OCSP responder at {responder.url})"
+            )
+        else:
+            assert error_code(answer) is None and b"Receipt" in answer
+    assert [t["senderSP"] for t in await received(api, b["id"])] == ["POP000205"]
+    assert responder.fetched == 2 and crl_point.fetched == 0

@@ -80,9 +80,12 @@ async def mls_path(api: Any) -> str:
     return f"/as4/{OPERATOR_ORG_ID}/{p.ap_ref}"
 
 
-def another_access_point(api: Any, cn: str, crl_urls: Sequence[str] = ()) -> tuple[Any, Any]:
+def another_access_point(
+    api: Any, cn: str, crl_urls: Sequence[str] = (), ocsp_url: str | None = None
+) -> tuple[Any, Any]:
     """The certificate and key of another access point of the network, whose CN is ``cn``
-    (naming ``crl_urls`` as its CRL distribution point)."""
+    (naming ``crl_urls`` as its CRL distribution point, ``ocsp_url`` as its OCSP
+    responder)."""
     t = pki(api)
     now = datetime.now(UTC)
     return issue_leaf(
@@ -93,6 +96,7 @@ def another_access_point(api: Any, cn: str, crl_urls: Sequence[str] = ()) -> tup
         not_after=now + timedelta(days=1),
         key=t.smp_key,
         crl_urls=crl_urls,
+        ocsp_url=ocsp_url,
     )
 
 
