@@ -27,7 +27,13 @@ from lxml import etree
 
 from crl_point import CrlPoint
 from fourcorner.adapters.pki.revocation import Policy, RevocationChecker
-from fourcorner.adapters.pki.testpki import PrivateKey, issue_leaf, new_ca, sign_crl
+from fourcorner.adapters.pki.testpki import (
+    PrivateKey,
+    issue_leaf,
+    issue_ocsp_signer,
+    new_ca,
+    sign_crl,
+)
 from fourcorner.adapters.smp import (
     LookupResult,
     Problem,
@@ -48,6 +54,7 @@ from fourcorner.domain.envelope import Identifier
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import Endpoint, ProcessEntry, ServiceEntry, SmpRegistration
 from fourcorner.entrypoints.operator import issued_under
+from ocsp_responder import OcspResponder
 
 SMP_NS = "http://busdox.org/serviceMetadata/publishing/1.0/"
 PARTICIPANT = "0088:5790000435975"
@@ -90,7 +97,12 @@ class Ca:
     key: PrivateKey
 
     def issue(
-        self, common_name: str, *, not_after: datetime = LATE, crl_url: str | None = None
+        self,
+        common_name: str,
+        *,
+        not_after: datetime = LATE,
+        crl_url: str | None = None,
+        ocsp_url: str | None = None,
     ) -> Signer:
         cert, key = issue_leaf(
             self.cert,
@@ -99,6 +111,7 @@ class Ca:
             not_before=EARLY,
             not_after=not_after,
             crl_urls=[crl_url] if crl_url else [],
+            ocsp_url=ocsp_url,
         )
         assert isinstance(key, rsa.RSAPrivateKey)
         return Signer(key, cert)
@@ -804,16 +817,45 @@ async def revocation(rig: Rig) -> AsyncIterator[Callable[[Policy], RevocationChe
         await checker.aclose()
 
 
+@pytest.fixture
+async def responder(aiohttp_server: ServerFactory) -> AsyncIterator[OcspResponder]:
+    async with OcspResponder.served(aiohttp_server) as served:
+        served.this_update, served.next_update = (
+            START - timedelta(hours=1),
+            START + timedelta(days=1),
+        )
+        yield served
+
+
+@pytest.mark.parametrize("by", ["list", "ocsp"])
 @pytest.mark.parametrize("revoked", [True, False])
 async def test_a_revoked_endpoint_certificate_is_not_used(
-    rig: Rig, pki: Pki, smp: Signer, crl_point: CrlPoint, revocation: Any, revoked: bool
+    rig: Rig,
+    pki: Pki,
+    smp: Signer,
+    crl_point: CrlPoint,
+    responder: OcspResponder,
+    revocation: Any,
+    revoked: bool,
+    by: str,
 ) -> None:
-    """The first lookup of an endpoint whose CA's list is not known yet waits for it (no
-    list was fetched before): a revoked certificate is refused for good, nothing is
-    encrypted for it; one the list does not name is used."""
-    ap = pki.ap_ca.issue("PBE000002", crl_url=crl_point.url)
-    other = pki.ap_ca.issue("PBE000003", crl_url=crl_point.url)
-    crl_point.serve(pki.ap_ca.crl(ap.cert if revoked else other.cert))
+    """The first lookup of an endpoint whose revocation is not known yet waits for it (no
+    list or answer was fetched before): a revoked certificate is refused for good, nothing
+    is encrypted for it; one not revoked is used. A certificate naming an OCSP responder
+    (here a delegate of the AP CA) is answered by it, and the list is not fetched."""
+    ocsp_url = responder.url if by == "ocsp" else None
+    ap = pki.ap_ca.issue("PBE000002", crl_url=crl_point.url, ocsp_url=ocsp_url)
+    other = pki.ap_ca.issue("PBE000003", crl_url=crl_point.url, ocsp_url=ocsp_url)
+    gone = ap.cert if revoked else other.cert
+    if by == "ocsp":
+        responder.signer = issue_ocsp_signer(
+            pki.ap_ca.cert, pki.ap_ca.key, "NET AP CA OCSP", not_before=EARLY, not_after=LATE
+        )
+        responder.delegated = True
+        responder.revoked = {gone.serial_number: START - timedelta(days=2)}
+        crl_point.serve(pki.ap_ca.crl())  # revoking nothing: it is not what answers
+    else:
+        crl_point.serve(pki.ap_ca.crl(gone))
     rig.smp.publish(registration(ap.cert), smp)
     client = SmpLookupClient(rig.base_url, pki.trust(revocation(Policy.SOFT)), clock=rig.clock)
     try:
@@ -821,14 +863,15 @@ async def test_a_revoked_endpoint_certificate_is_not_used(
             await refused(
                 lookup(client),
                 permanent=True,
-                match=r"endpoint certificate is refused: revoked on 2025-12-31T10:00:00Z",
+                match=r"endpoint certificate is refused: revoked on 2025-12-31T10:00:00Z \(the "
+                + ("OCSP responder" if by == "ocsp" else "revocation list"),
                 problem=Problem.ENDPOINT_UNTRUSTED,
             )
         else:
             assert (await lookup(client)).certificate == ap.cert
     finally:
         await client.aclose()
-    assert crl_point.fetched == 1
+    assert (crl_point.fetched, responder.fetched) == ((0, 1) if by == "ocsp" else (1, 0))
 
 
 async def test_a_revoked_smp_certificate_is_not_believed(
