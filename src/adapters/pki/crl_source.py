@@ -1,7 +1,7 @@
 """What the revocation check (``adapters.pki.revocation``) fetches and keeps: per CRL
 distribution point URL the list kept from there, per certificate (its OCSP CertID) the answer
-kept from its responder; each with its fetching and what was logged of it (``Source``), and
-the bounded set of them (``Sources``).
+kept from its responder; each with its fetching and what was logged of it (``Source``), the
+bounded set of them (``Sources``), and their fetches (``Fetches``).
 
 A failed fetch is tried again after ``RETRY_FIRST``, then after twice as long each time, at
 most ``RETRY_MOST`` apart. What a source logs is logged once per change of its state, not
@@ -13,16 +13,25 @@ until a list comes in.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
 import attrs
 
-from fourcorner.adapters.pki.freshness import Fresh
+from fourcorner.adapters.pki.certificates import instant
+from fourcorner.adapters.pki.freshness import Fresh, Unusable
+from fourcorner.domain.clock import utc
 
 K = TypeVar("K", bound=Fresh)
+Clock = Callable[[], datetime]
+
+log = logging.getLogger("fourcorner.revocation")
+_WHAT = {"crl": "revocation list", "ocsp": "OCSP answer"}
 
 RETRY_FIRST = timedelta(seconds=30)
 RETRY_MOST = timedelta(minutes=10)
@@ -108,3 +117,80 @@ class Sources(Generic[K]):
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+class Fetches:
+    """The fetches of the sources: each brings what its source keeps when it counts at
+    ``clock()`` (not older than the one kept, not past its nextUpdate by ``grace`` or more),
+    else it counts as a failure; both are logged."""
+
+    def __init__(self, clock: Clock, grace: timedelta) -> None:
+        self._clock, self._grace = clock, grace
+        self.loop: asyncio.AbstractEventLoop | None = None  # where fetches run
+        self.closed = False  # no fetch starts once set
+
+    def start(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        """Start fetching for ``source`` by ``obtain``: on the running loop, or from a worker
+        thread on the loop fetches ran on before (none known yet: nothing starts)."""
+        try:
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:
+            known = self.loop
+            if known is not None and not known.is_closed():
+                with contextlib.suppress(RuntimeError):  # closed meanwhile
+                    known.call_soon_threadsafe(self.launch, source, obtain)
+            return
+        self.launch(source, obtain)
+
+    def launch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        if source.task is None and not self.closed:
+            source.task = asyncio.get_running_loop().create_task(self._fetch(source, obtain))
+
+    async def _fetch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
+        what = _WHAT[source.method]
+        try:
+            known = await obtain()
+            now = utc(self._clock())
+            kept = source.known
+            if kept is not None and known.older_than(kept):
+                raise Unusable(
+                    f"it is older than the one kept (thisUpdate {instant(known.this_update)})"
+                )
+            if known.lapsed(now, self._grace):
+                raise Unusable(
+                    f"it is out of date: its nextUpdate {instant(known.next_update)} is past by "
+                    f"more than the grace of {self._grace.total_seconds():g} s"
+                )
+        except Unusable as e:
+            self._failed(source, what, str(e))
+        except Exception as e:  # a bug of ours: the answer is not used, and asked for later
+            log.exception(f"{what} unreadable", extra={"url": source.url})
+            self._failed(source, what, f"it could not be read: {e!r}"[:300])
+        else:
+            source.took(known)
+            log.info(
+                f"{what} fetched",
+                extra={
+                    "event": "revocation.fetched",
+                    "url": source.url,
+                    "method": source.method,
+                    **known.logged(),
+                    "next_update": instant(known.next_update),
+                },
+            )
+        finally:
+            source.task = None
+
+    def _failed(self, source: Source[K], what: str, why: str) -> None:
+        delay, news = source.failed(why, utc(self._clock()))
+        log.log(
+            logging.WARNING if news else logging.INFO,
+            f"{what} not fetched",
+            extra={
+                "event": "revocation.fetch_failed",
+                "url": source.url,
+                "method": source.method,
+                "reason": why,
+                "retry_in": delay.total_seconds(),
+            },
+        )

@@ -126,7 +126,9 @@ def _single(
 def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> None:
     """``OcspRefused`` unless ``response`` is signed by ``issuer`` or by a responder it
     authorised, valid at ``now``."""
-    if _names(response, issuer.cert) and _verifies(response, issuer.cert.public_key()):
+    if _names(response, issuer.cert, issuer.key_sha1) and _verifies(
+        response, issuer.cert.public_key()
+    ):
         return
     why = "it is signed neither by the certificate's CA nor by a responder the CA authorised"
     for signer in response.certificates:
@@ -140,12 +142,16 @@ def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> None:
     raise OcspRefused(why)
 
 
-def _names(response: ocsp.OCSPResponse, cert: x509.Certificate) -> bool:
-    """Whether the ResponderID of ``response`` names ``cert``."""
+def _names(
+    response: ocsp.OCSPResponse, cert: x509.Certificate, key_sha1: bytes | None = None
+) -> bool:
+    """Whether the ResponderID of ``response`` names ``cert`` (``key_sha1``: the SHA-1 of its
+    subjectPublicKey, when known already)."""
     if response.responder_name is not None:
         return response.responder_name == cert.subject
-    key = x509.SubjectKeyIdentifier.from_public_key(cert.public_key())
-    return response.responder_key_hash == key.digest
+    if key_sha1 is None:
+        key_sha1 = x509.SubjectKeyIdentifier.from_public_key(cert.public_key()).digest
+    return response.responder_key_hash == key_sha1
 
 
 def _delegation_problem(signer: x509.Certificate, issuer: Issuer, now: datetime) -> str:

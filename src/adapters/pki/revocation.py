@@ -38,7 +38,6 @@ nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import functools
 import logging
@@ -51,9 +50,15 @@ from cryptography import x509
 
 from fourcorner.adapters.pki.certificates import instant
 from fourcorner.adapters.pki.crl import KnownCrl, distribution_points, read_crl
-from fourcorner.adapters.pki.crl_source import MAX_ANSWERS, MAX_SOURCES, K, Source, Sources
+from fourcorner.adapters.pki.crl_source import (
+    MAX_ANSWERS,
+    MAX_SOURCES,
+    Fetches,
+    K,
+    Source,
+    Sources,
+)
 from fourcorner.adapters.pki.fetch import Fetcher, SessionFactory
-from fourcorner.adapters.pki.freshness import Unusable
 from fourcorner.adapters.pki.issuer import Issuer, issuer_of
 from fourcorner.adapters.pki.ocsp import (
     MAX_OCSP_BYTES,
@@ -72,7 +77,6 @@ log = logging.getLogger("fourcorner.revocation")
 
 MAX_CRL_BYTES = 20 * 1024 * 1024
 _ACCEPT = "application/pkix-crl, application/x-pkcs7-crl;q=0.9, */*;q=0.1"
-_WHAT = {"crl": "revocation list", "ocsp": "OCSP answer"}
 
 Clock = Callable[[], datetime]
 
@@ -122,7 +126,7 @@ class RevocationChecker:
         self._fetcher = Fetcher(self._timeout, session_factory)
         self._sources: Sources[KnownCrl] = Sources()  # checks run in worker threads as well
         self._answers: Sources[KnownOcsp] = Sources(MAX_ANSWERS, "ocsp")
-        self._loop: asyncio.AbstractEventLoop | None = None  # where fetches run
+        self._fetches = Fetches(self._clock, grace)
 
     def check(self, cert: x509.Certificate, issuer: x509.Certificate, now: datetime) -> None:
         """Whether ``cert``, issued by ``issuer`` (its chain checked already), may be used at
@@ -186,7 +190,7 @@ class RevocationChecker:
         """What ``source`` keeps, when it counts at ``now``; starts its fetch by ``obtain``
         when one is due (in the background: what is kept answers meanwhile)."""
         if source.due(now):
-            self._start(source, obtain)
+            self._fetches.start(source, obtain)
         return self._counting(source, now)
 
     def _counting(self, source: Source[K], now: datetime) -> K | None:
@@ -242,35 +246,18 @@ class RevocationChecker:
 
     # --- fetching -------------------------------------------------------------------------------
 
-    def _start(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
-        """Start fetching for ``source``: on the running loop, or from a worker thread on the
-        loop fetches ran on before (none known yet: ``ready()`` starts it)."""
-        try:
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
-            known = self._loop
-            if known is not None and not known.is_closed():
-                with contextlib.suppress(RuntimeError):  # closed meanwhile
-                    known.call_soon_threadsafe(self._launch, source, obtain)
-            return
-        self._launch(source, obtain)
-
-    def _launch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
-        if source.task is None and not self._fetcher.closed:
-            source.task = asyncio.get_running_loop().create_task(self._fetch(source, obtain))
-
     async def _ready(
         self, entry: Source[KnownOcsp] | None, cert: x509.Certificate, ca: Issuer
     ) -> None:
         """Wait ``wait`` seconds at most in all: for the OCSP answer of ``entry`` (when
         given), then, when it brought none, for the lists of ``cert``'s issuer. A check after
         that waits for none of them again until one of their fetches succeeded."""
-        loop = self._loop = asyncio.get_running_loop()
+        loop = self._fetches.loop = asyncio.get_running_loop()
         deadline = loop.time() + self._wait
         if entry is not None:
             now = utc(self._clock())
             if entry.due(now):
-                self._launch(entry, functools.partial(self._answer, entry.url, cert, ca))
+                self._fetches.launch(entry, functools.partial(self._answer, entry.url, cert, ca))
             await _waited([entry], deadline)
             if self._counting(entry, utc(self._clock())) is not None:
                 return
@@ -296,55 +283,6 @@ class RevocationChecker:
         )
         return read_ocsp(data, cert, ca, utc(self._clock()))
 
-    async def _fetch(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> None:
-        what = _WHAT[source.method]
-        try:
-            known = await obtain()
-            now = utc(self._clock())
-            kept = source.known
-            if kept is not None and known.older_than(kept):
-                raise Unusable(
-                    f"it is older than the one kept (thisUpdate {instant(known.this_update)})"
-                )
-            if known.lapsed(now, self._grace):
-                raise Unusable(
-                    f"it is out of date: its nextUpdate {instant(known.next_update)} is past by "
-                    f"more than the grace of {self._grace.total_seconds():g} s"
-                )
-        except Unusable as e:
-            self._failed(source, what, str(e))
-        except Exception as e:  # a bug of ours: the answer is not used, and asked for later
-            log.exception(f"{what} unreadable", extra={"url": source.url})
-            self._failed(source, what, f"it could not be read: {e!r}"[:300])
-        else:
-            source.took(known)
-            log.info(
-                f"{what} fetched",
-                extra={
-                    "event": "revocation.fetched",
-                    "url": source.url,
-                    "method": source.method,
-                    **known.logged(),
-                    "next_update": instant(known.next_update),
-                },
-            )
-        finally:
-            source.task = None
-
-    def _failed(self, source: Source[K], what: str, why: str) -> None:
-        delay, news = source.failed(why, utc(self._clock()))
-        log.log(
-            logging.WARNING if news else logging.INFO,
-            f"{what} not fetched",
-            extra={
-                "event": "revocation.fetch_failed",
-                "url": source.url,
-                "method": source.method,
-                "reason": why,
-                "retry_in": delay.total_seconds(),
-            },
-        )
-
     def _all(self) -> list[Source[Any]]:
         return [*self._sources.all(), *self._answers.all()]
 
@@ -355,7 +293,7 @@ class RevocationChecker:
 
     async def aclose(self) -> None:
         """Stop the fetches in flight, start no other, and close the session."""
-        self._fetcher.closed = True
+        self._fetcher.closed = self._fetches.closed = True
         tasks = [s.task for s in self._all() if s.task is not None]
         for task in tasks:
             task.cancel()
