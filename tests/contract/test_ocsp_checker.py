@@ -359,6 +359,29 @@ async def test_a_kept_answer_is_refreshed_in_the_background(
         checker.check(cert, CA, clock.now)
 
 
+async def test_a_check_in_a_worker_thread_has_its_answer_fetched_on_the_loop(
+    responder: OcspResponder, checkers: Any
+) -> None:
+    """A large AS4 message is read in a worker thread: the check there starts no request;
+    waiting for it on the loop does, and a refresh due later starts on that loop."""
+    cert = leaf(responder.url)
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock)
+    with pytest.raises(CertificateStatusPending) as pending:
+        await asyncio.to_thread(checker.check, cert, CA, NOW)
+    await pending.value.ready()
+    await asyncio.to_thread(checker.check, cert, CA, NOW)
+    responder.revoked = {cert.serial_number: NOW}
+    responder.this_update = NOW
+    clock.now = NOW + REFRESH_EVERY
+    await asyncio.to_thread(checker.check, cert, CA, clock.now)  # a refresh starts
+    await asyncio.sleep(0)
+    await checker.idle()
+    assert responder.fetched == 2
+    with pytest.raises(CertificateRevoked):
+        await asyncio.to_thread(checker.check, cert, CA, clock.now)
+
+
 async def test_an_answer_without_next_update_counts_five_minutes(
     responder: OcspResponder, point: CrlPoint, checkers: Any
 ) -> None:

@@ -281,7 +281,7 @@ class RevocationChecker:
             max_bytes=self._max_ocsp_bytes,
             post=("application/ocsp-request", request_for(cert, ca)),
         )
-        return read_ocsp(data, cert, ca, utc(self._clock()))
+        return await asyncio.to_thread(read_ocsp, data, cert, ca, utc(self._clock()))
 
     def _all(self) -> list[Source[Any]]:
         return [*self._sources.all(), *self._answers.all()]
