@@ -139,6 +139,9 @@ class Settings:
     oidc_jwks_url: str = ""
     oidc_superadmin_claim: str = "roles"
     max_body_bytes: int = 1024 * 1024
+    # seconds a connection may wait for a request's head (whole), the first or the next, before
+    # it is closed: aiohttp's server alone waits an hour (web.run_app and nginx: 75)
+    http_idle_seconds: float = 75.0
     log_level: str = "info"
     db_pool_size: int = 10
     ap_host: str = ""

@@ -72,6 +72,10 @@ def problems(s: Settings) -> list[str]:
         "publishes; use an http(s) URL or mailto: and an email address",
     )
     need(
+        1 <= s.http_idle_seconds <= 3600,
+        f"{PREFIX}HTTP_IDLE_SECONDS={s.http_idle_seconds:g} is out of range; use 1 to 3600 seconds",
+    )
+    need(
         0 < s.port < 65536,
         f"{PREFIX}PORT={s.port} is not a TCP port; use 1 to 65535",
     )

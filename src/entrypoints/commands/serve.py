@@ -55,7 +55,13 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
             # heap settled once the app is built in it (the modules, the container and the
             # app frozen), before the first request
             uvloop.run(
-                server.serve(app, sock=sock, hsts=settings.https, before_serving=settle_heap)
+                server.serve(
+                    app,
+                    sock=sock,
+                    hsts=settings.https,
+                    idle=settings.http_idle_seconds,
+                    before_serving=settle_heap,
+                )
             )
         finally:
             _stopped("serve")

@@ -29,6 +29,9 @@ from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
 
 log = logging.getLogger("fourcorner.http")
 
+IDLE_SECONDS = 75.0
+"""How long a connection may wait for a request's head by default (``serve``'s ``idle``)."""
+
 
 class GuardedRequestHandler(web.RequestHandler):
     __slots__ = ("_hsts", "_proxies")
@@ -119,13 +122,17 @@ async def serve(
     *,
     sock: socket.socket,
     hsts: bool = False,
+    idle: float = IDLE_SECONDS,
     before_serving: Callable[[], object] | None = None,
 ) -> None:
     """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
-    down gracefully. ``before_serving`` runs once the app is built and started up, just
-    before the first request is taken (``fourcorner serve`` settles its heap there)."""
+    down gracefully. ``idle``: the seconds a connection may wait for a request's head, the
+    first or the next one (a head begun and not ended included), before it is closed (aiohttp's
+    keep-alive timeout, which its server alone sets at an hour). ``before_serving`` runs once
+    the app is built and started up, just before the first request is taken (``fourcorner
+    serve`` settles its heap there)."""
     application = app if isinstance(app, web.Application) else await app
-    runner = GuardedAppRunner(application, hsts=hsts, access_log=None)
+    runner = GuardedAppRunner(application, hsts=hsts, access_log=None, keepalive_timeout=idle)
     await runner.setup()
     try:
         if before_serving is not None:
