@@ -142,6 +142,9 @@ class Settings:
     # seconds a connection may wait for a request's head (whole), the first or the next, before
     # it is closed: aiohttp's server alone waits an hour (web.run_app and nginx: 75)
     http_idle_seconds: float = 75.0
+    # connections one client address may have open at once per process (a listed proxy's
+    # are not counted); one more is answered 503 AT-1506 and closed; 0: no limit
+    http_connections_per_address: int = 256
     log_level: str = "info"
     db_pool_size: int = 10
     ap_host: str = ""

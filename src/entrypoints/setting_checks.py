@@ -76,6 +76,11 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}HTTP_IDLE_SECONDS={s.http_idle_seconds:g} is out of range; use 1 to 3600 seconds",
     )
     need(
+        s.http_connections_per_address >= 0,
+        f"{PREFIX}HTTP_CONNECTIONS_PER_ADDRESS={s.http_connections_per_address} must be 0 "
+        "(no limit) or more",
+    )
+    need(
         0 < s.port < 65536,
         f"{PREFIX}PORT={s.port} is not a TCP port; use 1 to 65535",
     )

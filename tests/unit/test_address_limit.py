@@ -19,23 +19,13 @@ from hypothesis.stateful import (
     rule,
 )
 
+from client_addresses import ADDRESSES
 from fourcorner.application.sending import Exchange
 from fourcorner.domain.errors import MalformedBody
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.address_limit import SPOOL_SHARE, AddressLimit, spool_share
 from fourcorner.entrypoints.http.errors import AddressBusy
 
-# client addresses (as aiohttp gives them) with the sender each counts as: an IPv4 address
-# and its IPv6-mapped form are one; IPv6 addresses are counted by their /64
-ADDRESSES = (
-    ("127.0.0.2", "a"),
-    ("::ffff:127.0.0.2", "a"),
-    ("10.1.2.3", "b"),
-    ("2001:db8::1", "c"),
-    ("2001:db8::ffff:0:1", "c"),
-    ("2001:db8:0:1::1", "d"),
-    (None, "e"),  # no address (a Unix socket's peer)
-)
 # how a request ends, as the block of ``held`` sees it: an answer, an error, a cancellation
 # (the handler's task cancelled, at shutdown or by a timeout), the client gone
 ENDINGS = (None, MalformedBody(), asyncio.CancelledError(), ConnectionResetError())

@@ -60,6 +60,7 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
                     sock=sock,
                     hsts=settings.https,
                     idle=settings.http_idle_seconds,
+                    per_address=settings.http_connections_per_address,
                     before_serving=settle_heap,
                 )
             )

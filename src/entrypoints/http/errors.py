@@ -95,7 +95,27 @@ class AddressBusy(DomainError):
         )
 
 
-RETRIED = (errors.TooManyFailedAttempts, AddressBusy)
+@attrs.define(eq=False, slots=False)
+class TooManyConnections(DomainError):
+    """A new connection from a client address that has as many open as it may have at once
+    (``FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS``, ``connections``): answered as it opens,
+    before any request is read, and closed, with ``Retry-After``."""
+
+    code = "AT-1506"
+    kind = ErrorKind.UNAVAILABLE
+    title = "Too many connections from this address"
+    limit: int = 0
+    retry_after: int = 1
+
+    def message(self) -> str:
+        return (
+            f"This address has {self.limit} connections open already, as many as it may have "
+            f"at once; use those, or connect again in {self.retry_after} "
+            f"second{'s' if self.retry_after != 1 else ''}."
+        )
+
+
+RETRIED = (errors.TooManyFailedAttempts, AddressBusy, TooManyConnections)
 """The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 

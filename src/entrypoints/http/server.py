@@ -18,13 +18,15 @@ import os
 import signal
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 from aiohttp.web_request import BaseRequest
+from multidict import CIMultiDict
 
 from fourcorner.domain import errors
 from fourcorner.entrypoints.http.app import error_response, secure
+from fourcorner.entrypoints.http.connections import ConnectionLimit
 from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
 
 log = logging.getLogger("fourcorner.http")
@@ -34,14 +36,42 @@ IDLE_SECONDS = 75.0
 
 
 class GuardedRequestHandler(web.RequestHandler):
-    __slots__ = ("_hsts", "_proxies")
+    __slots__ = ("_connections", "_counted", "_hsts", "_proxies")
 
     def __init__(
-        self, manager: web.Server, *, hsts: bool, proxies: TrustedProxies, **kwargs: Any
+        self,
+        manager: web.Server,
+        *,
+        hsts: bool,
+        proxies: TrustedProxies,
+        connections: ConnectionLimit,
+        **kwargs: Any,
     ) -> None:
         super().__init__(manager, **kwargs)
         self._hsts = hsts
         self._proxies = proxies
+        self._connections = connections
+        self._counted = ""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """A connection from an address with as many open as it may have
+        (``ConnectionLimit``) is answered 503 at once, before anything is read, and closed."""
+        super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) and peer else None
+        key = self._connections.open(host)
+        if key is None:
+            headers: CIMultiDict[str] = CIMultiDict()
+            secure(headers, private=True, hsts=self._hsts)
+            cast(asyncio.Transport, transport).write(self._connections.refusal(headers))
+            self.force_close()  # closes the transport once the answer is written
+            return
+        self._counted = key
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._connections.close(self._counted)
+        self._counted = ""
+        super().connection_lost(exc)
 
     def handle_error(
         self,
@@ -83,38 +113,61 @@ class GuardedServer(web.Server):
 
     hsts = False
     proxies = TrustedProxies()
+    connection_limit = ConnectionLimit()
 
     @classmethod
     def adopt(
-        cls, server: web.Server, *, hsts: bool, proxies: TrustedProxies | None = None
+        cls,
+        server: web.Server,
+        *,
+        hsts: bool,
+        proxies: TrustedProxies | None = None,
+        per_address: int = 0,
     ) -> GuardedServer:
-        """This class's server with the state of ``server``, which has served nothing yet."""
+        """This class's server with the state of ``server``, which has served nothing yet;
+        ``per_address``: the most connections one client address may have open (0: no
+        limit)."""
         guarded = cls.__new__(cls)
         vars(guarded).update(vars(server))
         guarded.hsts = hsts
         if proxies is not None:
             guarded.proxies = proxies
+        guarded.connection_limit = ConnectionLimit(per_address, guarded.proxies)
         return guarded
 
     def __call__(self) -> web.RequestHandler:
         return GuardedRequestHandler(
-            self, loop=self._loop, hsts=self.hsts, proxies=self.proxies, **self._kwargs
+            self,
+            loop=self._loop,
+            hsts=self.hsts,
+            proxies=self.proxies,
+            connections=self.connection_limit,
+            **self._kwargs,
         )
 
 
 class GuardedAppRunner(web.AppRunner):
-    """``web.AppRunner`` whose server is a ``GuardedServer``."""
+    """``web.AppRunner`` whose server is a ``GuardedServer``; ``per_address``: the most
+    connections one client address may have open (0: no limit)."""
 
-    __slots__ = ("_hsts",)
+    __slots__ = ("_hsts", "_per_address")
 
-    def __init__(self, app: web.Application, *, hsts: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, app: web.Application, *, hsts: bool = False, per_address: int = 0, **kwargs: Any
+    ) -> None:
         super().__init__(app, **kwargs)
         self._hsts = hsts
+        self._per_address = per_address
 
     async def _make_server(self) -> web.Server:
         # the app's trusted proxies (``build_app``), for the requests it never sees
         proxies = self.app.get(PROXIES)
-        return GuardedServer.adopt(await super()._make_server(), hsts=self._hsts, proxies=proxies)
+        return GuardedServer.adopt(
+            await super()._make_server(),
+            hsts=self._hsts,
+            proxies=proxies,
+            per_address=self._per_address,
+        )
 
 
 async def serve(
@@ -123,6 +176,7 @@ async def serve(
     sock: socket.socket,
     hsts: bool = False,
     idle: float = IDLE_SECONDS,
+    per_address: int = 0,
     before_serving: Callable[[], object] | None = None,
 ) -> None:
     """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
@@ -130,9 +184,16 @@ async def serve(
     first or the next one (a head begun and not ended included), before it is closed (aiohttp's
     keep-alive timeout, which its server alone sets at an hour). ``before_serving`` runs once
     the app is built and started up, just before the first request is taken (``fourcorner
-    serve`` settles its heap there)."""
+    serve`` settles its heap there). ``per_address``: the most connections one client address
+    may have open at once (``ConnectionLimit``; 0: no limit)."""
     application = app if isinstance(app, web.Application) else await app
-    runner = GuardedAppRunner(application, hsts=hsts, access_log=None, keepalive_timeout=idle)
+    runner = GuardedAppRunner(
+        application,
+        hsts=hsts,
+        per_address=per_address,
+        access_log=None,
+        keepalive_timeout=idle,
+    )
     await runner.setup()
     try:
         if before_serving is not None:

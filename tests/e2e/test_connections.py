@@ -1,10 +1,12 @@
-"""``fourcorner serve`` closes a connection that does not send a whole request head within
-``FOURCORNER_HTTP_IDLE_SECONDS``: one that sends nothing, one that dribbles a head, one idle
-after its answer. A request whose body takes longer than that to arrive is answered: the
-bound is on the head (the body has bounds of its own)."""
+"""The bounds of ``fourcorner serve`` on connections. It closes a connection that does not send
+a whole request head within ``FOURCORNER_HTTP_IDLE_SECONDS``: one that sends nothing, one that
+dribbles a head, one idle after its answer; a request whose body takes longer than that to
+arrive is answered (the bound is on the head: the body has bounds of its own). One client
+address has at most ``FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS`` connections open."""
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from pathlib import Path
@@ -15,20 +17,22 @@ from .test_serve import Server, free_port
 
 pytestmark = pytest.mark.slow
 IDLE = 1.0
+PER_ADDRESS = 3
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
     server = Server(tmp_path_factory.mktemp("idle"), free_port())
     server.env["FOURCORNER_HTTP_IDLE_SECONDS"] = str(IDLE)
+    server.env["FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS"] = str(PER_ADDRESS)
     server.start()
     yield server
     server.stop()
 
 
-def connect(server: Server) -> socket.socket:
+def connect(server: Server, source: str = "127.0.0.1") -> socket.socket:
     port = int(server.base.rsplit(":", 1)[1])
-    conn = socket.create_connection(("127.0.0.1", port))
+    conn = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
     conn.settimeout(10 * IDLE)
     return conn
 
@@ -88,3 +92,45 @@ def test_the_bound_is_a_checked_setting(tmp_path: Path) -> None:
     server.env["FOURCORNER_HTTP_IDLE_SECONDS"] = "0"
     with pytest.raises(AssertionError, match="FOURCORNER_HTTP_IDLE_SECONDS=0 is out of range"):
         server.start()
+
+
+def ready(conn: socket.socket) -> bytes:
+    conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+    return conn.recv(65536)
+
+
+def test_one_address_has_at_most_so_many_connections_open(server: Server) -> None:
+    held = [connect(server) for _ in range(PER_ADDRESS)]
+    try:
+        for conn in held:
+            assert ready(conn).startswith(b"HTTP/1.1 200")
+        # one more is answered at once, before it sends anything, and closed
+        with connect(server) as extra:
+            answer = b""
+            while chunk := extra.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status, *lines = head.decode().split("\r\n")
+        headers = dict(line.split(": ", 1) for line in lines)
+        assert status == "HTTP/1.1 503 Service Unavailable", head
+        assert headers["Retry-After"] == "5" and headers["Connection"] == "close"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert int(headers["Content-Length"]) == len(body)
+        assert json.loads(body)["code"] == "AT-1506"
+        # another address is not held back by this one's connections
+        with connect(server, source="127.0.0.2") as other:
+            assert ready(other).startswith(b"HTTP/1.1 200")
+        # the connections held still serve; one closed makes room for one more
+        assert ready(held[0]).startswith(b"HTTP/1.1 200")
+        held.pop().close()
+        deadline = time.monotonic() + 5
+        while True:  # the server notices the close as soon as it reads the end
+            with connect(server) as again:
+                answer = ready(again)
+            if answer.startswith(b"HTTP/1.1 200") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    finally:
+        for conn in held:
+            conn.close()
