@@ -103,8 +103,10 @@ get = _WEBHOOKS.get
 list_webhooks = _WEBHOOKS.list
 
 
-async def _own(uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID) -> Webhook:
-    return await owned(uow, WEBHOOKS, org_id, ident, "webhook")
+async def _own(
+    uow: UnitOfWork, org_id: uuid.UUID, ident: uuid.UUID, *, lock: bool = False
+) -> Webhook:
+    return await owned(uow, WEBHOOKS, org_id, ident, "webhook", lock=lock)
 
 
 async def update(
@@ -115,9 +117,14 @@ async def update(
     cmd: UpdateWebhook,
     settings: WebhookSettings,
 ) -> Webhook:
+    """The webhook with the fields ``cmd`` gives changed. It is read locked (``owned(...,
+    lock=True)``), as participants and access points are: the whole record is written back,
+    so two changes at once must each start from the other's result, or the later write would
+    undo the earlier one (a webhook disabled left enabled, a secret sealed anew at start put
+    back)."""
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        hook = await _own(uow, org_id, ident)
+        hook = await _own(uow, org_id, ident, lock=True)
         changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
         if cmd.events is not None:  # each event once, as when the webhook is made
             changes["events"] = tuple(dict.fromkeys(cmd.events))
