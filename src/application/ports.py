@@ -202,9 +202,16 @@ class DocumentValidator(Protocol):
     which the rules do not apply is answered as not checked. Raises ``RulesFailed`` when the
     rules raise an error on the document instead of a verdict (an amount that is not a
     number), ``ServiceUnavailable`` when the check could not run (it took too long, or its
-    worker stopped)."""
+    worker stopped).
 
-    async def validate(self, document: Path | bytes) -> ValidationResult: ...
+    ``low_priority``: a check nothing else waits on (``POST /validation``, asked by hand),
+    which must not keep the documents being sent and received waiting: it is run only when no
+    other document waits for the validator (an adapter that runs every check at once, with
+    nothing to wait for, may ignore it)."""
+
+    async def validate(
+        self, document: Path | bytes, *, low_priority: bool = False
+    ) -> ValidationResult: ...
 
 
 class Envelopes(Protocol):

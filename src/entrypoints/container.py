@@ -57,6 +57,7 @@ from fourcorner.entrypoints.http.proxy import TrustedProxies
 from fourcorner.entrypoints.http.responses import ResponsePayloads
 from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
+from fourcorner.entrypoints.http.validation_handlers import Checks
 
 
 class Container(containers.DeclarativeContainer):
@@ -215,6 +216,8 @@ class Container(containers.DeclarativeContainer):
             cache=providers.Callable(lambda mib: mib * 1024 * 1024, config.validation_cache_mib),
         ),
     )
+    # POST /validation's checks running in this process: at most one, refused beyond it
+    validation_checks = providers.Singleton(Checks)
     converter = providers.Singleton(make_converter)
     # events and stored summaries show records as the interface does
     event_payloads = providers.Singleton(ResponsePayloads, converter)

@@ -35,7 +35,7 @@ class Counting:
         self.asked: list[bytes | str] = []
         self.closed = False
 
-    async def call(self, request: bytes | str) -> tuple[str, Any]:
+    async def call(self, request: bytes | str, *, low_priority: bool = False) -> tuple[str, Any]:
         self.asked.append(request)
         return self.answer
 

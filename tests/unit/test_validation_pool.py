@@ -1,7 +1,8 @@
 """The validation pool's own bookkeeping (``adapters.validation.pool``), with real workers
 given documents they refuse at once: a worker started for a caller that stopped waiting
 serves the next, a request that cannot be pickled takes no worker, a worker that must go is
-reaped off the event loop, and closing the pool closes every pipe."""
+reaped off the event loop, closing the pool closes every pipe, and requests of low priority
+wait behind every other."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from fourcorner.adapters.validation import pool
 from fourcorner.adapters.validation.pool import WorkerPool
 from fourcorner.adapters.validation.rules import data_dir
+from fourcorner.adapters.validation.validator import SaxonValidator
+from fourcorner.domain.errors import InvalidInput, ServiceUnavailable
 
 REFUSED = b"not a document"  # answered by intake's parser, without compiling any rules
 GUARD = 60  # seconds a test waits for what the code under test must do, before failing
@@ -111,3 +114,91 @@ def test_by_default_one_core_is_left_to_the_process_that_asks(
 ) -> None:
     monkeypatch.setattr(pool, "cores", lambda: cores)
     assert pool.default_workers() == workers
+
+
+async def _served_in_order(workers: WorkerPool, asked: list[tuple[str, bool]]) -> list[str]:
+    """The names of ``asked`` (name, low_priority) in the order they were answered, each
+    asked while the pool's one worker is held, so that all wait for it."""
+    held = await workers._acquire()
+    answered: list[str] = []
+
+    async def ask(name: str, low_priority: bool) -> None:
+        kind, _ = await workers.call(REFUSED, low_priority=low_priority)
+        assert kind == "invalid"
+        answered.append(name)
+
+    tasks = []
+    for name, low_priority in asked:
+        tasks.append(asyncio.create_task(ask(name, low_priority)))
+        async with asyncio.timeout(GUARD):  # each waits before the next is asked
+            while len(workers._waiting) + len(workers._waiting_low) < len(tasks):  # noqa: ASYNC110
+                await asyncio.sleep(0)
+    workers._release(held, True)
+    async with asyncio.timeout(GUARD):
+        await asyncio.gather(*tasks)
+    return answered
+
+
+async def test_requests_of_low_priority_are_served_after_every_other_waiting():
+    """Checks asked by hand (``POST /validation``) wait behind the documents sent and
+    received, however many came first; each kind first come first served."""
+    workers = WorkerPool(1, 600, data_dir())
+    try:
+        asked = [("low 1", True), ("low 2", True), ("usual 1", False), ("low 3", True)]
+        asked += [("usual 2", False)]
+        order = await _served_in_order(workers, asked)
+        assert order == ["usual 1", "usual 2", "low 1", "low 2", "low 3"]
+        # a low one that stopped waiting is passed over, and the next served
+        held = await workers._acquire()
+        gone = asyncio.create_task(workers.call(REFUSED, low_priority=True))
+        kept = asyncio.create_task(workers.call(REFUSED, low_priority=True))
+        async with asyncio.timeout(GUARD):
+            while len(workers._waiting_low) < 2:  # noqa: ASYNC110
+                await asyncio.sleep(0)
+        gone.cancel()
+        workers._release(held, True)
+        async with asyncio.timeout(GUARD):
+            assert (await kept)[0] == "invalid"
+        assert gone.cancelled()
+    finally:
+        workers.close()
+
+
+async def test_closing_the_pool_answers_the_requests_of_low_priority_waiting():
+    workers = WorkerPool(1, 600, data_dir())
+    held = await workers._acquire()
+    waiting = asyncio.create_task(workers.call(REFUSED, low_priority=True))
+    async with asyncio.timeout(GUARD):
+        while not workers._waiting_low:  # noqa: ASYNC110
+            await asyncio.sleep(0)
+    workers.close()
+    with pytest.raises(ServiceUnavailable):
+        await waiting
+    assert not held.alive()
+
+
+async def test_the_validator_asks_its_pool_at_the_priority_it_is_given():
+    own = SaxonValidator(workers=1, cache=0)
+    try:
+        held = await own.pool._acquire()
+        answered: list[str] = []
+
+        async def check(name: str, low_priority: bool) -> None:
+            with pytest.raises(InvalidInput):
+                await own.validate(REFUSED, low_priority=low_priority)
+            answered.append(name)
+
+        by_hand = asyncio.create_task(check("by hand", True))
+        async with asyncio.timeout(GUARD):
+            while not own.pool._waiting_low:  # noqa: ASYNC110
+                await asyncio.sleep(0.001)
+        sent = asyncio.create_task(check("sent", False))
+        async with asyncio.timeout(GUARD):
+            while not own.pool._waiting:  # noqa: ASYNC110
+                await asyncio.sleep(0.001)
+        own.pool._release(held, True)
+        async with asyncio.timeout(GUARD):
+            await asyncio.gather(by_hand, sent)
+        assert answered == ["sent", "by hand"]
+    finally:
+        await own.aclose()

@@ -11,7 +11,10 @@ written by a thread, which would otherwise block the loop while the worker reads
 A worker that takes longer than ``timeout`` is killed; one that died is replaced before the
 next document; either way the caller gets ``ServiceUnavailable``. A caller that stops waiting
 leaves its worker to finish: the answer is read and dropped, and the worker serves the next
-document. Workers are started with ``spawn`` (a fresh interpreter: no inherited threads, locks
+document. A document that waits for a worker waits in one of two queues: one asked for
+with ``low_priority`` (a check by hand, ``POST /validation``) is given a worker only when no
+other document waits, so the documents being sent and received never wait behind those checks,
+however many come (at most the one being checked). Workers are started with ``spawn`` (a fresh interpreter: no inherited threads, locks
 or Saxon state) and end when the pool closes, or when the server's process ends and their
 pipe closes.
 """
@@ -190,19 +193,23 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._workers: set[_Worker] = set()
         self._idle: list[_Worker] = []
+        # documents waiting for a worker: first those of intake and AS4 inbound, then the
+        # ones asked for with ``low_priority``, each queue first come first served
         self._waiting: deque[asyncio.Future[_Worker | None]] = deque()
+        self._waiting_low: deque[asyncio.Future[_Worker | None]] = deque()
         self._starting = 0
         self._closed = False
 
-    async def call(self, request: Any) -> Any:
+    async def call(self, request: Any, *, low_priority: bool = False) -> Any:
+        """``low_priority``: given a worker only when no other request waits for one."""
         message = pickle.dumps(request, pickle.HIGHEST_PROTOCOL)  # before a worker is taken
-        current = await self._acquire()
+        current = await self._acquire(low_priority)
         try:
             return await current.ask(message, self.timeout, self._release)
         except _Stopped as e:
             raise ServiceUnavailable(reason=CLOSED if self._closed else str(e)) from None
 
-    async def _acquire(self) -> _Worker:
+    async def _acquire(self, low_priority: bool = False) -> _Worker:
         while True:
             with self._lock:
                 if self._closed:
@@ -219,7 +226,7 @@ class WorkerPool:
                     waiter: asyncio.Future[_Worker | None] = (
                         asyncio.get_running_loop().create_future()
                     )
-                    self._waiting.append(waiter)
+                    (self._waiting_low if low_priority else self._waiting).append(waiter)
             if start:
                 return await self._start()
             try:
@@ -279,11 +286,8 @@ class WorkerPool:
             if self._closed:  # stopped by ``close``
                 current.conn.close()
                 return
-            while self._waiting:
-                waiter = self._waiting.popleft()
-                if not waiter.done():
-                    break
-            else:
+            waiter = self._next_waiting()
+            if waiter is None:
                 self._idle.append(current)
                 return
         if not _give(waiter, current, self._free):
@@ -294,13 +298,20 @@ class WorkerPool:
 
     def _wake(self, given: _Worker | None) -> None:
         with self._lock:
-            while self._waiting:
-                waiter = self._waiting.popleft()
+            waiter = self._next_waiting()
+        if waiter is not None:
+            _give(waiter, given)
+
+    def _next_waiting(self) -> asyncio.Future[_Worker | None] | None:
+        """The request to serve next (the lock held), taken off its queue: the first of those
+        waiting at the usual priority, else the first asked for with ``low_priority``; None
+        when none waits (a caller that stopped waiting is passed over)."""
+        for queue in (self._waiting, self._waiting_low):
+            while queue:
+                waiter = queue.popleft()
                 if not waiter.done():
-                    break
-            else:
-                return
-        _give(waiter, given)
+                    return waiter
+        return None
 
     def _drop(self, current: _Worker) -> None:
         """Forget ``current`` (the lock held), kill it and close its pipe. A thread waits for
@@ -327,7 +338,8 @@ class WorkerPool:
             self._closed = True
             workers, self._workers = self._workers, set()
             idle, self._idle = self._idle, []
-            waiting, self._waiting = list(self._waiting), deque()
+            waiting = [*self._waiting, *self._waiting_low]
+            self._waiting, self._waiting_low = deque(), deque()
         for w in workers:
             w.stop()
             w.fail(CLOSED)  # a busy worker's pipe is closed once the loop stops watching it

@@ -6,6 +6,8 @@ worker too, so the server's process does no XML work and holds no document in me
 is passed by path). Nothing starts until the first document arrives. An answer is kept, by the
 SHA-256 of the document's bytes, in a bounded cache (``adapters.validation.cache``, which says
 why that is sound and what it tells whom): the same bytes checked again are answered from it.
+A check asked for with ``low_priority`` (``POST /validation``) waits for a worker behind every
+other document waiting (``WorkerPool.call``).
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ class SaxonValidator:
         self.pool = WorkerPool(workers or default_workers(), timeout, data_dir())
         self.answers = Answers(cache)
 
-    async def validate(self, document: Path | bytes) -> ValidationResult:
+    async def validate(
+        self, document: Path | bytes, *, low_priority: bool = False
+    ) -> ValidationResult:
         if self.pool.closed:  # closed: no answer, not even a kept one
             raise ServiceUnavailable(reason=CLOSED)
         source = _source(document)
         key = await self._key(source) if self.answers.limit else None
         answer = self.answers.get(key) if key is not None else None
         if answer is None:
-            answer = await self.pool.call(source)
+            answer = await self.pool.call(source, low_priority=low_priority)
             if key is not None:
                 self.answers.put(key, answer)
         kind, value = answer

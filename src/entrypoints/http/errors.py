@@ -1,7 +1,8 @@
 """Errors of the HTTP protocol itself: no route, a method the route does not serve, an
 expectation it does not meet, a body too large or of a type the route does not read, too many
-requests in flight from one address. They are part of the error catalogue (codes and kinds
-like the domain's, ``domain.errors.catalogue``) but no use case raises them."""
+requests in flight from one address, too many documents checked by hand at once. They are
+part of the error catalogue (codes and kinds like the domain's, ``domain.errors.catalogue``)
+but no use case raises them."""
 
 from __future__ import annotations
 
@@ -96,6 +97,27 @@ class AddressBusy(DomainError):
 
 
 @attrs.define(eq=False, slots=False)
+class ValidationBusy(DomainError):
+    """One more ``POST /validation`` while this process checks as many documents for it as it
+    may at once (``validation_handlers.Checks``): refused at once, as a temporary failure (503),
+    with ``Retry-After`` (``retry_after``, whole seconds)."""
+
+    code = "AT-1505"
+    kind = ErrorKind.UNAVAILABLE
+    title = "Too many validations at once"
+    limit: int = 1
+    retry_after: int = 5
+
+    def message(self) -> str:
+        what = "a document" if self.limit == 1 else f"{self.limit} documents"
+        return (
+            f"The service is checking {what} for /validation already, as many as it checks "
+            f"at once; send this one again in {self.retry_after} "
+            f"second{'s' if self.retry_after != 1 else ''}."
+        )
+
+
+@attrs.define(eq=False, slots=False)
 class TooManyConnections(DomainError):
     """A new connection from a client address that has as many open as it may have at once
     (``FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS``, ``connections``): answered as it opens,
@@ -115,7 +137,7 @@ class TooManyConnections(DomainError):
         )
 
 
-RETRIED = (errors.TooManyFailedAttempts, AddressBusy, TooManyConnections)
+RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy, TooManyConnections)
 """The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 

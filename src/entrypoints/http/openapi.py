@@ -23,6 +23,7 @@ from fourcorner.entrypoints.http.routing import Route
 _RETRY_AFTER = {
     "AT-1029": "seconds until the client may try to authenticate again",
     "AT-1504": "seconds until the sender may send the message again",
+    "AT-1505": "seconds until the client may ask for the check again",
 }
 
 _STATUS_OF_KIND = {

@@ -26,7 +26,7 @@ class Failing:
     def __init__(self, failure: Exception) -> None:
         self.failure = failure
 
-    async def validate(self, document: Path | bytes) -> Any:
+    async def validate(self, document: Path | bytes, *, low_priority: bool = False) -> Any:
         raise self.failure
 
     async def aclose(self) -> None:
