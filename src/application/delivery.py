@@ -6,6 +6,14 @@ crashed worker's lease expires so another worker takes the delivery over. The wo
 pipeline of sends in flight, so one slow receiver never holds up the rest: each endpoint has a
 small concurrency bound, and a delivery whose endpoint is full is left due, not waited on.
 
+An endpoint is an organisation's host and port (``_endpoint``): a host that serves many
+organisations' webhooks (a relay, a multi-tenant receiver) gets each organisation's
+deliveries through a bound of its own. Keyed by host alone, one organisation whose deliveries
+there are slow to answer (many webhooks, or many events, to URLs that hang until the timeout)
+would fill the host's places in flight and waiting, and every other organisation's
+deliveries to that host would wait behind them; so the host may have ``per_endpoint`` in
+flight for each organisation sending to it, all of them within the worker's ``concurrency``.
+
 A webhook whose endpoint answers busy (HTTP 429 or 503) is retried as ``Delivery.record``
 says: no sooner than its ``Retry-After`` asks, and without using up an attempt for a while.
 Its other deliveries are held back too, by this worker: until the time a delivery refused now
@@ -63,6 +71,11 @@ log = logging.getLogger("fourcorner.webhooks")
 
 HELD_MOST = 256  # webhooks a worker holds back at once (each a condition of its claims)
 
+Endpoint = tuple[uuid.UUID, str]
+"""An organisation and the host and port of a URL of its webhooks (``_endpoint``)."""
+NO_ENDPOINT: Endpoint = (uuid.UUID(int=0), "")
+"""Where the deliveries of a webhook deleted meanwhile are counted (none is sent)."""
+
 
 @attrs.frozen
 class DeliverySettings:
@@ -71,7 +84,7 @@ class DeliverySettings:
     batch: int = 100
     lease: timedelta = timedelta(seconds=60)
     concurrency: int = 128
-    per_endpoint: int = 32  # sends in flight to one endpoint
+    per_endpoint: int = 32  # sends in flight to one endpoint (an organisation's host)
     per_endpoint_waiting: int = 32  # claimed deliveries waiting for one of those
     poll_interval: float = 0.1
     purge_interval: float = 3600.0
@@ -103,9 +116,9 @@ class DeliveryWorker:
         self._in_flight: set[asyncio.Task[None]] = set()
         # by endpoint, only while this worker holds deliveries to it (dropped when the last
         # one is finished, so they hold no more endpoints than deliveries are in flight):
-        self._sending: dict[str, asyncio.Semaphore] = {}  # the gate of its sends
-        self._claimed: dict[str, int] = {}  # deliveries leased and not yet finished
-        self._hooks_of: dict[str, set[uuid.UUID]] = {}  # its webhooks seen by claims
+        self._sending: dict[Endpoint, asyncio.Semaphore] = {}  # the gate of its sends
+        self._claimed: dict[Endpoint, int] = {}  # deliveries leased and not yet finished
+        self._hooks_of: dict[Endpoint, set[uuid.UUID]] = {}  # its webhooks seen by claims
         self.blocked = False  # the last claim left deliveries due for lack of room
         self._finished = 0  # deliveries finished since the start
         self._finish_target = 0
@@ -150,13 +163,13 @@ class DeliveryWorker:
             hooks: dict[uuid.UUID, Webhook | None] = dict.fromkeys(wanted_hooks)
             hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
             until = now + self._settings.lease
-            taken: dict[str, int] = {}
-            seen: dict[str, set[uuid.UUID]] = {}
+            taken: dict[Endpoint, int] = {}
+            seen: dict[Endpoint, set[uuid.UUID]] = {}
             leased: list[Delivery] = []
             for d in claimed:
                 hook = hooks[d.webhook_id]
-                endpoint = _endpoint(hook) if hook is not None else ""
-                if endpoint:
+                endpoint = _endpoint(hook) if hook is not None else NO_ENDPOINT
+                if hook is not None:
                     seen.setdefault(endpoint, set()).add(d.webhook_id)
                     if self._load(endpoint) + taken.get(endpoint, 0) >= room:
                         self.blocked = True  # left due, for when a send has finished
@@ -177,7 +190,7 @@ class DeliveryWorker:
                 self._hooks_of.setdefault(endpoint, set()).update(hook_ids)
         return [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
 
-    def _load(self, endpoint: str) -> int:
+    def _load(self, endpoint: Endpoint) -> int:
         """Deliveries to ``endpoint`` leased by this worker and not yet sent."""
         return self._claimed.get(endpoint, 0)
 
@@ -251,7 +264,7 @@ class DeliveryWorker:
                 await self._progress.wait()
 
     async def _deliver(self, job: Job) -> None:
-        endpoint = _endpoint(job.webhook) if job.webhook is not None else ""
+        endpoint = _endpoint(job.webhook) if job.webhook is not None else NO_ENDPOINT
         try:
             await self._attempt(job)
         except Exception:
@@ -379,5 +392,7 @@ class DeliveryWorker:
             await uow.commit()
 
 
-def _endpoint(hook: Webhook) -> str:
-    return urlsplit(hook.url).netloc
+def _endpoint(hook: Webhook) -> Endpoint:
+    """Where ``hook``'s deliveries go, as the worker bounds them: its organisation's share of
+    its URL's host and port (the module's docstring says why per organisation)."""
+    return hook.org_id, urlsplit(hook.url).netloc

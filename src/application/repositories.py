@@ -301,6 +301,9 @@ class IdempotencyKeys(OrgRecords[IdempotencyKey]):
 class Webhooks(OrgRecords[Webhook]):
     collection = WEBHOOKS
 
+    async def count_of_org(self, org_id: uuid.UUID) -> int:
+        return await self._store.count(orgId=org_id)
+
 
 class Events(OrgRecords[Event]):
     collection = EVENTS

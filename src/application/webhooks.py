@@ -74,12 +74,16 @@ async def create(
     cmd: CreateWebhook,
     settings: WebhookSettings,
 ) -> NewWebhook:
+    """A webhook of ``org_id``; ``TooManyWebhooks`` when it has ``MAX_WEBHOOKS`` already. The
+    organisation is locked (``authorise(..., lock=True)``) while its webhooks are counted and
+    the new one added, so webhooks made at once are counted one after the other."""
     _check(cmd.url, cmd.events, settings.allow_private_targets)
     secret = rules.new_secret(secrets.token_bytes(24))
     now = ctx.clock()
     ident = ctx.new_id()
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
+        rules.check_room(await Webhooks(uow).count_of_org(org_id))
         hook = Webhook(
             id=ident,
             org_id=org_id,
@@ -233,7 +237,8 @@ async def redeliver(
     its first raising or a redelivery) that still exists and is enabled: new deliveries, each
     with three attempts of its own, beside the earlier ones on the event. Webhooks made or
     subscribed since are not added: a redelivery repeats what happened, to the same places.
-    ``NothingToRedeliver`` when none of those webhooks is left.
+    ``NothingToRedeliver`` when none of those webhooks is left; ``TooManyDeliveries`` when
+    the event would have more than ``MAX_DELIVERIES`` (nothing is redelivered then).
 
     The event is locked first, as the delivery worker locks it to write outcomes, so neither
     loses the other's deliveries."""
@@ -263,9 +268,9 @@ async def redeliver(
             )
             for h in targets
         ]
+        event = event.redelivered([d.summary() for d in fresh])
         for d in fresh:
             await uow.repository(DELIVERIES).add(d)
-        event = event.redelivered([d.summary() for d in fresh])
         await events.update(event)
         await uow.commit()
     return event

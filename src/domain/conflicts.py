@@ -163,6 +163,47 @@ class NothingToRedeliver(DomainError):
 
 
 @attrs.define(eq=False, slots=False)
+class TooManyWebhooks(DomainError):
+    """An organisation with as many webhooks as it may have (``webhook.MAX_WEBHOOKS``) makes
+    another: every event goes to each of them, so without a bound one request (a test event)
+    could make any number of deliveries."""
+
+    code = "AT-1106"
+    kind = ErrorKind.CONFLICT
+    title = "Too many webhooks"
+    limit: int = 0
+
+    def message(self) -> str:
+        return (
+            f"The organisation has {self.limit} webhooks, as many as it may have; delete one "
+            "before making another."
+        )
+
+
+@attrs.define(eq=False, slots=False)
+class TooManyDeliveries(DomainError):
+    """A redelivery that would give an event more deliveries than it keeps
+    (``webhook.MAX_DELIVERIES``): each is kept on the event, whose record is written whole
+    with every attempt of each."""
+
+    code = "AT-1107"
+    kind = ErrorKind.CONFLICT
+    title = "Too many deliveries of the event"
+    event_id: str = ""
+    limit: int = 0
+    kept: int = 0  # the deliveries it has
+    asked: int = 0  # the deliveries the redelivery would add
+
+    def message(self) -> str:
+        return (
+            f"Event {self.event_id} has {self.kept} deliveries, and keeps at most "
+            f"{self.limit}: redelivering it to {self.asked} webhook"
+            f"{'s' if self.asked != 1 else ''} would make {self.kept + self.asked}. "
+            "It was not redelivered."
+        )
+
+
+@attrs.define(eq=False, slots=False)
 class IllegalTransition(DomainError):
     """A record asked to move to a state its life cycle does not allow from the one it is in
     (a transaction completed twice, a status confirmed after it was sent)."""

@@ -252,6 +252,8 @@ from fourcorner.domain.conflicts import (  # noqa: E402
     NothingToRedeliver,
     NotPending,
     RegisteredElsewhere,
+    TooManyDeliveries,
+    TooManyWebhooks,
 )
 from fourcorner.domain.refusals import (  # noqa: E402
     DocumentInvalid,
@@ -305,7 +307,9 @@ __all__ = [
     "RulesFailed",
     "SecretUnusable",
     "ServiceUnavailable",
+    "TooManyDeliveries",
     "TooManyFailedAttempts",
+    "TooManyWebhooks",
     "Unauthorised",
     "catalogue",
 ]

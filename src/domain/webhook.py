@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from fourcorner.domain.errors import Detail, InvalidInput
+from fourcorner.domain.errors import Detail, InvalidInput, TooManyDeliveries, TooManyWebhooks
 from fourcorner.domain.events import EVENT_NAMES
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.retry import RetryPolicy
@@ -26,6 +26,13 @@ DELIVERY_RETRY = RetryPolicy((timedelta(seconds=30), timedelta(minutes=5)), MAX_
 # numbers go on counting): with the default delays a delivery has at most 11 of them
 BUSY_KEPT = 10
 RETENTION = timedelta(days=14)
+# Webhooks an organisation may have: every event it raises goes to each one subscribed, so
+# this bounds the deliveries (each of up to 3 attempts) one event, a test one too, makes.
+MAX_WEBHOOKS = 100
+# Deliveries an event keeps, from its raising and its redeliveries: the event's record holds
+# each one's summary and attempts and is written whole with every attempt. Twice the
+# webhooks: an event raised to all of them may still be redelivered to all once.
+MAX_DELIVERIES = 2 * MAX_WEBHOOKS
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format prefix, not a secret
 # Far in the past: a delivery nobody holds. Leases are compared, so they are never null.
 NO_LEASE = datetime(2000, 1, 1, tzinfo=UTC)
@@ -110,7 +117,15 @@ class Event:
         )
 
     def redelivered(self, fresh: Sequence[DeliverySummary]) -> Event:
-        """The event with new deliveries (a redelivery) after the ones it had."""
+        """The event with new deliveries (a redelivery) after the ones it had;
+        ``TooManyDeliveries`` when that would make more than ``MAX_DELIVERIES``."""
+        if len(self.deliveries) + len(fresh) > MAX_DELIVERIES:
+            raise TooManyDeliveries(
+                event_id=str(self.id),
+                limit=MAX_DELIVERIES,
+                kept=len(self.deliveries),
+                asked=len(fresh),
+            )
         return self.with_deliveries((*self.deliveries, *fresh))
 
 
@@ -235,6 +250,13 @@ def _kept(attempts: tuple[Attempt, ...]) -> tuple[Attempt, ...]:
         return attempts
     gone = set(uncounted[: len(uncounted) - BUSY_KEPT])
     return tuple(a for i, a in enumerate(attempts) if i not in gone)
+
+
+def check_room(webhooks: int) -> None:
+    """An organisation that has ``webhooks`` may make one more: ``TooManyWebhooks`` when it
+    has ``MAX_WEBHOOKS`` already."""
+    if webhooks >= MAX_WEBHOOKS:
+        raise TooManyWebhooks(limit=MAX_WEBHOOKS)
 
 
 def subscribed(webhooks: Sequence[Webhook], event_type: str) -> list[Webhook]:

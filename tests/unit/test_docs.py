@@ -15,6 +15,7 @@ import pytest
 from fourcorner.application import collections
 from fourcorner.application.context import DIRECTORY_ATTEMPTS, DIRECTORY_DELAYS
 from fourcorner.domain.send_failures import TXE_CATALOGUE
+from fourcorner.domain.webhook import MAX_DELIVERIES, MAX_WEBHOOKS
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.descriptions import PROPERTIES, spoken
 from fourcorner.entrypoints.http.errors import catalogue
@@ -167,6 +168,23 @@ def test_the_directory_attempts_are_cited_as_the_code_has_them():
     cited = _cited("FOURCORNER_DIRECTORY_ATTEMPTS", number, lambda t: f"{number} " in t)
     assert cited == 5  # two setting tables and three paragraphs
     assert f"{number} attempts" in PROPERTIES["DirectoryPublication"]["state"]
+
+
+def test_the_webhook_limits_are_cited_as_the_code_has_them():
+    """The webhooks an organisation may have and the deliveries an event keeps are written
+    once (``domain.webhook``); the API guide, the README's and SECURITY.md's limits say the
+    same numbers."""
+    guide = (DOCS / "api.md").read_text()
+    assert f"An organisation has at most {MAX_WEBHOOKS} webhooks" in guide
+    assert f"An event keeps at most {MAX_DELIVERIES} deliveries" in guide
+    assert f"the organisation has {MAX_WEBHOOKS}, as many" in guide
+    assert f"it keeps at most {MAX_DELIVERIES} (" in guide
+    readme = (ROOT / "README.md").read_text()
+    assert f"| webhooks of an organisation | {MAX_WEBHOOKS} (`MAX_WEBHOOKS`" in readme
+    assert f"| deliveries an event keeps | {MAX_DELIVERIES} (`MAX_DELIVERIES`)" in readme
+    security = (ROOT / "SECURITY.md").read_text()
+    assert f"{MAX_WEBHOOKS} webhooks an organisation" in security
+    assert f"{MAX_DELIVERIES} deliveries an event keeps" in security
 
 
 def test_going_live_names_only_settings_that_exist():

@@ -16,6 +16,7 @@ from fourcorner.application.webhooks import (
     WebhookSettings,
 )
 from fourcorner.domain.roles import Role
+from fourcorner.domain.webhook import MAX_DELIVERIES, MAX_WEBHOOKS
 from fourcorner.entrypoints.http import responses
 from fourcorner.entrypoints.http.handlers import Ids, page
 from fourcorner.entrypoints.http.rendering import ListReply
@@ -122,12 +123,14 @@ ROUTES = (
         "POST",
         "/orgs/{orgId}/webhooks",
         create_webhook,
-        "Register a webhook; the answer carries its signing secret, this once only.",
+        "Register a webhook; the answer carries its signing secret, this once only. An "
+        f"organisation has at most {MAX_WEBHOOKS} webhooks (409 AT-1106 beyond).",
         A,
         "webhooks",
         body=CreateWebhook,
         response=responses.NEW_WEBHOOK,
         status=201,
+        errors=("AT-1106",),
     ),
     Route(
         "POST",
@@ -176,12 +179,13 @@ ROUTES = (
             "Queue a new delivery of a stored event to the webhooks it was delivered to "
             "before that still exist and are enabled (not to webhooks subscribed since); "
             "each gets three attempts of its own, recorded on the event beside the earlier "
-            "ones (status code or error, the first KiB of the answer, duration).",
+            "ones (status code or error, the first KiB of the answer, duration). An event "
+            f"keeps at most {MAX_DELIVERIES} deliveries (409 AT-1107 for a redelivery beyond).",
             A,
             "webhooks",
             response=responses.EVENT,
             status=202,
-            errors=("AT-1102",),
+            errors=("AT-1102", "AT-1107"),
         )
         for path in (
             "/orgs/{orgId}/events/{eventId}/redeliver",

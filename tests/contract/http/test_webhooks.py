@@ -453,7 +453,7 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
     await trigger()  # to both webhooks, at one endpoint that takes one delivery at a time
     first = asyncio.create_task(worker.run_once())
     await called.wait()
-    endpoint = "h0.hooks.example.com"
+    endpoint = (uuid.UUID(org["id"]), "h0.hooks.example.com")  # the organisation's share
     assert kept() == ({endpoint},) * 3
     assert worker._hooks_of[endpoint] == {uuid.UUID(made["id"]), uuid.UUID(twin["id"])}
     assert worker.blocked  # the other delivery is left due while the endpoint is full
