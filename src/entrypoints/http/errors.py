@@ -121,7 +121,8 @@ class ValidationBusy(DomainError):
 class TooManyConnections(DomainError):
     """A new connection from a client address that has as many open as it may have at once
     (``FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS``, ``connections``): answered as it opens,
-    before any request is read, and closed, with ``Retry-After``."""
+    before any request is read, and closed, with ``Retry-After`` (written by
+    ``ConnectionLimit.refusal``: no operation answers it, so it is not in ``RETRIED``)."""
 
     code = "AT-1506"
     kind = ErrorKind.UNAVAILABLE
@@ -137,7 +138,7 @@ class TooManyConnections(DomainError):
         )
 
 
-RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy, TooManyConnections)
+RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy)
 """The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 
