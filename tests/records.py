@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 
+from fourcorner.adapters.system import random_id, system_clock_ns
+from fourcorner.application.context import Context
+from fourcorner.application.storage import Storage
+from fourcorner.domain.catalogue import Catalogue
 from fourcorner.domain.organisation import Organisation, UserRef
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import User
@@ -40,4 +45,16 @@ def organisation(ident: uuid.UUID | None = None, by: str = "u") -> Organisation:
         created_by=UserRef(by),
         last_modified_at=T0,
         last_modified_by=UserRef(by),
+    )
+
+
+def context(storage: Storage, clock: Callable[[], datetime]) -> Context:
+    """The use cases' context over ``storage``, with an empty catalogue."""
+    return Context(
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        catalogue=Catalogue("test", (), (), (), ()),
+        clock=clock,
+        clock_ns=system_clock_ns,
+        new_id=random_id,
     )

@@ -34,7 +34,9 @@ async def invite(
     ctx: Context, principal: Principal, org_id: uuid.UUID, email: str, role: Role
 ) -> Member:
     """An invitation of ``email`` to ``org_id`` with ``role`` (``AlreadyMember`` when that
-    address has an open invitation there)."""
+    address has an open invitation there). A person only, never an API key: whoever redeems
+    the invitation would keep the role after the key's revocation."""
+    principal.require_user()
     address = membership.check_email(email)
     now = ctx.clock()
     async with ctx.uow() as uow:

@@ -6,6 +6,11 @@ organisation's members run one at a time, so the member set a decision reads (th
 orgadmin rule, a pending request) is still the member set when its outcome is committed.
 Making a user a member locks that user before the organisation
 (``Users.lock_for_membership``), as deleting users does, so no membership outlives its user.
+
+Only a person grants access (makes a member, invites, approves, changes a role): an API key
+is refused (``Principal.require_user``), as it is when making keys (``api_keys.create``), so
+no key leaves behind a person it made an orgadmin once it is revoked or expires. A key may
+still list, reject and remove members, which grants nothing.
 """
 
 from __future__ import annotations
@@ -72,7 +77,8 @@ async def create(
     ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: CreateMember
 ) -> Member:
     """Make a user a member directly (a pending request of theirs is granted), or invite an
-    email address."""
+    email address. A person only, never an API key."""
+    principal.require_user()
     role = _org_role(cmd.role)
     if (cmd.user_id is None) == (cmd.email is None):
         raise InvalidInput.one("$.userId", "give either userId or email")
@@ -112,7 +118,10 @@ async def create(
 async def decide(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID], approve: bool
 ) -> list[Member]:
-    """Approve or reject pending members, all or none."""
+    """Approve or reject pending members, all or none; approving takes a person, never an API
+    key."""
+    if approve:
+        principal.require_user()
     now = ctx.clock()
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
@@ -130,6 +139,8 @@ async def decide(
 async def update(
     ctx: Context, principal: Principal, org_id: uuid.UUID, member_id: uuid.UUID, cmd: UpdateMember
 ) -> Member:
+    """Change a member's role; a person only, never an API key."""
+    principal.require_user()
     role = _org_role(cmd.role)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)

@@ -13,17 +13,16 @@ import pytest
 
 from fourcorner.adapters.auth.local import subject_for
 from fourcorner.adapters.sql.codec import make_converter
-from fourcorner.adapters.system import random_id, system_clock, system_clock_ns
+from fourcorner.adapters.system import system_clock
 from fourcorner.application import users
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import MEMBERS
-from fourcorner.application.context import Context
 from fourcorner.application.identity import Identity
 from fourcorner.domain import clock
-from fourcorner.domain.catalogue import Catalogue
 from fourcorner.domain.errors import Unauthorised
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import identity_key
+from records import context
 from records import user as legacy_user
 from upgrade import Upgraded
 
@@ -77,14 +76,7 @@ INSERT_MEMBER = (
 
 
 async def check_the_old_user_signs_in(storage: Any) -> None:
-    ctx = Context(
-        uow=storage.unit_of_work,
-        reader=storage.reader,
-        catalogue=Catalogue("test", (), (), (), ()),
-        clock=system_clock,
-        clock_ns=system_clock_ns,
-        new_id=random_id,
-    )
+    ctx = context(storage, system_clock)
     now = datetime.now(UTC)
     identity = Identity(
         OLD_ID,

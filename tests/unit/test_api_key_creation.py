@@ -10,19 +10,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from fourcorner.adapters.memory import InMemoryStorage
-from fourcorner.adapters.system import random_id, system_clock_ns
 from fourcorner.application import api_keys
 from fourcorner.application.access import Principal
 from fourcorner.application.collections import API_KEYS, MEMBERS, ORGANISATIONS, USERS
 from fourcorner.application.context import Context
 from fourcorner.domain.api_key import ApiKey
-from fourcorner.domain.catalogue import Catalogue
 from fourcorner.domain.errors import Forbidden
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.roles import Role
 from fourcorner.domain.user import User
-from records import organisation
+from records import context, organisation
 
 NOW = datetime(2026, 1, 2, 10, 0, tzinfo=UTC)
 ORG = uuid.UUID(int=7)
@@ -31,14 +29,7 @@ ORG = uuid.UUID(int=7)
 async def setting() -> tuple[Context, InMemoryStorage, User, ApiKey]:
     """Alice, orgadmin of ``ORG``, and her orgadmin key, usable for an hour."""
     storage = InMemoryStorage()
-    ctx = Context(
-        uow=storage.unit_of_work,
-        reader=storage.reader,
-        catalogue=Catalogue("test", (), (), (), ()),
-        clock=lambda: NOW,
-        clock_ns=system_clock_ns,
-        new_id=random_id,
-    )
+    ctx = context(storage, lambda: NOW)
     alice = User("alice", "alice@example.com", NOW, UserRef("alice"), NOW, UserRef("alice"))
     key = ApiKey(
         uuid.uuid4(), ORG, "ci", "", NOW + timedelta(hours=1), True, Role.ORGADMIN,

@@ -147,6 +147,7 @@ ROUTES = (
         response=responses.MEMBER,
         status=201,
         errors=("AT-1001", "AT-1092"),
+        user_only=True,  # a person grants access, never a key: none outlives the key
     ),
     Route(
         "PUT",
@@ -158,6 +159,7 @@ ROUTES = (
         body=Ids,
         response=responses.IDS,
         errors=("AT-1096",),
+        user_only=True,  # a person grants access, never a key: none outlives the key
     ),
     Route(
         "PUT",
@@ -189,6 +191,7 @@ ROUTES = (
         body=UpdateMember,
         response=responses.MEMBER,
         errors=("AT-1093",),
+        user_only=True,  # a person grants access, never a key: none outlives the key
     ),
     Route(
         "DELETE",

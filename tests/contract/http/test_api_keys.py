@@ -178,3 +178,72 @@ async def test_a_members_keys_end_for_good_when_they_go(api):
         removed["id"]: False,
         deleted["id"]: False,
     }
+
+
+async def test_a_key_never_grants_a_person_access_a_users_token_does(api):
+    """SECURITY.md: a key cannot mint a credential that outlives it. Making a member, inviting
+    an address, approving a pending member and changing a member's role answer any key 403
+    AT-1022 and change nothing, so no one a key made an orgadmin keeps that after the key is
+    revoked; the key may still list, reject and remove members. The same requests with a
+    person's token succeed."""
+    org = await api.org(ALICE)
+    o = f"/orgs/{org['id']}"
+    carol, dave = (await api.me(CAROL))["id"], (await api.me("dave@example.com"))["id"]
+    status, member = await api.call(
+        "POST", f"{o}/members", as_=ALICE, json={"userId": carol, "role": "orgmember"}
+    )
+    assert status == 201, member
+    status, pending = await api.call(
+        "POST", f"/users/{dave}/join_org", as_="dave@example.com", json={"orgId": org["id"]}
+    )
+    assert status == 201, pending
+    _, admin_key = await make_key(api, org["id"], role="orgadmin", expires=future(1))
+
+    async def members() -> dict[str, tuple[str, str]]:
+        out = {}
+        for path in (f"{o}/members?limit=500", f"{o}/members/pending?limit=500"):
+            status, listed = await api.call("GET", path, as_=ALICE)
+            assert status == 200, listed
+            out |= {m["id"]: (m["role"], m["status"]) for m in listed["items"]}
+        return out
+
+    before = await members()
+    grants = [
+        ("POST", f"{o}/members", {"userId": dave, "role": "orgadmin"}),
+        ("POST", f"{o}/members", {"email": "eve@example.com", "role": "orgadmin"}),
+        ("PUT", f"{o}/members/approve", {"ids": [pending["id"]]}),
+        ("PUT", f"{o}/members/{member['id']}", {"role": "orgadmin"}),
+    ]
+    for method, path, body in grants:
+        status, answer = await api.call(method, path, key=admin_key["key"], json=body)
+        assert (status, answer["code"]) == (403, "AT-1022"), (path, body, answer)
+    assert await members() == before
+    # the key still lists, rejects and removes members
+    status, listed = await api.call("GET", f"{o}/members", key=admin_key["key"])
+    assert status == 200 and len(listed["items"]) == 2, listed
+    status, listed = await api.call("GET", f"{o}/members/pending", key=admin_key["key"])
+    assert status == 200 and [m["id"] for m in listed["items"]] == [pending["id"]], listed
+    status, answer = await api.call(
+        "PUT", f"{o}/members/reject", key=admin_key["key"], json={"ids": [pending["id"]]}
+    )
+    assert status == 200 and answer == {"ids": [pending["id"]]}, answer
+    status, answer = await api.call("DELETE", f"{o}/members/{member['id']}", key=admin_key["key"])
+    assert status == 200 and answer == {"ids": [member["id"]]}, answer
+    # a person's token grants what the key could not
+    status, again = await api.call(
+        "POST", f"/users/{dave}/join_org", as_="dave@example.com", json={"orgId": org["id"]}
+    )
+    assert status == 201, again
+    for method, path, body in (
+        ("POST", f"{o}/members", {"userId": carol, "role": "orgmember"}),
+        ("POST", f"{o}/members", {"email": "eve@example.com", "role": "orgadmin"}),
+        ("PUT", f"{o}/members/approve", {"ids": [again["id"]]}),
+    ):
+        status, answer = await api.call(method, path, as_=ALICE, json=body)
+        assert status in (200, 201), (path, answer)
+        if path.endswith("/members") and "userId" in body:
+            carols = answer["id"]
+    status, answer = await api.call(
+        "PUT", f"{o}/members/{carols}", as_=ALICE, json={"role": "orgadmin"}
+    )
+    assert status == 200 and answer["role"] == "orgadmin", answer

@@ -206,10 +206,7 @@ async def test_a_keys_rights_follow_its_creator_down_and_out(api):
         status, _ = await api.call("GET", f"/orgs/{org['id']}/transactions/to_network", key=key)
         assert status == 200  # orgmember work
         status, body = await api.call(
-            "POST",
-            f"/orgs/{org['id']}/members",
-            key=key,
-            json={"userId": bob["id"], "role": "orgadmin"},
+            "PUT", f"/orgs/{org['id']}/members/reject", key=key, json={"ids": [bob["id"]]}
         )
         assert status == 403 and body["code"] == "AT-1019", body  # orgadmin work
 

@@ -173,13 +173,17 @@ async def test_a_route_on_another_users_account_refuses_before_reading_the_input
 
 
 async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_input(api, world):
-    """``POST /orgs`` and ``POST /orgs/{orgId}/api_keys`` (an API key never creates an
-    organisation nor a key) answer a key 403 AT-1022 whatever the body: a malformed or empty
-    one as a valid one, never a 400 about it."""
+    """``POST /orgs``, ``POST /orgs/{orgId}/api_keys`` and the routes that grant a person
+    access to an organisation (an API key never creates an organisation nor a key, nor makes,
+    approves or promotes a member) answer a key 403 AT-1022 whatever the body: a malformed or
+    empty one as a valid one, never a 400 about it."""
     a, p, keys = world
     user_only = [r for r in routes() if r.user_only]
     assert [(r.method, r.path) for r in user_only] == [
         ("POST", "/orgs"),
+        ("POST", "/orgs/{orgId}/members"),
+        ("PUT", "/orgs/{orgId}/members/approve"),
+        ("PUT", "/orgs/{orgId}/members/{memberId}"),
         ("POST", "/orgs/{orgId}/api_keys"),
     ]
     valid = {
@@ -190,6 +194,9 @@ async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_inp
             "legalIdentifierCode": "SE:ORGNR",
         },
         "/orgs/{orgId}/api_keys": {"name": "key made", "expires": future(3600), "role": "orgadmin"},
+        "/orgs/{orgId}/members": {"email": "made@example.com", "role": "orgadmin"},
+        "/orgs/{orgId}/members/approve": {"ids": [str(uuid.uuid4())]},
+        "/orgs/{orgId}/members/{memberId}": {"role": "orgadmin"},
     }
     bodies = [
         (b'{"legalName": 7}', "application/json"),
@@ -217,3 +224,5 @@ async def test_a_route_only_a_user_may_call_refuses_a_key_before_reading_the_inp
     for org_id, who in ((bob_org, BOB), (a["id"], ALICE)):
         status, made = await api.call("GET", f"/orgs/{org_id}/api_keys?limit=500", as_=who)
         assert status == 200 and "key made" not in {k["name"] for k in made["items"]}
+        status, invited = await api.call("GET", f"/orgs/{org_id}/members/pending", as_=who)
+        assert status == 200 and "made@example.com" not in str(invited), invited
