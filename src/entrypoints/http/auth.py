@@ -1,7 +1,11 @@
 """Turning a request's credentials into a principal: a bearer token or an ``X-Api-Key``.
 
-Failed attempts are counted per client address and per API key prefix (``throttle``); a
-caller over its allowance gets 429 before its credentials are looked at.
+Failed attempts are counted per client address and per API key prefix (``throttle``). A
+client address over its allowance gets 429 before its credentials are looked at. A prefix over
+its allowance refuses only keys that fail: the key is checked first, and one whose hash matches
+is served, so wrong keys sent with a victim's prefix (shown in ``GET .../api_keys``) from one
+address lock no one else out; guessing stays bounded by the address count, which every failure
+adds to, whatever its prefix.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ class Authenticator:
     revocation, a role change, an invitation) drops every entry. An entry also ends with its
     token's ``exp`` or its key's ``expires``, checked on every use against the service's
     clock; a token that does not say when it expires, or a refused credential, is not kept.
-    The throttle is consulted before the memo, as before credentials are looked at."""
+    The address's count is consulted before the memo, as before credentials are looked at; a
+    key prefix's only once the key has failed."""
 
     def __init__(
         self, ctx: Context, verifier: TokenVerifier, throttle: FailureTracker | None = None
@@ -57,10 +62,14 @@ class Authenticator:
             )
         if key is not None:
             key = key.strip()
+        counted: list[str] = []  # worked out only when some failure is remembered
+        prefix_wait = 0
         if self._throttle.remembers_any():  # else no caller is over its allowance
-            wait = self._throttle.retry_after(_counted(request, key))
+            counted = _counted(request, key)
+            wait = self._throttle.retry_after(counted[:1])
             if wait:
                 raise TooManyFailedAttempts(retry_after=wait)
+            prefix_wait = self._throttle.retry_after(counted[1:])
         sent = header if header is not None else "key:" + (key or "")
         # a header's bytes that are not UTF-8 come as lone surrogates: hashed as they are
         # BLAKE2b, 256 bits: half SHA-256's instructions on a bearer token of about 500
@@ -79,8 +88,10 @@ class Authenticator:
             else:
                 assert key is not None
                 principal, expires_at = await api_keys.authenticate(self._ctx, key), None
-        except Unauthorised:
-            self._throttle.failed(_counted(request, key))
+        except Unauthorised as refused:
+            self._throttle.failed(counted or _counted(request, key))
+            if prefix_wait:  # the key's prefix is over its allowance: a guess, told to wait
+                raise TooManyFailedAttempts(retry_after=prefix_wait) from refused
             raise
         if principal.key is not None or expires_at is not None:
             self._known.put(credential, (principal, expires_at), stamp)
@@ -104,7 +115,7 @@ class Authenticator:
 
 def _counted(request: web.Request, key: str | None) -> list[str]:
     """What a failed attempt counts against: the client's address (behind a trusted proxy,
-    the one it forwards: ``proxy``), and an API key's prefix."""
+    the one it forwards: ``proxy``), first, then an API key's prefix."""
     counted = [address_key(client_address(request))]
     if key is not None:
         counted.append(prefix_key(api_key.prefix_of(key)))

@@ -4,8 +4,10 @@ Each failed authentication counts against the client's address (an IPv6 client b
 which one host usually holds whole; behind a trusted reverse proxy, the address it forwards:
 ``proxy``) and, for an API key, against the key's prefix (the characters
 ``domain.api_key.prefix_of`` keeps). Counting follows the generic cell rate algorithm: a key
-may fail ``limit`` times at once, then once more every ``window / limit`` seconds. A caller over its allowance is refused (429, ``Retry-After``) before its credentials
-are looked at, so guessing keys costs time however the guesses are spread.
+may fail ``limit`` times at once, then once more every ``window / limit`` seconds. An address
+over its allowance is refused (429, ``Retry-After``) before its credentials are looked at, so
+guessing keys costs each address time; a prefix over its allowance refuses only keys that fail
+(``auth``): the genuine key, whose hash matches, is never locked out by others' guesses.
 
 Memory is bounded: at most ``max_tracked`` keys are remembered (one float each), the least
 recently failed forgotten first. Forgetting one only gives that key its allowance back early;

@@ -67,6 +67,41 @@ async def test_failed_authentication_is_throttled_per_key_prefix(strict):
     assert await from_address(5, "fck_differ-guess") == 401
 
 
+async def test_wrong_keys_with_a_victims_prefix_lock_out_only_the_guesser(strict):
+    """A key's prefix is shown in ``GET .../api_keys``: wrong keys sent with it from one
+    address, past the allowance, refuse that address (429 before any lookup) and other wrong
+    keys with the prefix (429), but never the genuine key from elsewhere, used before or not."""
+    api = strict
+    org = await api.org(ALICE)
+    made = []
+    for name in ("used before", "never used"):
+        body = {"name": name, "expires": "2999-01-01T00:00:00Z", "role": "orgadmin"}
+        status, created = await api.call(
+            "POST", f"/orgs/{org['id']}/api_keys", as_=ALICE, json=body
+        )
+        assert status == 201, created
+        made.append(created["key"])
+    used, fresh = made
+    path = f"/orgs/{org['id']}"
+
+    async def from_address(last: int, key: str) -> int:
+        connector = aiohttp.TCPConnector(local_addr=(f"127.0.0.{last}", 0))
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.get(api.client.make_url(path), headers={"X-Api-Key": key}) as resp,
+        ):
+            return resp.status
+
+    assert await from_address(2, used) == 200
+    for victim, guesser, other in ((used, 3, 4), (fresh, 5, 6)):
+        guesses = [await from_address(guesser, f"{victim[:10]}wrong{n}") for n in range(11)]
+        assert guesses == [401] * 3 + [429] * 8
+        assert await from_address(guesser, victim) == 429  # the guesser's address waits
+        assert await from_address(other, f"{victim[:10]}wrong-again") == 429  # so does the prefix
+    for last in (2, 7):
+        assert [await from_address(last, key) for key in (used, fresh)] == [200, 200]
+
+
 async def test_a_flood_of_wrong_keys_is_refused_after_the_allowance(api):
     statuses = [
         (await get(api, "/users/me", **{"X-Api-Key": f"fck_{n:06d}-guess"}))[0] for n in range(60)
