@@ -221,6 +221,9 @@ async def update(
                 raise RoleNotPermitted(required=Role.SUPERADMIN.value, held=access.role.value)
             if principal.is_superadmin:
                 org = org.set_mode(mode)
+        # whatever changed (the contacts, the request, the mode), a request still pending
+        # needs a BUSINESS contact, not only one made now (AT-1120)
+        org.check_pending_request()
         org = org.touched(ctx.clock(), principal.actor)
         try:
             await uow.repository(ORGANISATIONS).update(org)

@@ -105,6 +105,15 @@ class Organisation:
             raise ModeChangeNeedsBusinessContact(org_id=str(self.id))
         return attrs.evolve(self, mode_change_request=mode)
 
+    def check_pending_request(self) -> None:
+        """The mode-change rule holds after every change, not only when a request is made: a
+        pending request needs a BUSINESS contact (AT-1120). A change that leaves a request
+        pending without one (the last BUSINESS contact removed, or the request sent again
+        without one) is refused; withdrawing the request (null), in the same change or first,
+        lets the contacts go."""
+        if self.mode_change_request is not None and not self.has_business_contact():
+            raise ModeChangeNeedsBusinessContact(org_id=str(self.id))
+
     def withdraw_mode_change(self) -> Organisation:
         """The organisation takes back its pending request (none pending: unchanged); unlike a
         request, it needs no BUSINESS contact."""
@@ -112,6 +121,9 @@ class Organisation:
 
     def set_mode(self, mode: Mode) -> Organisation:
         """A superadmin grants a pending request: the mode is set and the request cleared.
+        Setting a mode that is asked for (WHITELABEL or SHARED) other than the current one
+        needs a BUSINESS contact, as the request did (AT-1120); DEMO, or the current mode
+        (the request cleared), does not.
 
         ``shared_mode_enabled`` (restricted to the operator's shared access point and SMP)
         follows the mode: WHITELABEL lifts the restriction, SHARED puts it back, DEMO keeps it
@@ -120,6 +132,9 @@ class Organisation:
             return self
         if self.mode_change_request is None:
             raise NoModeChangePending()
+        needs_contact = mode is not self.organisation_mode and mode in REQUESTABLE_MODES
+        if needs_contact and not self.has_business_contact():
+            raise ModeChangeNeedsBusinessContact(org_id=str(self.id))
         shared = {Mode.WHITELABEL: False, Mode.SHARED: True}.get(mode, self.shared_mode_enabled)
         return attrs.evolve(
             self, organisation_mode=mode, mode_change_request=None, shared_mode_enabled=shared

@@ -20,7 +20,11 @@ class ModeChangeNeedsBusinessContact(DomainError):
     org_id: str = ""
 
     def message(self) -> str:
-        return "A mode change can be requested only when the organisation has a BUSINESS contact."
+        return (
+            "A mode change can be requested, stay pending or be granted only while the "
+            "organisation has a BUSINESS contact: add one, or withdraw the request "
+            "(modeChangeRequest null)."
+        )
 
 
 @attrs.define(eq=False, slots=False)

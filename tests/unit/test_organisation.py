@@ -101,3 +101,94 @@ def test_a_withdrawn_request_leaves_nothing_pending_and_the_mode_as_it_was(cs, c
     assert attrs.evolve(after, mode_change_request=pending) == o
     with pytest.raises(NoModeChangePending):
         after.set_mode(Mode.WHITELABEL if current is not Mode.WHITELABEL else Mode.SHARED)
+
+
+requests = st.sampled_from([None, Mode.WHITELABEL, Mode.SHARED])
+
+
+def has_business(cs: tuple[Contact, ...]) -> bool:
+    return any(c.contact_type is ContactType.BUSINESS for c in cs)
+
+
+@given(contacts, modes, requests)
+def test_a_pending_request_needs_a_business_contact_whatever_changed(cs, current, pending):
+    """AT-1120 holds after every change: an organisation with a request pending and no
+    BUSINESS contact (its last one removed, say) is refused; with nothing pending, any
+    contacts do."""
+    o = org(contacts=cs, organisation_mode=current, mode_change_request=pending)
+    if pending is not None and not has_business(cs):
+        with pytest.raises(ModeChangeNeedsBusinessContact) as e:
+            o.check_pending_request()
+        assert e.value.code == "AT-1120"
+    else:
+        o.check_pending_request()
+    o.withdraw_mode_change().check_pending_request()  # withdrawn: any contacts do
+
+
+@given(contacts, modes, requests, modes)
+def test_a_superadmin_sets_a_requestable_mode_only_with_a_business_contact(
+    cs, current, pending, granted
+):
+    """Granting WHITELABEL or SHARED (another mode than the current one) needs a BUSINESS
+    contact, as the request did; DEMO, or the current mode (the request cleared), does not."""
+    o = org(contacts=cs, organisation_mode=current, mode_change_request=pending)
+    if pending is None:
+        if granted is current:
+            assert o.set_mode(granted) == o
+        else:
+            with pytest.raises(NoModeChangePending):
+                o.set_mode(granted)
+    elif granted is not current and granted is not Mode.DEMO and not has_business(cs):
+        with pytest.raises(ModeChangeNeedsBusinessContact):
+            o.set_mode(granted)
+    else:
+        after = o.set_mode(granted)
+        assert after.organisation_mode is granted and after.mode_change_request is None
+
+
+# a change of an organisation, as ``application.organisations.update`` makes them (new
+# contacts with the pending request sent again change the organisation as new contacts do)
+changes = st.one_of(
+    st.tuples(st.just("contacts"), contacts),
+    st.tuples(st.just("request"), st.sampled_from([Mode.WHITELABEL, Mode.SHARED])),
+    st.tuples(st.just("withdraw"), st.none()),
+    st.tuples(st.just("grant"), modes),
+)
+
+
+def change(o: Organisation, what: str, value) -> Organisation:
+    if what == "contacts":
+        o = attrs.evolve(o, contacts=value)
+    elif what == "request":
+        o = o.request_mode_change(value)
+    elif what == "withdraw":
+        o = o.withdraw_mode_change()
+    else:
+        o = o.set_mode(value)
+    o.check_pending_request()
+    return o
+
+
+@given(contacts, st.lists(changes, max_size=8))
+def test_no_sequence_of_changes_leaves_a_request_or_a_granted_mode_without_a_business_contact(
+    cs, steps
+):
+    """Whatever the organisation's changes (each refused one changing nothing), a request is
+    never pending without a BUSINESS contact, and WHITELABEL or SHARED is only ever granted
+    to an organisation with one."""
+    o = org(contacts=cs)
+    for what, value in steps:
+        try:
+            after = change(o, what, value)
+        except (
+            InvalidInput,
+            ModeChangeNeedsBusinessContact,
+            ModeChangeToCurrentMode,
+            NoModeChangePending,
+        ):
+            continue
+        if after.mode_change_request is not None:
+            assert has_business(after.contacts)
+        if after.organisation_mode is not o.organisation_mode:
+            assert after.organisation_mode is Mode.DEMO or has_business(after.contacts)
+        o = after

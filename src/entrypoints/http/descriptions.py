@@ -59,7 +59,7 @@ _LEGAL_IDENTIFIER_CODE = (
     "The register of legalIdentifier: a scheme id of the participant identifier scheme list, "
     "in either spelling (`SE:ORGNR`, `SE_ORGNR`), or its four-digit ICD code (`0007`)."
 )
-_CONTACTS = "The contacts; a mode change request needs a contact of type BUSINESS."
+_CONTACTS = "The contacts; a mode change request, while pending, needs a contact of type BUSINESS."
 _WEBSITE = "The website's URL."
 _MODE = (
     "The service mode: `DEMO` (the operator's test SMP and access point only), `SHARED` (the "
@@ -166,8 +166,9 @@ PROPERTIES: Mapping[str, Mapping[str, str]] = {
         "website": f"{_WEBSITE} Absent: unchanged.",
         "modeChangeRequest": (
             "Ask for a mode: `WHITELABEL` or `SHARED`. The organisation needs a contact of "
-            "type BUSINESS (else 422 AT-1120); a superadmin grants it. Null withdraws a "
-            "pending request; absent: unchanged."
+            "type BUSINESS (else 422 AT-1120) for as long as the request is pending: a "
+            "change leaving a pending request without one is refused the same way. A "
+            "superadmin grants it. Null withdraws a pending request; absent: unchanged."
         ),
         "organisationMode": (
             "Set the mode (superadmin only); clears a pending modeChangeRequest. Absent: unchanged."

@@ -284,3 +284,47 @@ async def test_a_pending_mode_change_request_is_withdrawn_with_null(api):
         "GET", "/orgs?filter=modeChangeRequest:ne:null", as_=ROOT, superadmin=True
     )
     assert status == 200 and listed["items"] == []
+
+
+async def test_a_pending_request_keeps_needing_a_business_contact(api):
+    """AT-1120 holds for as long as a request is pending: removing the BUSINESS contact (with
+    the request sent again, or left out) is refused and changes nothing, so the superadmin
+    cannot grant the mode to an organisation without one; withdrawing the request in the
+    same body lets the contacts go."""
+    org = await api.org(ALICE)
+    o = f"/orgs/{org['id']}"
+    business = {"name": "Bea", "email": "bea@example.com", "contactType": "BUSINESS"}
+    technical = {"name": "Tom", "email": "tom@example.com", "contactType": "TECHNICAL"}
+    body = {"contacts": [business], "modeChangeRequest": "WHITELABEL"}
+    status, asked = await api.call("PUT", o, as_=ALICE, json=body)
+    assert status == 200 and asked["modeChangeRequest"] == "WHITELABEL", asked
+    for body in (
+        {"contacts": [], "modeChangeRequest": "WHITELABEL"},
+        {"contacts": [technical]},
+        {"contacts": [], "modeChangeRequest": "SHARED"},
+    ):
+        status, refused = await api.call("PUT", o, as_=ALICE, json=body)
+        assert (status, refused["code"]) == (422, "AT-1120"), (body, refused)
+    status, kept = await api.call("GET", o, as_=ALICE)
+    assert status == 200
+    assert kept["contacts"] == asked["contacts"] and kept["modeChangeRequest"] == "WHITELABEL"
+    assert kept["lastModifiedAt"] == asked["lastModifiedAt"]
+    # withdrawn in the same body, the BUSINESS contact may go; a grant then has nothing to grant
+    body = {"contacts": [technical], "modeChangeRequest": None}
+    status, withdrawn = await api.call("PUT", o, as_=ALICE, json=body)
+    assert status == 200 and withdrawn["modeChangeRequest"] is None, withdrawn
+    grant = {"organisationMode": "WHITELABEL"}
+    status, refused = await api.call("PUT", o, as_=ROOT, superadmin=True, json=grant)
+    assert status == 409 and refused["code"] == "AT-1094", refused
+    # the superadmin removing the contact while granting is refused as well
+    body = {"contacts": [business], "modeChangeRequest": "WHITELABEL"}
+    assert (await api.call("PUT", o, as_=ALICE, json=body))[0] == 200
+    grant = {"organisationMode": "WHITELABEL", "contacts": [technical]}
+    status, refused = await api.call("PUT", o, as_=ROOT, superadmin=True, json=grant)
+    assert (status, refused["code"]) == (422, "AT-1120"), refused
+    status, kept = await api.call("GET", o, as_=ALICE)
+    assert kept["organisationMode"] == "DEMO" and kept["modeChangeRequest"] == "WHITELABEL"
+    # with the contact kept, the grant goes through
+    grant = {"organisationMode": "WHITELABEL"}
+    status, granted = await api.call("PUT", o, as_=ROOT, superadmin=True, json=grant)
+    assert status == 200 and granted["organisationMode"] == "WHITELABEL", granted
