@@ -82,7 +82,10 @@ async def create_certificate(
         holds_key=True,
     )
     async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # again, with the organisation held until the certificate is stored: one moved out of
+        # whitelabel since the check above (or while this runs) gets no certificate
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
+        require_whitelabel(access.org, "upload certificates")
         await certificate_keys.add(uow, cert)
         await uow.commit()
     return cert
