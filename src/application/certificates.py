@@ -110,9 +110,14 @@ async def update_certificate(
     cmd: UpdateCertificate,
 ) -> Certificate:
     async with ctx.uow() as uow:
-        access = await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # the organisation, then the record, held until the commit (as access points and
+        # participants are): a concurrent change of another field (or a key sealed again)
+        # is read, not overwritten with what was read before it
+        access = await authorise(uow, principal, org_id, Role.ORGADMIN, lock=True)
         require_whitelabel(access.org, "change certificates")
-        cert: Certificate = await owned(uow, CERTIFICATES, org_id, cert_id, "certificate")
+        cert: Certificate = await owned(
+            uow, CERTIFICATES, org_id, cert_id, "certificate", lock=True
+        )
         changes = {k: v for k, v in attrs.asdict(cmd).items() if v is not None}
         cert = attrs.evolve(
             cert, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor

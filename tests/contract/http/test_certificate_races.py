@@ -1,10 +1,14 @@
-"""Certificates changed while their organisation changes, on every backend.
+"""Certificates changed while their organisation, or they themselves, change, on every backend.
 
 An upload checks the organisation's mode, inspects the certificate outside any unit of work,
 then stores it in a second one: that one checks the mode again with the organisation held, so
 an organisation moved out of whitelabel meanwhile gets no certificate, and a move asked while
 the certificate is being stored waits for it. The units of work are hooked
 (``HookedUnitOfWork``) to change the organisation at exactly those points.
+
+Changes of one certificate's fields sent at once, many rounds (``asyncio.gather``; on
+PostgreSQL overlapping transactions on different pooled connections, at READ COMMITTED): each
+reads the record under its lock, so none is lost.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from fourcorner.domain.certificates import CertificateEnvironment, Service
 from fourcorner.domain.errors import ModeNotPermitted
 from fourcorner.entrypoints.container import resolve
 
-from .test_certificate_keys import new_certificate, stored
+from .test_certificate_keys import new_certificate, stored, upload
 from .test_membership_races import as_root
 from .test_participants import ALICE, pki, whitelabel
 
 Hook = Callable[[], Awaitable[None]]
+ROUNDS = 24
 
 
 class HookedUnitOfWork:
@@ -140,3 +145,42 @@ async def test_a_move_out_of_whitelabel_waits_for_the_certificate_being_stored(a
     assert status == 200, body
     assert [c.id for c in await stored(api)] == [cert.id]
     assert await mode(api, org) == "SHARED"
+
+
+async def _concurrent_field_changes(apis: list[Any]) -> None:
+    """``ROUNDS`` times, a new name and a new description of one certificate sent at once
+    (through each server in turn): both answer 200 and both are kept, whichever commits
+    first."""
+    org = await whitelabel(apis[0])
+    cert, key = new_certificate(apis[0])
+    status, made = await upload(apis[0], org, ALICE, cert, key)
+    assert status == 201, made
+    [first] = await stored(apis[0])
+    path = f"/orgs/{org['id']}/certificates/{made['id']}"
+    for n in range(ROUNDS):
+        changes = [{"name": f"name {n}"}, {"description": f"description {n}"}]
+        if n % 2:
+            changes.reverse()  # each sent first in half the rounds
+        answers = await asyncio.gather(
+            *(
+                apis[i % len(apis)].call("PUT", path, as_=ALICE, json=change)
+                for i, change in enumerate(changes)
+            )
+        )
+        for (status, body), change in zip(answers, changes, strict=True):
+            assert status == 200, (n, body)
+            assert change.items() <= body.items(), (n, change, body)
+        status, now = await apis[n % len(apis)].call("GET", path, as_=ALICE)
+        assert status == 200, now
+        assert (now["name"], now["description"]) == (f"name {n}", f"description {n}"), (n, now)
+    [kept] = await stored(apis[0])
+    assert (kept.name, kept.description) == (f"name {ROUNDS - 1}", f"description {ROUNDS - 1}")
+    assert kept.sealed_key == first.sealed_key
+
+
+async def test_concurrent_changes_of_a_certificates_fields_are_all_kept(api):
+    await _concurrent_field_changes([api])
+
+
+async def test_concurrent_changes_through_two_servers_are_all_kept(two_servers):
+    await _concurrent_field_changes(two_servers)
