@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -210,14 +210,25 @@ async def raise_event(
 
 
 async def trigger_test(
-    ctx: Context, principal: Principal, org_id: uuid.UUID, cmd: TriggerEvent
+    ctx: Context,
+    principal: Principal,
+    org_id: uuid.UUID,
+    cmd: TriggerEvent,
+    *,
+    turn: Callable[[uuid.UUID], None] | None = None,
 ) -> Event:
+    """Raise a test event to the organisation's webhooks subscribed to it. ``turn``: called
+    with the organisation's id once the caller is known to be its orgadmin, before anything
+    is written; it raises to refuse (a bound on test events per organisation), so another
+    organisation's caller can never use up this one's."""
     name = cmd.event_type or cmd.event
     if name != WEBHOOK_TEST:
         field = "$.event" if cmd.event_type is None and cmd.event is not None else "$.eventType"
         raise InvalidInput.one(field, f"only {WEBHOOK_TEST} can be triggered by hand")
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
+        if turn is not None:
+            turn(org_id)
         event = await raise_event(
             ctx,
             uow,

@@ -58,6 +58,7 @@ from fourcorner.entrypoints.http.responses import ResponsePayloads
 from fourcorner.entrypoints.http.routing import dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
 from fourcorner.entrypoints.http.validation_handlers import Checks
+from fourcorner.entrypoints.http.webhook_handlers import TriggerTurns
 
 
 class Container(containers.DeclarativeContainer):
@@ -218,6 +219,8 @@ class Container(containers.DeclarativeContainer):
     )
     # POST /validation's checks running in this process: at most one, refused beyond it
     validation_checks = providers.Singleton(Checks)
+    # test events each organisation may raise a minute, in this process
+    test_events = providers.Singleton(TriggerTurns)
     converter = providers.Singleton(make_converter)
     # events and stored summaries show records as the interface does
     event_payloads = providers.Singleton(ResponsePayloads, converter)

@@ -118,6 +118,28 @@ class ValidationBusy(DomainError):
 
 
 @attrs.define(eq=False, slots=False)
+class TooManyTestEvents(DomainError):
+    """One more ``POST .../webhooks/trigger-test-event`` from an organisation that has raised as
+    many test events as it may in the last minute (``webhook_handlers.TriggerTurns``): each goes
+    to every webhook subscribed to it (up to 100), so without a bound one request a time would
+    be a hundred sent to the addresses its webhooks name. ``retry_after``: whole seconds."""
+
+    code = "AT-1030"
+    kind = ErrorKind.TOO_MANY
+    title = "Too many test events"
+    per_minute: int = 0
+    retry_after: int = 1
+
+    def message(self) -> str:
+        return (
+            f"This organisation has raised {self.per_minute} test "
+            f"event{'s' if self.per_minute != 1 else ''} in the last minute, "
+            f"as many as it may; try again in {self.retry_after} "
+            f"second{'s' if self.retry_after != 1 else ''}."
+        )
+
+
+@attrs.define(eq=False, slots=False)
 class TooManyConnections(DomainError):
     """A new connection from a client address that has as many open as it may have at once
     (``FOURCORNER_HTTP_CONNECTIONS_PER_ADDRESS``, ``connections``): answered as it opens,
@@ -138,7 +160,7 @@ class TooManyConnections(DomainError):
         )
 
 
-RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy)
+RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy, TooManyTestEvents)
 """The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 

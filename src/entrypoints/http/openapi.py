@@ -24,6 +24,7 @@ _RETRY_AFTER = {
     "AT-1029": "seconds until the client may try to authenticate again",
     "AT-1504": "seconds until the sender may send the message again",
     "AT-1505": "seconds until the client may ask for the check again",
+    "AT-1030": "seconds until the organisation may raise a test event again",
 }
 
 _STATUS_OF_KIND = {

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+
 import cattrs
 from dependency_injector.wiring import Provide
 
@@ -18,9 +24,54 @@ from fourcorner.application.webhooks import (
 from fourcorner.domain.roles import Role
 from fourcorner.domain.webhook import MAX_DELIVERIES, MAX_WEBHOOKS
 from fourcorner.entrypoints.http import responses
+from fourcorner.entrypoints.http.errors import TooManyTestEvents
 from fourcorner.entrypoints.http.handlers import Ids, page
 from fourcorner.entrypoints.http.rendering import ListReply
 from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
+
+PER_MINUTE = 10
+"""Test events one organisation may raise a minute (``TriggerTurns``)."""
+
+
+class TriggerTurns:
+    """The test events each organisation may raise in this process: ``per_minute`` at once,
+    given back one every ``60 / per_minute`` seconds (a bucket of turns). A test event goes to
+    every webhook subscribed to it (up to ``MAX_WEBHOOKS``), at addresses the organisation
+    chose: without a bound, each request would be a hundred sent there.
+
+    An organisation has an entry only while it has used turns not yet given back, and at
+    most ``most`` are kept (the least recently used forgotten, as if its turns were back)."""
+
+    def __init__(
+        self,
+        per_minute: int = PER_MINUTE,
+        *,
+        most: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if per_minute < 1 or most < 1:
+            raise ValueError("per_minute >= 1 and most >= 1")
+        self.per_minute = per_minute
+        self._most = most
+        self._clock = clock
+        self._used: OrderedDict[uuid.UUID, tuple[float, float]] = OrderedDict()  # (used, at)
+
+    def __len__(self) -> int:
+        return len(self._used)
+
+    def take(self, org_id: uuid.UUID) -> None:
+        """One turn of ``org_id``; ``TooManyTestEvents`` with the seconds until the next one
+        when it has none."""
+        now, every = self._clock(), 60.0 / self.per_minute
+        used, at = self._used.pop(org_id, (0.0, now))
+        used = max(0.0, used - (now - at) / every)  # turns given back since
+        if used + 1 > self.per_minute + 1e-9:  # a turn back when its time has passed, exactly
+            self._used[org_id] = (used, now)
+            wait = math.ceil((used + 1 - self.per_minute) * every)
+            raise TooManyTestEvents(per_minute=self.per_minute, retry_after=max(1, wait))
+        self._used[org_id] = (used + 1, now)
+        while len(self._used) > self._most:
+            self._used.popitem(last=False)
 
 
 async def create_webhook(
@@ -70,8 +121,10 @@ async def trigger_test_event(
     ctx: Context = Provide["context"],
     conv: cattrs.Converter = Provide["converter"],
     wake: object = Provide["delivery_wake"],
+    turns: TriggerTurns = Provide["test_events"],
 ) -> Reply:
-    event = await webhooks.trigger_test(ctx, req.caller, req.path_uuid("orgId"), req.body)
+    org_id = req.path_uuid("orgId")
+    event = await webhooks.trigger_test(ctx, req.caller, org_id, req.body, turn=turns.take)
     if callable(wake):
         wake()
     return Reply(200, responses.EVENT.dump(conv, event))
@@ -146,11 +199,13 @@ ROUTES = (
         "POST",
         "/orgs/{orgId}/webhooks/trigger-test-event",
         trigger_test_event,
-        "Raise a webhook.test event to the webhooks subscribed to it.",
+        f"Raise a webhook.test event to the webhooks subscribed to it (at most {PER_MINUTE} "
+        "a minute per organisation).",
         A,
         "webhooks",
         body=TriggerEvent,
         response=responses.EVENT,
+        errors=("AT-1030",),
     ),
     Route(
         "GET",

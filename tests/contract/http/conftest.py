@@ -15,10 +15,11 @@ from aiohttp.test_utils import TestServer
 import pg
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, web_app
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 from fourcorner.entrypoints.http.lingering import LINGER, Linger
 from fourcorner.entrypoints.http.server import GuardedAppRunner
 from fourcorner.entrypoints.http.spooling import PACE, Pace
+from fourcorner.entrypoints.http.webhook_handlers import TriggerTurns
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -60,6 +61,12 @@ class Api:
         resp = await self.client.request(method, path, json=json, data=data, headers=h)
         body = await resp.json() if resp.content_type == "application/json" else await resp.read()
         return resp.status, body
+
+    async def many_test_events(self) -> None:
+        """Let every organisation raise test events without the bound of a minute's
+        (``TriggerTurns``): for tests that raise many."""
+        turns: TriggerTurns = await resolve(self.container.test_events)
+        turns.per_minute = 100_000
 
     async def me(self, email: str) -> dict[str, Any]:
         status, body = await self.call("GET", "/users/me", as_=email)

@@ -157,6 +157,7 @@ async def test_an_event_whose_webhooks_are_gone_has_nothing_to_redeliver(api):
 async def test_concurrent_redeliveries_lose_no_delivery(api):
     """20 rounds of four redeliveries of one event at once (no worker): every delivery made
     is on the event, none twice."""
+    await api.many_test_events()
     org = await api.org(ALICE)
     await hook(api, org["id"], "https://hooks.example.com/a")
     await hook(api, org["id"], "https://hooks.example.com/b")

@@ -17,6 +17,7 @@ from fourcorner.application.repositories import Deliveries
 from fourcorner.domain import webhook
 from fourcorner.domain.webhook import MAX_DELIVERIES, MAX_WEBHOOKS
 from fourcorner.entrypoints.container import resolve
+from fourcorner.entrypoints.http.webhook_handlers import PER_MINUTE
 
 from .test_webhooks import ALICE
 
@@ -156,3 +157,29 @@ async def test_an_organisations_slow_deliveries_do_not_hold_back_anothers_at_one
         stop.set()
         async with asyncio.timeout(GUARD):
             await running
+
+
+async def test_an_organisation_raises_at_most_so_many_test_events_a_minute(api: Any) -> None:
+    """Each test event goes to every webhook subscribed: a bound per organisation on how
+    often one may be raised, which callers of another organisation cannot use up."""
+    org = await api.org(ALICE)
+    other = await api.org(BOB, legal_id="5560360793")
+    path = f"/orgs/{org['id']}/webhooks/trigger-test-event"
+    body = {"eventType": "webhook.test"}
+    # a caller who is not its orgadmin is refused without taking a turn of the organisation
+    for _ in range(PER_MINUTE + 1):
+        status, _answer = await api.call("POST", path, as_=BOB, json=body)
+        assert status == 403
+    for _ in range(PER_MINUTE):
+        await trigger(api, org["id"])
+    _, events = await api.call("GET", f"/orgs/{org['id']}/webhooks/events", as_=ALICE)
+    bearer = {"Authorization": f"Bearer {api.token(ALICE)}"}
+    resp = await api.client.post(path, headers=bearer, json=body)
+    refusal = await resp.json()
+    assert resp.status == 429 and refusal["code"] == "AT-1030", refusal
+    assert set(refusal) == ERROR_KEYS and f"{PER_MINUTE} test events" in refusal["error"]
+    assert 1 <= int(resp.headers["Retry-After"]) <= 60 // PER_MINUTE
+    # nothing raised by the refusal; another organisation's turns are its own
+    _, after = await api.call("GET", f"/orgs/{org['id']}/webhooks/events", as_=ALICE)
+    assert len(after["items"]) == len(events["items"]) == PER_MINUTE
+    await trigger(api, other["id"], BOB)

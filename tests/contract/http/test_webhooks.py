@@ -426,6 +426,7 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
     webhooks a claim saw at it) is there while a delivery to it is in flight, so a full
     endpoint's backlog is left due, and is dropped when the last one has ended: one webhook
     whose URL names a new host before each event leaves nothing behind of the hosts before."""
+    await api.many_test_events()
     org = await api.org(ALICE)
     made = await hook(api, org["id"], "https://h0.hooks.example.com/in")
     twin = await hook(api, org["id"], "https://h0.hooks.example.com/other")
