@@ -300,13 +300,6 @@ async def _take_document(
 ) -> Answer:
     reader = exchange.reader
     async with ctx.reads() as uow:
-        replay = await Transactions(uow).received_as(
-            inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
-        )
-        if replay is not None:
-            stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
-            if stored is not None:
-                return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
         # the receiver of this access point's environment (an identifier is unique per
         # environment); one of the other environment only says why it is refused
         receiver, other = await Participants(uow).in_environment(
@@ -314,15 +307,20 @@ async def _take_document(
         )
         own = await uow.repository(CERTIFICATES).get(ap.certificate_ref)
         org = await uow.repository(ORGANISATIONS).get(receiver.org_id) if receiver else None
-    if other is not None:
-        raise OtherEnvironment(other, ap, inbound.message_id)
-    if receiver is None or receiver.ap_ref != ap.id or not serves(ctx, receiver, envelope):
+    served = receiver is not None and receiver.ap_ref == ap.id and serves(ctx, receiver, envelope)
+    if other is not None or receiver is None or not served:
+        if (replayed := await _original(ctx, docs, ap, inbound, envelope)) is not None:
+            return replayed  # taken when it was served: answered as it was then
+        if other is not None:
+            raise OtherEnvironment(other, ap, inbound.message_id)
         raise As4Refusal("EBMS:0004", "Other", NOT_SERVICED, inbound.message_id)
     receipt = reader.receipt(inbound, creds)  # a signature over a few references: no thread
     # checked once received (the receipt says it arrived, not that it is valid)
     result = await _validated(docs, inbound)
     policy = org.inbound_validation if org else ValidationPolicy.REPORT
     if result is not None and result.errors and policy is ValidationPolicy.REFUSE:
+        if (replayed := await _original(ctx, docs, ap, inbound, envelope)) is not None:
+            return replayed  # taken before the organisation refused such documents
         await mls.invalid(ctx, exchange, ap, inbound, envelope, result.errors)
         telemetry.received(receiver.org_id, inbound.sender_certificate_cn, inbound.message_id)
         return Answer(200, SIGNAL, receipt)
@@ -366,15 +364,37 @@ async def _take_document(
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        # the same document arrived before under another MessageId: the same instance
-        # identifier from the same sending access point and SBDH sender (``dedup_key``)
+        # the same document arrived before: the same instance identifier from the same
+        # sending access point and SBDH sender (``dedup_key``); this message again (a replay)
+        # is answered with the receipt it had, one under another MessageId with its own
         await delete_blobs(docs, blobs)
+        if (replayed := await _original(ctx, docs, ap, inbound, envelope)) is not None:
+            return replayed
     else:
         telemetry.received(tx.org_id, inbound.sender_certificate_cn, inbound.message_id)
         telemetry.transaction_status(tx)
         if job is not None:
             telemetry.transaction_status(job)  # the status that goes back, waiting
     return Answer(200, SIGNAL, receipt)
+
+
+async def _original(
+    ctx: Context, docs: Documents, ap: AccessPoint, inbound: InboundDocument, envelope: Sbdh
+) -> Answer | None:
+    """The answer this message had when it was taken (``received_as``: a replay), or None.
+    Asked only where the document is not stored: a replay of a stored message is the same
+    document, whose record clashes with the stored one (``dedup_key``), so the usual message,
+    taken at once, costs no read for it."""
+    async with ctx.reads() as uow:
+        replay = await Transactions(uow).received_as(
+            inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value
+        )
+        if replay is None:
+            return None
+        stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
+    if stored is None:
+        return None
+    return Answer(200, SIGNAL, await docs.blobs.get(stored.blob))
 
 
 async def _validated(docs: Documents, inbound: InboundDocument) -> ValidationResult | None:

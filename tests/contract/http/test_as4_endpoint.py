@@ -22,6 +22,7 @@ from fourcorner.adapters.pki import issue_leaf, new_ca
 from fourcorner.adapters.pki.testpki import load_test_pki
 from fourcorner.application import receiving
 from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.application.repositories import Transactions
 from fourcorner.domain.transaction import Kind
 from fourcorner.entrypoints.container import build_container, resolve, web_app
 from sbd_factory import BASE_EXAMPLE, make_as4_message, make_sbd
@@ -89,6 +90,28 @@ async def test_a_replay_gets_the_original_receipt_and_no_second_transaction(api)
     assert status == 200 and error_code(first) is None and b"Receipt" in first
     status, again = await post(api, path, msg)
     assert status == 200 and again == first
+    assert len(await received(api, b["id"])) == 1
+
+
+async def test_a_message_taken_at_once_reads_no_earlier_one_of_its_message_id(api, monkeypatch):
+    """A replay of a stored message is the same document, whose record clashes with the
+    stored one: only then is the message looked up by its MessageId (a read the usual
+    message, taken at once, does without)."""
+    asked: list[str] = []
+    received_as = Transactions.received_as
+
+    async def counted(self, message_id, *args):
+        asked.append(message_id)
+        return await received_as(self, message_id, *args)
+
+    monkeypatch.setattr(Transactions, "received_as", counted)
+    b, receiver, path = await setup(api)
+    sender = f"0088:{gln(91)}"
+    msg = message(api, make_sbd(sender=sender, receiver=receiver), sender=sender, receiver=receiver)
+    status, first = await post(api, path, msg)
+    assert status == 200 and error_code(first) is None and asked == []
+    status, again = await post(api, path, msg)
+    assert status == 200 and again == first and len(asked) == 1
     assert len(await received(api, b["id"])) == 1
 
 
