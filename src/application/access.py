@@ -124,6 +124,11 @@ async def authorised_still(
         key = await uow.repository(API_KEYS).get(principal.key.id)
         if key is None or not key.usable_at(now):
             raise Forbidden(reason="the API key was revoked or has expired")
+    elif not principal.is_superadmin and required is Role.ORGMEMBER:
+        # any active membership holds that role (``ORG_ROLES``): required, not read, so the
+        # store may check it with the commit
+        await Members(uow).require_active(org_id, principal.require_user().id)
+        return
     await _standing(uow, principal, org_id, required)
 
 

@@ -42,6 +42,7 @@ from fourcorner.domain.errors import (
     DuplicateTransaction,
     Forbidden,
     InvalidInput,
+    NotAMember,
 )
 from fourcorner.domain.network_services import AccessPoint
 from fourcorner.domain.organisation import ValidationPolicy
@@ -248,10 +249,10 @@ async def _accept(
     committing = False
     try:
         async with ctx.uow() as uow:
-            # the blobs, then the transaction by the bulk path: both may go out with the next
-            # statement (PostgreSQL: the transaction's BEGIN, the blobs and the INSERT with the
-            # caller's check, in one round trip); a document sent already clashes there, or
-            # at the commit at the latest
+            # the blobs, the transaction by the bulk path and the caller's check (a member's
+            # required, not read): all may go out with the next statement (PostgreSQL: with
+            # the artefacts and the COMMIT, in one round trip); a document sent already
+            # clashes there, or at the commit at the latest, and a membership gone fails it
             artefacts = await store_artefacts(ctx, docs, uow, tx, blobs)
             await uow.repository(TRANSACTIONS).add_many([tx])
             await authorised_still(uow, principal, org_id, Role.ORGMEMBER, ctx.clock())
@@ -276,11 +277,11 @@ async def _accept(
         raise DuplicateTransaction(
             transaction_id=str(sent.id), doc_instance_id=tx.doc_instance_id
         ) from None
-    except BaseException:
-        # a commit that failed otherwise than by a clash may have been kept (the connection
-        # lost before its answer): its blobs stay, and the sweep removes them if nothing
-        # names them
-        if not committing:
+    except BaseException as e:
+        # a commit that failed otherwise than by a clash or the caller's membership (checked
+        # with it) may have been kept (the connection lost before its answer): its blobs
+        # stay, and the sweep removes them if nothing names them
+        if not committing or isinstance(e, NotAMember):
             await delete_blobs(docs, blobs)
         raise
     telemetry.transaction_status(tx)

@@ -48,6 +48,7 @@ from fourcorner.application.storage import (
 )
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.certificates import Certificate
+from fourcorner.domain.errors import NotAMember
 from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.idempotency import IdempotencyKey
 from fourcorner.domain.member import Member, MemberStatus
@@ -192,6 +193,16 @@ class Members(OrgRecords[Member]):
 
     async def active_of_user_in(self, org_id: uuid.UUID, user_id: str) -> Member | None:
         return await self._store.first(orgId=org_id, userRef=user_id, status=MemberStatus.ACTIVE)
+
+    async def require_active(self, org_id: uuid.UUID, user_id: str) -> None:
+        """``NotAMember`` unless ``active_of_user_in`` finds the membership: required
+        (``Repository.require``), so the store may check it with the unit of work's commit."""
+        await self._store.require(
+            NotAMember(org_id=str(org_id)),
+            orgId=org_id,
+            userRef=user_id,
+            status=MemberStatus.ACTIVE,
+        )
 
     async def invitation(self, org_id: uuid.UUID, address: str) -> Member | None:
         """The open invitation of ``org_id`` to the e-mail ``address`` (normalised)."""

@@ -25,7 +25,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import attrs
 import orjson
 
-from fourcorner.domain.errors import InvalidCursor, InvalidInput
+from fourcorner.domain.errors import DomainError, InvalidCursor, InvalidInput
 from fourcorner.domain.filtering import Condition, FieldSpec, FieldType, Scalar
 from fourcorner.domain.text import text_problem
 
@@ -331,6 +331,15 @@ class Repository(Protocol[T]):
 
     async def all(self, **equals: object) -> list[T]:
         """Every record whose columns equal the given values, in list order."""
+        ...
+
+    async def require(self, missing: DomainError, **equals: object) -> None:
+        """That a record whose columns equal the given values is there (as ``first`` would
+        find one), in a unit of work that writes, else ``missing`` is raised: a check a change
+        depends on, read in its transaction as ``first`` reads it there. A store may put it
+        off, to go out with the unit of work's next statement or its commit (PostgreSQL: no
+        round trip of its own), which then raises ``missing`` and writes nothing: the unit of
+        work can only be rolled back."""
         ...
 
     async def add(self, item: T) -> None:

@@ -30,7 +30,7 @@ from fourcorner.application.collections import (
 from fourcorner.application.listing import condition
 from fourcorner.application.storage import Collection, Cursor, Order, Query, unique_changed
 from fourcorner.domain.api_key import ApiKey
-from fourcorner.domain.errors import Conflict, InvalidCursor, NotFound
+from fourcorner.domain.errors import Conflict, InvalidCursor, NotAMember, NotFound
 from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
@@ -1201,6 +1201,53 @@ async def test_add_many_in_a_begun_transaction_is_seen_by_what_follows(
             await repo.add_many([org("5"), a])
             await uow.commit()
     assert await stored(store, ORGANISATIONS) == kept
+
+
+async def test_a_required_record_lets_the_unit_of_work_commit(store: StorageUnderTest) -> None:
+    """``require`` of a record that is there: what the unit of work writes around it is
+    committed, and reads after it see those writes."""
+    ann = member(ORG_A, "ann")
+    await add_all(store, MEMBERS, [ann])
+    a, b = org("1"), org("2")
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(ORGANISATIONS)
+        await repo.add_many([a])
+        await uow.repository(MEMBERS).require(
+            NotAMember(org_id=str(ORG_A)), orgId=ORG_A, userRef="ann", status=MemberStatus.ACTIVE
+        )
+        await repo.add_many([b])
+        assert await repo.get(b.id) == b
+        await uow.commit()
+    assert await stored(store, ORGANISATIONS) == sorted([a, b], key=lambda i: str(i.id))
+
+
+@pytest.mark.parametrize("then", ["commit", "read", "update", "second check"])
+async def test_a_required_record_missing_raises_its_error_and_keeps_nothing(
+    store: StorageUnderTest, then: str
+) -> None:
+    """``require`` of a record that is not there (another user's, one of another status)
+    raises the error given, by the statement or the commit it goes out with at the latest
+    (PostgreSQL puts it off), and nothing the unit of work wrote is kept."""
+    await add_all(store, MEMBERS, [member(ORG_A, "ann", status=MemberStatus.PENDING)])
+    kept = org("0")
+    await add_all(store, ORGANISATIONS, [kept])
+    missing = NotAMember(org_id=str(ORG_A))
+    with pytest.raises(NotAMember) as raised:
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(ORGANISATIONS)
+            await repo.add_many([org("1")])
+            members = uow.repository(MEMBERS)
+            await members.require(missing, orgId=ORG_A, userRef="ann", status=MemberStatus.ACTIVE)
+            await repo.add_many([org("2")])
+            if then == "read":
+                await repo.get(kept.id)
+            elif then == "update":
+                await repo.update(attrs.evolve(kept, legal_name="Renamed"))
+            elif then == "second check":
+                await members.require(NotAMember(org_id="other"), orgId=ORG_A, userRef="ann")
+            await uow.commit()
+    assert raised.value is missing
+    assert await stored(store, ORGANISATIONS) == [kept]
 
 
 @pytest.mark.parametrize("how", ["update", "update_many", "replace"])

@@ -18,7 +18,7 @@ from fourcorner.application.storage import (
     page_of,
     replaceable,
 )
-from fourcorner.domain.errors import Conflict, NotFound
+from fourcorner.domain.errors import Conflict, DomainError, NotFound
 from fourcorner.domain.filtering import Condition, Scalar, storable
 
 T = TypeVar("T")
@@ -173,6 +173,12 @@ class InMemoryRepository(Generic[T]):
 
     async def all(self, **equals: object) -> list[T]:
         return self._matching(equals)
+
+    async def require(self, missing: DomainError, **equals: object) -> None:
+        if self._uow.reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        if not self._matching(equals):
+            raise missing
 
     async def count(self, **equals: object) -> int:
         return len(self._matching(equals))

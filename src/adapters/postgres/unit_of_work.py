@@ -17,6 +17,9 @@ possible:
 - a change whose row count nobody reads (``write_later``: ``add_many``'s ``INSERT``) goes
   out pipelined with the next statement of the unit of work, a read, a write or ``COMMIT``
   (with its ``BEGIN``, when it is the first write);
+- a check a change depends on (``require``: that a record is there) is put off the same way,
+  as a statement that fails (a division by zero) when it finds nothing: the statement or
+  the ``COMMIT`` it goes out with then raises the caller's error, and nothing is kept;
 - ``add`` is ``INSERT ... ON CONFLICT DO NOTHING`` and never breaks the transaction; an
   ``update`` (``UPDATE ... WHERE id``: a row removed meanwhile is not found, never inserted
   again) that may clash with a unique group runs inside a savepoint, pipelined with it, so a
@@ -49,7 +52,7 @@ from fourcorner.adapters.postgres.connection import (
 from fourcorner.adapters.postgres.listener import CHANNEL, NOTIFY
 from fourcorner.adapters.sql.repository import PutOffClash, SqlRepository
 from fourcorner.application.storage import Collection, UnitOfWorkEnd
-from fourcorner.domain.errors import ServiceUnavailable
+from fourcorner.domain.errors import DomainError, ServiceUnavailable
 
 if TYPE_CHECKING:
     from fourcorner.adapters.postgres.storage import PostgresStorage
@@ -73,13 +76,15 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         self._added: set[str] = set()
         # changes put off (``write_later``), sent before the next statement in its round trip
         self._later: list[tuple[str, Sequence[object]]] = []
+        # what the check put off among them (``require``) raises when it finds nothing
+        self._missing: DomainError | None = None
 
     async def __aenter__(self) -> Self:
         pool = self._storage.pool()
         self._pool = pool
         self._in_transaction = False
         self._written, self._added = set(), set()
-        self._later = []
+        self._later, self._missing = [], None
         # a connection is taken at the first statement, not here: a unit of work that first
         # stores blobs elsewhere (files, a large blob's own transaction) holds none meanwhile
         return self
@@ -93,7 +98,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def discard(self) -> None:
         self._written, self._added = set(), set()
-        self._later = []
+        self._later, self._missing = [], None
         if self._conn is not None:
             await self._abandon(self._conn)
         self._in_transaction = False
@@ -138,6 +143,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
         self._in_transaction = False
         written, self._written = self._written, set()
         added, self._added = self._added, set()
+        missing, self._missing = self._missing, None
         payload = self._storage.announcement(written, added)
         try:
             if conn.info.transaction_status is TransactionStatus.INERROR:
@@ -154,7 +160,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             else:
                 await conn.execute("COMMIT", prepare=False)
         except psycopg.Error as e:
-            raise translate(e) from e
+            raise _failed(e, missing) from e
         finally:
             if written:  # also when COMMIT's outcome is unknown (connection lost)
                 self._storage.forget(written)
@@ -162,7 +168,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def rollback(self) -> None:
         self._written, self._added = set(), set()
-        self._later = []
+        self._later, self._missing = [], None
         if self._conn is None:  # no statement sent: nothing to roll back
             self._in_transaction = False
             return
@@ -201,7 +207,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
                 cursor = await conn.execute(query, params)
             return await cursor.fetchall()
         except psycopg.Error as e:
-            raise translate(e) from e
+            raise _failed(e, self._missing) from e
 
     async def write_later(self, query: str, params: Sequence[object]) -> None:
         if self._reading:
@@ -211,6 +217,21 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
             self._in_transaction = True
             self._later.append((_BEGIN, ()))
         self._later.append((query, params))
+
+    async def require(self, query: str, params: Sequence[object], missing: DomainError) -> None:
+        """Put off as ``write_later`` is: a statement that fails (a division by zero, which
+        none of the others can raise) when ``query`` finds no row, so the statement or the
+        commit it goes out with raises ``missing``. One such check at a time: while one is
+        put off, another is read at once (with the first, which it sends)."""
+        if self._reading:
+            raise RuntimeError("a reader() unit of work cannot write")
+        if self._missing is not None:
+            if not await self.fetch(query, params):
+                raise missing
+            return
+        # ``query`` is a repository's statement (its text from the table's columns only)
+        await self.write_later(f"SELECT 1 / count(*) FROM ({query}) AS required", params)  # noqa: S608
+        self._missing = missing
 
     async def _send_later(self, conn: Connection) -> None:
         """Inside a pipeline: the changes put off (and the BEGIN of a transaction one of them
@@ -229,7 +250,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
                 async with conn.pipeline():
                     await self._send_later(conn)
             except psycopg.Error as e:
-                raise _put_off(e) from e
+                raise _put_off(e, self._missing) from e
 
     async def write(self, query: str, params: Sequence[object], *, may_clash: bool) -> int:
         if self._reading:
@@ -254,7 +275,7 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
                             cursor = await conn.execute(query, params)
                     except psycopg.Error as e:
                         # this statement may not clash (may_clash=False): a clash is theirs
-                        raise _put_off(e) from e
+                        raise _put_off(e, self._missing) from e
                     return cursor.rowcount
                 return (await conn.execute(query, params)).rowcount
             except psycopg.Error as e:
@@ -312,12 +333,19 @@ class PostgresUnitOfWork(UnitOfWorkEnd):
 
     async def _abandon(self, conn: Connection) -> None:
         self._in_transaction = False
-        self._later = []
+        self._later, self._missing = [], None
         await roll_back_quietly(conn)
 
 
-def _put_off(e: psycopg.Error) -> Exception:
+def _put_off(e: psycopg.Error, missing: DomainError | None) -> Exception:
     """The error of a change put off that failed: a unique clash is a ``PutOffClash``."""
     if isinstance(e, errors.UniqueViolation):
         return PutOffClash(reason="a record with this id or unique key exists")
+    return _failed(e, missing)
+
+
+def _failed(e: psycopg.Error, missing: DomainError | None) -> DomainError:
+    """``translate``, but for the failure of a check put off (``require``): ``missing``."""
+    if missing is not None and isinstance(e, errors.DivisionByZero):
+        return missing
     return translate(e)

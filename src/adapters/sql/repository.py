@@ -28,7 +28,7 @@ from fourcorner.application.storage import (
     unique_changed,
 )
 from fourcorner.domain import clock
-from fourcorner.domain.errors import Conflict, NotFound
+from fourcorner.domain.errors import Conflict, DomainError, NotFound
 
 T = TypeVar("T")
 DECODED_CACHE = 4096
@@ -67,6 +67,11 @@ class Executor(Protocol):
         may be put off to go out with the unit of work's next statement (a read, a write or
         the commit), which then reports its failure (``Conflict`` for a clash): one round
         trip fewer in PostgreSQL. Whatever runs after it in the unit of work sees it."""
+        ...
+
+    async def require(self, sql: str, params: Sequence[object], missing: DomainError) -> None:
+        """Raise ``missing`` unless the query ``sql`` finds a row; in a transaction it may be
+        put off as ``write_later`` is, and the statement or commit it goes out with raises it."""
         ...
 
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
@@ -146,6 +151,10 @@ class SqlRepository(Generic[T]):
     async def all(self, **equals: object) -> list[T]:
         statement = self._t.select(equals)
         return list(await self._read(statement.sql, statement.params))
+
+    async def require(self, missing: DomainError, **equals: object) -> None:
+        statement = self._t.select(equals, first=True)
+        await self._x.require(statement.sql, statement.params, missing)
 
     async def count(self, **equals: object) -> int:
         statement = self._t.count(equals)

@@ -326,6 +326,10 @@ class SqliteUnitOfWork(UnitOfWorkEnd):
     async def write_later(self, sql: str, params: Sequence[object]) -> None:
         await self.write(sql, params, may_clash=False)  # no round trip to save
 
+    async def require(self, sql: str, params: Sequence[object], missing: DomainError) -> None:
+        if not await self.fetch(sql, params):  # no round trip to save
+            raise missing
+
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         await self.write_many(sql, rows)  # inside the unit of work's one transaction
 
@@ -367,6 +371,9 @@ class SqliteReader(UnitOfWorkEnd):
         raise RuntimeError("a reader() unit of work cannot write")
 
     async def write_later(self, sql: str, params: Sequence[object]) -> None:
+        raise RuntimeError("a reader() unit of work cannot write")
+
+    async def require(self, sql: str, params: Sequence[object], missing: DomainError) -> None:
         raise RuntimeError("a reader() unit of work cannot write")
 
     async def bulk(self, sql: str, rows: Sequence[Sequence[object]]) -> None:

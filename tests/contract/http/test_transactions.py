@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from fourcorner.application.collections import TRANSACTIONS
+from fourcorner.application.collections import MEMBERS, TRANSACTIONS
 from fourcorner.domain.envelope import seat_spid, spid_participant
 from fourcorner.entrypoints.container import resolve
 from sbd_factory import BASE_EXAMPLE, make_sbd
@@ -274,6 +274,49 @@ async def test_intake_refusals_store_nothing(api):
     assert status == 400 and body["details"][0]["field"] == "ap"
     _, listed = await api.call("GET", f"/orgs/{a['id']}/transactions/to_network", as_=ALICE)
     assert listed["items"] == []
+
+
+async def test_a_member_removed_while_their_document_is_checked_is_refused_and_nothing_kept(
+    api, monkeypatch
+):
+    """The caller's membership is checked again where the document is written (with the
+    commit, on PostgreSQL): one that ended after the request was let in refuses it as
+    ``authorise`` would, and nothing of it is kept, its blobs neither."""
+    a, sender, ap = await _sender_setup(api)
+    ctx, docs = await resolve(api.container.context), await resolve(api.container.documents)
+    validate = type(docs.validator).validate
+
+    async def then_removed(self, document):
+        async with ctx.uow() as uow:
+            members = uow.repository(MEMBERS)
+            for m in await members.all(orgId=uuid.UUID(a["id"])):
+                await members.remove(m.id)
+            await uow.commit()
+        return await validate(self, document)
+
+    monkeypatch.setattr(type(docs.validator), "validate", then_removed)
+    deleted: list[str] = []
+    delete = type(docs.blobs).delete
+
+    async def noted(self, key):
+        deleted.append(key)
+        return await delete(self, key)
+
+    monkeypatch.setattr(type(docs.blobs), "delete", noted)
+    status, body = await api.call(
+        "POST",
+        f"/orgs/{a['id']}/transactions?ap={ap}",
+        as_=ALICE,
+        data=make_sbd(sender=sender),
+        headers={"Content-Type": "application/xml"},
+    )
+    assert status == 403 and body["code"] == "AT-1020", body
+    async with ctx.uow() as uow:
+        assert await uow.repository(TRANSACTIONS).all(orgId=uuid.UUID(a["id"])) == []
+    assert deleted, "the document's blobs are removed"
+    for key in deleted:
+        with pytest.raises((FileNotFoundError, KeyError)):  # the port's two ways of missing
+            await docs.blobs.get(key)
 
 
 async def test_a_participant_sends_only_through_an_access_point_of_its_environment(api):
