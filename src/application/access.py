@@ -116,10 +116,11 @@ async def authorised_still(
 ) -> None:
     """``authorise`` again, where a change is written, after it passed in an earlier unit of
     work of the same request: the caller's standing (their membership, or their key's
-    creator's) is read again as ``uow`` reads it, with the same errors, and a key itself too
-    (one revoked or expired since the request began is refused); the organisation is not, as
-    it was found then and organisations are never removed (a superadmin's, that the user is
-    still there)."""
+    creator's) is read again as ``uow`` reads it, with the same errors (a member's membership
+    is required, which a store may check with the commit: ``NotAMember`` may come from
+    there), and a key itself too (one revoked or expired since the request began is
+    refused); the organisation is not, as it was found then and organisations are never
+    removed (a superadmin's, that the user is still there)."""
     if principal.key is not None:
         key = await uow.repository(API_KEYS).get(principal.key.id)
         if key is None or not key.usable_at(now):
