@@ -9,20 +9,28 @@ and list contents and order are checked through them), times, keys, secrets and 
 their presence. Every example works in a namespace of its own (its users' emails, its
 organisations' names and legal identifiers), so a long-lived service under test can be used
 again and again, and a superadmin's lists are scoped to the example by a filter on the name.
+
+What the rules draw depends on the example's own choices only, never on the answers: a record
+both sides refused adds to its bundle all the same (the example's latest record there, or an
+absent one, ``Ref.absent``), so a service whose answers depend on what came before the
+example (its throttles and limits are the whole run's, and Hypothesis runs an example again
+to explore around it and to shrink it) meets the same draws.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 
 from fourcorner.entrypoints.harness import strategies as hs
-from fourcorner.entrypoints.harness.calling import ComparingMachine, multiple_none, sbd_of
+from fourcorner.entrypoints.harness.calling import ComparingMachine, sbd_of
 from fourcorner.entrypoints.harness.records import ApiKey, Participant, Ref, Run, Sent
 from fourcorner.entrypoints.harness.strategies import complete
 
+R = TypeVar("R")
 NAMES = ("Alpha", "Beta", "Gamma")
 # the callers: mostly the example's first user, so that most calls get past the role checks
 USERS = st.sampled_from([0, 0, 0, 1, 2])
@@ -47,6 +55,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             self.tag = f"{run.namespace}.{run.examples}."
             self.revoked: set[Ref] = set()
             self.unauthorised = 0
+            self.refused = 0  # the example's absent records so far
+            self.latest: dict[str, Any] = {}  # bundle -> its latest record both sides made
             # the run's users (a token each for the whole run); what they see of other
             # examples (their memberships) is left out: only /users/me shows it
             self.users = [f"u{n}.{run.namespace}@harness.test" for n in range(3)]
@@ -58,6 +68,24 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             # the last is never a participant: documents go to it, and are not delivered, so
             # that a service's workers add no record (an inbound document, an MLS) to compare
             self.glns = [complete("0088", f"{payload}{k}{run.digits()[:3]}") for k in range(4)]
+
+        def made(self, ref: Ref | None) -> Ref:
+            """``ref``, or an absent record when both sides refused it."""
+            if ref is not None:
+                return ref
+            self.refused += 1
+            return Ref.absent(self.tag, self.refused)
+
+        def kept(self, bundle: str, record: R | None, absent: Callable[[], R]) -> R:
+            """What goes into ``bundle``: ``record``; or, when both sides refused it, the
+            example's latest record there that both made, and an absent one when there is
+            none (so the bundle grows by one whatever the answers, and later rules mostly
+            act on records that exist, as they would had nothing been added)."""
+            if record is not None:
+                self.latest[bundle] = record
+                return record
+            latest: R | None = self.latest.get(bundle)
+            return latest if latest is not None else absent()
 
         # --- the rules ---------------------------------------------------------------
 
@@ -86,8 +114,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 "legalIdentifierCode": "SE:ORGNR",
             }
             answers = self.call("POST", lambda side: "/orgs", self.users[user], body=lambda s: body)
-            ref = self.created(answers)
-            return ref if ref is not None else multiple_none()
+            return self.kept("orgs", self.created(answers), lambda: self.made(None))
 
         @rule(org=orgs, user=USERS)
         def get_org(self, org: Ref, user: int) -> None:
@@ -128,7 +155,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             role=st.sampled_from(["orgmember", "orgmember", "orgadmin"]),
         )
         def add_member(self, org: Ref, admin: int, user: int, role: str) -> None:
-            who = self.user_id(self.users[user])
+            who = self.made(self.user_id(self.users[user]))
             self.call(
                 "POST",
                 lambda side: f"/orgs/{org.on(side)}/members",
@@ -154,30 +181,35 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 self.users[user],
                 body=lambda side: body,
             )
-            if sut.status != 201:
-                return multiple_none()
-            return ApiKey(
-                Ref(str(sut.body["id"]), str(model.body["id"])),
-                org,
-                Ref(str(sut.body["key"]), str(model.body["key"])),
-            )
+            key = None
+            if sut.status == 201:
+                key = ApiKey(
+                    Ref(str(sut.body["id"]), str(model.body["id"])),
+                    org,
+                    Ref(str(sut.body["key"]), str(model.body["key"])),
+                )
+            return self.kept("api_keys", key, lambda: ApiKey(self.made(None), org, None))
 
         @rule(key=api_keys, what=st.sampled_from(["api_keys", "members", "participants", "org"]))
         def call_with_api_key(self, key: ApiKey, what: str) -> None:
             """A key acts in its organisation with its role (orgadmin lists are refused to an
             orgmember key), and not at all once revoked."""
+            secret = key.secret
+            if secret is None:  # a key both refused: its use would be a failed authentication
+                return
             if key.ref in self.revoked:
                 # a revoked key is refused (401), and failed authentications are throttled
-                # per address over a minute: a few per example, so that none reaches the limit
+                # per address: a few per example, within the run's allowance (it may wait)
                 if self.unauthorised >= MAX_UNAUTHORISED:
                     return
                 self.unauthorised += 1
+                run.failures.spend()
             path = "" if what == "org" else f"/{what}"
             self.call(
                 "GET",
                 lambda side: f"/orgs/{key.org.on(side)}{path}",
                 "api-key",
-                api_key=key.secret.on,
+                api_key=secret.on,
             )
 
         @rule(key=api_keys, user=USERS)
@@ -254,9 +286,13 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
         def create_participant(self, org: Ref, user: int, k: int) -> Any:
             smp = self.operator_test(org, user, "smps")
             ap = self.operator_test(org, user, "aps")
-            if smp is None or ap is None:
-                return multiple_none()
             identifier = f"0088:{self.glns[k]}"
+
+            def absent() -> Participant:
+                return Participant(self.made(None), org, ap or self.made(None), identifier)
+
+            if smp is None or ap is None:
+                return self.kept("participants", None, absent)
             answers = self.call(
                 "POST",
                 lambda side: f"/orgs/{org.on(side)}/participants",
@@ -269,7 +305,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 },
             )
             ref = self.created(answers)
-            return multiple_none() if ref is None else Participant(ref, org, ap, identifier)
+            made = None if ref is None else Participant(ref, org, ap, identifier)
+            return self.kept("participants", made, absent)
 
         @rule(participant=participants, user=USERS)
         def list_participants(self, participant: Participant, user: int) -> None:
@@ -295,10 +332,13 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 body=lambda side: sbd,
                 query=lambda side: (("ap", sender.ap.on(side)),),
             )
-            if sut.status != 202:
-                return multiple_none()
-            ids = Ref(str(sut.body["transactionId"]), str(model.body["transactionId"]))
-            return Sent(ids, sender.org, sender.ap, sbd)
+            sent = None
+            if sut.status == 202:
+                ids = Ref(str(sut.body["transactionId"]), str(model.body["transactionId"]))
+                sent = Sent(ids, sender.org, sender.ap, sbd)
+            return self.kept(
+                "transactions", sent, lambda: Sent(self.made(None), sender.org, sender.ap, sbd)
+            )
 
         @rule(
             sender=participants,

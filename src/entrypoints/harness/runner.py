@@ -123,6 +123,36 @@ def _findings(error: BaseException) -> list[Finding]:
     return []
 
 
+def run_machine(
+    shared: Run, *, max_examples: int, steps: int, seed: int
+) -> tuple[list[Finding], str | None]:
+    """Run the machine over ``shared``'s two sides: the divergences found (each shrunk), or
+    the error that stopped the run."""
+    test = get_state_machine_test(
+        machine(shared),
+        settings=hsettings(
+            max_examples=max_examples,
+            stateful_step_count=steps,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.shrink),
+            report_multiple_bugs=True,
+            print_blob=False,
+        ),
+    )
+    try:
+        seeded(seed)(test)()
+    except (Divergence, BaseExceptionGroup) as e:
+        findings = _findings(e)
+        if not findings:
+            return [], f"{type(e).__name__}: {e}"
+        return findings, None
+    except Exception as e:  # the service could not be reached, a token not be had, ...
+        return [], f"{type(e).__name__}: {e}"
+    return [], None
+
+
 def run(
     sut: Target,
     *,
@@ -138,36 +168,14 @@ def run(
     seed = secrets.randbelow(2**32) if seed is None else seed
     namespace = namespace or secrets.token_hex(3)
     started = time.monotonic()
-    findings: list[Finding] = []
-    error: str | None = None
     try:  # the service answers and a token can be had, before any example is run
         sut.send(Call("GET", "/users/me", f"root.{namespace}@harness.test", superadmin=True))
     except Exception as e:
-        error = f"the service cannot be used: {type(e).__name__}: {e}"
-        return Report(sut.base_url, token_command, seed, namespace, 0, 0.0, (), error)
+        unusable = f"the service cannot be used: {type(e).__name__}: {e}"
+        return Report(sut.base_url, token_command, seed, namespace, 0, 0.0, (), unusable)
     with ModelServer() as model:
         shared = Run(sut, model, namespace)
-        test = get_state_machine_test(
-            machine(shared),
-            settings=hsettings(
-                max_examples=max_examples,
-                stateful_step_count=steps,
-                deadline=None,
-                database=None,
-                suppress_health_check=list(HealthCheck),
-                phases=(Phase.generate, Phase.shrink),
-                report_multiple_bugs=True,
-                print_blob=False,
-            ),
-        )
-        try:
-            seeded(seed)(test)()
-        except (Divergence, BaseExceptionGroup) as e:
-            findings = _findings(e)
-            if not findings:
-                error = f"{type(e).__name__}: {e}"
-        except Exception as e:  # the service could not be reached, a token not be had, ...
-            error = f"{type(e).__name__}: {e}"
+        findings, error = run_machine(shared, max_examples=max_examples, steps=steps, seed=seed)
     return Report(
         sut.base_url,
         token_command,
