@@ -19,7 +19,7 @@ from fourcorner.entrypoints.harness.servers import Target, in_process
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
 BUDGET = 20  # examples against a real server: a bounded budget for `make test`
-FAULT_BUDGET = 60  # examples to find a fault (the search stops at the first)
+FAULT_BUDGET = 150  # examples to find a fault (the search stops at the first)
 MAX_REPRODUCTION = 6
 
 
