@@ -385,9 +385,10 @@ async def test_a_check_in_a_worker_thread_has_its_answer_fetched_on_the_loop(
 async def test_an_answer_without_next_update_counts_five_minutes(
     responder: OcspResponder, point: CrlPoint, checkers: Any
 ) -> None:
-    """Asked again after 5 min; with the responder down by then and no grace, the list
-    answers after that."""
-    responder.next_update = None
+    """Asked again after 5 min (from its thisUpdate: a responder that names no nextUpdate
+    makes each answer as it is asked); with the responder down by then and no grace, the
+    list answers after that."""
+    responder.this_update, responder.next_update = NOW, None
     cert = leaf(responder.url, point.url)
     point.serve(crl(cert))
     clock = FakeClock(NOW)

@@ -9,7 +9,8 @@ CertID (the issuer's name and key hashes, the serial number), signed either by t
 CA's own key or by a responder certificate the CA issued (its signature verified by the CA's
 key) that carries the id-kp-OCSPSigning extended key usage and is valid at the time, not
 issued in the future (``CLOCK_SKEW``), with a nextUpdate after its thisUpdate. An answer that
-names no nextUpdate counts as if it named one ``NO_NEXT_UPDATE`` after it was fetched. A
+names no nextUpdate counts as if it named one ``NO_NEXT_UPDATE`` after its thisUpdate, and is
+refused once that has passed (a captured answer replayed later is not taken as new). A
 certificate the responder says it does not know (``unknown``) has no answer. Anything else is
 ``OcspRefused``, and the answer is not used.
 """
@@ -93,7 +94,13 @@ def read_ocsp(data: bytes, cert: x509.Certificate, issuer: Issuer, now: datetime
         raise OcspRefused("not a readable OCSP answer") from None
     if this_update > now + CLOCK_SKEW:
         raise OcspRefused(f"issued in the future (thisUpdate {instant(this_update)})")
-    next_update = next_update or now + NO_NEXT_UPDATE
+    if next_update is None:  # fresh for a short time from when it was made, not fetched
+        next_update = this_update + NO_NEXT_UPDATE
+        if next_update <= now:  # an old answer replayed would otherwise pass as new
+            raise OcspRefused(
+                f"it names no nextUpdate and was made more than {NO_NEXT_UPDATE} ago "
+                f"(thisUpdate {instant(this_update)})"
+            )
     if next_update <= this_update:
         raise OcspRefused("its nextUpdate is not after its thisUpdate")
     if certificate_status is ocsp.OCSPCertStatus.UNKNOWN:
