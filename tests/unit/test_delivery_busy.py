@@ -160,6 +160,16 @@ def test_a_delivery_held_back_is_due_then_with_nothing_used(due: int, until: int
     assert (held.attempts, held.used, held.busy_since, held.lease_until) == ((), 0, None, NO_LEASE)
 
 
+def holding_worker(clock: list[datetime]) -> DeliveryWorker:
+    """A worker whose holds alone are asked of (no storage, no sender), at ``clock[0]``."""
+    return DeliveryWorker(
+        attrs.make_class("Ctx", {"clock": attrs.field()})(lambda: clock[0]),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        DeliverySettings(),
+    )
+
+
 @given(st.lists(st.tuples(st.integers(0, 3 * HELD_MOST), st.integers(0, 600)), max_size=800))
 def test_a_worker_holds_back_at_most_so_many_webhooks_each_until_its_time(
     holds: list[tuple[int, int]],
@@ -168,12 +178,7 @@ def test_a_worker_holds_back_at_most_so_many_webhooks_each_until_its_time(
     ``HELD_MOST`` at once (one more is not held when none has ended), each until the latest
     time asked of it, and one whose time has passed is let go."""
     clock = [NOW]
-    worker = DeliveryWorker(
-        attrs.make_class("Ctx", {"clock": attrs.field()})(lambda: clock[0]),  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        DeliverySettings(),
-    )
+    worker = holding_worker(clock)
     hooks = [uuid.UUID(int=n + 1) for n in range(3 * HELD_MOST + 1)]
     model: dict[uuid.UUID, datetime] = {}
     for step, (hook, seconds) in enumerate(holds):
@@ -196,12 +201,7 @@ def test_a_worker_holds_back_at_most_so_many_webhooks_each_until_its_time(
 
 def test_one_webhook_more_than_held_most_is_held_only_once_a_hold_has_ended() -> None:
     clock = [NOW]
-    worker = DeliveryWorker(
-        attrs.make_class("Ctx", {"clock": attrs.field()})(lambda: clock[0]),  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        DeliverySettings(),
-    )
+    worker = holding_worker(clock)
     hooks = [uuid.UUID(int=n + 1) for n in range(HELD_MOST + 1)]
     for n, hook in enumerate(hooks[:HELD_MOST]):
         worker._hold(hook, NOW + timedelta(seconds=60 + n))
