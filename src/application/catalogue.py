@@ -113,7 +113,10 @@ def _query(
     order = _order(request.sort, fields)
     start = 0
     if request.cursor and order is not None:
-        mark = Cursor.decode(request.cursor, order).id
+        cursor = Cursor.decode(request.cursor, order)
+        if cursor.list_id:  # a stored list's cursor (the catalogue's carry none)
+            raise InvalidCursor()
+        mark = cursor.id
         records = _sorted(records, key, fields, order)
         found = next((i for i, r in enumerate(records) if key(r) == mark), None)
         if found is None:

@@ -14,6 +14,7 @@ from fourcorner.application.storage import (
     Cursor,
     Page,
     Query,
+    list_of,
     page_of,
 )
 from fourcorner.domain import filtering
@@ -38,7 +39,10 @@ def build_query(
     *,
     scope: Sequence[Condition] = (),
     default_limit: int = DEFAULT_LIMIT,
+    owner: object = "",
 ) -> Query:
+    """The query of ``request`` within ``scope``; its cursor must be one of this list
+    (``list_of``: the collection, ``scope`` and ``owner``)."""
     limit = default_limit if request.limit is None else request.limit
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput.one("limit", f"limit is between 1 and {MAX_LIMIT}")
@@ -48,7 +52,12 @@ def build_query(
     after = Cursor.decode(request.cursor, order, spec) if request.cursor else None
     search = request.search.strip() if request.search else None
     return Query(
-        where=(*scope, *conditions), search=search or None, after=after, limit=limit, order=order
+        where=(*scope, *conditions),
+        search=search or None,
+        after=after,
+        limit=limit,
+        order=order,
+        list_id=list_of(collection, scope, owner),
     )
 
 
@@ -72,7 +81,7 @@ def select(collection: Collection[T], records: Sequence[T], query: Query) -> Pag
         and all(c.matches(r) for c in query.where)
     ]
     chosen.sort(key=key, reverse=order.descending)
-    return page_of(collection, chosen[: query.limit + 1], query.limit, order)
+    return page_of(collection, chosen[: query.limit + 1], query.limit, order, query.list_id)
 
 
 def condition(collection: Collection[Any], field: str, op: filtering.Op, value: Any) -> Condition:

@@ -34,7 +34,7 @@ async def smps_to_use(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest = _FIRST_PAGE
 ) -> Page[Smp]:
     """A page of the SMPs ``org_id`` may use: a list like any other (``request``)."""
-    query = build_query(SMPS, request)
+    query = build_query(SMPS, request, owner=org_id)
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
         return select(SMPS, (await usable(uow, access.org))[0], query)
@@ -44,7 +44,7 @@ async def aps_to_use(
     ctx: Context, principal: Principal, org_id: uuid.UUID, request: ListRequest = _FIRST_PAGE
 ) -> Page[AccessPoint]:
     """A page of the access points ``org_id`` may use: a list like any other (``request``)."""
-    query = build_query(ACCESS_POINTS, request)
+    query = build_query(ACCESS_POINTS, request, owner=org_id)
     async with ctx.uow() as uow:
         access = await authorise(uow, principal, org_id, Role.ORGMEMBER)
         return select(ACCESS_POINTS, (await usable(uow, access.org))[1], query)

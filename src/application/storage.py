@@ -14,6 +14,7 @@ import base64
 import binascii
 import builtins
 import functools
+import hashlib
 import json
 import re
 import uuid
@@ -169,29 +170,34 @@ _MAX_CURSOR_TEXT = 4096
 
 @attrs.frozen
 class Cursor:
-    """Where a page ends: the sort value and id of its last record, and the sort (``Order.text``)
-    it belongs to."""
+    """Where a page ends: the sort value and id of its last record, the sort (``Order.text``)
+    and the list (``list_of``: its collection and the conditions the service sets) it belongs
+    to."""
 
     value: Scalar
     id: str
     order: str = "createdAt"
+    list_id: str = ""
 
     def encode(self) -> str:
-        raw = json.dumps([self.order, self.value, self.id], separators=(",", ":"))
+        raw = json.dumps([self.order, self.value, self.id, self.list_id], separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     @classmethod
     def decode(cls, text: str, order: Order | None = None, spec: FieldSpec | None = None) -> Cursor:
         """Read a cursor; ``InvalidCursor`` unless this service made it for ``order`` (when
-        given) with a value ``spec``'s column can hold (when given)."""
+        given) with a value ``spec``'s column can hold (when given). Its list is checked with
+        the query it goes into (``Query.check_cursor``)."""
         if len(text) > _MAX_CURSOR_TEXT:
             raise InvalidCursor()
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-            sort, value, ident = orjson.loads(raw)  # refuses bad UTF-8 and lone surrogates
+            sort, value, ident, of = orjson.loads(raw)  # refuses bad UTF-8, lone surrogates
         except (ValueError, TypeError, binascii.Error):
             raise InvalidCursor() from None
         if not isinstance(sort, str) or not isinstance(ident, str) or not ident:
+            raise InvalidCursor()
+        if not isinstance(of, str) or not _LIST_TAG.fullmatch(of):
             raise InvalidCursor()
         if value is not None and not isinstance(value, str | int | bool):
             raise InvalidCursor()
@@ -203,7 +209,21 @@ class Cursor:
             raise InvalidCursor()
         if spec is not None and not _holds(spec, value):
             raise InvalidCursor()
-        return cls(value, ident, sort)
+        return cls(value, ident, sort, of)
+
+
+_LIST_TAG = re.compile(r"[0-9a-f]{16}|")
+
+
+def list_of(collection: Collection[Any], scope: Sequence[Condition], owner: object = "") -> str:
+    """The list a query reads, as its cursors carry it: a digest of the collection's name, the
+    conditions the service sets (an organisation, a direction) and the ``owner`` of a list the
+    service computes (the organisation whose usable SMPs, the transaction whose artefacts),
+    so that a cursor of one list (another organisation's, the other direction's, another
+    collection's) is refused by every other. The client's own filters and search are not part
+    of it."""
+    text = json.dumps([collection.name, str(owner), [c.render() for c in scope]])
+    return hashlib.blake2s(text.encode(), digest_size=8).hexdigest()
 
 
 def _storable_text(text: str) -> bool:
@@ -258,17 +278,19 @@ def canonical_uuid(value: object) -> bool:
 
 @attrs.frozen
 class Query:
-    """``after``: a cursor of ``order`` (a repository refuses one of another with
-    ``InvalidCursor``)."""
+    """``after``: a cursor of ``order`` and of the list ``list_id`` (``list_of``; "" for a
+    list the service reads for itself); a repository refuses another with ``InvalidCursor``."""
 
     where: tuple[Condition, ...] = ()
     search: str | None = None
     after: Cursor | None = None
     limit: int = DEFAULT_LIMIT
     order: Order = Order()
+    list_id: str = ""
 
     def check_cursor(self) -> None:
-        if self.after is not None and self.after.order != self.order.text:
+        after = self.after
+        if after is not None and (after.order != self.order.text or after.list_id != self.list_id):
             raise InvalidCursor()
 
 
@@ -279,16 +301,21 @@ class Page(Generic[T]):
 
 
 def page_of(
-    collection: Collection[Any], rows: Sequence[T], limit: int, order: Order = Order()
+    collection: Collection[Any],
+    rows: Sequence[T],
+    limit: int,
+    order: Order = Order(),
+    of: str = "",
 ) -> Page[T]:
-    """Cut ``limit + 1`` fetched records (in ``order``) to a page and its cursor."""
+    """Cut ``limit + 1`` fetched records (in ``order``) to a page and its cursor, of the list
+    ``of`` (``Query.list_id``)."""
     if len(rows) <= limit:
         return Page(list(rows), None)
     items = list(rows[:limit])
     last = items[-1]
     value = collection.columns[order.field].column(last)
     ident = collection.columns["id"].column(last)
-    return Page(items, Cursor(value, str(ident), order.text).encode())
+    return Page(items, Cursor(value, str(ident), order.text, of).encode())
 
 
 def replaceable(collection: Collection[T], before: T, after: T) -> None:

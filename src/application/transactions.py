@@ -162,7 +162,7 @@ async def list_artefacts(
     ctx: Context, principal: Principal, org_id: uuid.UUID, ident: uuid.UUID, request: ListRequest
 ) -> Page[Artefact]:
     """A page of the transaction's artefacts: a list like any other (``request``)."""
-    query = build_query(ARTEFACTS, request)
+    query = build_query(ARTEFACTS, request, owner=ident)
     return select(ARTEFACTS, await artefacts(ctx, principal, org_id, ident), query)
 
 

@@ -278,7 +278,7 @@ class InMemoryRepository(Generic[T]):
                 chosen.append(ident)
         chosen.sort(key=lambda i: order.row_key(table.rows[i]), reverse=order.descending)
         rows = [table.items[i] for i in chosen[: query.limit + 1]]
-        return page_of(self._c, rows, query.limit, order)
+        return page_of(self._c, rows, query.limit, order, query.list_id)
 
 
 def _holds(condition: Condition, row: dict[str, Scalar]) -> bool:

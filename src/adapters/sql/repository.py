@@ -164,7 +164,7 @@ class SqlRepository(Generic[T]):
     async def list(self, query: Query) -> Page[T]:
         statement = self._t.page(query)
         rows = await self._all(statement.sql, statement.params)
-        return page_of(self._c, rows, query.limit, query.order)
+        return page_of(self._c, rows, query.limit, query.order, query.list_id)
 
     async def lock(self, ident: object) -> T | None:
         statement = self._t.lock(ident)

@@ -9,7 +9,7 @@ from fourcorner.entrypoints.http.rendering import ListReply
 from fourcorner.entrypoints.http.routes import routes
 from sbd_factory import make_sbd
 
-from .test_participants import ALICE, gln
+from .test_participants import ALICE, BOB, gln
 from .test_transactions import receiving_participant
 
 
@@ -81,6 +81,51 @@ async def test_events_are_newest_first_and_cursors_belong_to_their_sort(api):
         "GET", f"{path}?limit=2&sort=createdAt&cursor={newest_first['nextCursor']}", as_=ALICE
     )
     assert status == 400 and body["code"] == "AT-1005"
+
+
+async def test_a_cursor_belongs_to_its_list(api):
+    """A cursor goes back into the list that made it: another collection's list, another
+    organisation's list of the same collection and the other direction of transactions
+    refuse it with AT-1005, whatever sort they share with it."""
+    org = await api.org(ALICE)
+    other = await api.org(BOB, legal_id="5560360793")
+    for owner, email in ((org, ALICE), (other, BOB)):
+        for n in range(3):
+            body = {"url": f"https://h{n}.example.com/h", "events": ["webhook.test"]}
+            status, made = await api.call(
+                "POST", f"/orgs/{owner['id']}/webhooks", as_=email, json=body
+            )
+            assert status == 201, made
+    sender = f"0088:{gln(96)}"
+    await receiving_participant(api, org, sender, ALICE)
+    _, aps = await api.call("GET", f"/orgs/{org['id']}/aps/alltouse", as_=ALICE)
+    for n in (97, 98, 99):
+        sbd = make_sbd(sender=sender, receiver=f"0088:{gln(n)}")
+        await api.send(ALICE, org["id"], aps["items"][0]["id"], sbd)
+    base = f"/orgs/{org['id']}"
+    first = {}
+    for path in (f"{base}/webhooks", f"{base}/transactions/to_network"):
+        status, page = await api.call("GET", f"{path}?limit=1&sort=createdAt", as_=ALICE)
+        assert status == 200 and page["nextCursor"], page
+        first[path] = page["nextCursor"]
+        # its own list takes it
+        status, page = await api.call(
+            "GET", f"{path}?limit=1&sort=createdAt&cursor={page['nextCursor']}", as_=ALICE
+        )
+        assert status == 200 and len(page["items"]) == 1, page
+    refusals = [
+        (ALICE, f"{base}/api_keys", first[f"{base}/webhooks"]),
+        (ALICE, f"{base}/participants", first[f"{base}/webhooks"]),
+        (ALICE, f"{base}/webhooks/events", first[f"{base}/webhooks"]),
+        (BOB, f"/orgs/{other['id']}/webhooks", first[f"{base}/webhooks"]),
+        (ALICE, f"{base}/transactions/from_network", first[f"{base}/transactions/to_network"]),
+        (ALICE, f"{base}/webhooks", first[f"{base}/transactions/to_network"]),
+    ]
+    for email, path, cursor in refusals:
+        status, body = await api.call(
+            "GET", f"{path}?limit=1&sort=createdAt&cursor={cursor}", as_=email
+        )
+        assert (status, body.get("code")) == (400, "AT-1005"), (path, body)
 
 
 async def test_an_unknown_sort_is_refused_naming_the_parameter(api):
