@@ -42,7 +42,6 @@ class ServedProcess:
             "FOURCORNER_DATA_DIR": str(data_dir),
             "FOURCORNER_PORT": str(self.port),
             "FOURCORNER_HOST": "127.0.0.1",
-            "FOURCORNER_BASE_URL": self.base_url,
             **dict(env or {}),
         }
         if database_url:
