@@ -12,7 +12,12 @@ deliveries through a bound of its own. Keyed by host alone, one organisation who
 there are slow to answer (many webhooks, or many events, to URLs that hang until the timeout)
 would fill the host's places in flight and waiting, and every other organisation's
 deliveries to that host would wait behind them; so the host may have ``per_endpoint`` in
-flight for each organisation sending to it, all of them within the worker's ``concurrency``.
+flight for each organisation sending to it. Many organisations (a user may make any number)
+whose webhooks point at one host that hangs would then take every place of the worker, and
+every other host's deliveries would wait; so a host, whoever's webhooks point at it, holds at
+most ``per_host`` of the worker's ``concurrency`` (half by default), sending and waiting, and
+a claim leaves a delivery due when its host is full as when its endpoint is
+(``application.places`` keeps the count).
 
 A webhook whose endpoint answers busy (HTTP 429 or 503) is retried as ``Delivery.record``
 says: no sooner than its ``Retry-After`` asks, and without using up an attempt for a while.
@@ -51,6 +56,7 @@ from fourcorner.application import idempotency, telemetry
 from fourcorner.application.collections import DELIVERIES, EVENTS
 from fourcorner.application.context import Context
 from fourcorner.application.idle import idle
+from fourcorner.application.places import NO_ENDPOINT, Endpoint, Places
 from fourcorner.application.ports import KeySealer, SendResult, WebhookSender
 from fourcorner.application.repositories import Deliveries, Events, Webhooks
 from fourcorner.application.sealed import WEBHOOK_SECRET
@@ -71,11 +77,6 @@ log = logging.getLogger("fourcorner.webhooks")
 
 HELD_MOST = 256  # webhooks a worker holds back at once (each a condition of its claims)
 
-Endpoint = tuple[uuid.UUID, str]
-"""An organisation and the host and port of a URL of its webhooks (``_endpoint``)."""
-NO_ENDPOINT: Endpoint = (uuid.UUID(int=0), "")
-"""Where the deliveries of a webhook deleted meanwhile are counted (none is sent)."""
-
 
 @attrs.frozen
 class DeliverySettings:
@@ -86,8 +87,16 @@ class DeliverySettings:
     concurrency: int = 128
     per_endpoint: int = 32  # sends in flight to one endpoint (an organisation's host)
     per_endpoint_waiting: int = 32  # claimed deliveries waiting for one of those
+    # deliveries to one host (and port), whoever's, sending and waiting: 0, half of concurrency
+    per_host: int = 0
     poll_interval: float = 0.1
     purge_interval: float = 3600.0
+
+    @property
+    def host_places(self) -> int:
+        """The places one host may hold: ``per_host``, else half of ``concurrency`` (one at
+        least)."""
+        return self.per_host or max(1, self.concurrency // 2)
 
 
 @attrs.frozen
@@ -114,11 +123,13 @@ class DeliveryWorker:
         # the seconds of the signatures' timestamps: the context's clock unless given
         self._wall = wall_clock or (lambda: ctx.clock().timestamp())
         self._in_flight: set[asyncio.Task[None]] = set()
-        # by endpoint, only while this worker holds deliveries to it (dropped when the last
-        # one is finished, so they hold no more endpoints than deliveries are in flight):
-        self._sending: dict[Endpoint, asyncio.Semaphore] = {}  # the gate of its sends
-        self._claimed: dict[Endpoint, int] = {}  # deliveries leased and not yet finished
-        self._hooks_of: dict[Endpoint, set[uuid.UUID]] = {}  # its webhooks seen by claims
+        # deliveries leased and not yet finished, by endpoint and host
+        self._places = Places(
+            settings.per_endpoint + settings.per_endpoint_waiting, settings.host_places
+        )
+        # the gate of an endpoint's sends, while this worker holds deliveries to it (dropped
+        # with the endpoint's places when the last one is finished)
+        self._sending: dict[Endpoint, asyncio.Semaphore] = {}
         self.blocked = False  # the last claim left deliveries due for lack of room
         self._finished = 0  # deliveries finished since the start
         self._finish_target = 0
@@ -138,20 +149,15 @@ class DeliveryWorker:
 
     async def claim(self, limit: int) -> list[Job]:
         """Lease up to ``limit`` due deliveries, none to an endpoint that already has all it
-        may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``), nor to
-        a webhook held back (it answered busy): the query leaves out those webhooks, so their
-        backlog neither blocks other endpoints' deliveries nor costs a write; it stays due for
-        when there is room, or the hold has ended."""
+        may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``), none to
+        a host that has (``per_host``), nor to a webhook held back (it answered busy): the
+        query leaves out those webhooks, so their backlog neither blocks other endpoints'
+        deliveries nor costs a write; it stays due for when there is room, or the hold has
+        ended."""
         now = self._ctx.clock()
-        room = self._settings.per_endpoint + self._settings.per_endpoint_waiting
         full = sorted(
-            [
-                str(hook_id)
-                for endpoint, hook_ids in self._hooks_of.items()
-                if self._load(endpoint) >= room
-                for hook_id in hook_ids
-            ]
-            + (self._still_held(now) if self._held else [])
+            {str(hook_id) for hook_id in self._places.full()}
+            | set(self._still_held(now) if self._held else [])
         )
         self.blocked = False
         async with self._ctx.uow() as uow:
@@ -163,36 +169,23 @@ class DeliveryWorker:
             hooks: dict[uuid.UUID, Webhook | None] = dict.fromkeys(wanted_hooks)
             hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
             until = now + self._settings.lease
-            taken: dict[Endpoint, int] = {}
-            seen: dict[Endpoint, set[uuid.UUID]] = {}
-            leased: list[Delivery] = []
-            for d in claimed:
-                hook = hooks[d.webhook_id]
-                endpoint = _endpoint(hook) if hook is not None else NO_ENDPOINT
-                if hook is not None:
-                    seen.setdefault(endpoint, set()).add(d.webhook_id)
-                    if self._load(endpoint) + taken.get(endpoint, 0) >= room:
-                        self.blocked = True  # left due, for when a send has finished
-                        continue
-                taken[endpoint] = taken.get(endpoint, 0) + 1
-                leased.append(attrs.evolve(d, lease_until=until))
-            if not leased:
-                return []
-            events = {
-                e.id: e for e in await Events(uow).with_ids(list({d.event_id for d in leased}))
-            }
-            await deliveries.lease([d.id for d in leased], until)  # the lease's column alone
-            await uow.commit()
-        for endpoint, count in taken.items():
-            self._claimed[endpoint] = self._claimed.get(endpoint, 0) + count
-        for endpoint, hook_ids in seen.items():
-            if endpoint in self._claimed:  # else none is held here now: not full
-                self._hooks_of.setdefault(endpoint, set()).update(hook_ids)
+            tally = self._places.claim()
+            leased = [
+                attrs.evolve(d, lease_until=until)
+                for d in claimed
+                if tally.take(*_place_of(hooks[d.webhook_id]))
+            ]
+            self.blocked = tally.blocked  # some left due, for when a send has finished
+            events: dict[uuid.UUID, Event] = {}
+            if leased:
+                wanted_events = list({d.event_id for d in leased})
+                events = {e.id: e for e in await Events(uow).with_ids(wanted_events)}
+                await deliveries.lease([d.id for d in leased], until)  # that column alone
+                await uow.commit()
+        # counted once written; the webhooks seen are kept even when none was leased, so the
+        # next claim leaves out those of full endpoints and hosts
+        self._places.took(tally)
         return [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
-
-    def _load(self, endpoint: Endpoint) -> int:
-        """Deliveries to ``endpoint`` leased by this worker and not yet sent."""
-        return self._claimed.get(endpoint, 0)
 
     def _still_held(self, now: datetime) -> list[str]:
         """The webhooks held back at ``now``; those whose hold has ended are let go."""
@@ -264,7 +257,7 @@ class DeliveryWorker:
                 await self._progress.wait()
 
     async def _deliver(self, job: Job) -> None:
-        endpoint = _endpoint(job.webhook) if job.webhook is not None else NO_ENDPOINT
+        endpoint = _place_of(job.webhook)[0]
         try:
             await self._attempt(job)
         except Exception:
@@ -272,13 +265,9 @@ class DeliveryWorker:
                 "delivery failed unexpectedly", extra={"delivery_id": str(job.delivery.id)}
             )
         finally:
-            left = self._claimed[endpoint] - 1
-            if left:
-                self._claimed[endpoint] = left
-            else:  # none in flight, so none holds or waits for its gate: forget the endpoint
-                del self._claimed[endpoint]
+            if self._places.finish(endpoint):
+                # none in flight, so none holds or waits for its gate: forget the endpoint
                 self._sending.pop(endpoint, None)
-                self._hooks_of.pop(endpoint, None)
             self._finished += 1
             if self._finished >= self._finish_target:
                 self._progress.set()
@@ -396,3 +385,9 @@ def _endpoint(hook: Webhook) -> Endpoint:
     """Where ``hook``'s deliveries go, as the worker bounds them: its organisation's share of
     its URL's host and port (the module's docstring says why per organisation)."""
     return hook.org_id, urlsplit(hook.url).netloc
+
+
+def _place_of(hook: Webhook | None) -> tuple[Endpoint, uuid.UUID | None]:
+    """The endpoint a delivery by ``hook`` is counted at, and the webhook a claim may leave
+    out for it; a webhook deleted meanwhile: ``NO_ENDPOINT`` and none (it is sent nowhere)."""
+    return (_endpoint(hook), hook.id) if hook is not None else (NO_ENDPOINT, None)

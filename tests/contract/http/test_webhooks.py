@@ -448,15 +448,20 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
         status, _ = await api.call("POST", path, as_=ALICE, json={"eventType": "webhook.test"})
         assert status == 200
 
-    def kept() -> tuple[set[str], set[str], set[str]]:
-        return set(worker._sending), set(worker._claimed), set(worker._hooks_of)
+    def kept() -> tuple[set[Any], ...]:
+        places = worker._places
+        return set(worker._sending), set(places.by_endpoint), set(places.hooks_of)
+
+    def kept_by_host() -> tuple[set[str], set[str]]:
+        return set(worker._places.by_host), set(worker._places.hooks_at)
 
     await trigger()  # to both webhooks, at one endpoint that takes one delivery at a time
     first = asyncio.create_task(worker.run_once())
     await called.wait()
     endpoint = (uuid.UUID(org["id"]), "h0.hooks.example.com")  # the organisation's share
     assert kept() == ({endpoint},) * 3
-    assert worker._hooks_of[endpoint] == {uuid.UUID(made["id"]), uuid.UUID(twin["id"])}
+    assert worker._places.hooks_of[endpoint] == {uuid.UUID(made["id"]), uuid.UUID(twin["id"])}
+    assert kept_by_host() == ({"h0.hooks.example.com"}, set())  # the host is not full
     assert worker.blocked  # the other delivery is left due while the endpoint is full
     assert await worker.claim(10) == []  # and a claim now skips it
     held.set()
@@ -480,3 +485,4 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
         await trigger()
         assert await worker.run_once() == 1
         assert kept() == (set(), set(), set())
+        assert kept_by_host() == (set(), set())
