@@ -157,5 +157,6 @@ def delivery_settings(settings: Settings) -> DeliverySettings:
         retry=RetryPolicy((timedelta(seconds=first), timedelta(seconds=second)), MAX_ATTEMPTS),
         hex_signature_header=settings.webhook_hex_signature_header,
         concurrency=settings.webhook_concurrency,
+        per_host=settings.webhook_per_host,
         lease=timedelta(seconds=settings.webhook_lease_seconds),
     )

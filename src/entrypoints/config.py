@@ -178,6 +178,9 @@ class Settings:
     # and writes take more at a time (bench_webhooks: 2,136 and 2,659 deliveries/s against
     # 2,008 and 2,195, 299 and 257 µs of CPU each against 305 and 280)
     webhook_concurrency: int = 256
+    # deliveries to one host (and port), whoever's webhooks point there, sending and waiting
+    # in a worker (DeliverySettings.per_host); 0: half of webhook_concurrency
+    webhook_per_host: int = 0
     webhook_timeout: float = 15.0
     webhook_lease_seconds: float = 60.0
     workers: bool = True

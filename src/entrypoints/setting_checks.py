@@ -141,6 +141,11 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}AS4_INBOUND_PER_ADDRESS={s.as4_inbound_per_address} must be 0 (no limit) or more",
     )
     need(
+        s.webhook_per_host >= 0,
+        f"{PREFIX}WEBHOOK_PER_HOST={s.webhook_per_host} must be 0 (half of "
+        f"{PREFIX}WEBHOOK_CONCURRENCY) or more",
+    )
+    need(
         s.auth_failure_limit >= 0,
         f"{PREFIX}AUTH_FAILURE_LIMIT={s.auth_failure_limit} must be 0 (no limit) or more",
     )

@@ -128,6 +128,10 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
             {"as4_inbound_per_address": "-1"},
             "FOURCORNER_AS4_INBOUND_PER_ADDRESS=-1 must be 0 (no limit) or more",
         ),
+        (
+            {"webhook_per_host": "-1"},
+            "FOURCORNER_WEBHOOK_PER_HOST=-1 must be 0 (half of FOURCORNER_WEBHOOK_CONCURRENCY)",
+        ),
         ({"at_rest_key": "c2hvcnQ="}, "FOURCORNER_AT_REST_KEY is not the base64 of 32 bytes"),
         ({"metrics_token": "short"}, "FOURCORNER_METRICS_TOKEN must be at least 16 printable"),
         ({"metrics_token": "sixteen chars or more"}, "FOURCORNER_METRICS_TOKEN must be at least"),

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.application.places import HOST_HOOKS_MOST, NO_ENDPOINT, Endpoint, Places
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container
 
 ORGS, HOSTS, HOOKS = 4, 3, 3  # webhooks: HOOKS of each organisation at each host
 
@@ -99,8 +102,13 @@ def test_the_webhooks_kept_at_full_hosts_are_at_most_so_many() -> None:
     assert (places.by_endpoint, places.by_host, places.hooks_of, places.hooks_at) == ({},) * 4
 
 
-def test_a_host_holds_at_most_half_of_the_workers_places_unless_set() -> None:
+def test_a_host_holds_at_most_half_of_the_workers_places_unless_set(tmp_path: Path) -> None:
     assert DeliverySettings().host_places == 64
     assert DeliverySettings(concurrency=7).host_places == 3
     assert DeliverySettings(concurrency=1).host_places == 1  # one at least
     assert DeliverySettings(concurrency=7, per_host=5).host_places == 5
+    built = build_container(Settings(data_dir=tmp_path)).delivery_settings()
+    assert (built.concurrency, built.host_places) == (256, 128)
+    environ = {"FOURCORNER_WEBHOOK_PER_HOST": "40", "FOURCORNER_DATABASE_URL": "memory://"}
+    loaded = Settings.load(environ)
+    assert build_container(loaded).delivery_settings().host_places == 40
