@@ -1,0 +1,147 @@
+"""What the built-in SMP publishes, when a change of an access point races a change of a
+participant it serves (``asyncio.gather``, many rounds; on PostgreSQL in overlapping
+transactions). Whatever the interleaving, the SMP must serve what the participants hold now:
+no entry for a participant that is gone, and the document types the participant lists.
+
+These document defects (``xfail(strict=True)``): ``access_points.update_ap`` republishes the
+participants it serves as it read them unlocked (``Participants.served_by``), under the
+organisation's lock only, while ``participants.delete_many`` and ``set_supported`` change a
+participant without that lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from fourcorner.application.collections import SMP_REGISTRATIONS
+from fourcorner.domain.smp import SmpRegistration
+
+from .stored import record
+from .test_participants import ALICE, ap_certificate, gln, whitelabel
+
+ROUNDS = 30
+T = TypeVar("T")
+
+
+def defect(reason: str) -> Callable[[T], T]:
+    """A known defect, reproduced on PostgreSQL only (``api`` there): it needs overlapping
+    transactions, and the other stores run their units of work one at a time."""
+    on_postgres = pytest.mark.parametrize(
+        "api", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+    )
+    failing = pytest.mark.xfail(strict=True, reason=reason)
+
+    def mark(test: T) -> T:
+        marked: T = on_postgres(failing(test))
+        return marked
+
+    return mark
+
+
+@pytest.fixture
+async def own_ap(api: Any) -> tuple[str, str, str]:
+    """A whitelabel organisation, its own TEST access point, and the operator's TEST SMP:
+    (organisation id, access point id, SMP id)."""
+    org = await whitelabel(api)
+    base = f"/orgs/{org['id']}"
+    body, _, _ = ap_certificate(api, "ours", "POP000970", 30)
+    status, cert = await api.call("POST", f"{base}/certificates", as_=ALICE, json=body)
+    assert status == 201, cert
+    ap = {"name": "ours", "certificateRef": cert["id"], "environment": "TEST"}
+    status, made_ap = await api.call("POST", f"{base}/aps", as_=ALICE, json=ap)
+    assert status == 201, made_ap
+    _, smps = await api.call("GET", f"{base}/smps/alltouse?filter=environment:eq:TEST", as_=ALICE)
+    return org["id"], made_ap["id"], smps["items"][0]["id"]
+
+
+async def _participant(api: Any, org_id: str, ap_id: str, smp_id: str, n: int) -> dict[str, Any]:
+    receiver = {
+        "name": "raced",
+        "participantIdentifier": f"0088:{gln(970 + n)}",
+        "smpRef": smp_id,
+        "apRef": ap_id,
+    }
+    status, made = await api.call("POST", f"/orgs/{org_id}/participants", as_=ALICE, json=receiver)
+    assert status == 201, made
+    result: dict[str, Any] = made
+    return result
+
+
+async def _registration(api: Any, smp_id: str, identifier: str) -> SmpRegistration | None:
+    found: SmpRegistration | None = await record(
+        api, SMP_REGISTRATIONS, SmpRegistration.id_for(uuid.UUID(smp_id), identifier.lower())
+    )
+    return found
+
+
+async def _document_types(api: Any, count: int) -> list[dict[str, str]]:
+    """``count`` supported-document-type entries of distinct active billing document types."""
+    _, docs = await api.call(
+        "GET", "/document_types?category=Invoice&filter=state:eq:active&limit=50", as_=ALICE
+    )
+    entries = []
+    for doc in docs["items"]:
+        proc = doc["process-ids"][0]
+        entries.append({"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"})
+        if len(entries) == count:
+            return entries
+    raise AssertionError(f"fewer than {count} document types")
+
+
+@defect(
+    "update_ap republishes a participant read unlocked (served_by) after a concurrent "
+    "batch-delete removed it and its SMP entry: the entry is written back (or the AP change "
+    "fails 404 on the entry gone)"
+)
+async def test_a_participant_deleted_while_its_access_point_changes_has_no_smp_entry(
+    api: Any, own_ap: tuple[str, str, str]
+) -> None:
+    org_id, ap_id, smp_id = own_ap
+    base = f"/orgs/{org_id}"
+    problems = []
+    for n in range(ROUNDS):
+        p = await _participant(api, org_id, ap_id, smp_id, n)
+        (changed, body), (deleted, gone) = await asyncio.gather(
+            api.call("PUT", f"{base}/aps/{ap_id}", as_=ALICE, json={"name": f"renamed {n}"}),
+            api.call(
+                "POST", f"{base}/participants/batch-delete", as_=ALICE, json={"ids": [p["id"]]}
+            ),
+        )
+        assert deleted == 200, (n, gone)
+        if changed != 200:  # 404: the SMP entry it was republishing went meanwhile
+            problems.append((n, f"the access point's change answered {changed} {body['code']}"))
+        if await _registration(api, smp_id, p["participantIdentifier"]) is not None:
+            problems.append((n, "the SMP still serves the deleted participant"))
+    assert not problems, problems
+
+
+@defect(
+    "update_ap republishes a participant read unlocked (served_by): the SMP entry that a "
+    "concurrent set_supported wrote is overwritten with the document types read before it"
+)
+async def test_document_types_set_while_the_access_point_changes_are_what_the_smp_serves(
+    api: Any, own_ap: tuple[str, str, str]
+) -> None:
+    p = await _participant(api, *own_ap, 0)
+    org_id, ap_id, smp_id = own_ap
+    base = f"/orgs/{org_id}"
+    entries = await _document_types(api, 2)
+    path = f"{base}/participants/{p['id']}/supported_document_types"
+    problems = []
+    for n in range(ROUNDS):
+        wanted = entries[: 1 + n % 2]
+        (changed, body), (set_, types) = await asyncio.gather(
+            api.call("PUT", f"{base}/aps/{ap_id}", as_=ALICE, json={"name": f"renamed {n}"}),
+            api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": wanted}),
+        )
+        assert (changed, set_) == (200, 200), (n, body, types)
+        reg = await _registration(api, smp_id, p["participantIdentifier"])
+        assert reg is not None, n
+        if len(reg.services) != len(wanted):
+            problems.append((n, len(wanted), len(reg.services)))
+    assert not problems, f"(round, document types set, served by the SMP): {problems}"
