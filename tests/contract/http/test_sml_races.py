@@ -1,16 +1,25 @@
-"""A process starting (``sml.ensure_smp``: each participant given the status its SML task
-has) while another serves a change of a participant (``asyncio.gather``, many rounds, on
-PostgreSQL where the two units of work overlap): the change must be kept.
+"""A participant's SML task against the participant's own changes (``asyncio.gather``, many
+rounds, on PostgreSQL where the units of work overlap): whatever the interleaving, every
+change is kept and every request and outcome recorded, with no lock taken in an order that
+deadlocks.
 
-This documents a defect (``xfail(strict=True)``): ``_ensure_smp`` reads the participants
-unlocked (``participants.all``) and writes each whose status differs back whole, with that
-status, so a change committed in between (a name, the document types) is undone.
+These document defects (``xfail(strict=True)``):
+
+- a process starting (``sml._ensure_smp``: each participant given the status its task has)
+  reads the participants unlocked (``participants.all``) and writes each whose status differs
+  back whole, so a change committed in between (a name, the document types) is undone;
+- a deletion (``participants.delete_many``) removes the participant, then locks its task
+  (``sml.wish_removed``), while the worker recording an outcome (``sml_tasks._record``)
+  locks the task, then the participant: PostgreSQL breaks the deadlock by failing one of
+  them (the deletion answers 503, or the worker's outcome is lost until its lease ends).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import attrs
@@ -21,18 +30,26 @@ from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.domain.participant import ParticipantStatus
 from fourcorner.entrypoints.container import resolve
 
-from .test_sml_participants import (  # noqa: F401 - ours, shared_sml: fixtures
-    ALICE,
-    TEST,
-    create,
-    drain,
-    get,
-    gln,
-    ours,
-    shared_sml,
-)
+from . import test_sml_participants as sml_participants
+from .test_sml_participants import ALICE, TEST, _run_at, create, drain, get, gln
+
+# the fixtures of those tests: our service with the in-memory SML, and that SML
+ours, shared_sml = sml_participants.ours, sml_participants.shared_sml
 
 ROUNDS = 30
+ON_POSTGRES = pytest.mark.parametrize(
+    "ours", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+UNDONE = pytest.mark.xfail(
+    strict=True,
+    reason="_ensure_smp writes back whole the participants it read unlocked: a change of one "
+    "committed meanwhile is undone",
+)
+DEADLOCK = pytest.mark.xfail(
+    strict=True,
+    reason="delete_many locks the participant then its SML task, the worker's _record the task "
+    "then the participant: they deadlock, and one fails",
+)
 
 
 async def _stale_status(api: Any, pid: str) -> None:
@@ -46,18 +63,9 @@ async def _stale_status(api: Any, pid: str) -> None:
         await uow.commit()
 
 
-@pytest.mark.parametrize(
-    "ours", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="_ensure_smp writes back whole the participants it read unlocked: a change of one "
-    "committed meanwhile is undone",
-)
-async def test_a_participant_changed_while_a_process_starts_keeps_the_change(
-    ours: Any,
-    shared_sml: Any,  # noqa: F811
-) -> None:
+@ON_POSTGRES
+@UNDONE
+async def test_a_participant_changed_while_a_process_starts_keeps_the_change(ours: Any) -> None:
     await drain(ours)
     # a few participants, so the start takes a few statements between its read and its writes
     made = []
@@ -84,3 +92,31 @@ async def test_a_participant_changed_while_a_process_starts_keeps_the_change(
         if got["name"] != f"renamed {n}":
             lost.append((n, got["name"]))
     assert not lost, f"changes undone (round, name kept): {lost}"
+
+
+@ON_POSTGRES
+@DEADLOCK
+async def test_a_participant_deleted_while_the_worker_records_its_registration(
+    ours: Any,
+    shared_sml: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await drain(ours)
+    path = f"/orgs/{ours.org_id}/participants/batch-delete"
+    failed = []
+    for n in range(ROUNDS):
+        shared_sml.down = True  # the request's own attempt fails: left to the worker
+        status, p = await create(ours, f"0088:{gln(60 + n)}")
+        assert status == 201 and p["status"] == "PENDING", p
+        shared_sml.down = False
+        caplog.clear()
+        due = ours.container.clock()() + timedelta(minutes=5)
+        with caplog.at_level(logging.ERROR, logger="fourcorner.sml"):
+            _, (status, body) = await asyncio.gather(
+                _run_at(ours, due),
+                ours.call("POST", path, as_=ALICE, json={"ids": [p["id"]]}),
+            )
+        if status != 200:
+            failed.append((n, "the deletion answered", status, body["error"]))
+        failed += [(n, "the worker logged", r.getMessage()) for r in caplog.records]
+    assert not failed, failed
