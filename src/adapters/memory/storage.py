@@ -184,12 +184,17 @@ class InMemoryRepository(Generic[T]):
         return len(self._matching(equals))
 
     def _check_unique(self, table: _Table, ident: str, row: dict[str, Scalar]) -> None:
-        for group in self._c.unique:
-            key = tuple(row[c] for c in group)
-            if any(v is None for v in key):
+        """``Conflict`` when another row holds this row's values in a unique group (one with
+        a ``None`` never clashes): every group compared in one pass over the rows."""
+        keys = [(group, tuple(row[c] for c in group)) for group in self._c.unique]
+        keys = [(group, key) for group, key in keys if not any(v is None for v in key)]
+        if not keys:
+            return
+        for other_id, other in table.rows.items():
+            if other_id == ident:
                 continue
-            for other_id, other in table.rows.items():
-                if other_id != ident and tuple(other[c] for c in group) == key:
+            for group, key in keys:
+                if tuple(other[c] for c in group) == key:
                     raise Conflict(reason=f"a {self._c.name} record with this {', '.join(group)}")
 
     async def add(self, item: T) -> None:
