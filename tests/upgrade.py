@@ -21,12 +21,15 @@ from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.postgres.migration import PostgresMigrations
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.dialect import SQLITE
+from fourcorner.adapters.sql.table import Table
 from fourcorner.adapters.sqlite import SqliteStorage
 from fourcorner.adapters.sqlite.migration import SqliteMigrations
+from fourcorner.application.collections import TRANSACTIONS
 from fourcorner.domain import clock
 from fourcorner.domain.api_key import ApiKey
 from fourcorner.domain.member import Member
-from fourcorner.domain.transaction import Artefact
+from fourcorner.domain.transaction import Artefact, Transaction
 from fourcorner.domain.user import User
 from fourcorner.domain.webhook import Event
 
@@ -168,3 +171,14 @@ def key_row(k: ApiKey) -> tuple[str, tuple[Any, ...]]:
         *(clock.sortable(k.created_at), str(k.org_id), k.key_hash, "", data),
     )
     return INSERT_API_KEY, row
+
+
+def transaction_row(tx: Transaction, *, without: Sequence[str] = ()) -> tuple[str, tuple[Any, ...]]:
+    """The row of ``tx`` as the code writes it today, less the columns ``without`` (by their
+    field names: columns added since the time the row stands for)."""
+    names = Table(TRANSACTIONS, SQLITE).columns  # field name -> column name, either dialect
+    values = {f: v for f, v in TRANSACTIONS.row(tx).items() if f not in without}
+    columns = ", ".join(f'"{c}"' for c in [*(names[f] for f in values), "search_text", "data"])
+    statement = 'INSERT INTO "transactions" (' + columns + ") VALUES ({})"  # noqa: S608
+    data = json.dumps(_CONV.unstructure(tx))
+    return statement, (*values.values(), TRANSACTIONS.search_text(tx), data)

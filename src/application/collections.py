@@ -348,12 +348,15 @@ TRANSACTIONS: Collection[Transaction] = Collection(
             _LEASE_UNTIL,
             col("as4MessageId", STRING),
             col("dedupKey", STRING),
+            col("messageKey", STRING),
             _ORG_ID,
         ),
     },
     filterable=frozenset(_TRANSACTION_FILTERS),
     search=("senderId", "receiverId", "docInstanceId"),
-    unique=(("dedupKey",),),
+    # a document once (``dedupKey``, per organisation), and a received AS4 message once
+    # (``messageKey``, whatever organisation took it in: a retry finds it so)
+    unique=(("dedupKey",), ("messageKey",)),
     default_sort="-createdAt",  # newest first
     # the sending worker claims what goes to the network: a received document is no work of its
     wakes=_to_network,

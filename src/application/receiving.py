@@ -2,7 +2,9 @@
 
 An AS4 message is verified, checked against its SBDH, and taken in one unit of work with the
 signed receipt that answers it, so an acknowledged document is never lost and a replay is
-answered with the original receipt. The same document (instance identifier) arriving again
+answered with the original receipt: a message is taken once (its sending access point, receiver
+and MessageId, ``message_key_of``), even when its receiver moved to another organisation of
+this service before the sender tried again. The same document (instance identifier) arriving again
 under another MessageId from the same sender (its access point and SBDH sender: the identifier
 is unique only per sender) is answered and not stored twice. A message level status addressed
 to this service is handed to ``mls``; a verified document this access point refuses gets an
@@ -364,9 +366,10 @@ async def _take_document(
                 await uow.repository(TRANSACTIONS).add(job)
             await uow.commit()
     except Conflict:
-        # the same document arrived before: the same instance identifier from the same
-        # sending access point and SBDH sender (``dedup_key``); this message again (a replay)
-        # is answered with the receipt it had, one under another MessageId with its own
+        # this message arrived before (``message_key``: a replay, its receiver perhaps of
+        # another organisation then) and is answered with the receipt it had; or the same
+        # document did, the same instance identifier from the same sending access point and
+        # SBDH sender (``dedup_key``), under another MessageId: answered with its own
         await delete_blobs(docs, blobs)
         if (replayed := await _original(ctx, docs, ap, inbound, envelope)) is not None:
             return replayed
@@ -381,10 +384,10 @@ async def _take_document(
 async def _original(
     ctx: Context, docs: Documents, ap: AccessPoint, inbound: InboundDocument, envelope: Sbdh
 ) -> Answer | None:
-    """The answer this message had when it was taken (``received_as``: a replay), or None.
-    Asked only where the document is not stored: a replay of a stored message is the same
-    document, whose record clashes with the stored one (``dedup_key``), so the usual message,
-    taken at once, costs no read for it."""
+    """The answer this message had when it was taken (``received_as``: a replay, under
+    whatever organisation took it in), or None. Asked only where the document is not stored:
+    a replay of a stored message clashes with the stored record (``message_key``, unique in
+    storage), so the usual message, taken at once, costs no read for it."""
     async with ctx.reads() as uow:
         replay = await Transactions(uow).received_as(
             inbound.message_id, ap.id, inbound.sender_certificate_cn, envelope.receiver.value

@@ -56,7 +56,14 @@ from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import Participant
 from fourcorner.domain.smp import SmpRegistration
-from fourcorner.domain.transaction import Artefact, ArtefactType, Direction, Kind, Transaction
+from fourcorner.domain.transaction import (
+    Artefact,
+    ArtefactType,
+    Direction,
+    Kind,
+    Transaction,
+    message_key_of,
+)
 from fourcorner.domain.transaction import Status as TransactionStatus
 from fourcorner.domain.user import DeletedIdentity, User
 from fourcorner.domain.webhook import Delivery, DeliveryStatus, Event, Webhook
@@ -367,19 +374,12 @@ class Transactions(OrgRecords[Transaction]):
     ) -> Transaction | None:
         """The document an AS4 message (its ``MessageId``) brought in at access point
         ``ap_id`` from the sending access point ``sender_sp`` for ``receiver_id``: a replay of
-        that message. The MessageId is the sender's to choose, so it alone never names a
-        record: the same one from another sender, or to another receiver (perhaps of another
-        organisation), is another message. The sending access point has no column of its own:
-        it is compared here, among the few records of that message to that receiver."""
-        for tx in await self._store.all(
-            as4MessageId=message_id,
-            apId=ap_id,
-            receiverId=receiver_id,
-            direction=Direction.FROM_NETWORK,
-        ):
-            if tx.sender_sp == sender_sp:
-                return tx
-        return None
+        that message, whatever organisation took it in (its receiver may have moved since).
+        The MessageId is the sender's to choose, so it alone never names a record: the same
+        one from another sender, or to another receiver, is another message. Found by the
+        message's key (``domain.transaction.message_key_of``), which no two records share."""
+        key = message_key_of(ap_id, sender_sp, receiver_id, message_id)
+        return None if key is None else await self._store.first(messageKey=key)
 
     async def mls_about(self, received: Transaction) -> Transaction | None:
         """The positive message level status the organisation that received ``received``

@@ -133,6 +133,15 @@ class Transaction:
             return f"{head}/{self.origin}#{self.about}"
         return f"{head}/{self.origin}:{self.doc_instance_id}"
 
+    @property
+    def message_key(self) -> str | None:
+        """What no two received records share: the AS4 message that brought a received
+        document (``message_key_of``), whatever organisation took it in; None for a record no
+        AS4 message of a known sender brought (a document sent, a status to send)."""
+        if self.direction is not Direction.FROM_NETWORK:
+            return None
+        return message_key_of(self.ap_id, self.sender_sp, self.receiver_id, self.as4_message_id)
+
     def answered_by(self, message_id: str, signer: str) -> bool:
         """Whether the status this sent document has came in the AS4 message ``message_id``
         signed by ``signer`` (a replay of it is answered as the first was)."""
@@ -461,6 +470,24 @@ def origin_of(sender_seat: str, sender: Identifier) -> str:
     two pairs read alike whatever they hold."""
     participant = f"{sender.scheme}::{sender.value}".lower()
     return f"{len(sender_seat)}:{sender_seat}:{len(participant)}:{participant}"
+
+
+def message_key_of(
+    ap_id: uuid.UUID, sender_seat: str, receiver_id: str, message_id: str
+) -> str | None:
+    """The identity of an AS4 message received at access point ``ap_id``, independent of the
+    organisation its receiver belongs to: the access point that signed it (``sender_seat``,
+    its certificate's CN, which the receive path authenticates), the receiver it is for (as
+    its SBDH names it) and its MessageId. A message again (a retry) has the same key, even
+    after its receiver moved to another organisation; the MessageId is the sender's to
+    choose, so the sender is part of the key: no access point can make its message pass for
+    another's. The seat and the receiver each come after their length, so no parts read like
+    others whatever they hold. None without a MessageId or a sender (nothing to tell a
+    message by)."""
+    if not message_id or not sender_seat:
+        return None
+    seat = f"{len(sender_seat)}:{sender_seat}"
+    return f"{ap_id}/{seat}/{len(receiver_id)}:{receiver_id}/{message_id}"
 
 
 def mls_receiver(mls_to: Identifier | None, sender_seat: str) -> str:

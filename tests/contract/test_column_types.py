@@ -31,16 +31,20 @@ if TYPE_CHECKING:
 TYPED = 14  # the migration that gives UUID and datetime columns their types
 # The dialect before it: every UUID and datetime column text in "C" collation.
 UNTYPED = attrs.evolve(POSTGRES, uuid=POSTGRES.text, timestamp=POSTGRES.text)
-# columns that migrations after it added (0017: when the directory is asked again), which the
-# code before it did not write and this test does not migrate to
-LATER_COLUMNS = {"participants": {"directoryDueAt"}}
+# columns that migrations after it added (0017: when the directory is asked again; 0022: the
+# key of a received AS4 message), which the code before it did not write and this test does
+# not migrate to
+LATER_COLUMNS = {"participants": {"directoryDueAt"}, "transactions": {"messageKey"}}
 
 
 def _as_of_typed(collection: Collection[Any]) -> Collection[Any]:
-    """``collection`` with the columns its table had once migration ``TYPED`` was applied."""
+    """``collection`` with the columns (and unique groups) its table had once migration
+    ``TYPED`` was applied."""
     later = LATER_COLUMNS.get(collection.name, set())
     return attrs.evolve(
-        collection, columns={k: v for k, v in collection.columns.items() if k not in later}
+        collection,
+        columns={k: v for k, v in collection.columns.items() if k not in later},
+        unique=tuple(group for group in collection.unique if not later.intersection(group)),
     )
 
 

@@ -31,7 +31,14 @@ from fourcorner.domain.send_failures import (
     SENDER_UNUSABLE,
     TXE_CATALOGUE,
 )
-from fourcorner.domain.transaction import Direction, Kind, Status, Transaction, mls_receiver
+from fourcorner.domain.transaction import (
+    Direction,
+    Kind,
+    Status,
+    Transaction,
+    message_key_of,
+    mls_receiver,
+)
 from fourcorner.domain.webhook import NO_LEASE
 
 NOW = datetime(2026, 1, 2, 10, tzinfo=UTC)
@@ -614,6 +621,35 @@ def test_a_status_about_a_received_document_is_keyed_by_that_documents_sender() 
         positive_status(inbound()).dedup_key
         != positive_status(received_from("POP777777", "0088:5790000000001")).dedup_key
     )
+
+
+def test_a_received_message_is_known_by_its_sender_receiver_and_message_id() -> None:
+    """``message_key``: a received document's AS4 message, whatever organisation took it in
+    (its receiver may move to another between a message and its retry). The MessageId is the
+    sender's to choose, so the key also holds the access point that signed it, the receiver
+    and the access point it came in at: another sender's message with the same MessageId is
+    another message."""
+    message = received_from("POP123456", "0088:5790000000001", message_id="m-1@peer")
+    key = message.message_key
+    assert key is not None
+    moved = attrs.evolve(message, id=uuid.uuid4(), org_id=uuid.UUID(int=99))
+    assert moved.message_key == key  # a retry under another organisation: the same message
+    same_document = received_from("POP123456", "0088:5790000000001", message_id="m-2@peer")
+    others = [
+        received_from("POP777777", "0088:5790000000001", message_id="m-1@peer"),
+        same_document,
+        attrs.evolve(message, receiver_id="0088:5790000000009"),
+        attrs.evolve(message, ap_id=uuid.UUID(int=98)),
+    ]
+    assert len({key, *(o.message_key for o in others)}) == 5
+    # each part after its length: parts that hold the separator cannot pass for other parts
+    assert message_key_of(AP.id, "A/1:x", "y", "m") != message_key_of(AP.id, "A", "x/1:y", "m")
+    assert message_key_of(AP.id, "A", "x/m", "n") != message_key_of(AP.id, "A", "x", "m/n")
+    # no key: a document sent, a status to send, a record with no MessageId or sender
+    assert outbound().message_key is None
+    assert positive_status(inbound()).message_key is None
+    assert attrs.evolve(message, as4_message_id="").message_key is None
+    assert attrs.evolve(message, sender_sp="").message_key is None
 
 
 def test_a_status_received_remembers_the_message_that_brought_it() -> None:
