@@ -23,7 +23,7 @@ from fourcorner.application.context import Context, Network
 from fourcorner.application.ports import InspectedCertificate
 from fourcorner.application.repositories import Participants
 from fourcorner.application.sealed import CERTIFICATE_KEY
-from fourcorner.application.storage import UnitOfWork
+from fourcorner.application.storage import UnitOfWork, again_on_clash
 from fourcorner.domain.certificates import Certificate, CertificateEnvironment, Service
 from fourcorner.domain.envelope import MLS_DOCUMENT_TYPE, MLS_PROCESS, spid_participant
 from fourcorner.domain.network_services import (
@@ -61,7 +61,14 @@ async def ensure_operator(
     ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None = None
 ) -> None:
     """At start: the operator organisation, its certificates, SMPs and access points, and its
-    own participant ``0242:<spid>`` where message level statuses reach it."""
+    own participant ``0242:<spid>`` where message level statuses reach it. Processes starting
+    together on a new database race to add them: the loser finds them there and goes on."""
+    await again_on_clash(lambda: _ensure_operator(ctx, net, environments, spid))
+
+
+async def _ensure_operator(
+    ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None
+) -> None:
     now = ctx.clock()
     async with ctx.uow() as uow:
         orgs = uow.repository(ORGANISATIONS)

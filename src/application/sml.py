@@ -26,7 +26,7 @@ from fourcorner.application.context import Context, Network
 from fourcorner.application.sml_migration import PreparedMigration, prepare_migration
 from fourcorner.application.sml_tasks import key_context
 from fourcorner.application.sml_worker import LocatorWorker
-from fourcorner.application.storage import UnitOfWork
+from fourcorner.application.storage import UnitOfWork, again_on_clash
 from fourcorner.domain.errors import Conflict, InvalidInput
 from fourcorner.domain.network_services import Environment
 from fourcorner.domain.participant import Participant, ParticipantStatus
@@ -141,13 +141,7 @@ async def ensure_smp(ctx: Context, net: Network, smp_urls: dict[Environment, str
     own); and give every other participant the status its task says (a change of the
     participant that raced the worker's outcome may have written an older one). Processes
     starting together may race to add the same task: the loser looks again."""
-    for last in (False, False, True):
-        try:
-            await _ensure_smp(ctx, net, smp_urls)
-            return
-        except Conflict:
-            if last:
-                raise
+    await again_on_clash(lambda: _ensure_smp(ctx, net, smp_urls))
 
 
 async def _ensure_smp(ctx: Context, net: Network, smp_urls: dict[Environment, str]) -> None:

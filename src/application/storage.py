@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
@@ -26,7 +26,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import attrs
 import orjson
 
-from fourcorner.domain.errors import DomainError, InvalidCursor, InvalidInput
+from fourcorner.domain.errors import Conflict, DomainError, InvalidCursor, InvalidInput
 from fourcorner.domain.filtering import Condition, FieldSpec, FieldType, Scalar
 from fourcorner.domain.text import text_problem
 
@@ -475,6 +475,19 @@ class UnitOfWorkEnd:
 
 class UnitOfWorkFactory(Protocol):
     def __call__(self) -> UnitOfWork: ...
+
+
+async def again_on_clash(work: Callable[[], Awaitable[None]], tries: int = 3) -> None:
+    """Run ``work``, a unit of work that adds what it read as missing, again when it clashes
+    (``Conflict``) with another process adding the same at the same time (processes starting
+    together): the next run finds it there. The last try's clash is raised."""
+    for left in range(tries - 1, -1, -1):
+        try:
+            await work()
+            return
+        except Conflict:
+            if not left:
+                raise
 
 
 class Storage(Protocol):
