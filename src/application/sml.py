@@ -172,19 +172,47 @@ async def _ensure_smp(ctx: Context, net: Network, smp_urls: dict[Environment, st
                 await tasks.update(
                     old.replaced(LocatorOperation.REGISTER_SMP, now, subject=smp_id, smp_url=url)
                 )
-            participants = uow.repository(PARTICIPANTS)
-            for p in await participants.all(environment=env):
-                task = await tasks.get(LocatorTask.id_for(env, p.identifier_key))
-                if task is None:
-                    await wish_registered(ctx, net, uow, p, None)
-                    status, reason = ParticipantStatus.PENDING, None
-                elif task.operation is LocatorOperation.DELETE:
-                    continue
-                else:  # the status as the task has it (an update may have raced the worker)
-                    status, reason = _STATUS_OF[task.state], task.last_error or None
-                if (p.status, p.status_reason) != (status, reason):
-                    await participants.update(attrs.evolve(p, status=status, status_reason=reason))
+            await _align_participants(ctx, net, uow, env)
         await uow.commit()
+
+
+async def _align_participants(
+    ctx: Context, net: Network, uow: UnitOfWork, env: Environment
+) -> None:
+    """Queue the registration of ``env``'s participants that have no SML task, and give the
+    others the status their task has (an update may have raced the worker). Those found to
+    need it are locked (in id order, as every batch takes them) and read again with their
+    task, so that a change committed meanwhile, by a request or by the worker, is kept."""
+    participants = uow.repository(PARTICIPANTS)
+    tasks = uow.repository(LOCATOR_TASKS)
+    found = [
+        p.id
+        for p in await participants.all(environment=env)
+        if _wanted(p, await tasks.get(LocatorTask.id_for(env, p.identifier_key))) is not None
+    ]
+    for p in await participants.lock_many(found):
+        task = await tasks.get(LocatorTask.id_for(p.environment, p.identifier_key))
+        wanted = _wanted(p, task)
+        if wanted is None:
+            continue
+        if task is None:
+            await wish_registered(ctx, net, uow, p, None)
+        if (p.status, p.status_reason) != wanted:
+            status, reason = wanted
+            await participants.update(attrs.evolve(p, status=status, status_reason=reason))
+
+
+def _wanted(
+    p: Participant, task: LocatorTask | None
+) -> tuple[ParticipantStatus, str | None] | None:
+    """The status and reason ``p`` is to be given, its SML task being ``task``; None when it
+    has them already, or is being removed. With no task, ``p`` is to be registered: pending."""
+    if task is None:
+        return ParticipantStatus.PENDING, None
+    if task.operation is LocatorOperation.DELETE:
+        return None
+    wanted = _STATUS_OF[task.state], task.last_error or None
+    return None if (p.status, p.status_reason) == wanted else wanted
 
 
 _STATUS_OF = {

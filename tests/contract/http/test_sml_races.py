@@ -3,11 +3,12 @@ rounds, on PostgreSQL where the units of work overlap): whatever the interleavin
 change is kept and every request and outcome recorded, with no lock taken in an order that
 deadlocks.
 
-These document defects (``xfail(strict=True)``):
+A process starting (``sml._ensure_smp``: each participant given the status its task has)
+locks those whose status differs and reads them again before it writes them, so a change
+committed in between (a name, the document types) is kept.
 
-- a process starting (``sml._ensure_smp``: each participant given the status its task has)
-  reads the participants unlocked (``participants.all``) and writes each whose status differs
-  back whole, so a change committed in between (a name, the document types) is undone;
+This documents a defect (``xfail(strict=True)``):
+
 - a deletion (``participants.delete_many``) removes the participant, then locks its task
   (``sml.wish_removed``), while the worker recording an outcome (``sml_tasks._record``)
   locks the task, then the participant: PostgreSQL breaks the deadlock by failing one of
@@ -40,11 +41,6 @@ ROUNDS = 30
 ON_POSTGRES = pytest.mark.parametrize(
     "ours", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
-UNDONE = pytest.mark.xfail(
-    strict=True,
-    reason="_ensure_smp writes back whole the participants it read unlocked: a change of one "
-    "committed meanwhile is undone",
-)
 DEADLOCK = pytest.mark.xfail(
     strict=True,
     reason="delete_many locks the participant then its SML task, the worker's _record the task "
@@ -64,7 +60,6 @@ async def _stale_status(api: Any, pid: str) -> None:
 
 
 @ON_POSTGRES
-@UNDONE
 async def test_a_participant_changed_while_a_process_starts_keeps_the_change(ours: Any) -> None:
     await drain(ours)
     # a few participants, so the start takes a few statements between its read and its writes
