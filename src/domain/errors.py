@@ -256,6 +256,7 @@ from fourcorner.domain.conflicts import (  # noqa: E402
     TooManyWebhooks,
 )
 from fourcorner.domain.refusals import (  # noqa: E402
+    ConcurrentChange,
     DocumentInvalid,
     ExpiryInPast,
     LocatorUnavailable,
@@ -272,6 +273,7 @@ from fourcorner.domain.refusals import (  # noqa: E402
 __all__ = [
     "AlreadyMember",
     "CertificateKeyInUse",
+    "ConcurrentChange",
     "Conflict",
     "Detail",
     "DocumentInvalid",

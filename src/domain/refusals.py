@@ -131,6 +131,25 @@ class ServiceUnavailable(DomainError):
 
 
 @attrs.define(eq=False, slots=False)
+class ConcurrentChange(ServiceUnavailable):
+    """A change that met another one made at the same time (the database broke a deadlock
+    between their transactions, or could not serialise them) and was rolled back: a transient
+    conflict, not an outage, which the same request will most likely pass when sent again.
+    Answered with ``Retry-After`` (``retry_after``, whole seconds)."""
+
+    code = "AT-1507"
+    title = "A concurrent change conflicted"
+    reason: str = "a concurrent change conflicted with this one"
+    retry_after: int = 1
+
+    def message(self) -> str:
+        return (
+            "A change made at the same time conflicted with this one in the database; "
+            f"try again in {self.retry_after} second{'s' if self.retry_after != 1 else ''}."
+        )
+
+
+@attrs.define(eq=False, slots=False)
 class SecretUnusable(DomainError):
     """A secret stored for a record (a certificate's private key, a webhook's signing secret)
     does not open: it was altered, copied from another record, or sealed under another at-rest

@@ -9,6 +9,7 @@ record exactly once, in the order ``Order.key`` sorts them.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,13 @@ from fourcorner.application.collections import (
 from fourcorner.application.listing import condition
 from fourcorner.application.storage import Collection, Cursor, Order, Query, unique_changed
 from fourcorner.domain.api_key import ApiKey
-from fourcorner.domain.errors import Conflict, InvalidCursor, NotAMember, NotFound
+from fourcorner.domain.errors import (
+    ConcurrentChange,
+    Conflict,
+    InvalidCursor,
+    NotAMember,
+    NotFound,
+)
 from fourcorner.domain.filtering import Condition, Op
 from fourcorner.domain.member import Member, MemberStatus
 from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisation, UserRef
@@ -40,7 +47,7 @@ from fourcorner.domain.user import User
 from fourcorner.domain.webhook import Attempt, Delivery
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
-    from conftest import Samples, StorageUnderTest
+    from conftest import OpenStorage, Samples, StorageUnderTest
 
 PROPERTY = settings(
     max_examples=50,
@@ -966,6 +973,52 @@ async def test_lock_many_holds_records_against_other_writers(store: StorageUnder
     async with asyncio.timeout(10):
         await asyncio.gather(append("A", ids, first=True), append("B", ids[::-1], first=False))
     assert [o.legal_name for o in await stored(store, ORGANISATIONS)] == ["AB"] * 3
+
+
+@pytest.mark.postgres
+async def test_a_deadlock_is_a_concurrent_change_and_the_other_unit_commits(
+    open_storage: OpenStorage, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two units of work lock two records in opposite orders: PostgreSQL breaks the deadlock
+    by failing one, which raises ``ConcurrentChange`` (503 ``AT-1507``, not "the database
+    cannot be reached") and is logged as ``storage.conflict``; the other commits, and the
+    storage serves the next units of work."""
+    subject = await open_storage("postgres")
+    try:
+        a, b = org("1", name=""), org("2", name="")
+        await add_all(subject, ORGANISATIONS, [a, b])
+        both = asyncio.Barrier(2)
+
+        async def cross(letter: str, first: Organisation, then: Organisation) -> str:
+            try:
+                async with subject.unit_of_work() as uow:
+                    repo = uow.repository(ORGANISATIONS)
+                    held = await repo.lock(first.id)
+                    assert held is not None
+                    await repo.update(attrs.evolve(held, legal_name=letter))
+                    await both.wait()  # each holds one: each now asks for the other's
+                    other = await repo.lock(then.id)
+                    assert other is not None
+                    await repo.update(attrs.evolve(other, legal_name=letter))
+                    await uow.commit()
+            except ConcurrentChange as e:
+                return e.message()
+            return "committed"
+
+        with caplog.at_level(logging.WARNING, logger="fourcorner.storage"):
+            async with asyncio.timeout(30):
+                outcomes = await asyncio.gather(cross("A", a, b), cross("B", b, a))
+        assert outcomes.count("committed") == 1, outcomes
+        [refused] = [o for o in outcomes if o != "committed"]
+        assert "conflicted" in refused and "cannot be reached" not in refused
+        won = "AB"[outcomes.index("committed")]
+        assert [o.legal_name for o in await stored(subject, ORGANISATIONS)] == [won, won]
+        logged = [r for r in caplog.records if getattr(r, "event", "") == "storage.conflict"]
+        assert [r.sqlstate for r in logged] == ["40P01"]  # type: ignore[attr-defined]
+        for _ in range(3):
+            assert len(await stored(subject, ORGANISATIONS)) == 2
+    finally:
+        await subject.close()
 
 
 async def test_read_modify_write_under_lock_loses_no_update(store: StorageUnderTest) -> None:

@@ -4,14 +4,17 @@ domain errors.
 Connections are in autocommit mode (a unit of work opens its transaction itself, lazily) and
 keep the tables of the storage's schema, when it has one, on their ``search_path``.
 ``psycopg.errors.UniqueViolation`` becomes ``domain.errors.Conflict``, text holding U+0000
-(which PostgreSQL cannot store) becomes ``domain.errors.InvalidInput``, and every other
-``psycopg.Error`` (connection lost, pool exhausted, server shutting down) becomes
+(which PostgreSQL cannot store) becomes ``domain.errors.InvalidInput``, a deadlock PostgreSQL
+broke or a transaction it could not serialise becomes ``domain.errors.ConcurrentChange`` (a
+transient conflict, logged as such: ``storage.conflict``), and every other ``psycopg.Error``
+(connection lost, pool exhausted, server shutting down) becomes
 ``domain.errors.ServiceUnavailable``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Any
 
 import psycopg
@@ -19,14 +22,38 @@ from psycopg import errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import PoolTimeout
 
-from fourcorner.domain.errors import Conflict, DomainError, InvalidInput, ServiceUnavailable
+from fourcorner.domain.errors import (
+    ConcurrentChange,
+    Conflict,
+    DomainError,
+    InvalidInput,
+    ServiceUnavailable,
+)
 
 Connection = psycopg.AsyncConnection[Any]
+
+log = logging.getLogger("fourcorner.storage")
+
+# transactions PostgreSQL rolled back for meeting another: a deadlock it broke (40P01), or one
+# it could not serialise with another (40001)
+_CONCURRENT = (errors.DeadlockDetected, errors.SerializationFailure)
 
 
 def translate(e: psycopg.Error) -> DomainError:
     if isinstance(e, errors.UniqueViolation):
         return Conflict(reason="a record with this id or unique key exists")
+    if isinstance(e, _CONCURRENT):
+        log.warning(
+            "a transaction was rolled back for conflicting with another: %s",
+            e.diag.message_primary,
+            extra={
+                "event": "storage.conflict",
+                "sqlstate": e.sqlstate,
+                "detail": e.diag.message_detail or "",
+                "where": e.diag.context or "",
+            },
+        )
+        return ConcurrentChange()
     if isinstance(e, psycopg.DataError) and "NUL" in str(e):
         # PostgreSQL text cannot hold U+0000 (SQLite and memory can): refuse the value.
         return InvalidInput.one("$", "text may not contain the character U+0000")

@@ -160,7 +160,13 @@ class TooManyConnections(DomainError):
         )
 
 
-RETRIED = (errors.TooManyFailedAttempts, AddressBusy, ValidationBusy, TooManyTestEvents)
+RETRIED = (
+    errors.TooManyFailedAttempts,
+    errors.ConcurrentChange,
+    AddressBusy,
+    ValidationBusy,
+    TooManyTestEvents,
+)
 """The errors answered with a ``Retry-After`` header: their ``retry_after``."""
 
 

@@ -25,6 +25,7 @@ _RETRY_AFTER = {
     "AT-1504": "seconds until the sender may send the message again",
     "AT-1505": "seconds until the client may ask for the check again",
     "AT-1030": "seconds until the organisation may raise a test event again",
+    "AT-1507": "seconds until the client may send the request again",
 }
 
 _STATUS_OF_KIND = {
@@ -154,7 +155,8 @@ def error_codes(route: Route) -> list[str]:
     and query values) and those its use case declares (``Route.errors``)."""
     codes = set(route.errors)
     if route.path not in _STATIC:
-        codes.add("AT-1500")  # the database cannot be reached
+        # the database cannot be reached; a change made at the same time conflicted
+        codes |= {"AT-1500", "AT-1507"}
     if route.role is not None:
         # no valid credentials; too many failed attempts; an API key where a person must act,
         # or a user acting for another

@@ -55,9 +55,10 @@ def test_every_property_has_a_description(doc):
 def test_the_answers_with_retry_after_document_it(doc):
     """Every error answer of an operation that may carry ``Retry-After`` (its status has an
     error answered with it: 429 AT-1029, the AS4 endpoint's 503 AT-1504, /validation's 503
-    AT-1505, the test event's 429 AT-1030) documents the header, and no other does."""
+    AT-1505, the test event's 429 AT-1030, the 503 AT-1507 of every operation on the
+    database) documents the header, and no other does."""
     retried = {c.code for c in http_errors.catalogue() if issubclass(c, http_errors.RETRIED)}
-    assert retried == {"AT-1029", "AT-1030", "AT-1504", "AT-1505"}
+    assert retried == {"AT-1029", "AT-1030", "AT-1504", "AT-1505", "AT-1507"}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             for status, answer in op["responses"].items():
@@ -70,6 +71,8 @@ def test_the_answers_with_retry_after_document_it(doc):
     assert "AT-1505" in checks["headers"]["Retry-After"]["description"]
     trigger = doc["paths"]["/orgs/{orgId}/webhooks/trigger-test-event"]["post"]["responses"]
     assert "AT-1030" in trigger["429"]["headers"]["Retry-After"]["description"]
+    participants = doc["paths"]["/orgs/{orgId}/participants"]["post"]["responses"]["503"]
+    assert "AT-1507" in participants["headers"]["Retry-After"]["description"]
 
 
 def test_every_described_property_exists(doc):
