@@ -34,9 +34,12 @@ ends, and meets the endpoint's answer itself.
 
 Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
 and the outcomes that finish while one unit of work is being written go together in the next
-(one ``lock_many`` of their events, one ``update_many`` of the deliveries and one of the
-events), so recording costs a few round trips per batch rather than per delivery. A crash before the
-write loses nothing: the lease runs out and the delivery is sent again.
+(one ``lock_many`` of their events, one of the deliveries, one ``update_many`` of the
+deliveries and one of the events), so recording costs a few round trips per batch rather than
+per delivery. A crash before the write loses nothing: the lease runs out and the delivery is
+sent again. An outcome is written only while the delivery holds the lease this worker's claim
+gave it: a worker whose lease ran out while it sent may find another worker claimed the
+delivery since (and sent it, and recorded what it met), and then leaves it to that one.
 """
 
 from __future__ import annotations
@@ -100,6 +103,19 @@ class DeliverySettings:
 
 
 @attrs.frozen
+class Outcome:
+    """A delivery as a send left it, and the lease of the claim the send was made under."""
+
+    lease: datetime
+    delivery: Delivery
+
+    @property
+    def key(self) -> tuple[uuid.UUID, datetime]:
+        """The delivery and the lease: what the stored delivery holds while the claim does."""
+        return self.delivery.id, self.lease
+
+
+@attrs.frozen
 class Job:
     delivery: Delivery
     webhook: Webhook | None
@@ -135,8 +151,9 @@ class DeliveryWorker:
         self._finish_target = 0
         self._progress = asyncio.Event()  # set when _finished reaches _finish_target
         self._wake = asyncio.Event()
-        # outcomes waiting to be written, and the task writing them
-        self._outcomes: list[tuple[Delivery, asyncio.Future[None]]] = []
+        # outcomes waiting to be written (each with the lease of the claim it ends), and the
+        # task writing them; each future says whether its outcome was written
+        self._outcomes: list[tuple[Outcome, asyncio.Future[bool]]] = []
         self._writer: asyncio.Task[None] | None = None
         # opened signing secrets, by webhook and sealed text (a new secret is a new key)
         self._secrets: dict[tuple[uuid.UUID, str], str] = {}
@@ -277,8 +294,8 @@ class DeliveryWorker:
         if hook is None or event is None or not hook.is_enabled:
             reason = "the webhook was deleted" if hook is None else "the webhook is disabled"
             attempt = Attempt(d.next_number, self._ctx.clock(), 0.0, error=reason)
-            await self._record(d.record(attempt, self._settings.retry, retryable=False))
-            telemetry.webhook_attempt(d.id, d.webhook_id, "given_up", reason)
+            if await self._record(d, d.record(attempt, self._settings.retry, retryable=False)):
+                telemetry.webhook_attempt(d.id, d.webhook_id, "given_up", reason)
             return
         endpoint = _endpoint(hook)
         gate = self._sending.setdefault(endpoint, asyncio.Semaphore(self._settings.per_endpoint))
@@ -292,7 +309,7 @@ class DeliveryWorker:
                 # deliveries wait as one it refused now for the first time would
                 self._hold(hook.id, at + policy.busy_wait(0, outcome.retry_after))
         if isinstance(outcome, datetime):
-            await self._record(d.deferred(outcome))
+            await self._record(d, d.deferred(outcome))
             return
         result = outcome
         attempt = Attempt(
@@ -304,7 +321,8 @@ class DeliveryWorker:
             response_body=result.response_body,
         )
         done = d.record(attempt, policy, busy=result.busy, asked=result.retry_after)
-        await self._record(done)
+        if not await self._record(d, done):
+            return
         outcomes = {DeliveryStatus.DELIVERED: "delivered", DeliveryStatus.FAILED: "given_up"}
         cause = done.attempts[-1].busy or result.error or f"HTTP {result.status_code}"
         telemetry.webhook_attempt(d.id, hook.id, outcomes.get(done.status, "failed"), cause)
@@ -338,14 +356,16 @@ class DeliveryWorker:
             secret = self._secrets[key] = WEBHOOK_SECRET.open(self._sealer, hook)
         return secret
 
-    async def _record(self, delivery: Delivery) -> None:
-        """Write ``delivery`` and its summary on its event; returns once it is committed, in
-        a batch with whatever else finished meanwhile."""
-        done = asyncio.get_running_loop().create_future()
-        self._outcomes.append((delivery, done))
+    async def _record(self, claimed: Delivery, delivery: Delivery) -> bool:
+        """Write ``delivery``, the outcome of ``claimed`` (as this worker's claim leased it),
+        and its summary on its event; returns once it is committed, in a batch with whatever
+        else finished meanwhile: whether it was written (not when another worker has claimed
+        the delivery since, nor when retention removed it)."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._outcomes.append((Outcome(claimed.lease_until, delivery), done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_outcomes())
-        await done
+        return await done
 
     async def _write_outcomes(self) -> None:
         while self._outcomes:
@@ -354,31 +374,52 @@ class DeliveryWorker:
                 self._outcomes[self._settings.batch :],
             )
             try:
-                await self._write([d for d, _ in batch])
+                written = await self._write([outcome for outcome, _ in batch])
             except Exception as e:
                 for _, done in batch:
                     if not done.done():
                         done.set_exception(e)
                 continue
-            for _, done in batch:
+            for outcome, done in batch:
                 if not done.done():
-                    done.set_result(None)
+                    done.set_result(outcome.key in written)
 
-    async def _write(self, deliveries: list[Delivery]) -> None:
-        """Write the outcomes of the deliveries still stored: retention (``purge``) may have
-        removed one with its event meanwhile. Events are locked first, as ``purge`` takes
-        them; ``purge`` is the only way a delivery goes, always with its event and holding that
-        event's lock, so the deliveries of the events found here are all still stored (and
-        their rows need no read of their own)."""
+    async def _write(self, outcomes: list[Outcome]) -> set[tuple[uuid.UUID, datetime]]:
+        """Write the outcomes whose deliveries still hold the lease of the claim they end;
+        return the ``Outcome.key`` of those written. Retention (``purge``) may have removed a
+        delivery with its event meanwhile, and one whose lease ran out may have been claimed
+        by another worker since, which leased it anew and records what its own send met.
+        Events are locked first, as ``purge`` and a redelivery take them (``purge`` is the
+        only way a delivery goes, always with its event and holding that event's lock), then
+        the deliveries, whose leases are compared under that lock; a claim skips what is
+        locked, and waits for nothing."""
         async with self._ctx.uow() as uow:
             events = uow.repository(EVENTS)
-            found = {e.id: e for e in await events.lock_many([d.event_id for d in deliveries])}
-            deliveries = [d for d in deliveries if d.event_id in found]
-            await uow.repository(DELIVERIES).update_many(deliveries)
-            for d in deliveries:
+            ids = [o.delivery.event_id for o in outcomes]
+            found = {e.id: e for e in await events.lock_many(ids)}
+            deliveries = uow.repository(DELIVERIES)
+            wanted = {o.key: o.delivery for o in outcomes}
+            held = [
+                stored
+                for stored in await deliveries.lock_many(list({i for i, _ in wanted}))
+                if stored.event_id in found and (stored.id, stored.lease_until) in wanted
+            ]
+            written = [wanted[d.id, d.lease_until] for d in held]
+            await deliveries.update_many(written, before=held)
+            for d in written:
                 found[d.event_id] = found[d.event_id].with_delivery(d.summary())
-            await events.update_many([found[i] for i in sorted(found, key=str)])
+            changed = sorted({d.event_id for d in written}, key=str)
+            await events.update_many([found[i] for i in changed])
             await uow.commit()
+        keys = {(d.id, d.lease_until) for d in held}
+        for o in outcomes:
+            if o.key not in keys:
+                log.warning(
+                    "a delivery's outcome is not recorded: its lease ran out, and another "
+                    "worker took it over (or retention removed it)",
+                    extra={"delivery_id": str(o.delivery.id)},
+                )
+        return keys
 
 
 def _endpoint(hook: Webhook) -> Endpoint:

@@ -1,0 +1,73 @@
+"""A webhook delivery's outcome is the claim's that holds it: a worker whose lease ran out
+while it sent (a hanging endpoint) may find that another worker has claimed the delivery
+since, sent it and recorded what it met; the late worker's outcome is then not written over
+it, on the delivery nor on its event."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from fourcorner.application.collections import DELIVERIES
+from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
+from fourcorner.application.ports import SendResult
+from fourcorner.domain.webhook import DeliveryStatus
+from fourcorner.entrypoints.container import resolve
+
+from .test_webhook_limits import make, trigger
+from .test_webhooks import ALICE
+
+GUARD = 30  # seconds a test waits for what must happen, before failing
+LEASE = timedelta(milliseconds=300)
+
+
+class Answers:
+    """A webhook receiver answering ``status``; with ``hang``, each send first waits for
+    ``release`` (``entered`` set once it waits)."""
+
+    def __init__(self, status: int, *, hang: bool = False) -> None:
+        self.status, self.hang = status, hang
+        self.entered, self.release = asyncio.Event(), asyncio.Event()
+
+    async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
+        if self.hang:
+            self.entered.set()
+            await self.release.wait()
+        return SendResult(duration_ms=1.0, status_code=self.status)
+
+
+async def test_a_worker_whose_lease_ran_out_leaves_the_outcome_to_the_one_that_took_over(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    org = await api.org(ALICE)
+    status, _ = await make(api, org["id"], "https://hooks.example.com/slow")
+    assert status == 201
+    event = await trigger(api, org["id"])
+    ctx = await resolve(api.container.context)
+    sealer = await resolve(api.container.sealer)
+    hanging, quick = Answers(500, hang=True), Answers(204)
+    late = DeliveryWorker(ctx, sealer, hanging, DeliverySettings(lease=LEASE))
+    taker = DeliveryWorker(ctx, sealer, quick, DeliverySettings())
+    async with asyncio.timeout(GUARD):
+        first = asyncio.create_task(late.run_once())
+        await hanging.entered.wait()
+        await asyncio.sleep(LEASE.total_seconds() * 1.5)  # its lease runs out as it waits
+        assert await taker.run_once() == 1  # claimed again, sent, delivered
+        hanging.release.set()  # the late send ends: a failure, to be retried
+        with caplog.at_level(logging.WARNING, logger="fourcorner.webhooks"):
+            assert await first == 1
+    async with ctx.uow() as uow:
+        [stored] = await uow.repository(DELIVERIES).all()
+    assert stored.status is DeliveryStatus.DELIVERED, stored
+    assert [a.status_code for a in stored.attempts] == [204]
+    path = f"/orgs/{org['id']}/webhooks/events/{event['id']}"
+    status, shown = await api.call("GET", path, as_=ALICE)
+    assert status == 200, shown
+    [delivery] = shown["deliveries"]
+    assert delivery["status"] == "DELIVERED", delivery
+    assert [a["statusCode"] for a in delivery["attempts"]] == [204], delivery
+    assert any("not recorded" in r.getMessage() for r in caplog.records)
