@@ -19,7 +19,7 @@ from fourcorner.application.collections import (
 from fourcorner.application.context import Context, Network
 from fourcorner.application.publishing import check_supported, registration
 from fourcorner.application.repositories import Participants
-from fourcorner.application.scoped import InOrg, owned, remove_owned
+from fourcorner.application.scoped import InOrg, owned, owned_many, remove_owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
@@ -263,15 +263,14 @@ async def delete_many(
             await net.directory.withdraw(p.environment, p.identifier_key)
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        done = []
-        for pid in dict.fromkeys(ids):
-            p = await _own(uow, org_id, pid)
+        # held in id order, not the order the client names them (``owned_many``)
+        held = await owned_many(uow, PARTICIPANTS, org_id, ids, "participant")
+        for p in held.values():  # in id order, as they were locked
             await remove_owned(uow, PARTICIPANTS, p.id, "participant")
             await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
             await sml.wish_removed(ctx, net, uow, p)
-            done.append(str(p.id))
         await uow.commit()
-    return done
+    return [str(p.id) for p in chosen]
 
 
 async def supported(
@@ -316,8 +315,11 @@ async def request_publication(
         await net.directory.publish(p.environment, p.identifier_key)
     now = ctx.clock()
     async with ctx.uow() as uow:
+        # held in id order, not the order the client names them: batches over the same
+        # participants in other orders wait for each other instead of deadlocking
+        held = {p.id: p for p in await uow.repository(PARTICIPANTS).lock_many(ids)}
         for p in chosen:
-            current = await uow.repository(PARTICIPANTS).lock(p.id)
+            current = held.get(p.id)
             if current is None or not current.same_card(p):
                 continue  # changed meanwhile: the change asks the directory again itself
             # a worker's retry in flight meanwhile records nothing after this

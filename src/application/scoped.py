@@ -7,6 +7,7 @@ for the use-case modules whose readers are no more than that."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -38,6 +39,27 @@ async def owned(
     if found is None or found.org_id != org_id:
         raise NotFound(resource=resource, ident=str(ident))
     result: T = found
+    return result
+
+
+async def owned_many(
+    uow: UnitOfWork,
+    collection: Collection[T],
+    org_id: uuid.UUID,
+    idents: Sequence[uuid.UUID],
+    resource: str,
+) -> dict[uuid.UUID, T]:
+    """The records ``idents`` of ``org_id`` by id, each held until the unit of work ends. They
+    are taken in id order (``lock_many``), whatever order the caller named them in: two
+    batches over the same records in other orders wait for each other instead of
+    deadlocking. The first id (in the caller's order) that names no record of ``org_id`` is
+    not found: a record a concurrent unit of work removed is gone once its lock is let go."""
+    held: list[Any] = await uow.repository(collection).lock_many(list(dict.fromkeys(idents)))
+    found = {record.id: record for record in held if record.org_id == org_id}
+    missing = next((ident for ident in idents if ident not in found), None)
+    if missing is not None:
+        raise NotFound(resource=resource, ident=str(missing))
+    result: dict[uuid.UUID, T] = found
     return result
 
 

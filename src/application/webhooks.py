@@ -16,7 +16,7 @@ from fourcorner.application.collections import DELIVERIES, EVENTS, WEBHOOKS
 from fourcorner.application.context import Context
 from fourcorner.application.ports import KeySealer
 from fourcorner.application.repositories import Deliveries, Events, Webhooks
-from fourcorner.application.scoped import InOrg, owned, remove_owned
+from fourcorner.application.scoped import InOrg, owned, owned_many, remove_owned
 from fourcorner.application.sealed import WEBHOOK_SECRET
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain import webhook as rules
@@ -146,9 +146,10 @@ async def delete_many(
 ) -> list[str]:
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
+        # held in id order, not the order the client names them (``owned_many``)
+        await owned_many(uow, WEBHOOKS, org_id, ids, "webhook")
         done = []
         for ident in dict.fromkeys(ids):
-            await _own(uow, org_id, ident)
             await remove_owned(uow, WEBHOOKS, ident, "webhook")
             done.append(str(ident))
         await uow.commit()
