@@ -137,13 +137,15 @@ async def _judge(ctx: Context, net: Network, task: LocatorTask, error: LocatorEr
 async def _record(ctx: Context, claimed: LocatorTask, outcome: Outcome) -> None:
     now = ctx.clock()
     async with ctx.uow() as uow:
-        tasks = uow.repository(LOCATOR_TASKS)
+        tasks, participants = uow.repository(LOCATOR_TASKS), uow.repository(PARTICIPANTS)
+        # the participant held before its task, as its deletion (and ``register_now``) takes
+        # them: taken the other way round, the two deadlock
+        participant = None
+        if claimed.participant_id is not None and claimed.operation is not LocatorOperation.DELETE:
+            participant = await participants.lock(claimed.participant_id)
         task = await tasks.lock(claimed.id)
         if task is None or task.generation != claimed.generation:
             return  # a newer wish replaced it; that one runs next
-        participant = None
-        if task.participant_id is not None and task.operation is not LocatorOperation.DELETE:
-            participant = await uow.repository(PARTICIPANTS).lock(task.participant_id)
         if outcome.done:
             if task.operation is LocatorOperation.DELETE:
                 await tasks.remove(task.id)
@@ -156,8 +158,12 @@ async def _record(ctx: Context, claimed: LocatorTask, outcome: Outcome) -> None:
         else:
             await tasks.update(task.retried(now, outcome.error))
             status, reason = ParticipantStatus.PENDING, outcome.error
-        if participant is not None and participant.identifier_key == task.subject:
-            await uow.repository(PARTICIPANTS).update(
+        if (
+            participant is not None
+            and participant.id == task.participant_id  # still the task's (read before it)
+            and participant.identifier_key == task.subject
+        ):
+            await participants.update(
                 attrs.evolve(participant, status=status, status_reason=reason)
             )
         await uow.commit()

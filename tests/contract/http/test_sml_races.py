@@ -3,16 +3,14 @@ rounds, on PostgreSQL where the units of work overlap): whatever the interleavin
 change is kept and every request and outcome recorded, with no lock taken in an order that
 deadlocks.
 
+A deletion (``participants.delete_many``) holds the participant, then its task
+(``sml.wish_removed``), and the worker recording an outcome (``sml_tasks._record``) takes
+them in the same order: in the other order the two deadlock, and PostgreSQL fails one of
+them (the deletion answers 503, or the worker's outcome is lost until its lease ends).
+
 A process starting (``sml._ensure_smp``: each participant given the status its task has)
 locks those whose status differs and reads them again before it writes them, so a change
 committed in between (a name, the document types) is kept.
-
-This documents a defect (``xfail(strict=True)``):
-
-- a deletion (``participants.delete_many``) removes the participant, then locks its task
-  (``sml.wish_removed``), while the worker recording an outcome (``sml_tasks._record``)
-  locks the task, then the participant: PostgreSQL breaks the deadlock by failing one of
-  them (the deletion answers 503, or the worker's outcome is lost until its lease ends).
 """
 
 from __future__ import annotations
@@ -40,11 +38,6 @@ ours, shared_sml = sml_participants.ours, sml_participants.shared_sml
 ROUNDS = 30
 ON_POSTGRES = pytest.mark.parametrize(
     "ours", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
-)
-DEADLOCK = pytest.mark.xfail(
-    strict=True,
-    reason="delete_many locks the participant then its SML task, the worker's _record the task "
-    "then the participant: they deadlock, and one fails",
 )
 
 
@@ -90,7 +83,6 @@ async def test_a_participant_changed_while_a_process_starts_keeps_the_change(our
 
 
 @ON_POSTGRES
-@DEADLOCK
 async def test_a_participant_deleted_while_the_worker_records_its_registration(
     ours: Any,
     shared_sml: Any,
