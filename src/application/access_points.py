@@ -116,8 +116,7 @@ async def update_ap(
         )
         await uow.repository(ACCESS_POINTS).update(ap)
         # the participants it serves publish the new certificate or name
-        for p in await Participants(uow).served_by(ap.id):
-            await participant_cases.republish(ctx, net, uow, p)
+        await participant_cases.republish_served(ctx, net, uow, ap.id)
         await uow.commit()
     return ap
 

@@ -220,5 +220,4 @@ async def _ensure_environment(
     # the SMP publishes the endpoint's certificate: a renewed (or replaced) one must be what
     # senders encrypt for from now on, not the one the registrations were made with
     if moved or ap_renewed:
-        for p in await Participants(uow).served_by(ap.id):
-            await participant_cases.republish(ctx, net, uow, p)
+        await participant_cases.republish_served(ctx, net, uow, ap.id)

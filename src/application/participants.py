@@ -104,6 +104,17 @@ async def republish(ctx: Context, net: Network, uow: UnitOfWork, participant: Pa
     await net.smp.publish(uow, await _registration(ctx, uow, participant))
 
 
+async def republish_served(ctx: Context, net: Network, uow: UnitOfWork, ap_id: uuid.UUID) -> None:
+    """``republish`` the participants the access point ``ap_id`` serves (its certificate or
+    name changed, in the caller's unit of work). Each is held first, in id order, as every
+    change of a participant's SMP entry holds it (a deletion, ``set_supported``): one
+    deleted meanwhile is not published again, one changed meanwhile is published as it is
+    now, never as it was read before."""
+    ids = [p.id for p in await Participants(uow).served_by(ap_id)]
+    for p in await uow.repository(PARTICIPANTS).lock_many(ids):
+        await republish(ctx, net, uow, p)
+
+
 async def republish_card(
     ctx: Context, net: Network, uow: UnitOfWork, participant: Participant
 ) -> bool:

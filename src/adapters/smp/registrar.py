@@ -13,6 +13,9 @@ from fourcorner.domain.smp import SmpRegistration
 
 class StoredSmpRegistrar:
     async def publish(self, uow: UnitOfWork, registration: SmpRegistration) -> None:
+        """Add or replace the registration. The caller holds its participant (locked, or
+        added in this unit of work), as every change of a participant's entry does: no
+        other unit of work adds or removes the entry between the read and the write."""
         repo = SmpRegistrations(uow)
         if await repo.get(registration.id) is None:
             await repo.add(registration)

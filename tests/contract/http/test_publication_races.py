@@ -2,19 +2,15 @@
 participant it serves (``asyncio.gather``, many rounds; on PostgreSQL in overlapping
 transactions). Whatever the interleaving, the SMP must serve what the participants hold now:
 no entry for a participant that is gone, and the document types the participant lists.
-
-These document defects (``xfail(strict=True)``): ``access_points.update_ap`` republishes the
-participants it serves as it read them unlocked (``Participants.served_by``), under the
-organisation's lock only, while ``participants.delete_many`` and ``set_supported`` change a
-participant without that lock.
+``access_points.update_ap`` holds the participants it republishes (in id order), as
+``participants.delete_many`` and ``set_supported`` hold the participant they change.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -25,22 +21,13 @@ from .stored import record
 from .test_participants import ALICE, ap_certificate, gln, whitelabel
 
 ROUNDS = 30
-T = TypeVar("T")
 
 
-def defect(reason: str) -> Callable[[T], T]:
-    """A known defect, reproduced on PostgreSQL only (``api`` there): it needs overlapping
-    transactions, and the other stores run their units of work one at a time."""
-    on_postgres = pytest.mark.parametrize(
-        "api", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
-    )
-    failing = pytest.mark.xfail(strict=True, reason=reason)
-
-    def mark(test: T) -> T:
-        marked: T = on_postgres(failing(test))
-        return marked
-
-    return mark
+# on PostgreSQL only: the race needs overlapping transactions, and the other stores run their
+# units of work one at a time
+ON_POSTGRES = pytest.mark.parametrize(
+    "api", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
 
 
 @pytest.fixture
@@ -93,11 +80,7 @@ async def _document_types(api: Any, count: int) -> list[dict[str, str]]:
     raise AssertionError(f"fewer than {count} document types")
 
 
-@defect(
-    "update_ap republishes a participant read unlocked (served_by) after a concurrent "
-    "batch-delete removed it and its SMP entry: the entry is written back (or the AP change "
-    "fails 404 on the entry gone)"
-)
+@ON_POSTGRES
 async def test_a_participant_deleted_while_its_access_point_changes_has_no_smp_entry(
     api: Any, own_ap: tuple[str, str, str]
 ) -> None:
@@ -120,10 +103,7 @@ async def test_a_participant_deleted_while_its_access_point_changes_has_no_smp_e
     assert not problems, problems
 
 
-@defect(
-    "update_ap republishes a participant read unlocked (served_by): the SMP entry that a "
-    "concurrent set_supported wrote is overwritten with the document types read before it"
-)
+@ON_POSTGRES
 async def test_document_types_set_while_the_access_point_changes_are_what_the_smp_serves(
     api: Any, own_ap: tuple[str, str, str]
 ) -> None:
