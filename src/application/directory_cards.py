@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from fourcorner.application.collections import PARTICIPANTS
 from fourcorner.application.context import Context, Network
+from fourcorner.application.repositories import Participants
 from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.participant import Participant, PublicationState
 
@@ -55,7 +56,8 @@ async def ask(
     """Ask the directory of ``p``'s environment (outside any unit of work) to index its card,
     waiting ``limit`` seconds at most (besides the directory adapter's own time limit), and
     record the answer unless the publication changed since ``p`` was read: the participant as
-    recorded, or None when nothing was."""
+    recorded, or None when nothing was. A participant deleted meanwhile has its card
+    withdrawn again (``withdraw_left``)."""
     try:
         await asyncio.wait_for(net.directory.publish(p.environment, p.identifier_key), limit)
         reason = None
@@ -65,13 +67,16 @@ async def ask(
         reason = "the directory did not answer in time"
     async with ctx.uow() as uow:
         current = await uow.repository(PARTICIPANTS).lock(p.id)
-        if current is None or not current.same_publication(p):
-            return None
-        answered = current.directory_asked(
-            ctx.clock(), reason, net.directory_delays, net.directory_attempts
-        )
-        await uow.repository(PARTICIPANTS).update(answered)
-        await uow.commit()
+        if current is not None and current.same_publication(p):
+            answered = current.directory_asked(
+                ctx.clock(), reason, net.directory_delays, net.directory_attempts
+            )
+            await uow.repository(PARTICIPANTS).update(answered)
+            await uow.commit()
+    if current is None:  # deleted meanwhile
+        await withdraw_left(ctx, net, [p], limit)
+    if current is None or not current.same_publication(p):
+        return None
     final = answered.directory_retry.given_up
     if reason is None:
         level, said = logging.INFO, "indexed again"
@@ -93,6 +98,43 @@ async def ask(
         },
     )
     return answered
+
+
+async def withdraw_left(
+    ctx: Context, net: Network, gone: Sequence[Participant], limit: float | None = None
+) -> None:
+    """Withdraw the cards of participants ``gone`` (deleted while the directory was being
+    asked to index them), each from its environment's directory, waiting ``limit`` seconds at
+    most for each. Their deletion withdrew each card it knew of before it committed, but an
+    index asked for meanwhile can come after that: taken back here, after the deletion is
+    seen. A card of the same identifier that a participant made since has asked for is
+    kept. A directory that does not answer keeps the card: an error is logged."""
+    if not gone:
+        return
+    async with ctx.uow() as uow:
+        participants = Participants(uow)
+        left = []
+        for p in gone:
+            made_since = await participants.by_identifier(p.identifier_key, p.environment)
+            if made_since is None or not made_since.directory.in_directory:
+                left.append(p)
+    for p in left:
+        try:
+            await asyncio.wait_for(net.directory.withdraw(p.environment, p.identifier_key), limit)
+            continue
+        except ServiceUnavailable as e:
+            reason = e.reason
+        except TimeoutError:
+            reason = "the directory did not answer in time"
+        log.error(
+            "business card of a deleted participant left in the directory",
+            extra={
+                "event": "directory.withdraw",
+                "environment": p.environment.value,
+                "participant": p.identifier_key,
+                "error": reason,
+            },
+        )
 
 
 async def reindex(ctx: Context, net: Network, participants: Iterable[Participant]) -> None:

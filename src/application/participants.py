@@ -23,7 +23,7 @@ from fourcorner.application.scoped import InOrg, owned, owned_many, remove_owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
-from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
+from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound, ServiceUnavailable
 from fourcorner.domain.fields import check_business_card
 from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
@@ -261,27 +261,46 @@ async def update(
     return await directory_cards.reindexed(ctx, net, p)
 
 
+# how many times a deletion reads, withdraws and deletes before it gives up: each time but
+# the first follows a card indexed by a request that raced it
+_DELETE_ATTEMPTS = 3
+
+
 async def delete_many(
     ctx: Context, net: Network, principal: Principal, org_id: uuid.UUID, ids: list[uuid.UUID]
 ) -> list[str]:
     """Remove participants from their SMP (and SML). A business card published in the
     directory is withdrawn first, from the directory of the participant's environment only
     (the same identifier's card in the other environment stays): should that directory not
-    answer, nothing is deleted and the request may be repeated."""
-    chosen = await _chosen(ctx, principal, org_id, ids)
-    for p in chosen:  # network calls, outside any unit of work
-        if p.directory.in_directory:
-            await net.directory.withdraw(p.environment, p.identifier_key)
-    async with ctx.uow() as uow:
-        await authorise(uow, principal, org_id, Role.ORGADMIN)
-        # held in id order, not the order the client names them (``owned_many``)
-        held = await owned_many(uow, PARTICIPANTS, org_id, ids, "participant")
-        for p in held.values():  # in id order, as they were locked
-            await remove_owned(uow, PARTICIPANTS, p.id, "participant")
-            await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
-            await sml.wish_removed(ctx, net, uow, p)
-        await uow.commit()
-    return [str(p.id) for p in chosen]
+    answer, nothing is deleted and the request may be repeated.
+
+    The withdrawals are network calls, made before the unit of work that deletes: that one
+    holds the participants (``owned_many``, in id order) and deletes them only when their
+    publication is still the one read before the withdrawals. A card indexed meanwhile
+    (``request-pd-publish``, a change's reindexing) is recorded first, which makes the
+    deletion withdraw again; one indexed but not yet recorded is withdrawn by whoever asked
+    for it, who finds the participant gone (``directory_cards.withdraw_left``)."""
+    for _ in range(_DELETE_ATTEMPTS):
+        chosen = await _chosen(ctx, principal, org_id, ids)
+        for p in chosen:  # network calls, outside any unit of work
+            if p.directory.in_directory:
+                await net.directory.withdraw(p.environment, p.identifier_key)
+        async with ctx.uow() as uow:
+            await authorise(uow, principal, org_id, Role.ORGADMIN)
+            held = await owned_many(uow, PARTICIPANTS, org_id, ids, "participant")
+            if any(
+                held[p.id].directory.in_directory and not held[p.id].same_card(p) for p in chosen
+            ):
+                continue  # a card indexed since it was read: withdrawn first, then deleted
+            for p in held.values():  # in id order, as they were locked
+                await remove_owned(uow, PARTICIPANTS, p.id, "participant")
+                await net.smp.unpublish(uow, p.smp_ref, p.identifier_key)
+                await sml.wish_removed(ctx, net, uow, p)
+            await uow.commit()
+        return [str(p.id) for p in chosen]
+    raise ServiceUnavailable(
+        reason="the participants' business cards were published again while they were being deleted"
+    )
 
 
 async def supported(
@@ -336,4 +355,6 @@ async def request_publication(
             # a worker's retry in flight meanwhile records nothing after this
             await uow.repository(PARTICIPANTS).update(current.directory_asked(now, None, ()))
         await uow.commit()
+    # deleted meanwhile, maybe after the deletion withdrew the card: withdrawn again
+    await directory_cards.withdraw_left(ctx, net, [p for p in chosen if p.id not in held])
     return [str(p.id) for p in chosen]
