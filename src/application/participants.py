@@ -23,7 +23,7 @@ from fourcorner.application.scoped import InOrg, owned, owned_many, remove_owned
 from fourcorner.application.services_to_use import usable
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.catalogue import neutral
-from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound, ServiceUnavailable
+from fourcorner.domain.errors import Conflict, Detail, InvalidInput, NotFound
 from fourcorner.domain.fields import check_business_card
 from fourcorner.domain.network_services import AccessPoint, Environment, Smp
 from fourcorner.domain.participant import (
@@ -31,6 +31,7 @@ from fourcorner.domain.participant import (
     Participant,
     SupportedDocumentType,
 )
+from fourcorner.domain.refusals import ConcurrentChange
 from fourcorner.domain.roles import Role
 from fourcorner.domain.smp import SmpRegistration
 
@@ -298,8 +299,9 @@ async def delete_many(
                 await sml.wish_removed(ctx, net, uow, p)
             await uow.commit()
         return [str(p.id) for p in chosen]
-    raise ServiceUnavailable(
-        reason="the participants' business cards were published again while they were being deleted"
+    raise ConcurrentChange(
+        reason="(the participants' business cards were published again while they were being "
+        "deleted)"
     )
 
 

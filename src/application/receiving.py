@@ -394,6 +394,12 @@ async def _original(
         )
         if replay is None:
             return None
+        if replay.doc_instance_id != envelope.instance_identifier:
+            # ebMS MessageIds are unique: the sender reused one for another document, which
+            # is answered as the first was and not stored (its sender must send it anew)
+            telemetry.message_id_reused(
+                replay.org_id, inbound.sender_certificate_cn, inbound.message_id
+            )
         stored = await Artefacts(uow).first_of_type(replay.id, ArtefactType.TRANSACTION_RECEIPT)
     if stored is None:
         return None

@@ -14,7 +14,8 @@ level the log itself is written at. Event names:
 - ``as4.received`` / ``as4.refused``: an inbound AS4 message taken or refused (``ebms_code``,
   ``sender``, ``reason``); ``as4.deferred``: one answered 503 to be sent again later, as the
   revocation of its sender's certificate cannot be checked yet (``reason``: why, which the
-  sender is not told);
+  sender is not told); ``as4.message_id_reused``: another document under a MessageId taken
+  before, answered with the first one's receipt and not stored (``sender``, ``message_id``);
 - ``smp.lookup_failed``: the receiver's endpoint could not be found;
 - ``webhook.attempt`` / ``webhook.failed``: one webhook delivery attempt, and its cause when
   it failed.
@@ -120,6 +121,19 @@ def refused(org_id: Any, ebms_code: str, sender: str | None, reason: str) -> Non
         ebms_code=ebms_code,
         sender=sender,
         reason=reason,
+    )
+
+
+def message_id_reused(org_id: Any, sender: str, message_id: str) -> None:
+    """A sending access point sent another document under a MessageId it used before: it is
+    answered as the first was, and not stored."""
+    emit(
+        "as4.message_id_reused",
+        "AS4 MessageId reused for another document: answered as the first, not stored",
+        logging.WARNING,
+        org_id=str(org_id),
+        sender=sender,
+        message_id=message_id,
     )
 
 

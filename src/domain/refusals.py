@@ -139,12 +139,12 @@ class ConcurrentChange(ServiceUnavailable):
 
     code = "AT-1507"
     title = "A concurrent change conflicted"
-    reason: str = "a concurrent change conflicted with this one"
+    reason: str = "in the database"  # where, or how, they met
     retry_after: int = 1
 
     def message(self) -> str:
         return (
-            "A change made at the same time conflicted with this one in the database; "
+            f"A change made at the same time conflicted with this one {self.reason}; "
             f"try again in {self.retry_after} second{'s' if self.retry_after != 1 else ''}."
         )
 

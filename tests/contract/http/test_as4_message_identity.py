@@ -119,6 +119,30 @@ async def test_two_sending_access_points_with_one_message_id_are_two_messages(ap
     assert await service.received(ALICE) == []
 
 
+async def test_another_document_under_a_message_id_used_before_is_not_stored(api, caplog):
+    """ebMS MessageIds are unique: a sender that reuses one for another document is answered
+    with the first message's receipt, the new document is not stored, and the operator is
+    told (``as4.message_id_reused``, with the sender and the MessageId)."""
+    service = await Service(api).start()
+    sender, receiver = f"0088:{gln(631)}", f"0088:{gln(632)}"
+    await service.receives(BOB, receiver)
+    message_id = f"{uuid.uuid4()}@test"
+    first = await service.post(invoice(api, sender, receiver, message_id=message_id))
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="fourcorner.events"):
+        again = await service.post(invoice(api, sender, receiver, message_id=message_id))
+    assert again == first
+    assert len(await service.received(BOB)) == 1
+    told = [r for r in caplog.records if getattr(r, "event", "") == "as4.message_id_reused"]
+    assert len(told) == 1 and told[0].message_id == message_id, caplog.records
+    # the same message again (its receipt lost) is a replay, and tells nothing
+    caplog.clear()
+    msg = invoice(api, sender, receiver)
+    replayed = await service.post(msg)
+    assert await service.post(msg) == replayed
+    assert not [r for r in caplog.records if getattr(r, "event", "") == "as4.message_id_reused"]
+
+
 @pytest.mark.postgres
 async def test_one_message_twice_at_once_is_stored_once_on_postgres(start_api):
     """Round after round on PostgreSQL, a message arrives twice at the same moment: it is

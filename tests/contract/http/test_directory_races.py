@@ -144,7 +144,7 @@ async def test_a_card_published_while_its_participant_is_deleted_is_withdrawn_ag
     pid, full = await _published(api, org_id, 1111)
     publishing[0] = 3
     status, body = await api.call("POST", delete, as_=BOB, json={"ids": [pid]})
-    assert status == 503 and body["code"] == "AT-1500", body
+    assert status == 503 and body["code"] == "AT-1507", body
     assert "published again" in body["error"] and full in test.cards
     status, body = await api.call("POST", delete, as_=BOB, json={"ids": [pid]})
     assert status == 200 and full not in test.cards

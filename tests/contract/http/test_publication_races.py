@@ -9,13 +9,23 @@ no entry for a participant that is gone, and the document types the participant 
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
+from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 
+from fourcorner.adapters.pki.testpki import current_leaf_pem, load_test_pki
+from fourcorner.application import operator_setup
 from fourcorner.application.collections import SMP_REGISTRATIONS
+from fourcorner.domain.envelope import seat_spid
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.smp import SmpRegistration
+from fourcorner.entrypoints.container import resolve
 
 from .stored import record
 from .test_participants import ALICE, ap_certificate, gln, whitelabel
@@ -125,3 +135,70 @@ async def test_document_types_set_while_the_access_point_changes_are_what_the_sm
         if len(reg.services) != len(wanted):
             problems.append((n, len(wanted), len(reg.services)))
     assert not problems, f"(round, document types set, served by the SMP): {problems}"
+
+
+async def _shared(api: Any) -> dict[str, Any]:
+    """Alice's organisation, SHARED: it may use the operator's access points."""
+    org = await api.org(ALICE)
+    base = f"/orgs/{org['id']}"
+    contact = {"name": "B", "email": "b@example.com", "contactType": "BUSINESS"}
+    asked = {"contacts": [contact], "modeChangeRequest": "SHARED"}
+    status, body = await api.call("PUT", base, as_=ALICE, json=asked)
+    assert status == 200, body
+    status, body = await api.call(
+        "PUT", base, as_="root@example.com", superadmin=True, json={"organisationMode": "SHARED"}
+    )
+    assert status == 200, body
+    result: dict[str, Any] = org
+    return result
+
+
+@ON_POSTGRES
+async def test_document_types_set_while_a_start_renews_the_operators_certificate(
+    api: Any,
+) -> None:
+    """A process starting with a renewed certificate of the operator's access point
+    republishes the participants that access point serves (of any organisation), holding
+    each, while another organisation sets a participant's document types there (which holds
+    the participant): whichever comes first, the SMP serves the renewed certificate and the
+    document types just set."""
+    org = await _shared(api)
+    base = f"/orgs/{org['id']}"
+    _, aps = await api.call("GET", f"{base}/aps/alltouse?filter=environment:eq:TEST", as_=ALICE)
+    _, smps = await api.call("GET", f"{base}/smps/alltouse?filter=environment:eq:TEST", as_=ALICE)
+    [ap_id] = [a["id"] for a in aps["items"] if a["orgId"] != org["id"]]
+    smp_id = smps["items"][0]["id"]
+    p = await _participant(api, org["id"], ap_id, smp_id, 100)
+    path = f"{base}/participants/{p['id']}/supported_document_types"
+    entries = await _document_types(api, 2)
+    settings = api.container.settings()
+    ctx = await resolve(api.container.context)
+    net = await resolve(api.container.network)
+    pki = load_test_pki(Path(settings.data_dir) / "pki")
+    environments = api.container.operator_environments()
+    problems = []
+    for n in range(ROUNDS // 3):
+        renewed, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, settings.seat_id, days=30)
+        changed = [
+            attrs.evolve(e, ap_cert_pem=renewed, ap_key_pem=key)
+            if e.environment is Environment.TEST
+            else e
+            for e in environments
+        ]
+        (status, body), _ = await asyncio.gather(
+            api.call("PUT", path, as_=ALICE, json={"supportedDocumentTypes": entries[: 1 + n % 2]}),
+            operator_setup.ensure_operator(ctx, net, changed, seat_spid(settings.seat_id)),
+        )
+        assert status == 200, body
+        reg = await _registration(api, smp_id, p["participantIdentifier"])
+        assert reg is not None and reg.services, n
+        served = {e.certificate for s in reg.services for q in s.processes for e in q.endpoints}
+        if served != {base64.b64encode(_der(renewed)).decode()}:
+            problems.append((n, "an older certificate"))
+        if len(reg.services) != 1 + n % 2:
+            problems.append((n, f"{len(reg.services)} document types, not {1 + n % 2}"))
+    assert not problems, f"what the SMP serves after a round: {problems}"
+
+
+def _der(pem: str) -> bytes:
+    return x509.load_pem_x509_certificate(pem.encode()).public_bytes(Encoding.DER)

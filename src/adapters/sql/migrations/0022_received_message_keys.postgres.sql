@@ -8,7 +8,8 @@
 -- database); NULL for a record no AS4 message of a known sender brought. A message stored
 -- more than once before (under two organisations) keeps its key on its earliest record only;
 -- the others are never written again (a received document does not change). Written by
--- hand. Released: never edit, add a migration.
+-- hand. The index on "as4_message_id" (0004) served only the lookup by MessageId this key
+-- replaces, and goes. Released: never edit, add a migration.
 
 ALTER TABLE "transactions" ADD COLUMN "message_key" TEXT COLLATE "C";
 
@@ -33,3 +34,5 @@ WHERE "id" IN (
 );
 
 ALTER TABLE "transactions" ADD CONSTRAINT "transactions_message_key_key" UNIQUE ("message_key");
+
+DROP INDEX IF EXISTS "transactions_message_idx";

