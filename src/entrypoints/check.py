@@ -14,57 +14,23 @@ import sqlite3
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-import attrs
 import psycopg
-from cryptography import x509
 
 from fourcorner.adapters.auth.local import KEY_FILE
-from fourcorner.adapters.pki import load_test_pki
-from fourcorner.adapters.pki.certificates import inspect_certificate
+from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.sql import migrations
-from fourcorner.domain.errors import InvalidInput
-from fourcorner.entrypoints import operator, preflight
+from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
+from fourcorner.entrypoints import preflight, stored_secrets
+from fourcorner.entrypoints.check_certificates import certificates
+from fourcorner.entrypoints.check_report import FAIL, OK, WARN, Report
 from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
 from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.setting_values import PREFIX
-
-OK, WARN, FAIL = "ok", "warn", "FAIL"
-EXPIRY_WARNING = timedelta(days=30)
-
-
-@attrs.frozen
-class Finding:
-    level: str
-    subject: str
-    text: str
-
-
-class Report:
-    def __init__(self) -> None:
-        self.findings: list[Finding] = []
-
-    def add(self, level: str, subject: str, text: str) -> None:
-        self.findings.append(Finding(level, subject, text))
-
-    def lines(self) -> list[str]:
-        width = max((len(f.subject) for f in self.findings), default=0)
-        out = [f"{f.level:<4}  {f.subject:<{width}}  {f.text}" for f in self.findings]
-        counts = {level: sum(f.level == level for f in self.findings) for level in (OK, WARN)}
-        failed = sum(f.level == FAIL for f in self.findings)
-        verdict = "fix the FAIL lines" if failed else "ready"
-        out.append(
-            f"{counts[OK]} ok, {counts[WARN]} warning{'s' * (counts[WARN] != 1)}, "
-            f"{failed} failed: {verdict}"
-        )
-        return out
-
-    @property
-    def failed(self) -> bool:
-        return any(f.level == FAIL for f in self.findings)
+from fourcorner.entrypoints.stored_secrets import StoredSecret
 
 
 def run_check(
@@ -76,8 +42,9 @@ def run_check(
     settings = configuration(report, env)
     if settings is not None:
         data_dir(report, settings)
-        database(report, settings, timeout)
-        keys(report, settings)
+        listening(report, settings)
+        stored = database(report, settings, timeout)
+        keys(report, settings, stored)
         certificates(report, settings)
         public_url(report, settings, timeout)
     for line in report.lines():
@@ -144,43 +111,84 @@ def _versions_state(report: Report, where: str, applied: set[int], dialect: str)
         report.add(OK, "database", f"{where}: reachable, {len(applied)} migration(s) applied")
 
 
-def database(report: Report, settings: Settings, timeout: float) -> None:
+def listening(report: Report, settings: Settings) -> None:
+    """The server can listen on ``FOURCORNER_HOST:FOURCORNER_PORT`` (``preflight``'s own
+    socket, bound and closed again): a host that is no address of this machine fails, a port
+    another program listens on is a warning (it may be the running server)."""
+    where = f"{settings.host}:{settings.port}"
+    try:
+        preflight.listening_socket(settings).close()
+    except preflight.AddressInUse:
+        report.add(
+            WARN,
+            "listen",
+            f"{where} is in use by another program: the server's own, if it runs; else stop "
+            f"that program, or set {PREFIX}PORT to a free port",
+        )
+    except StartupError as e:
+        report.add(FAIL, "listen", str(e))
+    else:
+        report.add(OK, "listen", f"{where} is free to listen on")
+
+
+def database(report: Report, settings: Settings, timeout: float) -> StoredSecret | None:
+    """The database's migration state; returns a secret it holds (for ``keys``), if any."""
     kind = settings.storage_kind
     if kind == "memory":
         report.add(WARN, "database", "memory:// keeps nothing when the process stops")
-        return
+        return None
     if kind == "sqlite":
         path = Path(settings.sqlite_path)
         where = f"sqlite:///{path}"
         if not path.exists():
             report.add(WARN, "database", f"{where} does not exist yet; the server creates it")
-            return
+            return None
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout) as conn:
                 applied = _sqlite_versions(conn)
+                stored = _stored(report, applied, SQLITE, conn.execute)
         except sqlite3.Error as e:
             report.add(FAIL, "database", f"{where} cannot be read: {e}")
-            return
+            return None
         _versions_state(report, where, applied, "sqlite")
-        return
+        return stored
     where = f"postgresql://{preflight.database_address(settings.database)}"
     options = f"-c search_path={settings.database_schema}" if settings.database_schema else ""
     try:
         with psycopg.connect(
             settings.database, connect_timeout=max(1, int(timeout)), options=options
         ) as conn:
+            conn.read_only = True
             row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
             exists = bool(row and row[0])
             cursor = conn.execute("SELECT version FROM schema_migrations") if exists else None
             applied = {r[0] for r in cursor.fetchall()} if cursor else set()
+            stored = _stored(report, applied, POSTGRES, conn.execute)
     except psycopg.Error as e:
         report.add(
             FAIL,
             "database",
             f"{where} ({PREFIX}DATABASE_URL) cannot be used: {preflight.database_reason(e)}",
         )
-        return
+        return None
     _versions_state(report, where, applied, "postgres")
+    return stored
+
+
+def _stored(
+    report: Report,
+    applied: set[int],
+    dialect: Dialect,
+    execute: Callable[[str, Sequence[Any]], Any],
+) -> StoredSecret | None:
+    """A secret the database holds, read on its open connection (none before the tables)."""
+    if not applied:
+        return None
+    try:
+        return stored_secrets.first(lambda sql, params: execute(sql, params).fetchall(), dialect)
+    except (sqlite3.Error, psycopg.Error, ValueError) as e:
+        report.add(WARN, "stored secrets", f"not checked against the at-rest key: {e}")
+        return None
 
 
 def _sqlite_versions(conn: sqlite3.Connection) -> set[int]:
@@ -192,7 +200,9 @@ def _sqlite_versions(conn: sqlite3.Connection) -> set[int]:
     return {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
 
 
-def keys(report: Report, settings: Settings) -> None:
+def keys(report: Report, settings: Settings, stored: StoredSecret | None = None) -> None:
+    """The token key, the at-rest key, and whether that key opens ``stored`` (a secret the
+    database holds)."""
     if settings.auth_mode == "local":
         path = Path(settings.data_dir) / KEY_FILE
         if path.is_file():
@@ -201,94 +211,50 @@ def keys(report: Report, settings: Settings) -> None:
             report.add(WARN, "token key", f"{path} does not exist yet; the server creates it")
     else:
         report.add(OK, "token key", f"oidc: tokens of {settings.oidc_issuer}")
+    at_rest(report, settings, stored)
+
+
+def at_rest(report: Report, settings: Settings, stored: StoredSecret | None) -> None:
+    """The at-rest key, as the server loads it, and whether it opens ``stored``."""
     try:
         key_file = preflight.at_rest_key_file(settings)
     except StartupError as e:
         report.add(FAIL, "at-rest key", str(e))
         return
-    if key_file is None:
-        report.add(OK, "at-rest key", f"configured by {PREFIX}AT_REST_KEY")
-    elif key_file.exists():
-        report.add(OK, "at-rest key", f"{key_file}; back it up with the database")
-    else:
-        report.add(WARN, "at-rest key", f"{key_file} does not exist yet; the server creates it")
-
-
-def _name(cert: x509.Certificate) -> str:
-    return cert.subject.rfc4514_string()
-
-
-def certificates(report: Report, settings: Settings) -> None:
-    now = datetime.now(UTC)
-    if settings.trust_anchors_file:
-        try:
-            anchors = operator.trust_anchors(settings)
-        except ConfigError as e:
-            report.add(FAIL, "trust anchors", str(e))
-            return
+    if key_file is not None and not key_file.exists():
+        # the server makes a new key: fine for a new database, fatal for one with secrets
         report.add(
-            OK,
-            "trust anchors",
-            f"{settings.trust_anchors_file}: " + "; ".join(_name(c) for c in anchors),
-        )
-    else:
-        pki_dir = Path(settings.data_dir) / "pki"
-        if not pki_dir.is_dir():
-            report.add(
-                WARN,
-                "trust anchors",
-                f"none configured ({PREFIX}TRUST_ANCHORS_FILE) and no test PKI in {pki_dir} "
-                "yet; the server creates a test PKI that only peers trusting it accept",
+            *(WARN, "at-rest key", f"{key_file} does not exist yet; the server creates it")
+            if stored is None
+            else (
+                FAIL,
+                "at-rest key",
+                f"none: {key_file} does not exist and {PREFIX}AT_REST_KEY is unset, but the "
+                f"database holds secrets sealed under one ({stored.name}); a new key would "
+                f"open none of them: restore {key_file} from the backup, or set "
+                f"{PREFIX}AT_REST_KEY to the key in use",
             )
-            return
-        anchors = load_test_pki(pki_dir).trust_anchors
-        report.add(
-            WARN,
-            "trust anchors",
-            f"the test PKI in {pki_dir} ({_name(anchors[0])}): only peers that trust it "
-            f"accept this service; set {PREFIX}TRUST_ANCHORS_FILE for the network",
-        )
-    for anchor in anchors:
-        _validity(report, "trust anchors", anchor, now)
-    roots = [c for c in anchors if c.issuer == c.subject]
-    if not settings.operator_certs_dir and not (Path(settings.data_dir) / "pki").is_dir():
-        report.add(
-            WARN,
-            "certificates",
-            f"none configured ({PREFIX}OPERATOR_CERTS_DIR) and no test PKI yet: the server "
-            "creates test certificates that only peers trusting the test PKI accept",
         )
         return
-    try:
-        environments = operator.environments(settings)
-    except ConfigError as e:
-        report.add(FAIL, "certificates", str(e))
+    where = f"configured by {PREFIX}AT_REST_KEY" if key_file is None else str(key_file)
+    report.add(
+        OK, "at-rest key", where + ("" if key_file is None else "; back it up with the database")
+    )
+    if stored is None:
         return
-    for env in environments:
-        for role, cert, chain, key in (
-            ("AP", env.ap_cert_pem, env.ap_chain_pem, env.ap_key_pem),
-            ("SMP", env.smp_cert_pem, env.smp_chain_pem, env.smp_key_pem),
-        ):
-            subject = f"{env.environment.value} {role}"
-            try:
-                info = inspect_certificate(cert, chain, key, roots, now)
-            except InvalidInput as e:
-                why = "; ".join(d.problem for d in e.details())
-                report.add(FAIL, subject, f"certificate does not pass: {why}")
-                continue
-            text = (
-                f"{info.subject}: chains to the trust anchors, key matches, valid until "
-                f"{info.valid_until:%Y-%m-%d}"
-            )
-            soon = info.valid_until - now < EXPIRY_WARNING
-            report.add(WARN if soon else OK, subject, text + (" (renew it soon)" if soon else ""))
-
-
-def _validity(report: Report, subject: str, cert: x509.Certificate, now: datetime) -> None:
-    if cert.not_valid_after_utc < now:
-        report.add(FAIL, subject, f"{_name(cert)} expired on {cert.not_valid_after_utc:%Y-%m-%d}")
-    elif cert.not_valid_after_utc - now < EXPIRY_WARNING:
-        report.add(WARN, subject, f"{_name(cert)} expires on {cert.not_valid_after_utc:%Y-%m-%d}")
+    # the server's own loading: the configured key decoded, or the existing file read
+    problem = stored.problem(KeySealer.from_config(settings.at_rest_key, settings.data_dir))
+    report.add(
+        *(OK, "stored secrets", f"the at-rest key opens {stored.name}")
+        if problem is None
+        else (
+            FAIL,
+            "stored secrets",
+            f"{stored.name} does not open with the at-rest key {where} ({problem}); set "
+            f"{PREFIX}AT_REST_KEY (or {key_file or 'keys/at-rest.key'}) to the key that "
+            "sealed the database's secrets",
+        )
+    )
 
 
 def public_url(report: Report, settings: Settings, timeout: float) -> None:

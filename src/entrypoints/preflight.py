@@ -44,6 +44,10 @@ class StartupError(Exception):
         self.status = status
 
 
+class AddressInUse(StartupError):
+    """Another program listens on ``FOURCORNER_HOST:FOURCORNER_PORT``."""
+
+
 def data_dir(settings: Settings) -> Path:
     """The data dir, created when missing, and proven writable; for SQLite also the folder of
     the database file."""
@@ -75,16 +79,20 @@ def listening_socket(settings: Settings) -> socket.socket:
     where = f"{settings.host}:{settings.port}"
     try:
         return socket.create_server((settings.host, settings.port), backlog=1024)
-    except socket.gaierror:
-        raise StartupError(
-            f"{PREFIX}HOST={settings.host!r} is not a name or address of this machine; set it "
-            "to an address to listen on (127.0.0.1, 0.0.0.0)"
-        ) from None
     except OSError as e:
+        # a name that does not resolve: create_server raises the resolver's error (a negative
+        # EAI_* number) again as a plain OSError
+        if isinstance(e, socket.gaierror) or (e.errno or 0) < 0:
+            raise StartupError(
+                f"{PREFIX}HOST={settings.host!r} is not a name or address of this machine; "
+                "set it to an address to listen on (127.0.0.1, 0.0.0.0)"
+            ) from None
         if e.errno == errno.EADDRINUSE:
-            why = "the address is in use by another program"
-            do = f"stop that program, or set {PREFIX}PORT to a free port"
-        elif e.errno == errno.EACCES:
+            raise AddressInUse(
+                f"cannot listen on {where} ({PREFIX}HOST/PORT): the address is in use by "
+                f"another program; stop that program, or set {PREFIX}PORT to a free port"
+            ) from None
+        if e.errno == errno.EACCES:
             why = "permission denied"
             do = f"set {PREFIX}PORT to 1024 or above, or run with the right to bind low ports"
         elif e.errno == errno.EADDRNOTAVAIL:

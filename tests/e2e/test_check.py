@@ -32,7 +32,8 @@ def test_a_fresh_data_dir_gives_warnings_and_is_left_as_it_was(tmp_path):
     assert lines(proc.stdout, "FAIL") == []
     for subject in ("data dir", "database", "token key", "at-rest key", "trust anchors"):
         assert any(subject in line and " yet" in line for line in lines(proc.stdout, "warn"))
-    assert re.search(r"^1 ok, \d+ warnings, 0 failed: ready$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^ok\s+listen\s+127\.0\.0\.1:\d+ is free to listen on$", proc.stdout, re.M)
+    assert re.search(r"^2 ok, \d+ warnings, 0 failed: ready$", proc.stdout, re.M), proc.stdout
     assert not data.exists()  # it created nothing
 
 
@@ -52,6 +53,9 @@ def test_a_running_server_checks_out(tmp_path):
     assert "token key" in ok and "at-rest key" in ok
     (warned,) = [w for w in lines(proc.stdout, "warn") if "public URL" in w]
     assert "loopback" in warned
+    (listen,) = [w for w in lines(proc.stdout, "warn") if re.match(r"warn\s+listen", w)]
+    assert "in use by another program: the server's own, if it runs" in listen
+    assert re.search(r"^ok\s+stored secrets\s+the at-rest key opens the private key", ok, re.M)
 
 
 def _write_environment(folder: Path, root: Any, root_key: Any, *, ap_expired: bool) -> None:

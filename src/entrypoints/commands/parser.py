@@ -108,9 +108,10 @@ def parser() -> argparse.ArgumentParser:
     chk = command(
         "check",
         "verify the configuration, database, certificates and public URL",
-        "Verify the configuration, the data dir, the database (reachable, migrations), the "
-        "keys, the operator's certificates against the trust anchors, and the public URL; "
-        "print a report and exit non-zero when something is wrong. It changes nothing.",
+        "Verify the configuration, the data dir, the address to listen on, the database "
+        "(reachable, migrations), the keys (the at-rest key opens the stored secrets), the "
+        "operator's certificates against the trust anchors, and the public URL; print a "
+        "report and exit non-zero when something is wrong. It changes nothing.",
     )
     chk.add_argument(
         "--timeout",

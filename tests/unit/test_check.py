@@ -1,0 +1,161 @@
+"""``fourcorner check`` in process, on what ``serve`` refuses or fails on: operator certificate
+files that cannot be read (with or without trust anchors), a host this machine cannot listen
+on (and a port in use, a warning), and an at-rest key that does not open the secrets the
+database holds (or none where it holds some). The database is only read."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+import pg
+from fourcorner.application import operator_setup
+from fourcorner.domain.envelope import seat_spid
+from fourcorner.entrypoints.check import run_check
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, resolve
+
+KEY = base64.b64encode(bytes(range(32))).decode()
+OTHER_KEY = base64.b64encode(bytes(range(1, 33))).decode()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def check(data_dir: Path, **settings: str) -> tuple[int, list[str]]:
+    """The exit status and the lines of ``fourcorner check`` with ``settings`` (lower-case
+    names, as the configuration file writes them) on ``data_dir``."""
+    env = {"FOURCORNER_DATA_DIR": str(data_dir), "FOURCORNER_PORT": str(free_port())}
+    env |= {f"FOURCORNER_{k.upper()}": v for k, v in settings.items()}
+    lines: list[str] = []
+    status = run_check(lines.append, 0.5, env)
+    return status, lines
+
+
+def found(lines: list[str], level: str, subject: str, *says: str) -> str:
+    """The one line of ``level`` about ``subject``, checked to say each of ``says``."""
+    [line] = [x for x in lines if re.match(rf"{level}\s+{subject}\s", x)] or [
+        f"no {level} line on {subject} in {lines}"
+    ]
+    for text in says:
+        assert text in line, (text, line)
+    return line
+
+
+@pytest.mark.parametrize("folder", ["absent", "empty"])
+def test_operator_certificate_files_are_read_without_trust_anchors(
+    tmp_path: Path, folder: str
+) -> None:
+    certs = tmp_path / folder
+    if folder == "empty":
+        certs.mkdir()
+    status, lines = check(tmp_path / "var", operator_certs_dir=str(certs))
+    assert status == 1, lines
+    found(lines, "FAIL", "certificates", f"{certs / 'test' / 'ap.pem'} cannot be read")
+    assert lines[-1].endswith("failed: fix the FAIL lines")
+
+
+def test_a_host_this_machine_cannot_listen_on_fails(tmp_path: Path) -> None:
+    status, lines = check(tmp_path, host="999.1.1.1")
+    assert status == 1, lines
+    found(lines, "FAIL", "listen", "FOURCORNER_HOST='999.1.1.1' is not a name or address")
+    status, lines = check(tmp_path, host="127.0.0.1")
+    assert status == 0, lines
+    found(lines, "ok", "listen", "127.0.0.1:")
+
+
+def test_a_port_in_use_is_a_warning(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        status, lines = check(tmp_path, port=port)
+    assert status == 0, lines
+    found(lines, "warn", "listen", f"127.0.0.1:{port} is in use by another program")
+
+
+async def sealed_by(settings: Settings) -> None:
+    """What ``serve`` stores at start: the operator's certificates, their keys sealed."""
+    container = build_container(settings)
+    await container.init_resources()
+    try:
+        await operator_setup.ensure_operator(
+            await resolve(container.context),
+            await resolve(container.network),
+            container.operator_environments(),
+            seat_spid(settings.seat_id),
+        )
+    finally:
+        await container.shutdown_resources()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def test_the_at_rest_key_must_open_the_stored_secrets(tmp_path: Path) -> None:
+    data = tmp_path / "var"
+    database = f"sqlite:///{data / 'fourcorner.db'}"
+    await sealed_by(Settings(data_dir=data, database_url=database, at_rest_key=KEY))
+    before = digest(data / "fourcorner.db")
+
+    status, lines = check(data, database_url=database, at_rest_key=KEY)
+    assert status == 0, lines
+    found(lines, "ok", "stored secrets", "the at-rest key opens the private key of certificate")
+
+    status, lines = check(data, database_url=database, at_rest_key=OTHER_KEY)
+    assert status == 1, lines
+    found(lines, "FAIL", "stored secrets", "does not open", "sealed under another at-rest key")
+
+    # no key at all: the server would make a new one, which opens nothing stored
+    status, lines = check(data, database_url=database)
+    assert status == 1, lines
+    found(lines, "FAIL", "at-rest key", "does not exist", "restore", "FOURCORNER_AT_REST_KEY")
+    assert not (data / "keys" / "at-rest.key").exists()
+
+    # a key file of another key
+    (data / "keys").mkdir(exist_ok=True)
+    (data / "keys" / "at-rest.key").write_bytes(base64.b64decode(OTHER_KEY))
+    status, lines = check(data, database_url=database)
+    assert status == 1, lines
+    found(lines, "FAIL", "stored secrets", "does not open")
+    (data / "keys" / "at-rest.key").write_bytes(base64.b64decode(KEY))
+    assert check(data, database_url=database)[0] == 0
+
+    assert digest(data / "fourcorner.db") == before  # only read
+    # (a reader of a WAL database makes its -wal and -shm files, as the server has them)
+    kept = {p.name for p in data.iterdir()} - {"fourcorner.db-wal", "fourcorner.db-shm"}
+    assert kept == {"fourcorner.db", "keys", "pki"}
+
+
+@pytest.mark.postgres
+async def test_the_at_rest_key_must_open_the_secrets_of_a_postgres_schema(
+    tmp_path: Path,
+) -> None:
+    with pg.fresh_schema("fc_check") as schema:
+        env = {"database_url": pg.URL, "database_schema": schema}
+        await sealed_by(Settings(data_dir=tmp_path, at_rest_key=KEY, **env))
+        status, lines = check(tmp_path, at_rest_key=KEY, **env)
+        assert status == 0, lines
+        found(lines, "ok", "stored secrets", "opens the private key of certificate")
+        status, lines = check(tmp_path, at_rest_key=OTHER_KEY, **env)
+        assert status == 1, lines
+        found(lines, "FAIL", "stored secrets", "does not open")
+
+
+def test_a_fresh_data_dir_has_no_stored_secret_to_open(tmp_path: Path) -> None:
+    status, lines = check(tmp_path / "var")
+    assert status == 0, lines
+    found(lines, "warn", "at-rest key", "does not exist yet; the server creates it")
+    assert not any("stored secrets" in line for line in lines)
+    assert not (tmp_path / "var").exists()
+    assert os.listdir(tmp_path) == []
