@@ -291,7 +291,7 @@ class Settings:
         try:
             return setting_values.nameservers(self.dns_nameservers)
         except ValueError as e:
-            raise ValueError(f"FOURCORNER_DNS_NAMESERVERS: {e}") from None
+            raise ValueError(f"{PREFIX}DNS_NAMESERVERS: {e}") from None
 
     @property
     def proxy_networks(self) -> tuple[setting_values.Network, ...]:

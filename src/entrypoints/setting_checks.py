@@ -169,9 +169,9 @@ def problems(s: Settings) -> list[str]:
             f"{PREFIX}SML_ZONE_{env}={zone!r} is not a DNS name; use e.g. {SML_ZONE_EXAMPLE}",
         )
     try:
-        s.nameservers  # noqa: B018 - raises when malformed
+        s.nameservers  # noqa: B018 - raises when malformed, naming the setting
     except ValueError as e:
-        out.append(f"{PREFIX}DNS_NAMESERVERS={s.dns_nameservers!r}: {e}")
+        out.append(str(e))
     try:
         s.proxy_networks  # noqa: B018 - raises on an entry that is no address or network
     except ValueError as e:

@@ -45,7 +45,10 @@ def nameservers(text: str) -> tuple[tuple[str, int], ...]:
         try:
             address = str(ipaddress.ip_address(host))
         except ValueError:
-            raise ValueError(f"{item!r}: a DNS server is an IP address, not {host!r}") from None
+            raise ValueError(
+                f"{host!r} is not an IP address; name each DNS server by its address "
+                "(host[:port], comma-separated), as resolv.conf does"
+            ) from None
         if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
             raise ValueError(f"{item!r}: {port!r} is not a port number")
         out.append((address, int(port)))

@@ -158,6 +158,11 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
             {"smp_technical_contact": "ftp://ap.example/contact"},
             "FOURCORNER_SMP_TECHNICAL_CONTACT='ftp://ap.example/contact' is not a contact",
         ),
+        (  # the setting named once, then the entry that is wrong and what to do
+            {"dns_nameservers": "10.0.0.2, foo.example"},
+            "FOURCORNER_DNS_NAMESERVERS: 'foo.example' is not an IP address; name each DNS "
+            "server by its address",
+        ),
         (
             {"smp_technical_contact": "mailto:no address"},
             "FOURCORNER_SMP_TECHNICAL_CONTACT='mailto:no address' is not a contact an SMP",
@@ -169,6 +174,13 @@ def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, sa
         load(tmp_path, **env)
     assert str(e.value).startswith(says) and "\n" not in str(e.value)
     assert "pw" not in str(e.value)  # no password of a database URL is repeated
+
+
+def test_a_bad_dns_server_names_the_setting_once(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        load(tmp_path, dns_nameservers="foo.example")
+    assert str(e.value).count("FOURCORNER_DNS_NAMESERVERS") == 1, str(e.value)
+    assert str(e.value).count("foo.example") == 1, str(e.value)
 
 
 def test_a_bad_value_in_the_file_is_named_with_the_file(tmp_path):
