@@ -24,6 +24,7 @@ MAX_REVOCATION_GRACE = 30 * 86_400
 is not publishing, and a grace of any length would add past the last date there is."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SEAT_ID = re.compile(r"P[A-Z]{2}[0-9]{6}")
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110's token (a field name)
 SML_ZONE_EXAMPLE = "participant.sml.test.tech.peppol.org."
 
 
@@ -107,6 +108,11 @@ def problems(s: Settings) -> list[str]:
                 f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
                 "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
             )
+    need(
+        bool(_HEADER_NAME.fullmatch(s.webhook_hex_signature_header)),
+        f"{PREFIX}WEBHOOK_HEX_SIGNATURE_HEADER={s.webhook_hex_signature_header[:80]!r} is not "
+        "an HTTP header name; use letters, digits and -, e.g. x-webhook-sign",
+    )
     token = s.metrics_token
     need(
         not token

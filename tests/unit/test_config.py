@@ -158,6 +158,18 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
             {"smp_technical_contact": "ftp://ap.example/contact"},
             "FOURCORNER_SMP_TECHNICAL_CONTACT='ftp://ap.example/contact' is not a contact",
         ),
+        (
+            {"webhook_hex_signature_header": "bad header"},
+            "FOURCORNER_WEBHOOK_HEX_SIGNATURE_HEADER='bad header' is not an HTTP header name",
+        ),
+        (
+            {"webhook_hex_signature_header": ""},
+            "FOURCORNER_WEBHOOK_HEX_SIGNATURE_HEADER='' is not an HTTP header name",
+        ),
+        (
+            {"webhook_hex_signature_header": "x-sign:"},
+            "FOURCORNER_WEBHOOK_HEX_SIGNATURE_HEADER='x-sign:' is not an HTTP header name",
+        ),
         (  # the setting named once, then the entry that is wrong and what to do
             {"dns_nameservers": "10.0.0.2, foo.example"},
             "FOURCORNER_DNS_NAMESERVERS: 'foo.example' is not an IP address; name each DNS "
@@ -174,6 +186,11 @@ def test_a_bad_value_is_refused_in_one_line_naming_the_setting(tmp_path, env, sa
         load(tmp_path, **env)
     assert str(e.value).startswith(says) and "\n" not in str(e.value)
     assert "pw" not in str(e.value)  # no password of a database URL is repeated
+
+
+def test_a_header_name_of_any_token_character_is_taken(tmp_path):
+    name = "X-Sign_v2.1!#$%&'*+^`|~"
+    assert load(tmp_path, webhook_hex_signature_header=name).webhook_hex_signature_header == name
 
 
 def test_a_bad_dns_server_names_the_setting_once(tmp_path):
