@@ -73,15 +73,18 @@ def parser() -> argparse.ArgumentParser:
             "serve the API, SMP and AS4 endpoints (and the workers)",
             "Serve the HTTP API, the built-in SMP and the AS4 endpoint on "
             "FOURCORNER_HOST:FOURCORNER_PORT, applying pending migrations first; unless "
-            "FOURCORNER_WORKERS=false, the workers (webhook delivery, sending) run inside too.",
+            "FOURCORNER_WORKERS=false, the workers (webhook delivery, sending, the SML "
+            "registrations, the blob sweep, the directory's retries) run inside too.",
         )
     )
     db_wait(
         command(
             "worker",
-            "run the workers only (webhook delivery, sending)",
-            "Run the workers without the API: webhook delivery and sending documents to the "
-            "network. Any number of workers can share one database.",
+            "run the workers only (webhooks, sending, SML, blob sweep, directory retries)",
+            "Run the workers without the API: webhook delivery, sending documents to the "
+            "network, the SML registrations (our SMP and participants), the blob sweep "
+            "(stored files no record names, left by a crash) and asking the directory again "
+            "for business cards it did not take. Any number of workers can share one database.",
         )
     )
     db_wait(
@@ -107,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
     )
     chk = command(
         "check",
-        "verify the configuration, database, certificates and public URL",
+        "verify the configuration, address, database, keys, certificates and public URL",
         "Verify the configuration, the data dir, the address to listen on, the database "
         "(reachable, migrations), the keys (the at-rest key opens the stored secrets), the "
         "operator's certificates against the trust anchors, and the public URL; print a "
