@@ -275,7 +275,7 @@ class SendingWorker:
                 ap.environment,
             )
         except LookupFailed as e:
-            telemetry.lookup_failed(tx, str(e.problem), e.reason)
+            telemetry.lookup_failed(tx, e.problem.value, e.reason)
             await self._attempt_failed(tx, LOOKUP_FAILURES[e.problem], e.reason)
             return
         kept_key = message_key(tx.id)

@@ -44,10 +44,14 @@ def private_files(settings: Settings) -> None:
         log.warning(
             "files of the service were readable by other users: tightened to folders 0700, "
             "files 0600",
-            extra={"data_dir": str(data_dir), "tightened": len(done.changed)},
+            extra={
+                "event": "data_dir.tightened",
+                "data_dir": str(data_dir),
+                "tightened": len(done.changed),
+            },
         )
     for path, reason in done.failed:
         log.error(
             "cannot make a file private to the service's user",
-            extra={"path": str(path), "reason": reason},
+            extra={"event": "data_dir.tighten_failed", "path": str(path), "reason": reason},
         )

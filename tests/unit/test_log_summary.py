@@ -2,10 +2,13 @@
 
 import base64
 import json
+import logging
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from fourcorner.entrypoints.commands import serve
 from fourcorner.entrypoints.commands.serve import configuration_summary
 from fourcorner.entrypoints.config import Settings
 
@@ -40,3 +43,23 @@ def test_the_database_password_and_the_at_rest_key_never_appear(password: str, u
         assert summary["oidc_issuer"] == "https://idp.example" and summary["port"] == 8080
         assert "database_url" not in summary and "at_rest_key" not in summary
         assert "metrics_token" not in summary
+
+
+def test_the_start_line_logs_the_values_in_effect_not_the_empty_defaults(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="fourcorner"):
+        serve._started("worker", Settings(public_url="https://ap.example.com"))
+    [start] = [r for r in caplog.records if r.__dict__.get("event") == "service.start"]
+    summary = start.__dict__["configuration"]
+    assert summary["discovery"] == "fixed"  # the test PKI's one SMP
+    assert summary["ap_host"] == "https://ap.example.com/as4"
+    assert summary["blob_store"] == "filesystem"  # on SQLite
+    certs = configuration_summary(
+        Settings(operator_certs_dir="/etc/certs", database_url="postgresql://db/fc")
+    )
+    assert (certs["discovery"], certs["blob_store"]) == ("sml", "postgres")
+    chosen = Settings(
+        discovery="fixed", ap_host="https://as4.example.com/in", blob_store="postgres"
+    )
+    assert configuration_summary(chosen)["ap_host"] == "https://as4.example.com/in"

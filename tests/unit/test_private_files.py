@@ -158,6 +158,9 @@ def test_the_cli_tightens_an_old_data_dir_once_and_says_so(
     finally:
         os.umask(umask)
     assert "tightened to folders 0700, files 0600" in caplog.text
+    [said] = caplog.records  # with an event name of its own (the logger's is for libraries')
+    assert said.__dict__["event"] == "data_dir.tightened"
+    assert said.__dict__["tightened"] == 8  # the data dir, blobs/, blobs/ab/, keys/, 4 files
     found = tree(data)
     assert {n: oct(m) for n, m in found.items() if m & 0o077} == {"operator-notes.txt": "0o644"}
     # a private data dir is not walked again: nobody else can reach below it

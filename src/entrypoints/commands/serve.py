@@ -76,12 +76,19 @@ _SECRET = ("key", "secret", "password", "token")
 
 def configuration_summary(settings: Settings) -> dict[str, Any]:
     """The settings an operator needs to read in the log, without a secret: the database
-    URL as its address (no user, no password)."""
+    URL as its address (no user, no password), and the values in effect of settings whose
+    empty value means a default worked out from others (``discovery``, ``ap_host``,
+    ``blob_store``)."""
     summary: dict[str, Any] = {"database": database_location(settings), "url": settings.base_url}
     for name, value in attrs.asdict(settings).items():
         if name == "database_url" or any(word in name for word in _SECRET):
             continue
         summary[name] = str(value) if isinstance(value, Path) else value
+    summary |= {
+        "discovery": settings.discovery_mode,
+        "ap_host": settings.access_point_host,
+        "blob_store": settings.blob_kind,
+    }
     return summary
 
 

@@ -123,6 +123,7 @@ async def test_a_journey_logs_every_event_and_counts_it(start_api, aiohttp_serve
     assert all(r.cause for r in events(caplog, "send.failed"))
     (lookup,) = events(caplog, "smp.lookup_failed")
     assert lookup.transaction_id == unserved and lookup.receiver == j["nobody"] and lookup.reason
+    assert lookup.problem == "NOT_REGISTERED"  # the value, not the enum's repr
     outcomes = [r.outcome for r in events(caplog, "as4.sent") if r.transaction_id == sent]
     assert outcomes[-1] == "ok" and outcomes[0].startswith("TXE-")
     assert any(r.org_id == b["id"] for r in events(caplog, "as4.received"))
