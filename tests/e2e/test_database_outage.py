@@ -10,58 +10,18 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
 
 import pg
+from fourcorner.adapters.postgres.storage import PING_WAIT
+from tcp_proxy import Proxy
 
 from .test_serve import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 BIN = Path(sys.executable).parent / "fourcorner"
-
-
-class Proxy:
-    """Forwards TCP connections to PostgreSQL until ``cut``; ``restore`` listens again."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = free_port()
-        self.server: asyncio.Server | None = None
-        self.pipes: set[asyncio.StreamWriter] = set()
-
-    async def restore(self) -> None:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
-
-    async def cut(self) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-        for w in list(self.pipes):
-            w.close()
-        self.pipes.clear()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
-        except OSError:
-            writer.close()
-            return
-        self.pipes |= {writer, up_writer}
-
-        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            try:
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                dst.close()
-
-        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
 
 
 async def get(s: aiohttp.ClientSession, url: str, token: str) -> tuple[int, Any, float]:
@@ -72,12 +32,11 @@ async def get(s: aiohttp.ClientSession, url: str, token: str) -> tuple[int, Any,
 
 async def test_requests_answer_503_while_the_database_is_away_and_recover(tmp_path: Path) -> None:
     pg.require()
-    parts = urlsplit(pg.URL)
-    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxy = Proxy.before(pg.URL)
     await proxy.restore()
     with pg.fresh_schema("fc_outage") as schema:
         port = free_port()
-        url = pg.URL.replace(f"{parts.hostname}:{parts.port or 5432}", f"127.0.0.1:{proxy.port}")
+        url = proxy.url(pg.URL)
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("FOURCORNER_")},
             "FOURCORNER_DATA_DIR": str(tmp_path),
@@ -127,8 +86,11 @@ async def test_requests_answer_503_while_the_database_is_away_and_recover(tmp_pa
                 assert {status for status, _, _ in answers} == {503}
                 assert {body["code"] for _, body, _ in answers} == {"AT-1500"}
                 assert max(seconds for _, _, seconds in answers) < 15  # refused, not hung
-                status, _, _ = await get(s, base + "/readyz", token)
-                assert status == 503
+                # promptly, for a probe with a short timeout of its own, each time asked
+                for _ in range(3):
+                    status, body, seconds = await get(s, base + "/readyz", token)
+                    assert (status, body["code"]) == (503, "AT-1500")
+                    assert seconds < PING_WAIT + 1
                 await proxy.restore()
                 deadline = time.monotonic() + 30
                 while (await get(s, path, token))[0] != 200:

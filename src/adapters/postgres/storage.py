@@ -35,6 +35,11 @@ from fourcorner.domain.errors import ServiceUnavailable
 
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
+PING_WAIT = 2.0
+"""The longest ``ping`` (``GET /readyz``) waits for a connection of the pool, in seconds. Work
+waits up to the storage's ``timeout`` (10 s) for one; with the database gone, a readiness probe
+waited that long for its 503, where a probe with a shorter timeout of its own saw a timeout."""
+
 
 class PostgresStorage:
     """State in the PostgreSQL database at ``url`` (a libpq URL or conninfo string).
@@ -178,9 +183,11 @@ class PostgresStorage:
             raise translate(e) from e
 
     async def ping(self) -> None:
+        """``ServiceUnavailable`` when no connection of the pool answers: none came free (or
+        could be opened) within ``PING_WAIT`` seconds, or the one given failed."""
         pool = self.pool()
         try:
-            conn = await pool.getconn()
+            conn = await pool.getconn(timeout=min(PING_WAIT, self._timeout))
             try:
                 await conn.execute("SELECT 1")
             finally:
