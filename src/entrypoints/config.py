@@ -132,6 +132,8 @@ class Settings:
     database_schema: str = ""
     host: str = "127.0.0.1"
     port: int = 8080
+    # where `fourcorner worker` serves /healthz, /readyz and /metrics (on host); 0: nowhere
+    worker_port: int = 0
     public_url: str = ""
     auth_mode: str = "local"
     oidc_issuer: str = ""

@@ -7,10 +7,12 @@ The server, the CLI commands and the test fixtures all build their objects throu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import socket
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from aiohttp import web
 from dependency_injector import containers, providers
@@ -46,7 +48,7 @@ from fourcorner.domain.envelope import seat_spid
 from fourcorner.entrypoints import adapter_setup as setup
 from fourcorner.entrypoints import lease_checks, markers, operator
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.http import routes
+from fourcorner.entrypoints.http import handlers, routes, server
 from fourcorner.entrypoints.http.address_limit import AddressLimit, spool_share
 from fourcorner.entrypoints.http.app import build_app
 from fourcorner.entrypoints.http.auth import Authenticator
@@ -55,10 +57,11 @@ from fourcorner.entrypoints.http.converter import make_converter
 from fourcorner.entrypoints.http.metrics import Metrics
 from fourcorner.entrypoints.http.proxy import TrustedProxies
 from fourcorner.entrypoints.http.responses import ResponsePayloads
-from fourcorner.entrypoints.http.routing import dependencies
+from fourcorner.entrypoints.http.routing import Route, dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
 from fourcorner.entrypoints.http.validation_handlers import Checks
 from fourcorner.entrypoints.http.webhook_handlers import TriggerTurns
+from fourcorner.entrypoints.worker_loops import Worker, WorkerLoops
 
 
 class Container(containers.DeclarativeContainer):
@@ -297,6 +300,8 @@ class Container(containers.DeclarativeContainer):
     )
     # A transaction to send wakes the sending worker of this process, as ``delivery_wake``.
     sending_wake = sending_worker.provided.wake
+    # the worker loops this process runs, for GET /readyz
+    worker_loops = providers.Singleton(WorkerLoops)
     render_cache = providers.Singleton(RenderCache)
     metrics = providers.Singleton(Metrics, config.metrics_token)
     auth_throttle = providers.Singleton(
@@ -343,11 +348,7 @@ def build_container(settings: Settings | None = None, **overrides: Any) -> Conta
     return container
 
 
-class _Worker(Protocol):
-    async def run(self, stop: asyncio.Event) -> None: ...
-
-
-async def _workers(container: Container) -> list[_Worker]:
+async def _workers(container: Container) -> list[Worker]:
     """The three outbox workers (webhooks, sending, SML registrations), each woken by commits
     to its outbox (of any process that announces them: PostgreSQL), so they need not wait for
     their next poll; the blob sweep, which runs every ``FOURCORNER_BLOB_SWEEP_INTERVAL_SECONDS``;
@@ -399,15 +400,10 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     stop = asyncio.Event()
     running: list[asyncio.Task[None]] = []
     started = await _workers(container) if workers else []
-    provided = {
-        name: await resolve(markers.provider(container, name)) for name in dependencies(table)
-    }
-    app = container.app(provided=provided)
-    if inspect.isawaitable(app):
-        app = await app
+    app = await _app(container, table)
 
     async def start(_: web.Application) -> None:
-        running.extend(asyncio.create_task(w.run(stop)) for w in started)
+        running.extend(container.worker_loops().start(started, stop))
 
     async def close(_: web.Application) -> None:
         stop.set()
@@ -420,11 +416,41 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     return app
 
 
-async def run_workers(container: Container, stop: asyncio.Event) -> None:
-    """The workers alone (``fourcorner worker``), until ``stop`` is set."""
+async def _app(container: Container, table: list[Route], **kwargs: Any) -> web.Application:
+    """The container's app of the routes ``table``, their handlers' dependencies bound."""
+    provided = {
+        name: await resolve(markers.provider(container, name)) for name in dependencies(table)
+    }
+    app = container.app(routes=table, provided=provided, **kwargs)
+    return await app if inspect.isawaitable(app) else app
+
+
+async def worker_app(container: Container) -> web.Application:
+    """What ``fourcorner worker`` serves on ``FOURCORNER_WORKER_PORT``: ``/healthz``,
+    ``/readyz`` (the database, and this process's worker loops) and ``/metrics`` (with
+    ``FOURCORNER_METRICS_TOKEN`` as on ``serve``), behind ``serve``'s edge (``build_app``), and
+    nothing else (no API document). The resources are the worker's (``run_workers``)."""
+    table = list(handlers.WORKER_ROUTES)
+    markers.check_markers(container, table)
+    return await _app(container, table, document=False)
+
+
+async def run_workers(
+    container: Container, stop: asyncio.Event, sock: socket.socket | None = None
+) -> None:
+    """The workers alone (``fourcorner worker``), until ``stop`` is set; with ``sock`` (a
+    listening socket), ``worker_app`` is served on it while they run, with ``serve``'s bounds
+    of a connection (``FOURCORNER_HTTP_IDLE_SECONDS``, ``…_CONNECTIONS_PER_ADDRESS``)."""
     await settle(container.init_resources())
     try:
         await _ensure_smp(container)
-        await asyncio.gather(*(w.run(stop) for w in await _workers(container)))
+        workers = await _workers(container)
+        async with contextlib.AsyncExitStack() as serving:
+            if sock is not None:
+                # built before the loops start: its metrics count their first events
+                app = await worker_app(container)
+                edge = server.Edge.of(container.settings())
+                await serving.enter_async_context(server.listening(app, sock=sock, edge=edge))
+            await asyncio.gather(*container.worker_loops().start(workers, stop))
     finally:
         await settle(container.shutdown_resources())

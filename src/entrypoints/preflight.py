@@ -74,11 +74,14 @@ def _writable_folder(folder: Path, name: str) -> None:
         ) from None
 
 
-def listening_socket(settings: Settings) -> socket.socket:
-    """The server's socket on ``FOURCORNER_HOST:FOURCORNER_PORT``, bound and listening."""
-    where = f"{settings.host}:{settings.port}"
+def listening_socket(settings: Settings, setting: str = "port") -> socket.socket:
+    """A socket on ``FOURCORNER_HOST`` and the port of ``setting`` (``port``: the server's;
+    ``worker_port``: the worker's probes and metrics), bound and listening."""
+    port: int = getattr(settings, setting)
+    where, named = f"{settings.host}:{port}", f"{PREFIX}{setting.upper()}"
+    both = f"{PREFIX}HOST/{setting.upper()}"
     try:
-        return socket.create_server((settings.host, settings.port), backlog=1024)
+        return socket.create_server((settings.host, port), backlog=1024)
     except OSError as e:
         # a name that does not resolve: create_server raises the resolver's error (a negative
         # EAI_* number) again as a plain OSError
@@ -89,18 +92,18 @@ def listening_socket(settings: Settings) -> socket.socket:
             ) from None
         if e.errno == errno.EADDRINUSE:
             raise AddressInUse(
-                f"cannot listen on {where} ({PREFIX}HOST/PORT): the address is in use by "
-                f"another program; stop that program, or set {PREFIX}PORT to a free port"
+                f"cannot listen on {where} ({both}): the address is in use by another "
+                f"program; stop that program, or set {named} to a free port"
             ) from None
         if e.errno == errno.EACCES:
             why = "permission denied"
-            do = f"set {PREFIX}PORT to 1024 or above, or run with the right to bind low ports"
+            do = f"set {named} to 1024 or above, or run with the right to bind low ports"
         elif e.errno == errno.EADDRNOTAVAIL:
             why = "the address is not one of this machine's"
             do = f"set {PREFIX}HOST to an address of this machine (127.0.0.1, 0.0.0.0)"
         else:
-            why, do = (e.strerror or str(e)).lower(), f"check {PREFIX}HOST and {PREFIX}PORT"
-        raise StartupError(f"cannot listen on {where} ({PREFIX}HOST/PORT): {why}; {do}") from None
+            why, do = (e.strerror or str(e)).lower(), f"check {PREFIX}HOST and {named}"
+        raise StartupError(f"cannot listen on {where} ({both}): {why}; {do}") from None
 
 
 def database_address(url: str) -> str:

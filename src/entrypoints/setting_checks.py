@@ -86,6 +86,10 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}PORT={s.port} is not a TCP port; use 1 to 65535",
     )
     need(
+        0 <= s.worker_port < 65536,
+        f"{PREFIX}WORKER_PORT={s.worker_port} is not a TCP port; use 1 to 65535, or 0 for none",
+    )
+    need(
         s.log_level.lower() in LOG_LEVELS,
         f"{PREFIX}LOG_LEVEL={s.log_level!r} is not a log level; use one of "
         + ", ".join(LOG_LEVELS),

@@ -52,13 +52,15 @@ def refused(proc: subprocess.CompletedProcess[str], status: int, *says: str) -> 
     return errors[0]
 
 
-def test_a_port_in_use_is_named_with_the_setting(tmp_path):
+@pytest.mark.parametrize(("command", "setting"), [("serve", "port"), ("worker", "worker_port")])
+def test_a_port_in_use_is_named_with_the_setting(tmp_path, command, setting):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = run(tmp_path, "serve", port=str(port))
-    refused(proc, 1, f"cannot listen on 127.0.0.1:{port}", "in use", "FOURCORNER_PORT")
+        proc = run(tmp_path, command, **{setting: str(port)})
+    named = f"FOURCORNER_{setting.upper()}"
+    refused(proc, 1, f"cannot listen on 127.0.0.1:{port}", "in use", f"set {named} to a free")
 
 
 def test_an_unreachable_database_is_waited_for_with_progress_then_named_with_the_reason(

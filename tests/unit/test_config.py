@@ -118,6 +118,10 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
         ({"port": "abc"}, "FOURCORNER_PORT='abc' is not a whole number"),
         ({"port": "8080.5"}, "FOURCORNER_PORT='8080.5' is not a whole number"),
         ({"port": "70000"}, "FOURCORNER_PORT=70000 is not a TCP port; use 1 to 65535"),
+        (
+            {"worker_port": "-1"},
+            "FOURCORNER_WORKER_PORT=-1 is not a TCP port; use 1 to 65535, or 0",
+        ),
         ({"log_level": "loud"}, "FOURCORNER_LOG_LEVEL='loud' is not a log level; use one of"),
         ({"workers": "maybe"}, "FOURCORNER_WORKERS='maybe' is not true or false"),
         ({"webhook_timeout": "nan"}, "FOURCORNER_WEBHOOK_TIMEOUT='nan' is not a finite number"),

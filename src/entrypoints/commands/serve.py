@@ -56,12 +56,7 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
             # app frozen), before the first request
             uvloop.run(
                 server.serve(
-                    app,
-                    sock=sock,
-                    hsts=settings.https,
-                    idle=settings.http_idle_seconds,
-                    per_address=settings.http_connections_per_address,
-                    before_serving=settle_heap,
+                    app, sock=sock, edge=server.Edge.of(settings), before_serving=settle_heap
                 )
             )
         finally:
@@ -135,22 +130,29 @@ def worker(settings: Settings, db_wait: float = DB_WAIT) -> None:
 
     preflight.data_dir(settings)
     _materials(settings)
-    preflight.wait_for_database(settings, db_wait, say)
-    container = build_container(settings)
-    settle_heap()
+    # the probes' and metrics' port, when it has one: taken before the wait for the database,
+    # as serve's, so that a port in use stops the worker at once
+    sock = preflight.listening_socket(settings, "worker_port") if settings.worker_port else None
+    try:
+        preflight.wait_for_database(settings, db_wait, say)
+        container = build_container(settings)
+        settle_heap()
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        _started("worker", settings)
-        try:
-            await run_workers(container, stop)
-        finally:
-            _stopped("worker")
+        async def main() -> None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            _started("worker", settings)
+            try:
+                await run_workers(container, stop, sock)
+            finally:
+                _stopped("worker")
 
-    # uvloop's event loop: the workers are mostly event-loop work (a webhook delivery is an
-    # HTTP exchange and a share of a few database round trips), which it does with about 40 %
-    # fewer instructions per psycopg round trip and 14 % fewer per aiohttp request
-    uvloop.run(main())
+        # uvloop's event loop: the workers are mostly event-loop work (a webhook delivery is an
+        # HTTP exchange and a share of a few database round trips), which it does with about
+        # 40 % fewer instructions per psycopg round trip and 14 % fewer per aiohttp request
+        uvloop.run(main())
+    finally:
+        if sock is not None:
+            sock.close()

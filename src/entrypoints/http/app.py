@@ -275,6 +275,7 @@ def build_app(
     lingering: Linger = BOUNDS,
     pace: Pace = PACE_BOUNDS,
     proxies: TrustedProxies | None = None,
+    document: bool = True,
 ) -> web.Application:
     """``provided``: the container's objects that the handlers name (``routing.dependencies``);
     ``hsts``: the public URL is https (``Strict-Transport-Security`` on every answer);
@@ -282,7 +283,7 @@ def build_app(
     left unread (``lingering``; the app's ``LINGER``); ``pace``: how slowly a body read with
     bounds of time may arrive (``spooling.Pace``; the app's ``PACE``); ``proxies``: the reverse
     proxies whose forwarding headers name the client (``proxy``; the app's ``PROXIES``), none
-    by default."""
+    by default; ``document``: serve the routes' OpenAPI document at ``/openapi.json``."""
     table = list(routes)
     router = _Router()
     with warnings.catch_warnings():  # aiohttp calls passing a router deprecated
@@ -292,12 +293,14 @@ def build_app(
     app[PACE] = pace
     app[PROXIES] = proxies if proxies is not None else TrustedProxies()
     wrap = wrapper(max_body, metrics, hsts=hsts)
-    spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
+    by_path: dict[str, dict[str, Handler]] = {}
+    if document:
+        spec = dumps(openapi.document(table, title=title, version=version, converter=converter))
 
-    async def openapi_json(request: web.Request) -> web.Response:
-        return web.Response(body=spec, content_type="application/json")
+        async def openapi_json(request: web.Request) -> web.Response:
+            return web.Response(body=spec, content_type="application/json")
 
-    by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": openapi_json}}
+        by_path["/openapi.json"] = {"GET": openapi_json}
     gets = {route.path: route for route in table if route.method == "GET"}
     for route in table:
         current = gets.get(route.reads or route.path) if route.method == "PUT" else None

@@ -23,11 +23,13 @@ from fourcorner.application.organisations import CreateOrganisation, UpdateOrgan
 from fourcorner.application.storage import Page, Storage
 from fourcorner.application.users import UpdateUser
 from fourcorner.domain.certificates import CertificateEnvironment
+from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.roles import Role
 from fourcorner.entrypoints.http import docs, metrics, responses
 from fourcorner.entrypoints.http.rendering import Answer, ListReply, Text
 from fourcorner.entrypoints.http.responses import Membership, OrganisationCertificate
 from fourcorner.entrypoints.http.routing import Reply, Req, Route, sorted_list
+from fourcorner.entrypoints.worker_loops import WorkerLoops
 
 
 @attrs.frozen
@@ -73,8 +75,14 @@ async def healthz(req: Req) -> Reply:
     return Reply(200, {"status": "ok"})
 
 
-async def readyz(req: Req, storage: Storage = Provide["storage"]) -> Reply:
+async def readyz(
+    req: Req, storage: Storage = Provide["storage"], loops: WorkerLoops = Provide["worker_loops"]
+) -> Reply:
+    """Ready: the database answers (within ``PING_WAIT`` on PostgreSQL), and none of the
+    process's worker loops has ended (``worker_loops``)."""
     await storage.ping()
+    if loops.ended():
+        raise ServiceUnavailable(reason="a worker loop of this process has ended (see its log)")
     return Reply(200, {"status": "ready"})
 
 
@@ -203,7 +211,7 @@ ROUTES = (
         "GET",
         "/readyz",
         readyz,
-        "The database is reachable.",
+        "The database is reachable, and the process's worker loops run.",
         None,
         "health",
         response=responses.STATUS,
@@ -312,3 +320,6 @@ ROUTES = (
         errors=("AT-1093",),
     ),
 )
+
+# what ``fourcorner worker`` serves on FOURCORNER_WORKER_PORT (``container.worker_app``)
+WORKER_ROUTES = tuple(r for r in ROUTES if r.path in ("/healthz", "/readyz", "/metrics"))

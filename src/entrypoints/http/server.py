@@ -6,25 +6,28 @@ bytes of the offending line (of a bearer token, say), with ``Server: Python/3.x 
 and an error log line with a traceback holding the same bytes. aiohttp offers no hook for this
 (aio-libs/aiohttp#3287), so the runner here builds its server with ``GuardedRequestHandler``,
 which answers those requests in the API's error shape with the service's headers and logs
-what went wrong without the request's bytes. ``serve`` runs an app with it until SIGINT or
-SIGTERM.
+what went wrong without the request's bytes. ``listening`` serves an app with it while a block
+runs; ``serve`` until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
+import attrs
 from aiohttp import web
 from aiohttp.web_request import BaseRequest
 from multidict import CIMultiDict
 
 from fourcorner.domain import errors
+from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http.app import error_response, secure
 from fourcorner.entrypoints.http.connections import ConnectionLimit
 from fourcorner.entrypoints.http.proxy import PROXIES, TrustedProxies
@@ -170,39 +173,70 @@ class GuardedAppRunner(web.AppRunner):
         )
 
 
-async def serve(
-    app: web.Application | Awaitable[web.Application],
+@attrs.frozen
+class Edge:
+    """How a listener holds its connections. ``hsts``: the public URL is https (every answer
+    says so); ``idle``: the seconds a connection may wait for a request's head, the first or
+    the next one (a head begun and not ended included), before it is closed (aiohttp's
+    keep-alive timeout, which its server alone sets at an hour); ``per_address``: the most
+    connections one client address may have open at once (``ConnectionLimit``; 0: no limit)."""
+
+    hsts: bool = False
+    idle: float = IDLE_SECONDS
+    per_address: int = 0
+
+    @classmethod
+    def of(cls, settings: Settings) -> Edge:
+        """``FOURCORNER_HTTP_IDLE_SECONDS`` and ``…_CONNECTIONS_PER_ADDRESS``: ``serve``'s,
+        and the worker's port's (``FOURCORNER_WORKER_PORT``)."""
+        return cls(
+            settings.https, settings.http_idle_seconds, settings.http_connections_per_address
+        )
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    app: web.Application,
     *,
     sock: socket.socket,
-    hsts: bool = False,
-    idle: float = IDLE_SECONDS,
-    per_address: int = 0,
+    edge: Edge = Edge(),
     before_serving: Callable[[], object] | None = None,
-) -> None:
-    """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
-    down gracefully. ``idle``: the seconds a connection may wait for a request's head, the
-    first or the next one (a head begun and not ended included), before it is closed (aiohttp's
-    keep-alive timeout, which its server alone sets at an hour). ``before_serving`` runs once
-    the app is built and started up, just before the first request is taken (``fourcorner
-    serve`` settles its heap there). ``per_address``: the most connections one client address
-    may have open at once (``ConnectionLimit``; 0: no limit)."""
-    application = app if isinstance(app, web.Application) else await app
+) -> AsyncIterator[None]:
+    """``app`` served on the listening socket ``sock`` while the block runs, its connections
+    held as ``edge`` says, then shut down gracefully (its ``on_cleanup`` run).
+    ``before_serving`` runs once the app is started up, just before the first request is
+    taken."""
     runner = GuardedAppRunner(
-        application,
-        hsts=hsts,
-        per_address=per_address,
+        app,
+        hsts=edge.hsts,
+        per_address=edge.per_address,
         access_log=None,
-        keepalive_timeout=idle,
+        keepalive_timeout=edge.idle,
     )
     await runner.setup()
     try:
         if before_serving is not None:
             before_serving()
         await web.SockSite(runner, sock).start()
+        yield
+    finally:
+        await runner.cleanup()
+
+
+async def serve(
+    app: web.Application | Awaitable[web.Application],
+    *,
+    sock: socket.socket,
+    edge: Edge = Edge(),
+    before_serving: Callable[[], object] | None = None,
+) -> None:
+    """Serve ``app`` on the listening socket ``sock`` until SIGINT or SIGTERM, then shut it
+    down gracefully (``listening``, whose arguments these are). ``fourcorner serve`` settles
+    its heap in ``before_serving``, once the app is built and started up."""
+    application = app if isinstance(app, web.Application) else await app
+    async with listening(application, sock=sock, edge=edge, before_serving=before_serving):
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
-    finally:
-        await runner.cleanup()
