@@ -101,3 +101,11 @@ def one_of(collection: Collection[Any], field: str, values: Sequence[Any]) -> Co
     spec = collection.columns[field]
     stored = tuple(filtering.storable(v) for v in values)
     return Condition(spec, filtering.Op.IN, stored, "|".join(str(v) for v in stored))
+
+
+def none_of(collection: Collection[Any], field: str, values: Sequence[Any]) -> Condition:
+    """``field`` holds none of ``values`` (or nothing), set by the service: one condition, one
+    parameter in SQL, however many values (``Op.NOT_IN``)."""
+    spec = collection.columns[field]
+    stored = tuple(filtering.storable(v) for v in values)
+    return Condition(spec, filtering.Op.NOT_IN, stored, "|".join(str(v) for v in stored))

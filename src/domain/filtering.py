@@ -4,6 +4,8 @@ Fields are declared per resource (``FieldSpec``), each with a type that fixes wh
 apply and how the value is read. ``in`` takes values joined by ``|``. The literal ``null``
 compares a nullable field with "no value" (``eq`` and ``ne`` only). ``contains`` is a
 case-sensitive substring test on string fields; free-text ``search`` is the case-insensitive one.
+The service's own conditions may also be ``notIn`` (``Op.NOT_IN``: no value, or none of the
+values: where ``in`` does not hold), which the parser refuses as any unknown operator.
 
 A datetime compares at the precision the interface shows it (``FieldSpec.shown`` fraction
 digits: milliseconds, unless a record shows more): the record's value is cut to that precision
@@ -54,15 +56,19 @@ class Op(enum.Enum):
     GTE = "gte"
     IN = "in"
     CONTAINS = "contains"
+    # the service's own: none of the values (the negation of ``in``), which no client writes
+    NOT_IN = "notIn"
 
 
 _ORDERED = frozenset({Op.LT, Op.LTE, Op.GT, Op.GTE})
+#: the operators of the client's filter language (``NOT_IN`` is the service's alone)
+CLIENT_OPS = frozenset(Op) - {Op.NOT_IN}
 OPS_BY_TYPE: Mapping[FieldType, frozenset[Op]] = {
-    FieldType.STRING: frozenset(Op),
+    FieldType.STRING: CLIENT_OPS,
     FieldType.ENUM: frozenset({Op.EQ, Op.NE, Op.IN}),
     FieldType.BOOL: frozenset({Op.EQ, Op.NE}),
-    FieldType.INT: frozenset(Op) - {Op.CONTAINS},
-    FieldType.DATETIME: frozenset(Op) - {Op.CONTAINS},
+    FieldType.INT: CLIENT_OPS - {Op.CONTAINS},
+    FieldType.DATETIME: CLIENT_OPS - {Op.CONTAINS},
     FieldType.UUID: frozenset({Op.EQ, Op.NE, Op.IN}),
 }
 
@@ -208,6 +214,9 @@ def evaluate(op: Op, actual: Scalar, target: Scalar | tuple[Scalar, ...]) -> boo
     if op is Op.IN:
         assert isinstance(target, tuple)
         return actual is not None and actual in target
+    if op is Op.NOT_IN:  # exactly where ``in`` does not hold: NULL is none of the values
+        assert isinstance(target, tuple)
+        return actual is None or actual not in target
     if actual is None or target is None:
         return False
     if op is Op.CONTAINS:
@@ -235,13 +244,12 @@ def parse(expression: str, fields: Mapping[str, FieldSpec]) -> Condition:
         raise InvalidFilter(
             expression=expression, reason=f"unknown field {name!r}; fields: {known}"
         )
-    try:
-        op = Op(op_text)
-    except ValueError:
-        ops = " ".join(o.value for o in Op)
+    op = next((o for o in CLIENT_OPS if o.value == op_text), None)
+    if op is None:
+        ops = " ".join(o.value for o in Op if o in CLIENT_OPS)
         raise InvalidFilter(
             expression=expression, reason=f"unknown operator {op_text!r}; operators: {ops}"
-        ) from None
+        )
     if op not in OPS_BY_TYPE[spec.type]:
         raise InvalidFilter(
             expression=expression,

@@ -360,13 +360,16 @@ def _conditions_on(spec: FieldSpec, items: Sequence[Any]) -> st.SearchStrategy[C
         seen += [_shown(v) for v in seen]
     # Mostly values the records hold, so that conditions select some records and not others.
     value = _mostly(st.sampled_from(seen), _fresh(spec)) if seen else _fresh(spec)
-    ops = sorted(OPS_BY_TYPE[spec.type], key=lambda o: o.value)
+    # a client's operators, and the service's own ``notIn`` (of any number of values)
+    ops = sorted(OPS_BY_TYPE[spec.type] | {Op.NOT_IN}, key=lambda o: o.value)
     # a client's condition on a datetime compares at the shown precision (Condition.digits)
     digits = st.sampled_from((None, 3, 0)) if spec.type is FieldType.DATETIME else st.none()
 
     def condition(op: Op) -> st.SearchStrategy[Condition]:
         if op is Op.IN:
             values: st.SearchStrategy[Any] = st.lists(value, min_size=1, max_size=3).map(tuple)
+        elif op is Op.NOT_IN:
+            values = st.lists(value | st.none(), max_size=4).map(tuple)
         elif op in (Op.EQ, Op.NE):
             values = value | st.none()
         elif op is Op.CONTAINS:

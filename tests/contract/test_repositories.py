@@ -5,17 +5,29 @@ pass through to the store."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import attrs
+import pytest
 
-from fourcorner.application.repositories import ApiKeys, Members, Organisations, Transactions
+from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
+from fourcorner.adapters.sql.table import Table
+from fourcorner.application.collections import DELIVERIES
+from fourcorner.application.repositories import (
+    ApiKeys,
+    Deliveries,
+    Members,
+    Organisations,
+    Transactions,
+)
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.transaction import Direction, Transaction
+from fourcorner.domain.webhook import Delivery
 from fourcorner.entrypoints.http.examples import TRANSACTION
 
-from .test_storage import ORG_A, ORG_B, api_key, member, org
+from .test_storage import ORG_A, ORG_B, T0, api_key, member, org
 
 if TYPE_CHECKING:
     from conftest import StorageUnderTest
@@ -136,3 +148,43 @@ async def test_a_replay_is_found_by_message_access_point_sender_and_receiver(
         assert await found("m-1@test", AP_1, "POP000003", "9925:be0123abc") is None
         assert await found("m-1@test", AP_1, "POP000001", "9925:be0555abc") is None
         assert await found("m-3@test", AP_1, "POP000001", "9925:be0123abc") is None
+
+
+HELD = 1300  # webhooks a delivery worker's claim may leave out: held back, and at full places
+
+
+async def test_a_claim_of_due_deliveries_leaves_out_any_number_of_webhooks(
+    store: StorageUnderTest,
+) -> None:
+    """``claim_due`` leaves out the deliveries of the webhooks it is given, as many as a worker
+    may name (those of its full endpoints and hosts, and those it holds back), and claims the
+    others; none named: every due one."""
+    hooks = [uuid.uuid4() for _ in range(6)]
+    made = [
+        Delivery(uuid.uuid4(), uuid.uuid4(), hook, ORG_A, T0 + timedelta(seconds=n), T0)
+        for n, hook in enumerate(hooks)
+    ]
+    async with store.unit_of_work() as uow:
+        await Deliveries(uow).add_many(made)
+        await uow.commit()
+    skipped = [*hooks[1::2], *(uuid.uuid4() for _ in range(HELD))]
+    now = T0 + timedelta(minutes=1)
+    async with store.unit_of_work() as uow:
+        got = await Deliveries(uow).claim_due(now, 10, skip_webhooks=[str(h) for h in skipped])
+        assert got == made[0::2]
+    async with store.unit_of_work() as uow:
+        assert await Deliveries(uow).claim_due(now, 10) == made
+
+
+@pytest.mark.parametrize("dialect", [SQLITE, POSTGRES], ids=["sqlite", "postgres"])
+def test_the_webhooks_a_claim_leaves_out_are_one_parameter(dialect: Dialect) -> None:
+    """However many webhooks a claim leaves out, its statement is the same text, with one
+    parameter for them all: one plan, not one per count of webhooks (nor 1,300 parameters)."""
+    table = Table(DELIVERIES, dialect)
+    shapes = set()
+    for count in (1, 2, HELD):
+        due = Deliveries.due(T0, 10, [uuid.uuid4() for _ in range(count)])
+        statement = table.claim(due)
+        shapes.add(statement.sql)
+        assert len(statement.params) == 5  # status, due time, lease, the webhooks, the limit
+    assert len(shapes) == 1

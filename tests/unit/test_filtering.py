@@ -103,6 +103,26 @@ def test_in_equals_the_union_of_its_eqs(recs, field, data):
     ]
 
 
+@given(records, st.sampled_from(["name", "mode", "count", "at"]), st.data())
+def test_not_in_is_the_complement_of_in(recs, field, data):
+    """The service's ``notIn``: exactly the records ``in`` leaves out, those with no value
+    among them."""
+    gen = value_text(field).filter(lambda v: v != "null")
+    values = data.draw(st.lists(gen, min_size=1, max_size=4))
+    in_cond = filtering.parse(f"{field}:in:{'|'.join(values)}", FIELDS)
+    not_in = attrs.evolve(in_cond, op=Op.NOT_IN)
+    for r in recs:
+        assert in_cond.matches(r) != not_in.matches(r)
+
+
+def test_no_client_operator_is_the_services_own():
+    assert Op.NOT_IN not in filtering.CLIENT_OPS
+    assert all(Op.NOT_IN not in ops for ops in filtering.OPS_BY_TYPE.values())
+    with pytest.raises(InvalidFilter) as e:
+        filtering.parse("name:nope:x", FIELDS)
+    assert "notIn" not in e.value.message()  # nor named among the operators
+
+
 @given(records, expressions())
 def test_ne_is_the_complement_of_eq(recs, expr):
     field, op, value = expr.split(":", 2)
@@ -119,6 +139,7 @@ def test_ne_is_the_complement_of_eq(recs, expr):
     [
         ("nope:eq:1", "unknown field 'nope'"),
         ("name:like:x", "unknown operator 'like'"),
+        ("name:notIn:x", "unknown operator 'notIn'"),  # the service's own, not a client's
         ("count:eq:ten", "count is an integer"),
         ("active:eq:yes", "boolean"),
         ("mode:eq:D", "one of A, B, C"),

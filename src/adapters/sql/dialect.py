@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 import attrs
 
 from fourcorner.domain.filtering import FieldType
@@ -51,6 +54,21 @@ class Dialect:
 
     def param_list(self, count: int) -> str:
         return ", ".join([self.param] * count)
+
+    def none_of(self, column: str, element: str) -> str:
+        """``column`` holds no value or none of the values of one parameter (``values``), of
+        the PostgreSQL type ``element``: one statement text however many values there are."""
+        if self.name == "postgres":
+            return f"{column} IS NULL OR {column} <> ALL({self.param}::{element}[])"
+        # ``column`` is a table's quoted identifier, never a value
+        values = f"SELECT value FROM json_each({self.param})"  # noqa: S608
+        return f"{column} IS NULL OR {column} NOT IN ({values})"
+
+    def values(self, values: Sequence[object]) -> object:
+        """The one parameter of ``none_of``: an array (PostgreSQL), a JSON array (SQLite)."""
+        if self.name == "postgres":
+            return list(values)
+        return json.dumps(list(values))
 
 
 SQLITE = Dialect(

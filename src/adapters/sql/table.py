@@ -14,7 +14,9 @@ A page is sorted as ``application.storage.Order`` says: by one column, NULL firs
 descending), then by ``id`` in the same direction; its keyset condition follows that order.
 
 Conditions compile to SQL with exactly the semantics of ``domain.filtering.evaluate``:
-``eq null`` is ``IS NULL``, ``ne`` is NULL-safe, a comparison with NULL holds for nothing,
+``eq null`` is ``IS NULL``, ``ne`` is NULL-safe (and ``notIn``, the negation of ``in``, which
+is one parameter however many values it has: an array, a JSON array in SQLite, so that its
+statement is the same text each time), a comparison with NULL holds for nothing,
 ``contains`` is a case-sensitive substring test, and text compares in code point order; a
 client's condition on a datetime (``Condition.digits``) compares the stored value cut to the
 precision the interface shows (``domain.clock.coarsen``), written as a range of the column
@@ -354,13 +356,20 @@ class Table:
             kept = value if isinstance(value, tuple) else (value,)
             kept = tuple(v for v in kept if v is None or canonical_uuid(v))
             if not isinstance(value, tuple) and not kept:
-                return ("1 = 1" if op is Op.NE else _NEVER), ()
+                return ("1 = 1" if op is Op.NE or op is Op.NOT_IN else _NEVER), ()
             value = kept if isinstance(value, tuple) else value
         if op is Op.IN:
             values = value if isinstance(value, tuple) else (value,)
             if not values:
                 return _NEVER, ()
             return f"{column} IN ({d.param_list(len(values))})", [sql_value(v) for v in values]
+        if op is Op.NOT_IN:  # NULL equals none of them: it neither holds nor is needed
+            values = value if isinstance(value, tuple) else (value,)
+            params = [sql_value(v) for v in values if v is not None and _in_range(v)]
+            if not params:
+                return "1 = 1", ()
+            element = _element_type(self.collection, name)
+            return d.none_of(column, element), [d.values(params)]
         if isinstance(value, tuple):
             return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
         if op is Op.EQ:
@@ -388,17 +397,19 @@ class Table:
         column cut to ``digits`` (a multiple of one unit) compares with ``value`` exactly as
         the column compares with the unit boundaries around ``value``."""
         p = self.dialect.param
-        if op is not Op.IN and isinstance(value, tuple):
+        many = op is Op.IN or op is Op.NOT_IN
+        if not many and isinstance(value, tuple):
             return ("1 = 1" if op is Op.NE else _NEVER), ()  # a scalar never equals a tuple
-        if op is Op.IN or op is Op.EQ or op is Op.NE:
+        if many or op is Op.EQ or op is Op.NE:
+            negated = op is Op.NE or op is Op.NOT_IN
             values = value if isinstance(value, tuple) else (value,)
-            if op is not Op.IN and value is None:
+            if not many and value is None:
                 return (f"{column} IS NULL" if op is Op.EQ else f"{column} IS NOT NULL"), ()
             # only a value on the grid of units equals a cut one
             spans = [_span(v, digits) for v in values if isinstance(v, str)]
             ranges = [(s[0], s[2]) for s in spans if s is not None and s[0] == s[1]]
             if not ranges:
-                return ("1 = 1" if op is Op.NE else _NEVER), ()
+                return ("1 = 1" if negated else _NEVER), ()
             tests, params = [], []
             for start, end in ranges:
                 if end is None:
@@ -408,7 +419,7 @@ class Table:
                     tests.append(f"({column} >= {p} AND {column} < {p})")
                     params += [start, end]
             held = " OR ".join(tests)
-            if op is Op.NE:  # NULL differs from every value
+            if negated:  # NULL differs from every value
                 return f"{column} IS NULL OR NOT ({held})", params
             return held, params
         if value is None or isinstance(value, tuple) or not isinstance(value, str):
@@ -518,6 +529,12 @@ def _span(value: str, digits: int) -> tuple[str, str | None, str | None] | None:
         after = None
     ceiling = clock.sortable(floor) if floor == instant else after
     return clock.sortable(floor), ceiling, after
+
+
+def _in_range(value: object) -> bool:
+    """Whether a column may hold ``value``: an integer past 64 bits it may not (it equals
+    none, and one parameter of typed values cannot carry it)."""
+    return not isinstance(value, int) or isinstance(value, bool) or -(2**63) <= value < 2**63
 
 
 def _where(clauses: Sequence[str]) -> str:
