@@ -6,18 +6,22 @@ crashed worker's lease expires so another worker takes the delivery over. The wo
 pipeline of sends in flight, so one slow receiver never holds up the rest: each endpoint has a
 small concurrency bound, and a delivery whose endpoint is full is left due, not waited on.
 
-An endpoint is an organisation's host and port (``_endpoint``): a host that serves many
-organisations' webhooks (a relay, a multi-tenant receiver) gets each organisation's
-deliveries through a bound of its own. Keyed by host alone, one organisation whose deliveries
-there are slow to answer (many webhooks, or many events, to URLs that hang until the timeout)
-would fill the host's places in flight and waiting, and every other organisation's
-deliveries to that host would wait behind them; so the host may have ``per_endpoint`` in
-flight for each organisation sending to it. Many organisations (a user may make any number)
-whose webhooks point at one host that hangs would then take every place of the worker, and
-every other host's deliveries would wait; so a host, whoever's webhooks point at it, holds at
-most ``per_host`` of the worker's ``concurrency`` (half by default), sending and waiting, and
-a claim leaves a delivery due when its host is full as when its endpoint is
-(``application.places`` keeps the count).
+An endpoint is an organisation's host and port (``_endpoint``), however its URLs spell them
+(``domain.webhook_target.host_of``: a user name, capitals, the default port written out or a
+trailing dot make no other host, else one organisation could have as many bounds at one host as
+it has spellings of it): a host that serves many organisations' webhooks (a relay, a
+multi-tenant receiver) gets each organisation's deliveries through a bound of its own. Keyed by
+host alone, one organisation whose deliveries there are slow to answer (many webhooks, or many
+events, to URLs that hang until the timeout) would fill the host's places in flight and
+waiting, and every other organisation's deliveries to that host would wait behind them; so the
+host may have ``per_endpoint`` in flight for each organisation sending to it. Many
+organisations (a user may make any number) whose webhooks point at one host that hangs would
+then take every place of the worker, and every other host's deliveries would wait; so a host,
+whoever's webhooks point at it, holds at most ``per_host`` of the worker's ``concurrency``
+(half by default), sending and waiting, and a claim leaves a delivery due when its host is full
+as when its endpoint is (``application.places`` keeps the count). The bound is by host name and
+port: one who has many names that hang (a wildcard domain), or many ports, has ``per_host``
+at each of them, and with enough of them every place of the worker.
 
 A webhook whose endpoint answers busy (HTTP 429 or 503) is retried as ``Delivery.record``
 says: no sooner than its ``Retry-After`` asks, and without using up an attempt for a while.
@@ -46,12 +50,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 import attrs
 
@@ -75,6 +79,7 @@ from fourcorner.domain.webhook import (
     Event,
     Webhook,
 )
+from fourcorner.domain.webhook_target import host_of
 
 log = logging.getLogger("fourcorner.webhooks")
 
@@ -424,8 +429,13 @@ class DeliveryWorker:
 
 def _endpoint(hook: Webhook) -> Endpoint:
     """Where ``hook``'s deliveries go, as the worker bounds them: its organisation's share of
-    its URL's host and port (the module's docstring says why per organisation)."""
-    return hook.org_id, urlsplit(hook.url).netloc
+    its URL's host and port (the module's docstring says why per organisation), however the
+    URL spells them."""
+    return hook.org_id, _host_of(hook.url)
+
+
+# the host and port of a URL, kept for the URLs seen lately (each delivery asks, thrice)
+_host_of = functools.lru_cache(maxsize=4096)(host_of)
 
 
 def _place_of(hook: Webhook | None) -> tuple[Endpoint, uuid.UUID | None]:

@@ -3,7 +3,8 @@ claimed and waiting for their turn), counted by endpoint and by host, and the we
 claims leave out because their endpoint or host has all the places it may have.
 
 An endpoint is an organisation's host and port; a host is the host and port alone, whoever's
-webhooks point there. A claim leases a delivery only while its endpoint has fewer than
+webhooks point there, however their URLs spell it (``domain.webhook_target.host_of``: a user
+name, capitals, the default port written out, a trailing dot make no other host). A claim leases a delivery only while its endpoint has fewer than
 ``endpoint_room`` (``per_endpoint`` sending and ``per_endpoint_waiting`` waiting) and its host
 fewer than ``host_room``; else the delivery is left due, for a claim once one of those has
 finished. The endpoint's bound keeps one organisation's slow deliveries from delaying
@@ -26,9 +27,11 @@ import uuid
 
 import attrs
 
-Endpoint = tuple[uuid.UUID, str]
+Host = tuple[str, int]
+"""The host and port of a webhook's URL, in one spelling (``domain.webhook_target.host_of``)."""
+Endpoint = tuple[uuid.UUID, Host]
 """An organisation and the host and port of a URL of its webhooks."""
-NO_ENDPOINT: Endpoint = (uuid.UUID(int=0), "")
+NO_ENDPOINT: Endpoint = (uuid.UUID(int=0), ("", 0))
 """Where the deliveries of a webhook deleted meanwhile are counted (none is sent)."""
 
 HOST_HOOKS_MOST = 1024  # webhooks kept at hosts left full by a claim (each a query condition)
@@ -40,9 +43,9 @@ class Places:
     host_room: int  # deliveries one host may hold here, whoever's
     # by endpoint and by host, only while a delivery to it is held here:
     by_endpoint: dict[Endpoint, int] = attrs.field(factory=dict, init=False)
-    by_host: dict[str, int] = attrs.field(factory=dict, init=False)
+    by_host: dict[Host, int] = attrs.field(factory=dict, init=False)
     hooks_of: dict[Endpoint, set[uuid.UUID]] = attrs.field(factory=dict, init=False)
-    hooks_at: dict[str, set[uuid.UUID]] = attrs.field(factory=dict, init=False)
+    hooks_at: dict[Host, set[uuid.UUID]] = attrs.field(factory=dict, init=False)
 
     def full(self) -> set[uuid.UUID]:
         """The webhooks a claim leaves out: those kept at an endpoint or host that is full."""
@@ -104,9 +107,9 @@ class Claim:
 
     places: Places
     taken: dict[Endpoint, int] = attrs.field(factory=dict)
-    at_host: dict[str, int] = attrs.field(factory=dict)
+    at_host: dict[Host, int] = attrs.field(factory=dict)
     seen: dict[Endpoint, set[uuid.UUID]] = attrs.field(factory=dict)
-    crowded: dict[str, set[uuid.UUID]] = attrs.field(factory=dict)  # left due: host full
+    crowded: dict[Host, set[uuid.UUID]] = attrs.field(factory=dict)  # left due: host full
     blocked: bool = False  # deliveries were left due for lack of room
 
     def take(self, endpoint: Endpoint, hook_id: uuid.UUID | None) -> bool:

@@ -127,6 +127,42 @@ def address_problem(host: str) -> str | None:
     return None
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def host_of(url: str) -> tuple[str, int]:
+    """The host and port a delivery to ``url`` goes to, one spelling for all the spellings of
+    one host that a URL may hold, so that bounds by host count them as one: no user or
+    password; a name after Unicode compatibility mapping and IDNA's full stops, lower-cased,
+    without the root's trailing dot, in IDNA's ASCII form (``xn--``); an IPv4 address in
+    dotted-decimal form, however ``inet_aton`` reads it, also when an IPv6 literal maps it
+    (``::ffff:a.b.c.d``); another IPv6 literal compressed, without brackets; the port the
+    scheme's default when none is written. Another name of the same machine (a CNAME, its
+    address) is another host."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:  # not a port (``check_url`` refuses it): the text as a host of its own
+        return host, -1
+    if port is None:
+        port = _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
+    if ":" in host:  # urlsplit takes the brackets off an IPv6 literal
+        try:
+            ip = ipaddress.IPv6Address(host)
+        except ValueError:
+            return host, port
+        return str(ip.ipv4_mapped or ip), port
+    name = unicodedata.normalize("NFKC", host).translate(_DOTS).lower().removesuffix(".")
+    address = legacy_ipv4(name)
+    if address is not None:
+        return str(address), port
+    try:
+        return name.encode("idna").decode("ascii"), port
+    except UnicodeError:  # not a name IDNA takes (an empty or overlong label): as written
+        return name, port
+
+
 def check_url(url: str, *, allow_private: bool) -> None:
     """A webhook's URL: http(s), a host, at most 2000 characters; unless private targets are
     allowed, no host ``address_problem`` refuses (checked again on every delivery, after DNS)."""

@@ -33,7 +33,7 @@ def place(org: int, host: int, hook: int) -> tuple[Endpoint, uuid.UUID | None]:
     if org < 0:
         return NO_ENDPOINT, None
     hook_id = uuid.UUID(int=1 + (org * HOSTS + host) * HOOKS + hook)
-    return (uuid.UUID(int=10_000 + org), f"h{host}.example.com:443"), hook_id
+    return (uuid.UUID(int=10_000 + org), (f"h{host}.example.com", 443)), hook_id
 
 
 @given(st.integers(1, 4), st.integers(1, 6), steps)
@@ -86,19 +86,20 @@ def test_claims_and_finishes_keep_both_bounds_and_leave_nothing_behind(
 def test_the_webhooks_kept_at_full_hosts_are_at_most_so_many() -> None:
     """Any number of organisations' webhooks at one full host: a claim leaves their
     deliveries due, and the worker keeps at most ``HOST_HOOKS_MOST`` of them to leave out."""
+    slow = ("slow.example.com", 443)
     places = Places(endpoint_room=2, host_room=1)
     first = places.claim()
-    assert first.take((uuid.UUID(int=1), "slow.example.com"), uuid.UUID(int=1))
+    assert first.take((uuid.UUID(int=1), slow), uuid.UUID(int=1))
     places.took(first)
     for round_ in range(3):
         claim = places.claim()
         for n in range(HOST_HOOKS_MOST // 2 + 7):
             org = uuid.UUID(int=2 + round_ * HOST_HOOKS_MOST + n)
-            assert not claim.take((org, "slow.example.com"), org)  # left due: the host is full
+            assert not claim.take((org, slow), org)  # left due: the host is full
         places.took(claim)
-    assert len(places.hooks_at["slow.example.com"]) == HOST_HOOKS_MOST
+    assert len(places.hooks_at[slow]) == HOST_HOOKS_MOST
     assert len(places.full()) == HOST_HOOKS_MOST
-    assert places.finish((uuid.UUID(int=1), "slow.example.com"))
+    assert places.finish((uuid.UUID(int=1), slow))
     assert (places.by_endpoint, places.by_host, places.hooks_of, places.hooks_at) == ({},) * 4
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.domain.errors import InvalidInput
-from fourcorner.domain.webhook_target import address_problem, check_url, legacy_ipv4
+from fourcorner.domain.webhook_target import address_problem, check_url, host_of, legacy_ipv4
 
 NON_GLOBAL_V4 = [
     ipaddress.IPv4Network(n)
@@ -181,3 +181,94 @@ def test_public_targets_are_accepted(url):
 def test_malformed_urls_are_refused_even_when_private_targets_are_allowed(url):
     with pytest.raises(InvalidInput):
         check_url(url, allow_private=True)
+
+
+# --- one host, however spelled -----------------------------------------------------------------
+
+LABELS = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)
+# labels IDNA writes in ASCII (``xn--``), and what a URL may hold in their place
+UNICODE_LABELS = ["bücher", "münchen", "пример", "例え"]
+
+
+@st.composite
+def hosts(draw: st.DrawFn) -> tuple[str, int, str]:
+    """A host and port a webhook's URL may name, in the form ``host_of`` gives (a name in
+    ASCII, an address in its usual form), and its scheme."""
+    scheme = draw(st.sampled_from(["http", "https"]))
+    port = draw(st.sampled_from([80, 443, 8080, 8443]))
+    kind = draw(st.sampled_from(["name", "unicode", "v4", "v6"]))
+    if kind == "v4":
+        return str(draw(st.ip_addresses(v=4))), port, scheme
+    if kind == "v6":
+        v6 = draw(st.ip_addresses(v=6).filter(lambda ip: ip.ipv4_mapped is None))
+        return str(v6), port, scheme
+    labels = draw(st.lists(LABELS, min_size=1, max_size=3))
+    if kind == "unicode":
+        labels.insert(0, draw(st.sampled_from(UNICODE_LABELS)).encode("idna").decode())
+    return ".".join([*labels, draw(st.sampled_from(["com", "example", "de"]))]), port, scheme
+
+
+def _recased(draw: st.DrawFn, text: str) -> str:
+    flips = draw(st.lists(st.booleans(), min_size=len(text), max_size=len(text)))
+    return "".join(c.upper() if flip else c for c, flip in zip(text, flips, strict=True))
+
+
+@st.composite
+def spellings(draw: st.DrawFn, host: str, port: int, scheme: str) -> str:
+    """A URL to ``host`` and ``port`` as a webhook may be given it: a user name (and
+    password), any case, a trailing dot, IDNA's other full stops, a label in Unicode rather
+    than ``xn--``, an IPv4 address in any form ``inet_aton`` reads or mapped into IPv6, an
+    IPv6 one written out in full, the default port written out or left out."""
+    default = {"http": 80, "https": 443}[scheme]
+    if ":" in host:
+        ip = ipaddress.IPv6Address(host)
+        text = draw(st.sampled_from([ip.compressed, ip.exploded]))
+        name = f"[{_recased(draw, text)}]"
+    elif legacy_ipv4(host) is not None:
+        address = ipaddress.IPv4Address(host)
+        mapped = draw(st.booleans())
+        name = f"[::ffff:{address}]" if mapped else draw(inet_aton_forms(address))
+    else:
+        labels = [
+            label.encode().decode("idna")
+            if label.startswith("xn--") and draw(st.booleans())
+            else label
+            for label in host.split(".")
+        ]
+        name = draw(st.sampled_from([".", "\u3002", "\uff0e"])).join(labels)
+        name = _recased(draw, name) + draw(st.sampled_from(["", "."]))
+    user = draw(st.sampled_from(["", "a1@", "user:pw@", "A%40b@"]))
+    written = "" if port == default and draw(st.booleans()) else f":{port}"
+    return f"{_recased(draw, scheme)}://{user}{name}{written}/{draw(st.sampled_from(['', 'in']))}"
+
+
+@given(st.data())
+def test_every_spelling_of_a_host_is_one_host(data):
+    """Bounds by host count a host once, however its webhooks' URLs spell it: each spelling
+    the service accepts gives the host and port it names, so one organisation cannot make
+    "other hosts" of one by spelling it otherwise."""
+    host, port, scheme = data.draw(hosts(), label="host")
+    bracketed = f"[{host}]" if ":" in host else host
+    assert host_of(f"{scheme}://{bracketed}:{port}/") == (host, port)  # its own form
+    url = data.draw(spellings(host, port, scheme), label="url")
+    check_url(url, allow_private=True)
+    assert host_of(url) == (host, port)
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("https://a1@hooks.example.com/", ("hooks.example.com", 443)),
+        ("https://HOOKS.example.com/", ("hooks.example.com", 443)),
+        ("https://hooks.example.com:443/", ("hooks.example.com", 443)),
+        ("https://hooks.example.com./", ("hooks.example.com", 443)),
+        ("http://hooks.example.com/", ("hooks.example.com", 80)),
+        ("https://hooks.example.com:8443/", ("hooks.example.com", 8443)),
+        ("https://[2001:DB8:0::1]/", ("2001:db8::1", 443)),
+        ("https://[::ffff:8.8.8.8]:443/", ("8.8.8.8", 443)),
+        ("https://134744072/", ("8.8.8.8", 443)),
+        ("https://Bücher.example/", ("xn--bcher-kva.example", 443)),
+    ],
+)
+def test_a_host_is_named_in_one_form(url, host):
+    assert host_of(url) == host

@@ -1,6 +1,8 @@
 """A host that hangs, whatever organisations' webhooks point at it, holds at most ``per_host`` of
 a delivery worker's places: the other hosts' deliveries go out meanwhile, and the deliveries
-left due there are each delivered once when it answers again."""
+left due there are each delivered once when it answers again. However the webhooks' URLs spell
+the host (a user name, capitals, the default port, a trailing dot), it is one host, and one
+organisation's endpoint there."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from fourcorner.application.collections import DELIVERIES
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
 from fourcorner.application.ports import SendResult
 from fourcorner.domain.webhook import DeliveryStatus
+from fourcorner.domain.webhook_target import host_of
 from fourcorner.entrypoints.container import resolve
 
 from .test_membership_races import org_number
@@ -22,6 +25,19 @@ from .test_webhooks import ALICE
 ORGS = 5  # organisations one user made, each with a webhook at the slow host
 EVENTS = 3  # raised by each: more than an organisation's endpoint may hold (two)
 SLOW = "slow.example.com"
+# the slow host as the organisations' webhooks spell it, each its own way
+SPELLINGS = [
+    f"https://{SLOW}/",
+    f"https://a1@{SLOW}/",
+    f"https://{SLOW.upper()}/",
+    f"https://{SLOW}:443/",
+    f"https://{SLOW}./",
+    "https://a2@Slow.Example.Com.:443/",
+]
+
+
+def at_slow_host(url: str) -> bool:
+    return host_of(url) == (SLOW, 443)
 
 
 class SlowHost:
@@ -35,7 +51,7 @@ class SlowHost:
         self.sent: Counter[tuple[str, str]] = Counter()  # by URL and message id
 
     async def send(self, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
-        if SLOW in url:
+        if at_slow_host(url):
             self.hanging += 1
             self.most_hanging = max(self.most_hanging, self.hanging)
             try:
@@ -52,11 +68,12 @@ class SlowHost:
 
 async def slow_host_backlog(api: Any) -> list[uuid.UUID]:
     """``ORGS`` organisations of one user, each raising ``EVENTS`` to its webhook at the slow
-    host; then another's delivery to another host, due last. The organisations' ids."""
+    host (each spelling it its own way); then another's delivery to another host, due last.
+    The organisations' ids."""
     await api.many_test_events()
     orgs = [await api.org(ALICE, legal_id=org_number(7000 + n)) for n in range(ORGS)]
     for n, org in enumerate(orgs):
-        status, _ = await make(api, org["id"], f"https://{SLOW}/{n}")
+        status, _ = await make(api, org["id"], f"{SPELLINGS[n]}{n}")
         assert status == 201
     for org in orgs:
         for _ in range(EVENTS):
@@ -90,7 +107,7 @@ async def slow_hooks(api: Any, orgs: list[uuid.UUID]) -> set[uuid.UUID]:
     hooks: set[uuid.UUID] = set()
     for org_id in orgs:
         _, listed = await api.call("GET", f"/orgs/{org_id}/webhooks", as_=ALICE)
-        hooks |= {uuid.UUID(h["id"]) for h in listed["items"] if SLOW in h["url"]}
+        hooks |= {uuid.UUID(h["id"]) for h in listed["items"] if at_slow_host(h["url"])}
     return hooks
 
 
@@ -124,7 +141,7 @@ async def test_many_organisations_at_one_hanging_host_leave_the_other_places_to_
             assert await leased_to_slow_host(api, orgs, hooks) <= 3
             await asyncio.sleep(0.05)
         assert 1 <= host.most_hanging <= 3
-        assert worker._places.by_host[SLOW] <= 3
+        assert worker._places.by_host[SLOW, 443] <= 3
     finally:
         host.release.set()
         stop.set()
@@ -167,3 +184,42 @@ async def test_deliveries_left_due_at_a_full_host_are_each_delivered_once_it_ans
     assert all(d.status is DeliveryStatus.DELIVERED for d in delivered)
     assert all(len(d.attempts) == 1 for d in delivered)
     assert (worker._places.by_endpoint, worker._places.by_host) == ({}, {})
+
+
+async def test_one_organisations_spellings_of_a_host_are_one_endpoint(api: Any) -> None:
+    """One organisation's webhooks at the slow host, each URL spelling it otherwise (keyed by
+    the URL's text, each was an endpoint of its own, with places of its own): its endpoint
+    there holds at most ``per_endpoint`` sending and ``per_endpoint_waiting`` waiting, and
+    another organisation's delivery to another host is sent meanwhile."""
+    await api.many_test_events()
+    org = await api.org(ALICE, legal_id=org_number(7100))
+    for n, url in enumerate(SPELLINGS):
+        status, _ = await make(api, org["id"], f"{url}{n}")
+        assert status == 201
+    for _ in range(2):
+        await trigger(api, org["id"])
+    other = await api.org(ALICE, legal_id=org_number(7101))
+    status, _ = await make(api, other["id"], "https://fast.example.com/in")
+    assert status == 201
+    await trigger(api, other["id"])
+    orgs = [uuid.UUID(org["id"]), uuid.UUID(other["id"])]
+    hooks = await slow_hooks(api, orgs)
+    assert len(hooks) == len(SPELLINGS)
+    host = SlowHost()
+    settings = DeliverySettings(
+        concurrency=20, per_endpoint=1, per_endpoint_waiting=1, per_host=10, poll_interval=0.01
+    )
+    worker, stop, task = await running(api, host, settings)
+    try:
+        async with asyncio.timeout(GUARD):
+            await host.fast_sent.wait()
+        for _ in range(5):
+            assert await leased_to_slow_host(api, orgs, hooks) <= 2
+            await asyncio.sleep(0.05)
+        assert host.most_hanging == 1
+        assert worker._places.by_endpoint[uuid.UUID(org["id"]), (SLOW, 443)] <= 2
+    finally:
+        host.release.set()
+        stop.set()
+        async with asyncio.timeout(GUARD):
+            await task
