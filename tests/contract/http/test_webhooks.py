@@ -452,16 +452,16 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
         places = worker._places
         return set(worker._sending), set(places.by_endpoint), set(places.hooks_of)
 
-    def kept_by_host() -> tuple[set[str], set[str]]:
+    def kept_by_host() -> tuple[set[Any], set[Any]]:
         return set(worker._places.by_host), set(worker._places.hooks_at)
 
     await trigger()  # to both webhooks, at one endpoint that takes one delivery at a time
     first = asyncio.create_task(worker.run_once())
     await called.wait()
-    endpoint = (uuid.UUID(org["id"]), "h0.hooks.example.com")  # the organisation's share
+    endpoint = (uuid.UUID(org["id"]), ("h0.hooks.example.com", 443))  # the organisation's share
     assert kept() == ({endpoint},) * 3
     assert worker._places.hooks_of[endpoint] == {uuid.UUID(made["id"]), uuid.UUID(twin["id"])}
-    assert kept_by_host() == ({"h0.hooks.example.com"}, set())  # the host is not full
+    assert kept_by_host() == ({endpoint[1]}, set())  # the host is not full
     assert worker.blocked  # the other delivery is left due while the endpoint is full
     assert await worker.claim(10) == []  # and a claim now skips it
     held.set()
