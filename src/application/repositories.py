@@ -106,6 +106,13 @@ class Records(Generic[T]):
         """``after`` stored if the record is still ``before`` (``Repository.replace``)."""
         return await self._store.replace(before, after)
 
+    async def update_leased(
+        self, leased: Sequence[tuple[T, datetime]]
+    ) -> builtins.list[tuple[T, datetime]]:
+        """Each item stored if its record still holds the lease given with it
+        (``Repository.update_leased``)."""
+        return await self._store.update_leased(leased)
+
     async def remove(self, ident: object) -> bool:
         return await self._store.remove(ident)
 

@@ -406,6 +406,21 @@ class Repository(Protocol[T]):
         missing the change may go out with the unit of work's next statement or its commit."""
         ...
 
+    async def update_leased(
+        self, leased: Sequence[tuple[T, datetime]]
+    ) -> builtins.list[tuple[T, datetime]]:
+        """``update`` each item of ``leased`` whose stored record still holds the lease given
+        with it (``Collection.lease``: what a claim leased is written only while that claim
+        holds it), in one statement where the store can: a compare-and-set on the lease
+        column, with no read before it, and each record compared with the lease it held before
+        (of an item given twice with the same lease, the last). Returns the pairs written, in
+        id order; a record leased anew or removed meanwhile is left as it is (and one not
+        there is no error).
+        The statement waits for a unit of work that holds a record and compares its lease as
+        that one left it. ``Conflict`` on a unique clash, after which the unit of work can
+        only be rolled back."""
+        ...
+
     async def remove(self, ident: object) -> bool: ...
 
     async def remove_many(self, idents: Sequence[object]) -> int:

@@ -44,7 +44,7 @@ from fourcorner.domain.organisation import Contact, ContactType, Mode, Organisat
 from fourcorner.domain.roles import Role
 from fourcorner.domain.text import text_problem
 from fourcorner.domain.user import User
-from fourcorner.domain.webhook import Attempt, Delivery
+from fourcorner.domain.webhook import Attempt, Delivery, DeliveryStatus
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import OpenStorage, Samples, StorageUnderTest
@@ -190,6 +190,25 @@ async def test_every_field_of_every_record_type_round_trips(
         assert (await repo.list(Query())).items == [item]
 
 
+async def some_stored(
+    store: StorageUnderTest,
+    samples: type[Samples],
+    data: st.DataObject,
+    collections: list[Collection[Any]],
+) -> tuple[Collection[Any], Any, list[Any]]:
+    """One of ``collections``, how its records' ids are read, and one to four of its records
+    (any values, ids unique), stored in it alone."""
+    await store.reset()
+    collection = data.draw(st.sampled_from(collections), label="collection")
+    ident = collection.columns["id"].get
+    made = data.draw(
+        st.lists(samples.records(collection), min_size=1, max_size=4, unique_by=ident),
+        label="made",
+    )
+    await add_all(store, collection, made)
+    return collection, ident, made
+
+
 @PROPERTY
 @given(data=st.data())
 async def test_update_many_leaves_what_updates_one_by_one_leave(
@@ -198,14 +217,9 @@ async def test_update_many_leaves_what_updates_one_by_one_leave(
     """Any record type, any values (NULLs, text, numbers, UUIDs, datetimes), an id given
     twice: the last of each id is what is stored, as after one ``update`` per item (the SQL
     adapters write a collection without unique groups in one statement, PostgreSQL any)."""
-    await store.reset()
-    collection = data.draw(st.sampled_from([c for c in ALL if not c.unique]), label="collection")
-    ident = collection.columns["id"].get
-    made = data.draw(
-        st.lists(samples.records(collection), min_size=1, max_size=4, unique_by=ident),
-        label="made",
+    collection, ident, made = await some_stored(
+        store, samples, data, [c for c in ALL if not c.unique]
     )
-    await add_all(store, collection, made)
     changes = data.draw(
         st.lists(
             st.tuples(st.sampled_from(made), samples.records(collection)), min_size=1, max_size=6
@@ -423,6 +437,149 @@ async def test_a_lease_changes_its_field_alone_and_the_claims_see_it(
         repo = uow.repository(DELIVERIES)
         assert await repo.get(made[0].id) == attrs.evolve(made[0], lease_until=T0)
         assert {d.id for d in await repo.claim(due)} == {made[0].id, made[1].id}
+
+
+async def test_update_leased_writes_the_records_that_hold_the_lease_given(
+    store: StorageUnderTest,
+) -> None:
+    """``update_leased``: each record written while it holds the lease given with it, in one
+    statement (PostgreSQL) or one a record, and returned in id order; one leased anew, one
+    removed and one never stored are left as they are. One item alone takes the same path."""
+    event = uuid.uuid4()
+    made = [
+        Delivery(uuid.uuid4(), event, uuid.uuid4(), ORG_A, T0, T0, lease_until=T0) for _ in range(4)
+    ]
+    await add_all(store, DELIVERIES, made)
+    claimed = T0 + timedelta(minutes=1)
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        await repo.lease([d.id for d in made], claimed)
+        await repo.lease([made[1].id], claimed + timedelta(seconds=1))  # claimed anew
+        assert await repo.remove(made[3].id)
+        await uow.commit()
+    attempt = Attempt(1, T0, 12.5, status_code=204)
+    done = [attrs.evolve(d, attempts=(attempt,), lease_until=T0) for d in made]
+    never = attrs.evolve(done[0], id=uuid.uuid4())
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        given = [(done[2], claimed), (never, claimed), (done[1], claimed), (done[0], claimed)]
+        given.append((done[3], claimed))
+        written = await repo.update_leased(given)
+        assert written == sorted(
+            [(done[0], claimed), (done[2], claimed)], key=lambda w: str(w[0].id)
+        )
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        repo = uow.repository(DELIVERIES)
+        got = [await repo.get(d.id) for d in (*made, never)]
+        assert got == [
+            done[0],
+            attrs.evolve(made[1], lease_until=claimed + timedelta(seconds=1)),
+            done[2],
+            None,
+            None,
+        ]
+        # one item: written while it holds the lease, not after (its lease is T0 now)
+        again = attrs.evolve(done[2], status=DeliveryStatus.DELIVERED)
+        assert await repo.update_leased([(again, claimed)]) == []
+        assert await repo.update_leased([(again, T0)]) == [(again, T0)]
+        assert await repo.update_leased([]) == []
+        await uow.commit()
+    assert (await stored_one(store, again.id)) == again
+
+
+async def stored_one(store: StorageUnderTest, ident: uuid.UUID) -> Any:
+    async with store.unit_of_work() as uow:
+        return await uow.repository(DELIVERIES).get(ident)
+
+
+async def test_update_leased_is_not_for_a_collection_without_a_lease(
+    store: StorageUnderTest,
+) -> None:
+    async with store.unit_of_work() as uow:
+        with pytest.raises(ValueError, match="no lease"):
+            await uow.repository(ORGANISATIONS).update_leased([(org("1"), T0)])
+
+
+@PROPERTY
+@given(data=st.data())
+async def test_update_leased_writes_what_a_compare_and_set_of_each_lease_writes(
+    store: StorageUnderTest, samples: type[Samples], data: st.DataObject
+) -> None:
+    """Any records of a collection with a lease, any values, any items given with the lease
+    their record holds or another, an id given twice: a record is written when an item is
+    given with the lease it held before the call (the last such item), and only then."""
+    collection, ident, made = await some_stored(store, samples, data, [c for c in ALL if c.lease])
+    lease = collection.lease_attribute
+    changes = data.draw(
+        st.lists(
+            st.tuples(st.sampled_from(made), samples.records(collection), st.booleans()),
+            min_size=1,
+            max_size=6,
+        ),
+        label="changes",
+    )
+    given = [
+        (
+            attrs.evolve(new, **{_id_attribute(collection, new): ident(old)}),
+            getattr(old, lease) + (timedelta(0) if same else timedelta(microseconds=1)),
+        )
+        for old, new, same in changes
+    ]
+    async with store.unit_of_work() as uow:
+        written = await uow.repository(collection).update_leased(given)
+        await uow.commit()
+    held = {str(ident(x)): getattr(x, lease) for x in made}
+    last = {(str(ident(item)), until): item for item, until in given}
+    expected = sorted(
+        [(item, until) for (key, until), item in last.items() if held[key] == until],
+        key=lambda w: str(ident(w[0])),
+    )
+    assert written == expected
+    now = {str(ident(x)): x for x in made} | {str(ident(item)): item for item, _ in expected}
+    got = await stored(store, collection)
+    assert sorted(got, key=lambda x: str(ident(x))) == [now[k] for k in sorted(now)]
+
+
+@pytest.mark.parametrize("count", [1, 3])
+async def test_update_leased_waits_for_a_claim_that_holds_the_record_and_then_writes_not(
+    store: StorageUnderTest, count: int
+) -> None:
+    """A late outcome racing a claim of its deliveries: the claim holds them (and leases them
+    anew) when the outcome's write comes; the write waits for it, then finds the new lease
+    and writes nothing, one delivery or several (PostgreSQL: one statement)."""
+    made = [
+        Delivery(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), ORG_A, T0, T0, lease_until=T0)
+        for _ in range(count)
+    ]
+    await add_all(store, DELIVERIES, made)
+    anew = T0 + timedelta(minutes=5)
+    holding = asyncio.Event()
+
+    async def claim() -> None:
+        async with store.unit_of_work() as uow:
+            repo = uow.repository(DELIVERIES)
+            assert len(await repo.lock_many([d.id for d in made])) == count
+            holding.set()
+            await asyncio.sleep(0.1)  # the late write comes meanwhile
+            await repo.lease([d.id for d in made], anew)
+            await uow.commit()
+
+    async def late() -> list[Any]:
+        await holding.wait()
+        async with store.unit_of_work() as uow:
+            failed = [
+                attrs.evolve(d, attempts=(Attempt(1, T0, 1.0, status_code=500),)) for d in made
+            ]
+            written = await uow.repository(DELIVERIES).update_leased([(d, T0) for d in failed])
+            await uow.commit()
+            return written
+
+    async with asyncio.timeout(10):
+        _, written = await asyncio.gather(claim(), late())
+    assert written == []
+    got = sorted(await stored(store, DELIVERIES), key=lambda d: str(d.id))
+    assert got == sorted([attrs.evolve(d, lease_until=anew) for d in made], key=lambda d: str(d.id))
 
 
 async def test_a_lease_without_a_commit_changes_nothing(store: StorageUnderTest) -> None:

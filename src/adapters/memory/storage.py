@@ -240,6 +240,22 @@ class InMemoryRepository(Generic[T]):
             self._put(table, ident, item, self._c.row(item))
         return len(found)
 
+    async def update_leased(self, leased: Sequence[tuple[T, datetime]]) -> list[tuple[T, datetime]]:
+        if self._c.lease is None:
+            raise ValueError(f"{self._c.name} has no lease")
+        lease = self._c.lease_attribute
+        # the last of each record and lease, in id order, as the SQL stores write them
+        last = {(str(self._c.row(item)["id"]), until): item for item, until in leased}
+        written: list[tuple[T, datetime]] = []
+        done: set[str] = set()  # each record compared with the lease it held before
+        for (ident, until), item in sorted(last.items(), key=lambda e: e[0][0]):
+            stored = self._uow.table(self._c.name).items.get(ident)
+            if ident not in done and stored is not None and getattr(stored, lease) == until:
+                await self.update(item)
+                written.append((item, until))
+                done.add(ident)
+        return written
+
     async def add_many(self, items: Sequence[T]) -> None:
         for item in items:
             await self.add(item)

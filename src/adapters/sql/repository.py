@@ -302,6 +302,43 @@ class SqlRepository(Generic[T]):
                 if not await self._x.fetch(self._t.get_sql, (str(record["id"]),)):
                     raise self._gone(item)
 
+    async def update_leased(
+        self, leased: Sequence[tuple[T, datetime]]
+    ) -> builtins.list[tuple[T, datetime]]:
+        one = self._t.update_leased_sql
+        if one is None:
+            raise ValueError(f"{self._c.name} has no lease")
+        # the last of each record and lease, in id order: the order ``lock_many`` holds
+        # records in, so that two units of work writing some of the same wait, never deadlock
+        last = {
+            ((row := self._t.update_values(item, self._converter.dumps(item)))[-1], until): (
+                row,
+                item,
+            )
+            for item, until in leased
+        }
+        entries = sorted(last.items(), key=lambda e: str(e[0][0]))
+        if not entries:
+            return []
+        self._x.wrote(self._t.name)
+        clash = bool(self._c.unique)
+        many = self._t.update_leased_many_sql
+        if many is not None and len(entries) > 1:
+            rows = [(*row, sql_value(until), n) for n, ((_, until), (row, _)) in enumerate(entries)]
+            param = self._t.update_many_values(rows)
+            if param is not None:  # one statement for them all; it returns their positions
+                found = await self._x.fetch(many, param, locking=True)
+                return [(entries[i][1][1], entries[i][0][1]) for i in sorted(r[0] for r in found)]
+        written: list[tuple[T, datetime]] = []
+        done: set[object] = set()  # each record compared with the lease it held before
+        for (ident, until), (row, item) in entries:
+            if ident in done:
+                continue
+            if await self._x.write(one, (*row, sql_value(until)), may_clash=clash):
+                written.append((item, until))
+                done.add(ident)
+        return written
+
     async def _each(self, items: Sequence[T]) -> None:
         """``update`` of each item in turn: a clash or a missing record names its record."""
         for item in items:

@@ -129,6 +129,21 @@ class Table:
                 f"UPDATE {name} AS t SET {sets}"  # noqa: S608
                 f' FROM json_array_elements({p}::json) AS r(v) WHERE t."id" = {typed["id"]}'
             )
+        # ``Repository.update_leased``: an update while the lease column holds the lease
+        # given (a parameter after those of ``update_values``); in PostgreSQL many in one
+        # statement, each row of ``update_many_values`` followed by that lease and the row's
+        # position, which the statement returns for each record written
+        self.update_leased_sql: str | None = None
+        self.update_leased_many_sql: str | None = None
+        if collection.lease is not None:
+            lease = _q(columns[collection.lease])
+            self.update_leased_sql = f"{self.update_sql} AND {lease} = {p}"
+            if self.update_many_sql is not None:
+                at = len(self._updated) + 1  # after the updated columns and the id
+                self.update_leased_many_sql = (
+                    f"{self.update_many_sql} AND t.{lease} = (r.v->>{at})::timestamptz"
+                    f" RETURNING (r.v->>{at + 1})::integer"
+                )
         # a record is read as its ``data`` and, where the collection has a lease, the lease's
         # column: ``Repository.lease`` writes that column alone
         self.lease_attribute = collection.lease_attribute if collection.lease else None
