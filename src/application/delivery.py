@@ -36,14 +36,15 @@ memory (at most ``HELD_MOST`` webhooks; a worker in another process, or one rest
 them and is told again), and bounded in time; every delivery it holds back is sent when it
 ends, and meets the endpoint's answer itself.
 
-Outcomes are recorded by group commit: a finished send waits for its outcome to be written,
-and the outcomes that finish while one unit of work is being written go together in the next
-(one ``lock_many`` of their events, one of the deliveries, one ``update_many`` of the
-deliveries and one of the events), so recording costs a few round trips per batch rather than
-per delivery. A crash before the write loses nothing: the lease runs out and the delivery is
-sent again. An outcome is written only while the delivery holds the lease this worker's claim
-gave it: a worker whose lease ran out while it sent may find another worker claimed the
-delivery since (and sent it, and recorded what it met), and then leaves it to that one.
+Outcomes are recorded by group commit: a finished send waits for its outcome to be written, and
+the outcomes that finish while one unit of work is being written go together in the next (one
+``lock_many`` of their events, one ``update_leased`` of the deliveries and one ``update_many``
+of the events, sent with the commit), so recording costs a few round trips per batch rather
+than per delivery. A crash before the write loses nothing: the lease runs out and the delivery
+is sent again. An outcome is written only while the delivery holds the lease this worker's
+claim gave it, compared by the write itself: a worker whose lease ran out while it sent may
+find that a worker, another or itself, claimed the delivery since (and sent it, and recorded
+what it met), and then leaves it to that claim.
 """
 
 from __future__ import annotations
@@ -164,6 +165,11 @@ class DeliveryWorker:
         self._secrets: dict[tuple[uuid.UUID, str], str] = {}
         # webhooks that answered busy, and until when their deliveries are held back
         self._held: dict[uuid.UUID, datetime] = {}
+        # the leases of the deliveries this worker holds, by delivery (several when its
+        # lease ran out during a send and it claimed the delivery again), and those of them
+        # it claimed again since: the outcomes of those are not written (``_not_recorded``)
+        self._leases: dict[uuid.UUID, list[datetime]] = {}
+        self._superseded: set[tuple[uuid.UUID, datetime]] = set()
 
     def wake(self) -> None:
         """Look for work now (called when this process raised an event)."""
@@ -207,6 +213,10 @@ class DeliveryWorker:
         # counted once written; the webhooks seen are kept even when none was leased, so the
         # next claim leaves out those of full endpoints and hosts
         self._places.took(tally)
+        for d in leased:
+            earlier = self._leases.setdefault(d.id, [])
+            self._superseded.update((d.id, lease) for lease in earlier)
+            earlier.append(until)
         return [Job(d, hooks[d.webhook_id], events.get(d.event_id)) for d in leased]
 
     def _still_held(self, now: datetime) -> list[str]:
@@ -287,12 +297,23 @@ class DeliveryWorker:
                 "delivery failed unexpectedly", extra={"delivery_id": str(job.delivery.id)}
             )
         finally:
+            self._let_go(job.delivery)
             if self._places.finish(endpoint):
                 # none in flight, so none holds or waits for its gate: forget the endpoint
                 self._sending.pop(endpoint, None)
             self._finished += 1
             if self._finished >= self._finish_target:
                 self._progress.set()
+
+    def _let_go(self, delivery: Delivery) -> None:
+        """Forget the lease of ``delivery``'s claim, whose job has finished."""
+        key = (delivery.id, delivery.lease_until)
+        self._superseded.discard(key)
+        leases = self._leases.get(delivery.id, [])
+        if key[1] in leases:
+            leases.remove(key[1])
+        if not leases:
+            self._leases.pop(delivery.id, None)
 
     async def _attempt(self, job: Job) -> None:
         d, hook, event = job.delivery, job.webhook, job.event
@@ -396,35 +417,42 @@ class DeliveryWorker:
         by another worker since, which leased it anew and records what its own send met.
         Events are locked first, as ``purge`` and a redelivery take them (``purge`` is the
         only way a delivery goes, always with its event and holding that event's lock), then
-        the deliveries, whose leases are compared under that lock; a claim skips what is
-        locked, and waits for nothing."""
+        the deliveries are written where they still hold the lease, compared by the write
+        itself (``update_leased``: no read of them first); a claim skips what is locked, and
+        waits for nothing."""
         async with self._ctx.uow() as uow:
             events = uow.repository(EVENTS)
             ids = [o.delivery.event_id for o in outcomes]
-            found = {e.id: e for e in await events.lock_many(ids)}
-            deliveries = uow.repository(DELIVERIES)
-            wanted = {o.key: o.delivery for o in outcomes}
-            held = [
-                stored
-                for stored in await deliveries.lock_many(list({i for i, _ in wanted}))
-                if stored.event_id in found and (stored.id, stored.lease_until) in wanted
-            ]
-            written = [wanted[d.id, d.lease_until] for d in held]
-            await deliveries.update_many(written, before=held)
-            for d in written:
+            held = {e.id: e for e in await events.lock_many(ids)}
+            leased = [(o.delivery, o.lease) for o in outcomes if o.delivery.event_id in held]
+            written = await uow.repository(DELIVERIES).update_leased(leased)
+            found = dict(held)
+            for d, _ in written:
                 found[d.event_id] = found[d.event_id].with_delivery(d.summary())
-            changed = sorted({d.event_id for d in written}, key=str)
-            await events.update_many([found[i] for i in changed])
+            changed = sorted({d.event_id for d, _ in written}, key=str)
+            # held under lock: the events' write may go out with the commit
+            await events.update_many([found[i] for i in changed], before=[held[i] for i in changed])
             await uow.commit()
-        keys = {(d.id, d.lease_until) for d in held}
+        keys = {(d.id, lease) for d, lease in written}
         for o in outcomes:
             if o.key not in keys:
-                log.warning(
-                    "a delivery's outcome is not recorded: its lease ran out, and another "
-                    "worker took it over (or retention removed it)",
-                    extra={"delivery_id": str(o.delivery.id)},
-                )
+                self._not_recorded(o, removed=o.delivery.event_id not in found)
         return keys
+
+    def _not_recorded(self, outcome: Outcome, *, removed: bool) -> None:
+        """Say why ``outcome`` was not written: retention removed the delivery with its
+        event (``removed``), or its lease ran out during the send and it was claimed again
+        since, by this worker (``_superseded``) or by another."""
+        if removed:
+            why = "retention removed it with its event"
+        elif outcome.key in self._superseded:
+            why = "its lease ran out during the send and this worker claimed it again since"
+        else:
+            why = "its lease ran out during the send and another worker claimed it since"
+        log.warning(
+            f"a delivery's outcome is not recorded: {why}",
+            extra={"delivery_id": str(outcome.delivery.id)},
+        )
 
 
 def _endpoint(hook: Webhook) -> Endpoint:
