@@ -84,7 +84,7 @@ from fourcorner.domain.webhook_target import host_of
 
 log = logging.getLogger("fourcorner.webhooks")
 
-HELD_MOST = 256  # webhooks a worker holds back at once (each a condition of its claims)
+HELD_MOST = 256  # webhooks a worker holds back at once (each a value in its claims)
 
 
 @attrs.frozen

@@ -17,8 +17,8 @@ an endpoint, and those a claim left due because their host was full, are kept wh
 deliveries here and named while it is full; else its backlog, due first, would fill every
 claim only to be left due again. All of it goes when its last delivery has finished, so
 nothing is kept of endpoints or hosts with none in flight. The webhooks kept by host are at
-most ``HOST_HOOKS_MOST`` (each is a condition of the claims' query); beyond them a full
-host's deliveries are claimed and left due again, costing a read, not a lease.
+most ``HOST_HOOKS_MOST`` (each a value the claims' query sends and compares); beyond them a
+full host's deliveries are claimed and left due again, costing a read, not a lease.
 """
 
 from __future__ import annotations
