@@ -3,7 +3,14 @@ organisation, and per environment its certificates, its SMP and its access point
 organisation may use, by its mode), and the operator's own participant ``0242:<spid>`` where
 message level statuses reach it. Running it again changes only what the configuration
 changed; a renewed AP certificate is published again for the participants its access point
-serves."""
+serves.
+
+The certificates are shared by every process on the database, each starting with its own
+copy of the files: a stored certificate is replaced only by its successor (the certificate
+inspector's ``replacement_problem``: a renewal, or the network's certificate after the test
+PKI's), decided while its record is held, so that of processes starting at once with
+different files one stores its own and the others refuse (``CertificateKept``) instead of
+overwriting what the others sign with."""
 
 from __future__ import annotations
 
@@ -53,8 +60,32 @@ class OperatorEnvironment:
     smp_key_pem: str
 
 
+class CertificateKept(Exception):
+    """The database holds a certificate of the operator that the one this process starts
+    with may not replace (``problem`` says why): the process has other or older files than
+    the process that stored it."""
+
+    def __init__(
+        self, environment: Environment, service: Service, stored: Certificate, problem: str
+    ) -> None:
+        self.environment = environment
+        self.service = service
+        self.stored = stored
+        self.problem = problem
+        super().__init__(
+            f"the database holds the operator's {environment.value} {service.value} "
+            f'certificate "{stored.subject}", which the one this process starts with may not '
+            f"replace: {problem}"
+        )
+
+
 def _operator_id(kind: str, env: Environment) -> uuid.UUID:
     return uuid.uuid5(OPERATOR_ORG_ID, f"{kind}:{env.value}")
+
+
+def certificate_id(service: Service, env: Environment) -> uuid.UUID:
+    """The id of the operator's ``service`` certificate of ``env`` (the same in every process)."""
+    return _operator_id(f"certificate:{service.value}", env)
 
 
 async def ensure_operator(
@@ -148,11 +179,19 @@ async def _ensure_environment(
         (Service.AP, env.ap_cert_pem, env.ap_chain_pem, env.ap_key_pem),
         (Service.SMP, env.smp_cert_pem, env.smp_chain_pem, env.smp_key_pem),
     ):
-        cid = _operator_id(f"certificate:{service.value}", env.environment)
+        cid = certificate_id(service, env.environment)
         ids[service] = cid
-        existing = await certs.get(cid)
+        # held until the commit: of processes starting at once, each decides on what the
+        # one before it stored
+        existing = await certs.lock(cid)
         if existing is not None and existing.cert_pem == pem:
             continue
+        if existing is not None:
+            problem = net.certificates.replacement_problem(
+                existing.cert_pem, existing.ca_chain_pem, pem
+            )
+            if problem is not None:
+                raise CertificateKept(env.environment, service, existing, problem)
         info = inspected.get(pem) or net.certificates.inspect(pem, chain, key, now)
         inspected[pem] = info
         cert = Certificate(

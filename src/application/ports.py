@@ -65,6 +65,15 @@ class CertificateInspector(Protocol):
         anything else; ``InvalidInput`` when it does not parse."""
         ...
 
+    def replacement_problem(
+        self, stored_pem: str, stored_chain_pem: str, new_pem: str
+    ) -> str | None:
+        """Why the certificate ``new_pem`` may not take the place of the stored one (issued
+        under ``stored_chain_pem``), in a few words; None when it may: the same
+        certificate, the network's replacing the embedded test PKI's, or a renewal (the same
+        subject and key usages, a later start of validity, under the same test PKI)."""
+        ...
+
 
 class KeySealer(Protocol):
     """Encrypts secrets at rest, each bound to a ``context`` (the record and field that hold

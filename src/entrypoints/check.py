@@ -3,7 +3,9 @@
 Each line is a finding: ``ok``, ``warn`` (works, but look at it) or ``FAIL`` (the service will
 not work as configured), with what was checked and what was found. The command changes
 nothing: it creates no data dir, database, key or test PKI (it says when one does not exist
-yet and the server will create it). It exits 1 when any line is ``FAIL``.
+yet and the server will create it). It exits 1 when any line is ``FAIL``, among them the
+line that would stop the server because the database holds the operator's certificates and
+the data dir has no copy of them, or other ones (``operator_guard``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def run_check(
         listening(report, settings)
         stored = database(report, settings, timeout)
         keys(report, settings, stored)
-        certificates(report, settings)
+        certificates(report, settings, timeout)
         public_url(report, settings, timeout)
     for line in report.lines():
         say(line)

@@ -3,15 +3,17 @@ as the server reads them (``entrypoints.operator``) but creating nothing: no tes
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 from cryptography import x509
 
 from fourcorner.adapters.pki import load_test_pki
 from fourcorner.adapters.pki.certificates import inspect_certificate
 from fourcorner.domain.errors import InvalidInput
-from fourcorner.entrypoints import operator
+from fourcorner.entrypoints import operator, operator_guard
 from fourcorner.entrypoints.check_report import FAIL, OK, WARN, Report
 from fourcorner.entrypoints.config import ConfigError, Settings
 from fourcorner.entrypoints.setting_values import PREFIX
@@ -23,10 +25,23 @@ def _name(cert: x509.Certificate) -> str:
     return cert.subject.rfc4514_string()
 
 
-def certificates(report: Report, settings: Settings) -> None:
+def certificates(report: Report, settings: Settings, timeout: float) -> None:
     """The trust anchors, then the operator's certificates, read as the server reads them:
-    the files of ``FOURCORNER_OPERATOR_CERTS_DIR`` whenever it is set, else the test PKI."""
+    the files of ``FOURCORNER_OPERATOR_CERTS_DIR`` whenever it is set, else the test PKI. A
+    FAIL first when the server would not start because the database holds the operator's
+    certificates and the data dir has no copy of them, or other ones (``operator_guard``)."""
     now = datetime.now(UTC)
+    try:
+        stored = operator_guard.stored_certificates(settings, timeout)
+    except (psycopg.Error, sqlite3.Error):
+        stored = {}  # the database's line says why it cannot be read
+    try:
+        refused = operator_guard.refusal(settings, stored)
+    except ConfigError:
+        refused = None  # the lines below name the setting
+    if refused is not None:  # the server would not start
+        report.add(FAIL, "certificates", refused)
+        return
     anchors = _anchors(report, settings)
     if anchors is None:
         return

@@ -46,7 +46,7 @@ from fourcorner.application.transactions import Documents
 from fourcorner.application.webhooks import WebhookSettings
 from fourcorner.domain.envelope import seat_spid
 from fourcorner.entrypoints import adapter_setup as setup
-from fourcorner.entrypoints import lease_checks, markers, operator
+from fourcorner.entrypoints import lease_checks, markers, operator, operator_guard
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.http import handlers, routes, server
 from fourcorner.entrypoints.http.address_limit import AddressLimit, spool_share
@@ -61,6 +61,7 @@ from fourcorner.entrypoints.http.routing import Route, dependencies
 from fourcorner.entrypoints.http.throttle import FailureTracker
 from fourcorner.entrypoints.http.validation_handlers import Checks
 from fourcorner.entrypoints.http.webhook_handlers import TriggerTurns
+from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.worker_loops import Worker, WorkerLoops
 
 
@@ -386,15 +387,24 @@ async def migrate_data(container: Container) -> None:
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
     """The aiohttp app, its resources opened now and closed when the app shuts down; with
     ``workers``, the delivery workers run inside the same process. ``UnknownProvider``
-    before anything is opened when a handler names a provider the container does not have."""
+    before anything is opened when a handler names a provider the container does not have;
+    ``StartupError`` when this process's certificate files are not (the successors of)
+    those the database holds (``operator_guard``)."""
     table = container.route_table()
     markers.check_markers(container, table)
+    settings = container.settings()
+    # before anything makes a test PKI: a process without the stored certificates' files
+    await asyncio.to_thread(operator_guard.check, settings)
     await settle(container.init_resources())
     ctx = await resolve(container.context)
-    spid = seat_spid(container.settings().seat_id)
-    await operator_setup.ensure_operator(
-        ctx, await resolve(container.network), container.operator_environments(), spid
-    )
+    spid = seat_spid(settings.seat_id)
+    try:
+        await operator_setup.ensure_operator(
+            ctx, await resolve(container.network), container.operator_environments(), spid
+        )
+    except operator_setup.CertificateKept as e:  # another process stored others meanwhile
+        await settle(container.shutdown_resources())
+        raise StartupError(operator_guard.kept_line(settings, e)) from None
     await migrate_data(container)
     await _ensure_smp(container)
     stop = asyncio.Event()
@@ -440,7 +450,10 @@ async def run_workers(
 ) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set; with ``sock`` (a
     listening socket), ``worker_app`` is served on it while they run, with ``serve``'s bounds
-    of a connection (``FOURCORNER_HTTP_IDLE_SECONDS``, ``…_CONNECTIONS_PER_ADDRESS``)."""
+    of a connection (``FOURCORNER_HTTP_IDLE_SECONDS``, ``…_CONNECTIONS_PER_ADDRESS``).
+    ``StartupError`` first when this data dir has no copy of the stored certificates
+    (``operator_guard``)."""
+    await asyncio.to_thread(operator_guard.check, container.settings())
     await settle(container.init_resources())
     try:
         await _ensure_smp(container)

@@ -1,11 +1,14 @@
 """``fourcorner check`` as a subprocess: a fresh data dir (warnings, nothing created), a running
 server (every line ok but the loopback public URL), certificates that do not chain to the
-trust anchors or have expired (FAIL, exit 1), every configuration problem listed, and the
-migration state of a PostgreSQL schema before and after ``fourcorner migrate``."""
+trust anchors or have expired (FAIL, exit 1), every configuration problem listed, the
+migration state of a PostgreSQL schema before and after ``fourcorner migrate``, and a data dir
+without the certificates a first process stored (FAIL; serve and worker refuse)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,8 @@ import pytest
 
 import pg
 from fourcorner.adapters.pki import cert_pem, issue_leaf, key_pem, new_ca
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.container import build_container, settle, web_app
 
 from .test_serve import Server, free_port
 from .test_startup import refused, run
@@ -136,3 +141,39 @@ def test_pending_migrations_of_a_postgres_schema_then_none_after_migrate(tmp_pat
         assert f"({schema})" in migrated.stdout
         after = run(tmp_path, "check", "--timeout", "3", **env)
         assert re.search(r"^ok\s+database\s+postgresql://.*: reachable", after.stdout, re.M)
+
+
+async def _first_start(data_dir: Path, schema: str) -> None:
+    """The start of a first server on ``data_dir``: it makes its test PKI and stores the
+    operator's certificates."""
+    settings = Settings(data_dir=data_dir, database_url=pg.URL, database_schema=schema)
+    container = build_container(settings)
+    await web_app(container)
+    await settle(container.shutdown_resources())
+
+
+@pytest.mark.postgres
+def test_a_data_dir_without_the_stored_certificates_fails_and_does_not_start(tmp_path):
+    """A second process on a database a first one set up, with a data dir of its own and no
+    copy of the first's pki/: check says FAIL and why, serve and worker refuse in that line,
+    and none of them makes a test PKI there."""
+    pg.require()
+    with pg.fresh_schema("fc_check") as schema:
+        env = {"database_url": pg.URL, "database_schema": schema}
+        asyncio.run(_first_start(tmp_path / "first", schema))
+        second = tmp_path / "second"
+        proc = run(second, "check", "--timeout", "3", **env)
+        assert proc.returncode == 1, proc.stdout
+        (failed,) = lines(proc.stdout, "FAIL")
+        assert re.match(r"FAIL\s+certificates\s+the database holds the operator's", failed)
+        assert f"{second / 'pki'} does not exist" in failed and "copy pki/ and keys/" in failed
+        assert proc.stdout.rstrip().endswith("failed: fix the FAIL lines")
+        for command in ("serve", "worker"):
+            line = refused(run(second, command, **env), 1, str(second / "pki"))
+            assert "copy pki/ and keys/ from the data dir of the first process" in line
+        assert not (second / "pki").exists()
+        assert not (second / "keys" / "token-signing-key.pem").exists()
+        # the first's copy, and the check is ready
+        shutil.copytree(tmp_path / "first" / "pki", second / "pki")
+        proc = run(second, "check", "--timeout", "3", **env)
+        assert lines(proc.stdout, "FAIL") == [], proc.stdout

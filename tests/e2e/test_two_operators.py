@@ -21,7 +21,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,8 @@ class Ca:
     cert: x509.Certificate
     key: Any
 
-    def issue(self, cn: str) -> tuple[str, str]:
-        return current_leaf_pem(self.cert, self.key, cn, days=2, now=NOW)
+    def issue(self, cn: str, now: datetime = NOW) -> tuple[str, str]:
+        return current_leaf_pem(self.cert, self.key, cn, days=2, now=now)
 
 
 @attrs.frozen
@@ -119,8 +119,9 @@ class OperatorCertificates:
 
 
 def write_pair(folder: Path, prefix: str, net: NetworkPki, ca: Ca, cn: str) -> None:
-    """Replace the operator's ``prefix`` (ap or smp) certificate with a new one from ``ca``."""
-    cert, key = ca.issue(cn)
+    """Replace the operator's ``prefix`` (ap or smp) certificate with a new one from ``ca``,
+    issued later than the one it replaces (as a renewal is)."""
+    cert, key = ca.issue(cn, now=datetime.now(UTC) + timedelta(minutes=1))
     (folder / f"{prefix}.pem").write_text(cert)
     (folder / f"{prefix}.key").write_text(key)
     (folder / f"{prefix}-chain.pem").write_text(net.chain(ca))
@@ -461,9 +462,9 @@ async def test_two_operators_find_each_other_through_the_sml(
     assert inbox.of("A", "mls.received")[0]["payload"]["mlsResponseCode"] == "AB"
     assert inbox.of("B", "transaction.received")[0]["payload"]["id"] == got["id"]
 
-    # B's SMP signs with another certificate of the same SMP CA: accepted
+    # B's SMP signs with another certificate of the same SMP CA (its renewal): accepted
     await b.stop()
-    write_pair(b.certs / "test", "smp", nets["TEST"], nets["TEST"].smp, "SMP B TEST renewed")
+    write_pair(b.certs / "test", "smp", nets["TEST"], nets["TEST"].smp, "SMP B TEST")
     await b.start()
     found = await lookup(a, org_a, buyer)
     assert found["canReceive"] is True, found

@@ -8,6 +8,7 @@ from datetime import datetime
 from cryptography import x509
 
 from fourcorner.adapters.pki.certificates import inspect_certificate, stored_public_key_sha256
+from fourcorner.adapters.pki.renewal import replacement_problem
 from fourcorner.application.ports import InspectedCertificate
 
 
@@ -30,3 +31,8 @@ class TrustAnchorInspector:
 
     def public_key_sha256(self, cert_pem: str) -> str:
         return stored_public_key_sha256(cert_pem)
+
+    def replacement_problem(
+        self, stored_pem: str, stored_chain_pem: str, new_pem: str
+    ) -> str | None:
+        return replacement_problem(stored_pem, stored_chain_pem, new_pem, self.trust_anchors)

@@ -55,6 +55,19 @@ SMP_CA_CERT, SMP_CA_KEY = "smp-ca.pem", "smp-ca.key"
 AP_CERT, AP_KEY = "ap.pem", "ap.key"
 SMP_CERT, SMP_KEY = "smp.pem", "smp.key"
 AP_CHAIN, SMP_CHAIN = "ap-chain.pem", "smp-chain.pem"
+# the files ``load_test_pki`` reads, the operator's certificates first
+PKI_FILES = (
+    AP_CERT,
+    SMP_CERT,
+    AP_KEY,
+    SMP_KEY,
+    ROOT_CERT,
+    ROOT_KEY,
+    AP_CA_CERT,
+    AP_CA_KEY,
+    SMP_CA_CERT,
+    SMP_CA_KEY,
+)
 
 
 # --- issuing --------------------------------------------------------------------------------
@@ -79,6 +92,12 @@ def _name(common_name: str) -> x509.Name:
             x509.NameAttribute(NameOID.COMMON_NAME, common_name),
         ]
     )
+
+
+def issued_by_test_ca(cert: x509.Certificate) -> bool:
+    """Whether ``cert`` names an embedded test PKI's AP CA or SMP CA as its issuer (of this
+    data dir's PKI or of any other: they all carry the same names)."""
+    return cert.issuer in (_name(AP_CA_NAME), _name(SMP_CA_NAME))
 
 
 def _authority_key_id(

@@ -34,7 +34,7 @@ def _materials(settings: Settings) -> None:
 def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
     import uvloop
 
-    from fourcorner.entrypoints.container import build_container, web_app
+    from fourcorner.entrypoints.container import build_container
     from fourcorner.entrypoints.http import server
 
     preflight.data_dir(settings)
@@ -43,11 +43,8 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
     try:
         preflight.wait_for_database(settings, db_wait, say)
         container = build_container(settings)
-        if settings.auth_mode == "local":
-            # the signing key exists from the start, for `fourcorner token` to sign with
-            container.token_authority().key_id()
         # a coroutine: serve awaits it inside its own loop
-        app = web_app(container, workers=settings.workers)
+        app = _app(container, settings)
         _started("serve", settings)
         try:
             # uvloop's event loop, as the workers': 12 % less of serve's CPU per transaction
@@ -63,6 +60,18 @@ def serve(settings: Settings, db_wait: float = DB_WAIT) -> None:
             _stopped("serve")
     finally:
         sock.close()
+
+
+async def _app(container: Any, settings: Settings) -> Any:
+    """The app (``web_app``), then the token signing key: it exists from the start, for
+    ``fourcorner token`` to sign with, but only once the app's checks let the process start
+    (a refused process leaves the data dir without a key of its own)."""
+    from fourcorner.entrypoints.container import web_app
+
+    app = await web_app(container, workers=settings.workers)
+    if settings.auth_mode == "local":
+        container.token_authority().key_id()
+    return app
 
 
 # never in the configuration summary: the at-rest key, and whatever names a secret

@@ -1,0 +1,178 @@
+"""The operator's certificates a process starts with, held against those its database stores.
+
+Every process of a deployment stores the operator's certificates at start from its own files
+(``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in ``<data dir>/pki``, which a process
+creates when it finds none). On a database shared by several processes, a process whose
+files are missing or other than those stored would replace the certificates the others sign
+with, and their sends would fail until they restart. So before anything creates a test PKI,
+``fourcorner serve`` and ``fourcorner worker`` read the stored certificates and refuse to
+start, in one line naming the file and what to do, when this data dir has no copy of them or
+holds files that may not replace them (``adapters.pki.renewal``); ``fourcorner check``
+reports the same line as a failure. An empty database is the first start: the files are
+made and stored then. ``operator_setup.ensure_operator`` decides again, on the stored records
+it holds, for processes that start at the same moment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import psycopg
+from cryptography import x509
+
+from fourcorner.adapters.pki.renewal import replacement_problem
+from fourcorner.adapters.pki.testpki import PKI_DIR, PKI_FILES, issued_by_test_ca
+from fourcorner.adapters.postgres.connection import connect_kwargs
+from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.application.operator_setup import CertificateKept, certificate_id
+from fourcorner.domain.certificates import Certificate, Service
+from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints import operator, preflight
+from fourcorner.entrypoints.config import Settings
+from fourcorner.entrypoints.preflight import StartupError
+from fourcorner.entrypoints.setting_values import PREFIX
+
+TIMEOUT = 10.0  # seconds to connect to the database, which answered a moment ago
+SEVERAL = 'docs/operations.md, "Several processes"'
+RENEWAL = 'docs/operations.md, "Certificates and trust anchors"'
+NOT_CONFIGURED = (
+    f"the stored certificates are not a test PKI's: set {PREFIX}OPERATOR_CERTS_DIR as on the "
+    "other processes"
+)
+
+Stored = dict[tuple[Environment, Service], Certificate]
+
+
+def _texts(settings: Settings, timeout: float) -> list[str]:
+    """The stored records (JSON text) of the operator's certificates; none before the
+    database has its tables."""
+    ids = [str(certificate_id(s, e)) for e in Environment for s in Service]
+    if settings.storage_kind == "postgres":
+        kwargs = connect_kwargs(settings.database_schema or None)
+        with psycopg.connect(
+            settings.database, connect_timeout=max(1, int(timeout)), **kwargs
+        ) as conn:
+            row = conn.execute("SELECT to_regclass('certificates') IS NOT NULL").fetchone()
+            if not (row and row[0]):
+                return []
+            # id::text: the column is text before migration 0014, uuid after
+            query = "SELECT data FROM certificates WHERE id::text = ANY(%s)"
+            return [r[0] for r in conn.execute(query, (ids,)).fetchall()]
+    path = Path(settings.sqlite_path) if settings.storage_kind == "sqlite" else None
+    if path is None or not path.exists():
+        return []
+    uri = f"file:{path}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout)) as conn:
+        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'"
+        if conn.execute(table).fetchone() is None:
+            return []
+        marks = ", ".join("?" * len(ids))
+        query = f"SELECT data FROM certificates WHERE id IN ({marks})"  # noqa: S608
+        return [r[0] for r in conn.execute(query, ids).fetchall()]
+
+
+def stored_certificates(settings: Settings, timeout: float = TIMEOUT) -> Stored:
+    """The operator's certificates the database holds, by environment and service; the
+    driver's error (``psycopg.Error``, ``sqlite3.Error``) when it cannot be read."""
+    converter = make_converter()
+    out: Stored = {}
+    for text in _texts(settings, timeout):
+        cert = converter.loads(text, Certificate)
+        out[cert.environment.environment, cert.service] = cert
+    return out
+
+
+def local_file(settings: Settings, environment: Environment, service: Service) -> Path:
+    """The file this process stores as the operator's ``service`` certificate of
+    ``environment``."""
+    name = "ap.pem" if service is Service.AP else "smp.pem"
+    if settings.operator_certs_dir:
+        return Path(settings.operator_certs_dir) / environment.value.lower() / name
+    return Path(settings.data_dir) / PKI_DIR / name
+
+
+def _of_test_pki(cert: Certificate) -> bool:
+    try:
+        return issued_by_test_ca(x509.load_pem_x509_certificate(cert.cert_pem.encode()))
+    except ValueError:
+        return False
+
+
+def kept_line(settings: Settings, kept: CertificateKept) -> str:
+    """The line that refuses a start whose file may not replace the stored certificate."""
+    if settings.operator_certs_dir:
+        do = f"copy the current files of {PREFIX}OPERATOR_CERTS_DIR from one of them"
+    elif _of_test_pki(kept.stored):
+        do = "copy the current pki/ and keys/ from one of them"
+    else:
+        do = NOT_CONFIGURED
+    return (
+        f"the database holds the operator's {kept.environment.value} {kept.service.value} "
+        f'certificate "{kept.stored.subject}", which '
+        f"{local_file(settings, kept.environment, kept.service)} may not replace: "
+        f"{kept.problem}. This data dir has other or older files than the processes running: "
+        f"{do}; to renew, give every process the renewed files ({RENEWAL})"
+    )
+
+
+def _missing_line(settings: Settings, missing: Path, stored: Stored) -> str:
+    if any(_of_test_pki(c) for c in stored.values()):
+        do = f"copy pki/ and keys/ from the data dir of the first process ({SEVERAL})"
+    else:
+        do = f"{NOT_CONFIGURED}, and copy keys/ from the first one ({SEVERAL})"
+    return (
+        f"the database holds the operator's certificates, but this data dir has no copy of "
+        f"them ({missing} does not exist): {do}; a new test PKI here would replace the "
+        "certificates the other processes sign with"
+    )
+
+
+def refusal(settings: Settings, stored: Stored) -> str | None:
+    """Why this process may not start on a database holding ``stored``, in one line; None
+    when its files are those stored, or their successors. It creates no test PKI: one is
+    loaded only when every file of it is there."""
+    if not stored:
+        return None  # the first start: the files are made (a test PKI) and stored
+    if not settings.operator_certs_dir:
+        folder = Path(settings.data_dir) / PKI_DIR
+        files = [folder / name for name in PKI_FILES]
+        missing = next((f for f in files if not f.is_file()), None)
+        if missing is not None:
+            return _missing_line(settings, folder if not folder.is_dir() else missing, stored)
+    environments = {e.environment: e for e in operator.environments(settings)}
+    anchors = operator.trust_anchors(settings)
+    for (environment, service), cert in sorted(stored.items(), key=_order):
+        own = environments[environment]
+        pem = own.ap_cert_pem if service is Service.AP else own.smp_cert_pem
+        if pem == cert.cert_pem:
+            continue
+        problem = replacement_problem(cert.cert_pem, cert.ca_chain_pem, pem, anchors)
+        if problem is not None:
+            return kept_line(settings, CertificateKept(environment, service, cert, problem))
+    return None
+
+
+def _order(item: tuple[tuple[Environment, Service], Certificate]) -> tuple[int, int]:
+    (environment, service), _ = item
+    return list(Environment).index(environment), list(Service).index(service)
+
+
+def check(settings: Settings) -> None:
+    """``StartupError`` when this process may not start on its database's certificates
+    (``refusal``)."""
+    try:
+        stored = stored_certificates(settings)
+    except psycopg.Error as e:
+        raise StartupError(
+            f"the database {preflight.database_address(settings.database)} "
+            f"({PREFIX}DATABASE_URL) cannot be read: {preflight.database_reason(e)}"
+        ) from None
+    except sqlite3.Error as e:
+        raise StartupError(
+            f"the database {settings.sqlite_path} ({PREFIX}DATABASE_URL) cannot be read: {e}"
+        ) from None
+    line = refusal(settings, stored)
+    if line is not None:
+        raise StartupError(line)
