@@ -164,8 +164,10 @@ def test_a_data_dir_without_the_stored_certificates_fails_and_does_not_start(tmp
         second = tmp_path / "second"
         proc = run(second, "check", "--timeout", "3", **env)
         assert proc.returncode == 1, proc.stdout
-        (failed,) = lines(proc.stdout, "FAIL")
+        # the certificates, and the at-rest key the database's secrets were sealed under
+        (failed,) = [f for f in lines(proc.stdout, "FAIL") if "certificates" in f.split()[:2]]
         assert re.match(r"FAIL\s+certificates\s+the database holds the operator's", failed)
+        assert any(re.match(r"FAIL\s+at-rest key", f) for f in lines(proc.stdout, "FAIL"))
         assert f"{second / 'pki'} does not exist" in failed and "copy pki/ and keys/" in failed
         assert proc.stdout.rstrip().endswith("failed: fix the FAIL lines")
         for command in ("serve", "worker"):
@@ -173,7 +175,8 @@ def test_a_data_dir_without_the_stored_certificates_fails_and_does_not_start(tmp
             assert "copy pki/ and keys/ from the data dir of the first process" in line
         assert not (second / "pki").exists()
         assert not (second / "keys" / "token-signing-key.pem").exists()
-        # the first's copy, and the check is ready
+        # the first's copy of both, and the check is ready
         shutil.copytree(tmp_path / "first" / "pki", second / "pki")
+        shutil.copytree(tmp_path / "first" / "keys", second / "keys", dirs_exist_ok=True)
         proc = run(second, "check", "--timeout", "3", **env)
         assert lines(proc.stdout, "FAIL") == [], proc.stdout
