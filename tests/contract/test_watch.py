@@ -12,13 +12,18 @@ import pytest
 
 from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.application.collections import ORGANISATIONS, TRANSACTIONS, USERS
-from fourcorner.domain.transaction import Direction
+from fourcorner.domain.transaction import Direction, Transaction
 from records import user
 
-from .test_repositories import received
+from .test_repositories import received as received_in
 
 if TYPE_CHECKING:  # fixtures' types; conftest modules are not imported by name
     from conftest import StorageUnderTest
+
+
+def received(n: int, **changes: object) -> Transaction:
+    """A received document of its own AS4 message (``message_key`` is unique)."""
+    return received_in(n, **{"as4_message_id": f"m-{n}@test", **changes})
 
 
 async def test_watchers_hear_of_records_this_process_adds(store: StorageUnderTest) -> None:
