@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +179,12 @@ async def test_document_types_set_while_a_start_renews_the_operators_certificate
     environments = api.container.operator_environments()
     problems = []
     for n in range(ROUNDS // 3):
-        renewed, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, settings.seat_id, days=30)
+        # a renewal: a later start than the stored certificate's, two seconds a round (whole
+        # seconds in a certificate; backdated five minutes, so valid at once)
+        later = datetime.now(UTC) + timedelta(seconds=2 * (n + 1))
+        renewed, key = current_leaf_pem(
+            pki.ap_ca, pki.ap_ca_key, settings.seat_id, days=30, now=later
+        )
         changed = [
             attrs.evolve(e, ap_cert_pem=renewed, ap_key_pem=key)
             if e.environment is Environment.TEST
