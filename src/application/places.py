@@ -1,24 +1,24 @@
-"""A delivery worker's places: its deliveries leased and not yet finished (in flight, or
-claimed and waiting for their turn), counted by endpoint and by host, and the webhooks its
-claims leave out because their endpoint or host has all the places it may have.
+"""A delivery worker's places: its deliveries leased and not yet finished (in flight, or claimed
+and waiting for their turn), counted by endpoint and by host, and the webhooks its claims leave
+out because their endpoint or host has all the places it may have.
 
 An endpoint is an organisation's host and port; a host is the host and port alone, whoever's
 webhooks point there, however their URLs spell it (``domain.webhook_target.host_of``: a user
-name, capitals, the default port written out, a trailing dot make no other host). A claim leases a delivery only while its endpoint has fewer than
-``endpoint_room`` (``per_endpoint`` sending and ``per_endpoint_waiting`` waiting) and its host
-fewer than ``host_room``; else the delivery is left due, for a claim once one of those has
-finished. The endpoint's bound keeps one organisation's slow deliveries from delaying
-another's to the same host (a relay); the host's keeps many organisations' (any user may make
-any number) from taking all the worker's places at a host that hangs, which every other
-host's deliveries would then wait behind.
+name, capitals, the default port written out, a trailing dot make no other host). A claim
+leases a delivery only while its endpoint has fewer than ``endpoint_room`` (``per_endpoint``
+sending and ``per_endpoint_waiting`` waiting) and its host fewer than ``host_room``; else the
+delivery is left due, for a claim once one of those has finished. The endpoint's bound keeps
+one organisation's slow deliveries from delaying another's to the same host (a relay); the
+host's keeps many organisations' (any user may make any number) from taking all the worker's
+places at a host that hangs, which every other host's deliveries would then wait behind.
 
 The outbox knows webhooks, not hosts, so a claim names the webhooks to leave out: those seen at
 an endpoint, and those a claim left due because their host was full, are kept while it holds
-deliveries here and named while it is full; else its backlog, due first, would fill every
-claim only to be left due again. All of it goes when its last delivery has finished, so
-nothing is kept of endpoints or hosts with none in flight. The webhooks kept by host are at
-most ``HOST_HOOKS_MOST`` (each a value the claims' query sends and compares); beyond them a
-full host's deliveries are claimed and left due again, costing a read, not a lease.
+deliveries here and named while it is full; else its backlog, due first, would fill every claim
+only to be left due again. All of it goes when its last delivery has finished, so nothing is
+kept of endpoints or hosts with none in flight. The webhooks kept by host are at most
+``HOST_HOOKS_MOST`` (each a value the claims' query sends and compares); beyond them a full
+host's deliveries are claimed and left due again, costing a read, not a lease.
 """
 
 from __future__ import annotations

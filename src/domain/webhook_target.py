@@ -94,6 +94,12 @@ def _ip_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None
     return None
 
 
+def _resolver_name(text: str) -> str:
+    """A host name as the resolver reads it: after Unicode compatibility mapping (full-width
+    digits, ideographic full stops), lower-cased, without the root's trailing dot."""
+    return unicodedata.normalize("NFKC", text).translate(_DOTS).lower().removesuffix(".")
+
+
 def address_problem(host: str) -> str | None:
     """Why a delivery must not go to ``host`` (an IP literal or a name), or None.
 
@@ -110,8 +116,7 @@ def address_problem(host: str) -> str | None:
             return _ip_problem(ipaddress.IPv6Address(text))
         except ValueError:
             return _INVALID_HOST
-    name = unicodedata.normalize("NFKC", text).translate(_DOTS).lower()
-    name = name.removesuffix(".")
+    name = _resolver_name(text)
     ip = legacy_ipv4(name)
     if ip is not None:
         return _ip_problem(ip)
@@ -153,7 +158,7 @@ def host_of(url: str) -> tuple[str, int]:
         except ValueError:
             return host, port
         return str(ip.ipv4_mapped or ip), port
-    name = unicodedata.normalize("NFKC", host).translate(_DOTS).lower().removesuffix(".")
+    name = _resolver_name(host)
     address = legacy_ipv4(name)
     if address is not None:
         return str(address), port

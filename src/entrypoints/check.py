@@ -24,6 +24,7 @@ import psycopg
 
 from fourcorner.adapters.auth.local import KEY_FILE
 from fourcorner.adapters.pki.sealing import KeySealer
+from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
 from fourcorner.entrypoints import preflight, stored_secrets
@@ -155,10 +156,10 @@ def database(report: Report, settings: Settings, timeout: float) -> StoredSecret
         _versions_state(report, where, applied, "sqlite")
         return stored
     where = f"postgresql://{preflight.database_address(settings.database)}"
-    options = f"-c search_path={settings.database_schema}" if settings.database_schema else ""
+    kwargs = connect_kwargs(settings.database_schema or None)
     try:
         with psycopg.connect(
-            settings.database, connect_timeout=max(1, int(timeout)), options=options
+            settings.database, connect_timeout=max(1, int(timeout)), **kwargs
         ) as conn:
             conn.read_only = True
             row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()

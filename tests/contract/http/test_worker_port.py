@@ -144,7 +144,12 @@ async def test_serve_with_its_workers_is_not_ready_once_a_loop_has_failed(
     api = await _start(
         settings_for("memory", tmp_path), aiohttp_client, workers=True, directory_worker=Raising()
     )
-    await asyncio.sleep(0)  # the loops start with the app, and the failing one ends
+    # the loops start with the app, and the failing one ends: waited for as its log record
+    async with asyncio.timeout(10):
+        while True:
+            if [r for r in caplog.records if getattr(r, "event", None) == "worker.ended"]:
+                break
+            await asyncio.sleep(0.01)
     status, body = await api.call("GET", "/readyz")
     assert (status, body["code"]) == (503, "AT-1500")
     (ended,) = [r for r in caplog.records if getattr(r, "event", None) == "worker.ended"]
