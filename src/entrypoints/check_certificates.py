@@ -35,6 +35,9 @@ def certificates(report: Report, settings: Settings, timeout: float) -> None:
         stored = operator_guard.stored_certificates(settings, timeout)
     except (psycopg.Error, sqlite3.Error):
         stored = {}  # the database's line says why it cannot be read
+    except ValueError as e:
+        report.add(FAIL, "certificates", str(e))
+        return
     try:
         refused = operator_guard.refusal(settings, stored)
     except ConfigError:

@@ -25,7 +25,7 @@ from cryptography import x509
 from fourcorner.adapters.pki.renewal import replacement_problem
 from fourcorner.adapters.pki.testpki import PKI_DIR, PKI_FILES, issued_by_test_ca
 from fourcorner.adapters.postgres.connection import connect_kwargs
-from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.codec import UNREADABLE, make_converter
 from fourcorner.application.operator_setup import CertificateKept, certificate_id
 from fourcorner.domain.certificates import Certificate, Service
 from fourcorner.domain.network_services import Environment
@@ -75,11 +75,15 @@ def _texts(settings: Settings, timeout: float) -> list[str]:
 
 def stored_certificates(settings: Settings, timeout: float = TIMEOUT) -> Stored:
     """The operator's certificates the database holds, by environment and service; the
-    driver's error (``psycopg.Error``, ``sqlite3.Error``) when it cannot be read."""
+    driver's error (``psycopg.Error``, ``sqlite3.Error``) when it cannot be read, and
+    ``ValueError`` when a stored record is not a certificate's."""
     converter = make_converter()
     out: Stored = {}
     for text in _texts(settings, timeout):
-        cert = converter.loads(text, Certificate)
+        try:
+            cert = converter.loads(text, Certificate)
+        except UNREADABLE as e:
+            raise ValueError(f"a stored operator certificate cannot be read ({e})") from None
         out[cert.environment.environment, cert.service] = cert
     return out
 
@@ -173,6 +177,8 @@ def check(settings: Settings) -> None:
         raise StartupError(
             f"the database {settings.sqlite_path} ({PREFIX}DATABASE_URL) cannot be read: {e}"
         ) from None
+    except ValueError as e:
+        raise StartupError(str(e)) from None
     line = refusal(settings, stored)
     if line is not None:
         raise StartupError(line)

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from fourcorner.adapters.sql.codec import make_converter
+from fourcorner.adapters.sql.codec import UNREADABLE, make_converter
 from fourcorner.adapters.sql.dialect import Dialect
 from fourcorner.adapters.sql.table import Tables
 from fourcorner.application.ports import KeySealer
@@ -55,7 +55,7 @@ def first(fetch: Fetch, dialect: Dialect) -> StoredSecret | None:
         for row in fetch(statement.sql, statement.params):
             try:
                 record = converter.loads(row[0], field.collection.type)
-            except (ValueError, TypeError, KeyError) as e:
+            except UNREADABLE as e:
                 raise ValueError(f"a stored {field.resource} cannot be read ({e})") from None
             if getattr(record, field.attribute):
                 return StoredSecret(field, record)

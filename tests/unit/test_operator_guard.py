@@ -7,6 +7,7 @@ of making a test PKI. (PostgreSQL: ``tests/contract/http/test_shared_certificate
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from fourcorner.adapters.pki import cert_pem, ensure_test_pki, issue_leaf, key_pem, new_ca
 from fourcorner.domain.certificates import Service
 from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints.check import run_check
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, settle, web_app
 from fourcorner.entrypoints.operator_guard import stored_certificates
@@ -102,3 +104,24 @@ async def test_network_certificates_replace_the_test_pkis_and_then_only_by_renew
 
     # the same files on another data dir start
     await start(settings(tmp_path / "fourth", db, **live))
+
+
+async def test_a_damaged_stored_certificate_is_a_line_not_a_traceback(tmp_path: Path) -> None:
+    """A stored operator certificate that is no certificate's record (a damaged row) stops
+    the next process with one line saying so, and ``fourcorner check`` reports it as FAIL."""
+    db = tmp_path / "shared.db"
+    config = settings(tmp_path / "first", db)
+    await start(config)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("UPDATE certificates SET data = '{\"id\": 1}'").rowcount > 0
+    line = await refused(config)
+    assert line.startswith("a stored operator certificate cannot be read"), line
+    said: list[str] = []
+    env = {
+        "FOURCORNER_DATA_DIR": str(tmp_path / "first"),
+        "FOURCORNER_DATABASE_URL": f"sqlite:///{db}",
+    }
+    assert run_check(said.append, 3, env) == 1
+    assert any(
+        s.startswith("FAIL") and "a stored operator certificate cannot be read" in s for s in said
+    ), said

@@ -77,7 +77,7 @@ def replacement_problem(
             verify_chain(
                 stored, _chain(stored_chain_pem), trust_anchors, stored.not_valid_before_utc
             )
-        except ChainError:
+        except (ChainError, ValueError):  # not under this PKI, or its stored chain unreadable
             return (
                 "the stored one was issued under another test PKI than this data dir's "
                 "(its root does not verify it)"

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import orjson
+from cattrs.errors import BaseValidationError
 from cattrs.preconf.json import JsonConverter, configure_converter
 
 T = TypeVar("T")
@@ -55,6 +56,17 @@ class RecordConverter(JsonConverter):
         else:
             plain = json.loads(text, **kwargs)
         return self.structure(plain, cl)
+
+
+UNREADABLE: tuple[type[Exception], ...] = (
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    BaseValidationError,
+)
+"""What ``RecordConverter.loads`` raises on a stored text that is no record of its type (a
+damaged row): for a caller that tells the operator so in a line rather than a traceback."""
 
 
 def _datetime(value: Any, _: type) -> datetime:
