@@ -147,6 +147,9 @@ NO_EKU = issue_ocsp_signer(
 EXPIRED = issue_ocsp_signer(
     CA, CA_KEY, "NET TEST OCSP", not_before=NOW - 3 * DAY, not_after=NOW - DAY
 )
+NOT_YET_VALID = issue_ocsp_signer(
+    CA, CA_KEY, "NET TEST OCSP", not_before=NOW + HOUR, not_after=NOW + DAY
+)
 IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
 
 
@@ -167,6 +170,7 @@ IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
         (answer(NO_EKU, delegated=True), "not authorised to sign OCSP answers"),
         (answer(OTHER_SIGNER, delegated=True), "is not issued by the certificate's CA"),
         (answer(EXPIRED, delegated=True), "is not valid at 2026-03-01T12:00:00Z"),
+        (answer(NOT_YET_VALID, delegated=True), "is not valid at 2026-03-01T12:00:00Z"),
         (answer(DELEGATE), "signed neither by the certificate's CA nor by a responder"),
         (answer(IMPOSTOR, by_name=True), "signed neither by the certificate's CA nor by a"),
         (answer(by_name=True), None),
@@ -182,6 +186,7 @@ IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
         "delegate without the EKU",
         "delegate of another CA",
         "expired delegate",
+        "delegate not valid yet",
         "delegate not carried",
         "the CA's name, another key",
         "the CA by name",
