@@ -122,7 +122,10 @@ class Container(containers.DeclarativeContainer):
 
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
     sealer = providers.Singleton(
-        KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
+        KeySealer.from_config,
+        config.at_rest_key,
+        providers.Callable(Path, config.data_dir),
+        config.at_rest_key_previous,
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
     # the directory of each environment, where business cards are published
