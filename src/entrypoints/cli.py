@@ -1,4 +1,4 @@
-"""``fourcorner``: serve, worker, migrate, token, check, harness.
+"""``fourcorner``: serve, worker, migrate, reseal, token, check, harness.
 
 A problem that stops a command (a setting that cannot be used, a port in use, a database that
 does not answer, a data dir that cannot be written) is printed as one line,
@@ -22,6 +22,7 @@ from fourcorner.entrypoints import preflight
 from fourcorner.entrypoints.commands.common import say
 from fourcorner.entrypoints.commands.migrate import migrate
 from fourcorner.entrypoints.commands.parser import parser
+from fourcorner.entrypoints.commands.reseal import reseal
 from fourcorner.entrypoints.commands.serve import serve, worker
 from fourcorner.entrypoints.commands.token import token
 from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
@@ -86,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             worker(settings, args.db_wait)
         elif args.command == "migrate":
             print(migrate(settings, args.db_wait))
+        elif args.command == "reseal":
+            return reseal(settings, args.db_wait)
         elif args.command == "token":
             print(token(settings, args.email, args.name, args.superadmin, args.hours))
     except ConfigError as e:

@@ -95,6 +95,17 @@ def parser() -> argparse.ArgumentParser:
             "server also applies them when it starts).",
         )
     )
+    db_wait(
+        command(
+            "reseal",
+            "seal every stored secret again under the current at-rest key",
+            "Seal every stored secret (private keys, webhook signing secrets, pending SML "
+            "migration keys) again under FOURCORNER_AT_REST_KEY, opening those the previous "
+            "key sealed with FOURCORNER_AT_REST_KEY_PREVIOUS; safe while serve and worker run. "
+            "Say how many were sealed again and how many neither key opens (left as they are; "
+            "then the exit status is 1). Run it again and it does nothing.",
+        )
+    )
     tok = command(
         "token",
         "print a bearer token for the server on this data dir",
