@@ -93,8 +93,10 @@ class Listener:
                 await task
 
     async def _listen(self) -> None:
-        """Clear cached collections as other processes' commits are announced; reconnect with
-        a growing pause when the connection fails, the cache suspended meanwhile."""
+        """Clear cached collections as other processes' commits are announced (and, sharing
+        failures, hear the others' and send this process's every ``failures.EVERY`` seconds);
+        reconnect with a growing pause when the connection fails, the cache (and the sharing)
+        suspended meanwhile."""
         cache = self._cache
         pause = 0.1
         kwargs = connect_kwargs(self._schema) | {
@@ -135,9 +137,11 @@ class Listener:
                                     cache.invalidate(cleared.split(","))
                                 if woken:
                                     self._watchers.changed(woken.split(","))
-                        if shared is not None:
-                            for sent in shared.take():
-                                await conn.execute(NOTIFY, (failures.CHANNEL, sent))
+                        payloads = shared.take() if shared is not None else []
+                        if payloads:  # one round trip for the batch
+                            async with conn.pipeline():
+                                for sent in payloads:
+                                    await conn.execute(NOTIFY, (failures.CHANNEL, sent))
             except (psycopg.Error, OSError) as e:
                 log.warning("the record cache's listener lost its connection: %s", e)
             finally:

@@ -194,8 +194,8 @@ async def test_the_failures_go_out_on_the_listeners_connection_and_success_sends
     two_servers, monkeypatch
 ):
     """A successful authentication sends the same statements before any failure and once
-    failures are remembered and shared; the failures themselves are sent by the listener, on
-    its own connection, never by a connection of the pool."""
+    failures are remembered and shared (none: its principal is kept); the failures themselves
+    are sent by the listener, on its own connection, never by a connection of the pool."""
     first, second = two_servers
     sent: list[tuple[str, str, Any]] = []
     execute = psycopg.AsyncConnection.execute
