@@ -468,6 +468,8 @@ async def run_workers(
     ``StartupError`` first when this data dir has no copy of the stored certificates
     (``operator_guard``)."""
     await asyncio.to_thread(operator_guard.check, container.settings())
+    if sock is not None:  # its /metrics counts failed authentications with serve's
+        share_failures(container)
     await settle(container.init_resources())
     try:
         await _ensure_smp(container)
