@@ -4,13 +4,13 @@ Each process throttles failed authentications by what it counted (``http.throttl
 several processes on one database, a guesser would get the allowance once per process. A
 process shares its failures through its listener's connection (``listener``), never through
 the pool, and never on the answer path: a failure is only added to this outbox (in memory), and
-the listener sends what has gathered at most every ``EVERY`` seconds, as a few
-``pg_notify`` on the ``fourcorner_failures`` channel (``<schema>:<sender>:<JSON object of key:
-count>``, each under PostgreSQL's 8000 bytes). A flood of failures costs the database at most a
-few statements every ``EVERY`` seconds per process; the keys waiting are bounded
-(``MAX_PENDING``; a key beyond them is counted by its own process only).
+the listener sends what has gathered at most every ``EVERY`` seconds, in one round trip of a
+few ``pg_notify`` on the ``fourcorner_failures`` channel (``<schema>:<sender>:<JSON object of
+key: count>``, each under PostgreSQL's 8000 bytes). A flood of failures costs the database one
+round trip every ``EVERY`` seconds per process; the keys waiting are bounded (``MAX_PENDING``;
+a key beyond them is counted by its own process only).
 
-A notification heard is input: one that is not exactly what ``payload`` writes (the schema,
+A notification heard is input: one that is not exactly what ``take`` writes (the schema,
 another sender of 12 hex digits, a JSON object of at most ``MAX_KEYS`` known keys, each of
 printable ASCII, counts from 1 to ``MAX_COUNT``) is ignored whole. While the listener is down
 nothing gathers or is heard: each process counts its own failures only.

@@ -131,7 +131,8 @@ class FailureTracker:
             self._put(key, max(until, min(until + count * self._interval, spent)))
 
     def _put(self, key: str, until: float) -> None:
-        """``key`` remembered (not yet) with ``until``, as the most recently failed."""
+        """Remember ``until`` for ``key`` (taken out by the caller) as the most recently
+        failed, the least recently failed forgotten beyond ``max_tracked``."""
         entries = self._until
         while len(entries) >= self._max:
             entries.popitem(last=False)
