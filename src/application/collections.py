@@ -313,6 +313,7 @@ DELIVERIES: Collection[Delivery] = Collection(
         _LEASE_UNTIL,
         _CREATED_AT,
         _ORG_ID,
+        col("host", STRING),  # its webhook's host and port, for the claims (``Delivery.host``)
     ),
     filterable=frozenset(),
     lease="leaseUntil",

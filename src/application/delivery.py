@@ -80,7 +80,7 @@ from fourcorner.domain.webhook import (
     Event,
     Webhook,
 )
-from fourcorner.domain.webhook_target import host_of
+from fourcorner.domain.webhook_target import host_of, host_text
 
 log = logging.getLogger("fourcorner.webhooks")
 
@@ -179,18 +179,22 @@ class DeliveryWorker:
         """Lease up to ``limit`` due deliveries, none to an endpoint that already has all it
         may have in flight and waiting here (``per_endpoint + per_endpoint_waiting``), none to
         a host that has (``per_host``), nor to a webhook held back (it answered busy): the
-        query leaves out those webhooks, so their backlog neither blocks other endpoints'
-        deliveries nor costs a write; it stays due for when there is room, or the hold has
-        ended."""
+        query leaves out those webhooks, and those hosts by the one each delivery holds
+        (``Delivery.host``), so their backlog neither blocks other endpoints' deliveries nor
+        costs a write; it stays due for when there is room, or the hold has ended. A delivery
+        read whose webhook's URL names another host than it holds is given that host (written
+        with its lease, or alone when it is left due): it is counted, and sent, where the URL
+        names, and left out from then on while that host is full, not while the other is."""
         now = self._ctx.clock()
         full = sorted(
             {str(hook_id) for hook_id in self._places.full()}
             | set(self._still_held(now) if self._held else [])
         )
+        full_hosts = sorted(host_text(host) for host in self._places.full_hosts())
         self.blocked = False
         async with self._ctx.uow() as uow:
             deliveries = Deliveries(uow)
-            claimed = await deliveries.claim_due(now, limit, skip_webhooks=full)
+            claimed = await deliveries.claim_due(now, limit, full, full_hosts)
             if not claimed:
                 return []
             wanted_hooks = sorted({d.webhook_id for d in claimed}, key=str)
@@ -198,20 +202,28 @@ class DeliveryWorker:
             hooks |= {h.id: h for h in await Webhooks(uow).with_ids(wanted_hooks)}
             until = now + self._settings.lease
             tally = self._places.claim()
+            # the host the webhook's URL names now, of those that hold another (raised from
+            # the webhook read before its URL changed, or written back by a send begun before)
+            hosts = _hosts_now(claimed, hooks)
             leased = [
-                attrs.evolve(d, lease_until=until)
+                attrs.evolve(d, lease_until=until, host=hosts.get(d.id, d.host))
                 for d in claimed
                 if tally.take(*_place_of(hooks[d.webhook_id]))
             ]
             self.blocked = tally.blocked  # some left due, for when a send has finished
             events: dict[uuid.UUID, Event] = {}
-            if leased:
+            if leased or hosts:
                 wanted_events = list({d.event_id for d in leased})
                 events = {e.id: e for e in await Events(uow).with_ids(wanted_events)}
-                await deliveries.lease([d.id for d in leased], until)  # that column alone
+                # that column alone, but of those that move, which are written whole
+                await deliveries.lease([d.id for d in leased if d.id not in hosts], until)
+                moved = {d.id: d for d in leased if d.id in hosts}
+                before = [d for d in claimed if d.id in hosts]
+                after = [moved.get(d.id) or attrs.evolve(d, host=hosts[d.id]) for d in before]
+                await deliveries.update_many(after, before=before)
                 await uow.commit()
         # counted once written; the webhooks seen are kept even when none was leased, so the
-        # next claim leaves out those of full endpoints and hosts
+        # next claim leaves out those of full endpoints (and the full hosts, by count)
         self._places.took(tally)
         for d in leased:
             earlier = self._leases.setdefault(d.id, [])
@@ -464,6 +476,25 @@ def _endpoint(hook: Webhook) -> Endpoint:
 
 # the host and port of a URL, kept for the URLs seen lately (each delivery asks, thrice)
 _host_of = functools.lru_cache(maxsize=4096)(host_of)
+
+
+@functools.lru_cache(maxsize=4096)
+def _host_held(url: str) -> str:
+    """The host a delivery to ``url`` holds (``Delivery.host``), kept as ``_host_of``."""
+    return host_text(_host_of(url))
+
+
+def _hosts_now(
+    claimed: list[Delivery], hooks: dict[uuid.UUID, Webhook | None]
+) -> dict[uuid.UUID, str]:
+    """The host each delivery of ``claimed`` that holds another than its webhook's URL names
+    should hold (``Delivery.host``), by delivery; none of a webhook deleted meanwhile."""
+    found: dict[uuid.UUID, str] = {}
+    for d in claimed:
+        hook = hooks[d.webhook_id]
+        if hook is not None and d.host != (host := _host_held(hook.url)):
+            found[d.id] = host
+    return found
 
 
 def _place_of(hook: Webhook | None) -> tuple[Endpoint, uuid.UUID | None]:

@@ -12,13 +12,14 @@ one organisation's slow deliveries from delaying another's to the same host (a r
 host's keeps many organisations' (any user may make any number) from taking all the worker's
 places at a host that hangs, which every other host's deliveries would then wait behind.
 
-The outbox knows webhooks, not hosts, so a claim names the webhooks to leave out: those seen at
-an endpoint, and those a claim left due because their host was full, are kept while it holds
-deliveries here and named while it is full; else its backlog, due first, would fill every claim
-only to be left due again. All of it goes when its last delivery has finished, so nothing is
-kept of endpoints or hosts with none in flight. The webhooks kept by host are at most
-``HOST_HOOKS_MOST`` (each a value the claims' query sends and compares); beyond them a full
-host's deliveries are claimed and left due again, costing a read, not a lease.
+A claim names what to leave out, else a full endpoint's or host's backlog, due first, would fill
+every claim only to be left due again. Each delivery holds its webhook's host (``Delivery.host``),
+so a claim leaves out the hosts that are full (``full_hosts``: at most ``concurrency`` divided by
+``host_room`` of them), however many webhooks point there. An endpoint is an organisation's
+share of a host, which its deliveries do not hold: the webhooks seen at an endpoint are kept
+while it holds deliveries here and named while it is full (an organisation has at most
+``domain.webhook.MAX_WEBHOOKS``). All of it goes when its last delivery has finished, so nothing
+is kept of endpoints or hosts with none in flight.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ Endpoint = tuple[uuid.UUID, Host]
 NO_ENDPOINT: Endpoint = (uuid.UUID(int=0), ("", 0))
 """Where the deliveries of a webhook deleted meanwhile are counted (none is sent)."""
 
-HOST_HOOKS_MOST = 1024  # webhooks kept at hosts left full by a claim (each a query condition)
-
 
 @attrs.define
 class Places:
@@ -45,28 +44,32 @@ class Places:
     by_endpoint: dict[Endpoint, int] = attrs.field(factory=dict, init=False)
     by_host: dict[Host, int] = attrs.field(factory=dict, init=False)
     hooks_of: dict[Endpoint, set[uuid.UUID]] = attrs.field(factory=dict, init=False)
-    hooks_at: dict[Host, set[uuid.UUID]] = attrs.field(factory=dict, init=False)
 
     def full(self) -> set[uuid.UUID]:
-        """The webhooks a claim leaves out: those kept at an endpoint or host that is full."""
-        left_out = {
+        """The webhooks a claim leaves out: those kept at an endpoint that is full."""
+        return {
             hook_id
             for endpoint, hook_ids in self.hooks_of.items()
             if self.by_endpoint.get(endpoint, 0) >= self.endpoint_room
             for hook_id in hook_ids
         }
-        for host, hook_ids in self.hooks_at.items():
-            if self.by_host.get(host, 0) >= self.host_room:
-                left_out |= hook_ids
-        return left_out
+
+    def full_hosts(self) -> set[Host]:
+        """The hosts a claim leaves out: those that hold all the places a host may hold (not
+        ``NO_ENDPOINT``'s, where nothing is sent, and which no delivery names)."""
+        return {
+            host
+            for host, count in self.by_host.items()
+            if count >= self.host_room and host != NO_ENDPOINT[1]
+        }
 
     def claim(self) -> Claim:
         """The tally of one claim, counted here by ``took`` once its leases are written."""
         return Claim(self)
 
     def took(self, claim: Claim) -> None:
-        """Count what ``claim`` leased, and keep the webhooks it saw at endpoints and hosts
-        that hold deliveries here."""
+        """Count what ``claim`` leased, and keep the webhooks it saw at endpoints that hold
+        deliveries here."""
         for endpoint, count in claim.taken.items():
             self.by_endpoint[endpoint] = self.by_endpoint.get(endpoint, 0) + count
         for host, count in claim.at_host.items():
@@ -74,13 +77,6 @@ class Places:
         for endpoint, hook_ids in claim.seen.items():
             if endpoint in self.by_endpoint:  # else none is held here: not full
                 self.hooks_of.setdefault(endpoint, set()).update(hook_ids)
-        kept = sum(len(h) for h in self.hooks_at.values())
-        for host, hook_ids in claim.crowded.items():
-            if host in self.by_host:  # else none is held here: not full
-                known = self.hooks_at.setdefault(host, set())
-                new = list(hook_ids - known)[: max(0, HOST_HOOKS_MOST - kept)]
-                known.update(new)
-                kept += len(new)
 
     def finish(self, endpoint: Endpoint) -> bool:
         """One delivery to ``endpoint`` has finished; True when it was the endpoint's last
@@ -91,7 +87,6 @@ class Places:
             self.by_host[host] = left
         else:
             del self.by_host[host]
-            self.hooks_at.pop(host, None)
         left = self.by_endpoint[endpoint] - 1
         if left:
             self.by_endpoint[endpoint] = left
@@ -109,7 +104,6 @@ class Claim:
     taken: dict[Endpoint, int] = attrs.field(factory=dict)
     at_host: dict[Host, int] = attrs.field(factory=dict)
     seen: dict[Endpoint, set[uuid.UUID]] = attrs.field(factory=dict)
-    crowded: dict[Host, set[uuid.UUID]] = attrs.field(factory=dict)  # left due: host full
     blocked: bool = False  # deliveries were left due for lack of room
 
     def take(self, endpoint: Endpoint, hook_id: uuid.UUID | None) -> bool:
@@ -126,7 +120,6 @@ class Claim:
                 self.blocked = True
                 return False
             if places.by_host.get(host, 0) + self.at_host.get(host, 0) >= places.host_room:
-                self.crowded.setdefault(host, set()).add(hook_id)
                 self.blocked = True
                 return False
         self.taken[endpoint] = self.taken.get(endpoint, 0) + 1

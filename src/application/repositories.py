@@ -354,25 +354,55 @@ class Deliveries(OrgRecords[Delivery]):
         return await self._store.count(status=DeliveryStatus.PENDING)
 
     async def claim_due(
-        self, now: datetime, limit: int, skip_webhooks: Sequence[object] = ()
+        self,
+        now: datetime,
+        limit: int,
+        skip_webhooks: Sequence[object] = (),
+        skip_hosts: Sequence[str] = (),
     ) -> list[Delivery]:
         """Up to ``limit`` pending deliveries due by ``now`` whose lease has run out, none to
-        the webhooks ``skip_webhooks``, claimed (``Repository.claim``)."""
-        return await self._store.claim(self.due(now, limit, skip_webhooks))
+        the webhooks ``skip_webhooks`` nor at the hosts ``skip_hosts`` (``Delivery.host``),
+        claimed (``Repository.claim``)."""
+        return await self._store.claim(self.due(now, limit, skip_webhooks, skip_hosts))
 
     @staticmethod
-    def due(now: datetime, limit: int, skip_webhooks: Sequence[object] = ()) -> Query:
+    def due(
+        now: datetime,
+        limit: int,
+        skip_webhooks: Sequence[object] = (),
+        skip_hosts: Sequence[str] = (),
+    ) -> Query:
         """The query of ``claim_due``: the webhooks left out are one condition (``none_of``),
-        one parameter in SQL however many they are (a worker may name over a thousand)."""
+        one parameter in SQL however many they are, and so are the hosts."""
         return Query(
             where=(
                 equals(DELIVERIES, "status", DeliveryStatus.PENDING),
                 condition(DELIVERIES, "nextAttemptAt", Op.LTE, now),
                 condition(DELIVERIES, "leaseUntil", Op.LT, now),
                 *([none_of(DELIVERIES, "webhookId", skip_webhooks)] if skip_webhooks else []),
+                *([none_of(DELIVERIES, "host", skip_hosts)] if skip_hosts else []),
             ),
             limit=limit,
         )
+
+    async def move_pending(self, webhook_id: uuid.UUID, host: str) -> int:
+        """Set the host of ``webhook_id``'s pending deliveries at another one to ``host`` (its
+        URL changed); returns how many. Found by status, through the claims' index, and the
+        webhook among them: a webhook's URL changes seldom."""
+        found = await self._every(
+            equals(DELIVERIES, "status", DeliveryStatus.PENDING),
+            equals(DELIVERIES, "webhookId", webhook_id),
+            condition(DELIVERIES, "host", Op.NE, host),
+        )
+        # locked, in id order as the worker writes them (a page of ids a statement), and read
+        # again so: a worker may have written an outcome since, which the write must keep
+        ids = sorted((d.id for d in found), key=str)
+        held: builtins.list[Delivery] = []
+        for start in range(0, len(ids), MAX_LIMIT):
+            held += await self._store.lock_many(ids[start : start + MAX_LIMIT])
+        held = [d for d in held if d.status is DeliveryStatus.PENDING and d.host != host]
+        await self._store.update_many([attrs.evolve(d, host=host) for d in held], before=held)
+        return len(held)
 
 
 class Transactions(OrgRecords[Transaction]):

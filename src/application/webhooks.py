@@ -25,7 +25,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound, NothingToRedeliver
 from fourcorner.domain.events import EVENT_NAMES, WEBHOOK_TEST
 from fourcorner.domain.roles import Role
 from fourcorner.domain.webhook import Delivery, Event, Webhook
-from fourcorner.domain.webhook_target import check_url
+from fourcorner.domain.webhook_target import check_url, host_of, host_text
 
 
 @attrs.frozen
@@ -125,7 +125,9 @@ async def update(
     lock=True)``), as participants and access points are: the whole record is written back,
     so two changes at once must each start from the other's result, or the later write would
     undo the earlier one (a webhook disabled left enabled, a secret sealed anew at start put
-    back)."""
+    back). Its deliveries still due follow its URL to the host it names now
+    (``Deliveries.move_pending``), in the same unit of work: a claim leaves them out while
+    that host is full, not while the one before is."""
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
         hook = await _own(uow, org_id, ident, lock=True)
@@ -137,6 +139,7 @@ async def update(
         )
         _check(hook.url, hook.events, settings.allow_private_targets)
         await uow.repository(WEBHOOKS).update(hook)
+        await Deliveries(uow).move_pending(hook.id, host_text(host_of(hook.url)))
         await uow.commit()
     return hook
 
@@ -183,17 +186,7 @@ async def raise_event(
     now = ctx.clock()
     hooks = rules.subscribed(webhooks, event_type)
     event_id = ctx.new_id()
-    deliveries = [
-        Delivery(
-            id=ctx.new_id(),
-            event_id=event_id,
-            webhook_id=h.id,
-            org_id=org_id,
-            created_at=now,
-            next_attempt_at=now,
-        )
-        for h in hooks
-    ]
+    deliveries = [_delivery(ctx, org_id, event_id, h, now) for h in hooks]
     summaries = tuple(d.summary() for d in deliveries)
     event = Event(
         id=event_id,
@@ -208,6 +201,22 @@ async def raise_event(
     await uow.repository(EVENTS).add_many([event])
     await uow.repository(DELIVERIES).add_many(deliveries)
     return event
+
+
+def _delivery(
+    ctx: Context, org_id: uuid.UUID, event_id: uuid.UUID, hook: Webhook, now: datetime
+) -> Delivery:
+    """A delivery of ``org_id``'s event ``event_id`` to ``hook``, due ``now``, at the host
+    its URL names (``Delivery.host``)."""
+    return Delivery(
+        id=ctx.new_id(),
+        event_id=event_id,
+        webhook_id=hook.id,
+        org_id=org_id,
+        created_at=now,
+        next_attempt_at=now,
+        host=host_text(host_of(hook.url)),
+    )
 
 
 async def trigger_test(
@@ -269,17 +278,7 @@ async def redeliver(
         ]
         if not targets:
             raise NothingToRedeliver(event_id=str(ident))
-        fresh = [
-            Delivery(
-                id=ctx.new_id(),
-                event_id=event.id,
-                webhook_id=h.id,
-                org_id=org_id,
-                created_at=now,
-                next_attempt_at=now,
-            )
-            for h in targets
-        ]
+        fresh = [_delivery(ctx, org_id, event.id, h, now) for h in targets]
         event = event.redelivered([d.summary() for d in fresh])
         for d in fresh:
             await uow.repository(DELIVERIES).add(d)

@@ -155,6 +155,10 @@ class Delivery:
     # when its endpoint first refused it as busy, where the window of busy refusals that use
     # up no attempt begins; None: never (so far, or in a record stored before it was kept)
     busy_since: datetime | None = None
+    # the host and port its webhook's URL names (``webhook_target.host_text``), as raised
+    # or as a claim last read the webhook: claims leave out the hosts that are full by it;
+    # "" in a record stored before it was kept and not due then (0023 set the due ones')
+    host: str = ""
 
     @property
     def used(self) -> int:

@@ -168,6 +168,13 @@ def host_of(url: str) -> tuple[str, int]:
         return name, port
 
 
+def host_text(host: tuple[str, int]) -> str:
+    """A host and port (``host_of``) as one text, as a delivery stores it for the claims that
+    leave out full hosts: ``name:port``, an IPv6 literal in brackets (``[::1]:443``)."""
+    name, port = host
+    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+
 def check_url(url: str, *, allow_private: bool) -> None:
     """A webhook's URL: http(s), a host, at most 2000 characters; unless private targets are
     allowed, no host ``address_problem`` refuses (checked again on every delivery, after DNS)."""

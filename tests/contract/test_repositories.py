@@ -24,7 +24,7 @@ from fourcorner.application.repositories import (
 from fourcorner.domain.member import MemberStatus
 from fourcorner.domain.organisation import UserRef
 from fourcorner.domain.transaction import Direction, Transaction
-from fourcorner.domain.webhook import Delivery
+from fourcorner.domain.webhook import Delivery, DeliveryStatus
 from fourcorner.entrypoints.http.examples import TRANSACTION
 
 from .test_storage import ORG_A, ORG_B, T0, api_key, member, org
@@ -174,6 +174,94 @@ async def test_a_claim_of_due_deliveries_leaves_out_any_number_of_webhooks(
         assert got == made[0::2]
     async with store.unit_of_work() as uow:
         assert await Deliveries(uow).claim_due(now, 10) == made
+
+
+async def test_a_claim_of_due_deliveries_leaves_out_the_hosts_it_is_given(
+    store: StorageUnderTest,
+) -> None:
+    """``claim_due`` leaves out the deliveries that hold one of the hosts it is given (a
+    worker's full hosts), however many webhooks they are of; one that holds none (stored
+    before hosts were kept) is left out by none."""
+    hosts = ["slow.example.com:443", "[2001:db8::1]:8443", "fast.example.com:443", ""]
+    made = [
+        Delivery(
+            uuid.uuid4(),
+            uuid.uuid4(),
+            uuid.uuid4(),
+            ORG_A,
+            T0 + timedelta(seconds=n),
+            T0,
+            host=hosts[n % len(hosts)],
+        )
+        for n in range(12)
+    ]
+    async with store.unit_of_work() as uow:
+        await Deliveries(uow).add_many(made)
+        await uow.commit()
+    now = T0 + timedelta(minutes=1)
+    async with store.unit_of_work() as uow:
+        got = await Deliveries(uow).claim_due(now, 20, skip_hosts=hosts[:2])
+        assert got == [d for d in made if d.host not in hosts[:2]]
+    async with store.unit_of_work() as uow:
+        skipped = [made[0].webhook_id, made[2].webhook_id]
+        got = await Deliveries(uow).claim_due(now, 20, skipped, ["fast.example.com:443"])
+        assert got == [d for i, d in enumerate(made) if i not in (0, 2) and d.host != hosts[2]]
+
+
+async def test_a_webhooks_pending_deliveries_move_to_its_new_host(
+    store: StorageUnderTest,
+) -> None:
+    """``move_pending``: the webhook's pending deliveries at another host hold the new one;
+    its delivered ones, and the other webhooks', stay as they were."""
+    hook, other = uuid.uuid4(), uuid.uuid4()
+    old, new = "old.example.com:443", "new.example.com:443"
+
+    def delivery(webhook: uuid.UUID, n: int, **fields: object) -> Delivery:
+        return Delivery(
+            uuid.uuid4(),
+            uuid.uuid4(),
+            webhook,
+            ORG_A,
+            T0 + timedelta(seconds=n),
+            T0,
+            host=old,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    pending = [delivery(hook, n) for n in range(3)]
+    done = delivery(hook, 3, status=DeliveryStatus.DELIVERED)
+    others = delivery(other, 4)
+    async with store.unit_of_work() as uow:
+        await Deliveries(uow).add_many([*pending, done, others])
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        assert await Deliveries(uow).move_pending(hook, new) == 3
+        await uow.commit()
+    async with store.unit_of_work() as uow:
+        found = {
+            d.id: d
+            for d in await Deliveries(uow).of_events([d.event_id for d in [*pending, done, others]])
+        }
+        assert await Deliveries(uow).move_pending(hook, new) == 0  # none left at another
+    assert {found[d.id].host for d in pending} == {new}
+    assert found[done.id] == done and found[others.id] == others
+    assert all(found[d.id] == attrs.evolve(d, host=new) for d in pending)
+
+
+@pytest.mark.parametrize("dialect", [SQLITE, POSTGRES], ids=["sqlite", "postgres"])
+def test_the_hosts_a_claim_leaves_out_are_one_parameter(dialect: Dialect) -> None:
+    """However many hosts a claim leaves out, its statement is the same text, with one
+    parameter for them all."""
+    table = Table(DELIVERIES, dialect)
+    shapes = set()
+    for count in (1, 2, 40):
+        due = Deliveries.due(
+            T0, 10, [uuid.uuid4()], [f"h{n}.example.com:443" for n in range(count)]
+        )
+        statement = table.claim(due)
+        shapes.add(statement.sql)
+        assert len(statement.params) == 6  # status, due time, lease, webhooks, hosts, limit
+    assert len(shapes) == 1
 
 
 @pytest.mark.parametrize("dialect", [SQLITE, POSTGRES], ids=["sqlite", "postgres"])

@@ -1,6 +1,6 @@
 """A delivery worker's places (``application.places``): whatever claims and finishes come, an
 endpoint never holds more than its room, nor a host more than its own, a claim leaves out the
-webhooks of those that are full, and nothing is kept once nothing is in flight."""
+webhooks of full endpoints and the full hosts, and nothing is kept once nothing is in flight."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.application.delivery import DeliverySettings
-from fourcorner.application.places import HOST_HOOKS_MOST, NO_ENDPOINT, Endpoint, Places
+from fourcorner.application.places import NO_ENDPOINT, Endpoint, Places
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container
 
@@ -45,13 +45,13 @@ def test_claims_and_finishes_keep_both_bounds_and_leave_nothing_behind(
     for op, arg in script:
         if op == "claim":
             assert isinstance(arg, list)
-            left_out = places.full()
+            left_out, hosts_out = places.full(), places.full_hosts()
             claim = places.claim()
             by_endpoint = Counter(flying)
             by_host = Counter(e[1] for e in flying)
-            crowded: set[uuid.UUID] = set()
+            crowded: set[tuple[Endpoint, uuid.UUID]] = set()
             for endpoint, hook_id in (place(*row) for row in arg):
-                if hook_id in left_out:
+                if hook_id in left_out or (hook_id is not None and endpoint[1] in hosts_out):
                     continue  # the outbox's query leaves it out
                 room = hook_id is None or (
                     by_endpoint[endpoint] < endpoint_room and by_host[endpoint[1]] < host_room
@@ -63,10 +63,11 @@ def test_claims_and_finishes_keep_both_bounds_and_leave_nothing_behind(
                     flying.append(endpoint)
                 else:
                     assert hook_id is not None
-                    crowded.add(hook_id)
+                    crowded.add((endpoint, hook_id))
             assert claim.blocked == bool(crowded)
             places.took(claim)
-            assert crowded <= places.full()  # the next claim leaves them out
+            for endpoint, hook_id in crowded:  # the next claim leaves them out
+                assert hook_id in places.full() or endpoint[1] in places.full_hosts()
         elif flying:
             assert isinstance(arg, int)
             endpoint = flying.pop(arg % len(flying))
@@ -77,30 +78,35 @@ def test_claims_and_finishes_keep_both_bounds_and_leave_nothing_behind(
         assert places.by_endpoint == Counter(flying)
         assert places.by_host == Counter(e[1] for e in flying)
         assert set(places.hooks_of) <= set(places.by_endpoint)
-        assert set(places.hooks_at) <= set(places.by_host)
+        assert places.full_hosts() == {
+            h for h, n in Counter(e[1] for e in real).items() if n >= host_room
+        }
     while flying:
         places.finish(flying.pop())
-    assert (places.by_endpoint, places.by_host, places.hooks_of, places.hooks_at) == ({},) * 4
+    assert (places.by_endpoint, places.by_host, places.hooks_of) == ({},) * 3
+    assert places.full_hosts() == set()
 
 
-def test_the_webhooks_kept_at_full_hosts_are_at_most_so_many() -> None:
+def test_a_full_host_is_one_name_to_leave_out_whatever_its_webhooks() -> None:
     """Any number of organisations' webhooks at one full host: a claim leaves their
-    deliveries due, and the worker keeps at most ``HOST_HOOKS_MOST`` of them to leave out."""
+    deliveries due, and the next leaves out the host, not each webhook (nothing is kept of
+    them), until a delivery there has finished."""
     slow = ("slow.example.com", 443)
     places = Places(endpoint_room=2, host_room=1)
     first = places.claim()
     assert first.take((uuid.UUID(int=1), slow), uuid.UUID(int=1))
     places.took(first)
-    for round_ in range(3):
-        claim = places.claim()
-        for n in range(HOST_HOOKS_MOST // 2 + 7):
-            org = uuid.UUID(int=2 + round_ * HOST_HOOKS_MOST + n)
-            assert not claim.take((org, slow), org)  # left due: the host is full
-        places.took(claim)
-    assert len(places.hooks_at[slow]) == HOST_HOOKS_MOST
-    assert len(places.full()) == HOST_HOOKS_MOST
+    claim = places.claim()
+    for n in range(3000):
+        org = uuid.UUID(int=2 + n)
+        assert not claim.take((org, slow), org)  # left due: the host is full
+    places.took(claim)
+    assert places.full_hosts() == {slow}
+    assert places.full() == set()  # their endpoints are not full
+    assert sum(len(h) for h in places.hooks_of.values()) == 1
     assert places.finish((uuid.UUID(int=1), slow))
-    assert (places.by_endpoint, places.by_host, places.hooks_of, places.hooks_at) == ({},) * 4
+    assert places.full_hosts() == set()
+    assert (places.by_endpoint, places.by_host, places.hooks_of) == ({},) * 3
 
 
 def test_a_host_holds_at_most_half_of_the_workers_places_unless_set(tmp_path: Path) -> None:

@@ -453,7 +453,7 @@ async def test_the_worker_keeps_an_endpoints_state_only_while_it_has_deliveries_
         return set(worker._sending), set(places.by_endpoint), set(places.hooks_of)
 
     def kept_by_host() -> tuple[set[Any], set[Any]]:
-        return set(worker._places.by_host), set(worker._places.hooks_at)
+        return set(worker._places.by_host), worker._places.full_hosts()
 
     await trigger()  # to both webhooks, at one endpoint that takes one delivery at a time
     first = asyncio.create_task(worker.run_once())
