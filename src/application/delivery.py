@@ -80,7 +80,7 @@ from fourcorner.domain.webhook import (
     Event,
     Webhook,
 )
-from fourcorner.domain.webhook_target import host_of, host_text
+from fourcorner.domain.webhook_target import host_key, host_of, host_text
 
 log = logging.getLogger("fourcorner.webhooks")
 
@@ -478,12 +478,6 @@ def _endpoint(hook: Webhook) -> Endpoint:
 _host_of = functools.lru_cache(maxsize=4096)(host_of)
 
 
-@functools.lru_cache(maxsize=4096)
-def _host_held(url: str) -> str:
-    """The host a delivery to ``url`` holds (``Delivery.host``), kept as ``_host_of``."""
-    return host_text(_host_of(url))
-
-
 def _hosts_now(
     claimed: list[Delivery], hooks: dict[uuid.UUID, Webhook | None]
 ) -> dict[uuid.UUID, str]:
@@ -492,7 +486,7 @@ def _hosts_now(
     found: dict[uuid.UUID, str] = {}
     for d in claimed:
         hook = hooks[d.webhook_id]
-        if hook is not None and d.host != (host := _host_held(hook.url)):
+        if hook is not None and d.host != (host := host_key(hook.url)):
             found[d.id] = host
     return found
 

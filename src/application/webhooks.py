@@ -25,7 +25,7 @@ from fourcorner.domain.errors import InvalidInput, NotFound, NothingToRedeliver
 from fourcorner.domain.events import EVENT_NAMES, WEBHOOK_TEST
 from fourcorner.domain.roles import Role
 from fourcorner.domain.webhook import Delivery, Event, Webhook
-from fourcorner.domain.webhook_target import check_url, host_of, host_text
+from fourcorner.domain.webhook_target import check_url, host_key
 
 
 @attrs.frozen
@@ -139,7 +139,7 @@ async def update(
         )
         _check(hook.url, hook.events, settings.allow_private_targets)
         await uow.repository(WEBHOOKS).update(hook)
-        await Deliveries(uow).move_pending(hook.id, host_text(host_of(hook.url)))
+        await Deliveries(uow).move_pending(hook.id, host_key(hook.url))
         await uow.commit()
     return hook
 
@@ -215,7 +215,7 @@ def _delivery(
         org_id=org_id,
         created_at=now,
         next_attempt_at=now,
-        host=host_text(host_of(hook.url)),
+        host=host_key(hook.url),
     )
 
 

@@ -4,6 +4,7 @@ checked when a webhook is made or changed and again after DNS on every delivery.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -173,6 +174,13 @@ def host_text(host: tuple[str, int]) -> str:
     leave out full hosts: ``name:port``, an IPv6 literal in brackets (``[::1]:443``)."""
     name, port = host
     return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+
+@functools.lru_cache(maxsize=4096)
+def host_key(url: str) -> str:
+    """``host_text(host_of(url))``: the host a delivery to ``url`` holds, kept for the URLs
+    seen lately (each delivery raised, and each claimed, asks)."""
+    return host_text(host_of(url))
 
 
 def check_url(url: str, *, allow_private: bool) -> None:

