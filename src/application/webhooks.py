@@ -125,21 +125,22 @@ async def update(
     lock=True)``), as participants and access points are: the whole record is written back,
     so two changes at once must each start from the other's result, or the later write would
     undo the earlier one (a webhook disabled left enabled, a secret sealed anew at start put
-    back). Its deliveries still due follow its URL to the host it names now
+    back). When its URL names another host, its deliveries still due follow it there
     (``Deliveries.move_pending``), in the same unit of work: a claim leaves them out while
     that host is full, not while the one before is."""
     async with ctx.uow() as uow:
         await authorise(uow, principal, org_id, Role.ORGADMIN)
-        hook = await _own(uow, org_id, ident, lock=True)
+        before = await _own(uow, org_id, ident, lock=True)
         changes = {k: v for k, v in attrs.asdict(cmd, recurse=False).items() if v is not None}
         if cmd.events is not None:  # each event once, as when the webhook is made
             changes["events"] = tuple(dict.fromkeys(cmd.events))
         hook = attrs.evolve(
-            hook, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
+            before, **changes, last_modified_at=ctx.clock(), last_modified_by=principal.actor
         )
         _check(hook.url, hook.events, settings.allow_private_targets)
         await uow.repository(WEBHOOKS).update(hook)
-        await Deliveries(uow).move_pending(hook.id, host_key(hook.url))
+        if host_key(hook.url) != host_key(before.url):  # else none is read
+            await Deliveries(uow).move_pending(hook.id, host_key(hook.url))
         await uow.commit()
     return hook
 

@@ -236,3 +236,30 @@ async def test_a_delivery_holding_another_host_than_its_webhooks_url_is_moved_wh
     assert host.sent == [hook.url]
     after = {d.id: d.status for d in await stored(api)}
     assert after == {job.delivery.id: DeliveryStatus.DELIVERED, other.id: DeliveryStatus.PENDING}
+
+
+async def test_a_put_reads_the_webhooks_deliveries_only_when_its_host_changes(
+    api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change of the description, or of the URL within its host however spelt, moves no
+    delivery and reads none; a URL at another host moves them once."""
+    moves: list[tuple[uuid.UUID, str]] = []
+    move_pending = Deliveries.move_pending
+
+    async def recorded(self: Deliveries, webhook_id: uuid.UUID, host: str) -> int:
+        moves.append((webhook_id, host))
+        return await move_pending(self, webhook_id, host)
+
+    monkeypatch.setattr(Deliveries, "move_pending", recorded)
+    org = await api.org(ALICE)
+    status, made = await make(api, org["id"], f"https://{SLOW}/in")
+    assert status == 201
+    path = f"/orgs/{org['id']}/webhooks/{made['id']}"
+    for body in (
+        {"description": "the slow one"},
+        {"url": "https://a1@SLOW.example.com.:443/other"},
+        {"url": "https://next.example.com/in"},
+    ):
+        status, _ = await api.call("PUT", path, as_=ALICE, json=body)
+        assert status == 200
+    assert moves == [(uuid.UUID(made["id"]), "next.example.com:443")]
