@@ -129,7 +129,8 @@ class Container(containers.DeclarativeContainer):
     directory = providers.Resource(setup.closing, providers.Singleton(setup.directory, settings))
     # the network's SML, where the built-in SMP registers itself and its participants
     locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
-    certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors)
+    # the anchors read at the first check (not for a stored certificate's public key)
+    certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors.provider)
     network = providers.Singleton(
         Network,
         smp=smp_registrar,

@@ -185,6 +185,7 @@ def test_an_unknown_environment_variable_is_warned_about_with_the_closest_name(t
 def test_migrate_says_what_it_applied(tmp_path):
     first = run(tmp_path, "migrate")
     assert first.returncode == 0, first.stderr
+    assert not (tmp_path / "pki").exists()  # the database only: serve makes the test PKI
     assert re.fullmatch(
         rf"applied \d+ migrations to sqlite:///{tmp_path}/fourcorner\.db: 0001_initial, .*\n",
         first.stdout,
