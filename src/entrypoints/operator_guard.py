@@ -1,16 +1,17 @@
 """The operator's certificates a process starts with, held against those its database stores.
 
-Every process of a deployment stores the operator's certificates at start from its own files
-(``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in ``<data dir>/pki``, which a process
-creates when it finds none). On a database shared by several processes, a process whose
-files are missing or other than those stored would replace the certificates the others sign
-with, and their sends would fail until they restart. So before anything creates a test PKI,
+Every ``fourcorner serve`` stores the operator's certificates at start from its own files
+(``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in ``<data dir>/pki``, which it creates
+when it finds none). On a database shared by several processes, a process whose files are
+missing or other than those stored would replace the certificates the others sign with, and
+their sends would fail until they restart. So before anything creates a test PKI,
 ``fourcorner serve`` and ``fourcorner worker`` read the stored certificates and refuse to
 start, in one line naming the file and what to do, when this data dir has no copy of them or
 holds files that may not replace them (``adapters.pki.renewal``); ``fourcorner check``
-reports the same line as a failure. An empty database is the first start: the files are
-made and stored then. ``operator_setup.ensure_operator`` decides again, on the stored records
-it holds, for processes that start at the same moment.
+reports the same line as a failure. An empty database is the first start: a server makes the
+files and stores them then, while a worker stores nothing and waits for them
+(``container.operator_stored``). ``operator_setup.ensure_operator`` decides again, on the
+stored records it holds, for processes that start at the same moment.
 """
 
 from __future__ import annotations
@@ -163,9 +164,9 @@ def _order(item: tuple[tuple[Environment, Service], Certificate]) -> tuple[int, 
     return list(Environment).index(environment), list(Service).index(service)
 
 
-def check(settings: Settings) -> None:
-    """``StartupError`` when this process may not start on its database's certificates
-    (``refusal``)."""
+def check(settings: Settings) -> Stored:
+    """The operator's certificates the database holds; ``StartupError`` when they cannot be
+    read, or this process may not start on them (``refusal``)."""
     try:
         stored = stored_certificates(settings)
     except psycopg.Error as e:
@@ -182,3 +183,4 @@ def check(settings: Settings) -> None:
     line = refusal(settings, stored)
     if line is not None:
         raise StartupError(line)
+    return stored
