@@ -24,7 +24,7 @@ from .test_serve import free_port
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
-COMMANDS = ("serve", "worker", "migrate", "token", "check")
+COMMANDS = ("serve", "worker", "migrate", "replace-operator-certificate", "token", "check")
 
 
 def run(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -228,6 +228,7 @@ def test_help_and_version(tmp_path, capsys):
         "serve": ["--db-wait"],
         "worker": ["--db-wait"],
         "migrate": ["--db-wait"],
+        "replace-operator-certificate": ["--db-wait"],
         "token": ["--email", "--name", "--superadmin", "--hours"],
         "check": ["--timeout"],
     }
