@@ -2,7 +2,8 @@
 stored certificates by a data dir's files with another subject, which a start refuses. It
 stores them only when every file that differs passes the checks (here a chain that does not
 reach the trust anchors is refused, and nothing is replaced); afterwards a server starts with
-the new files, one with the older files is refused, and each replacement is logged."""
+the new files, one with the older files is refused, and each replacement is logged. On SQLite
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import base64
 import logging
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+import pg
 from fourcorner.adapters.pki import ensure_test_pki
 from fourcorner.adapters.pki.testpki import AP_CERT, AP_KEY, current_leaf_pem, load_test_pki
 from fourcorner.domain.certificates import Service
@@ -29,8 +32,20 @@ from fourcorner.entrypoints.preflight import StartupError
 SEAT, OTHER_SEAT = "PFC000001", "PFC000002"
 
 
-def settings(data_dir: Path, database: Path) -> Settings:
-    return Settings(data_dir=data_dir, database_url=f"sqlite:///{database}").check()
+On = Callable[[Path], Settings]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def on(request: Any, tmp_path: Path) -> Iterator[On]:
+    """The settings of a process on a data dir, all on one database."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+        yield lambda data_dir: Settings(data_dir=data_dir, database_url=url).check()
+        return
+    with pg.fresh_schema("fc_replace") as schema:
+        yield lambda data_dir: Settings(
+            data_dir=data_dir, database_url=pg.URL, database_schema=schema
+        ).check()
 
 
 async def _start(config: Settings) -> None:
@@ -62,17 +77,16 @@ def put(folder: Path, name: str, text: str) -> None:
 
 
 def test_a_new_subject_replaces_the_stored_certificate_only_by_the_command(
-    tmp_path: Path, shared_pki: Path, caplog: Any
+    tmp_path: Path, shared_pki: Path, on: On, caplog: Any
 ) -> None:
     caplog.set_level(logging.INFO, logger="fourcorner.certificates")
     # a data dir for the new files (a process loads its test PKI once)
     older, first = tmp_path / "older", tmp_path / "first"
     shutil.copytree(shared_pki, older / "pki")
     shutil.copytree(shared_pki, first / "pki")
-    database = tmp_path / "shared.db"
-    start(settings(older, database))
+    start(on(older))
     shutil.copytree(older / "keys", first / "keys")  # the at-rest key the others seal with
-    config = settings(first, database)
+    config = on(first)
     before = stored_pems(config)
 
     # another seat id: an AP certificate of the same test AP CA, for another subject
@@ -109,7 +123,7 @@ def test_a_new_subject_replaces_the_stored_certificate_only_by_the_command(
 
     start(config)  # the new files start
     assert stored_pems(config) == after
-    line = refused(settings(older, database))  # the files from before the replacement do not
+    line = refused(on(older))  # the files from before the replacement do not
     assert str(older / "pki" / AP_CERT) in line and "another subject" in line, line
     assert stored_pems(config) == after
     assert replace_operator_certificates(config, db_wait=5) == [
@@ -118,14 +132,14 @@ def test_a_new_subject_replaces_the_stored_certificate_only_by_the_command(
 
 
 def test_an_invalid_new_chain_is_refused_and_nothing_is_replaced(
-    tmp_path: Path, shared_pki: Path
+    tmp_path: Path, shared_pki: Path, on: On
 ) -> None:
     older, first = tmp_path / "older", tmp_path / "first"
     shutil.copytree(shared_pki, older / "pki")
     shutil.copytree(shared_pki, first / "pki")
-    start(settings(older, tmp_path / "shared.db"))
+    start(on(older))
     shutil.copytree(older / "keys", first / "keys")
-    config = settings(first, tmp_path / "shared.db")
+    config = on(first)
     before = stored_pems(config)
 
     # an AP certificate of another test PKI's CA, whose root this data dir does not trust
@@ -141,10 +155,9 @@ def test_an_invalid_new_chain_is_refused_and_nothing_is_replaced(
 
 
 def test_without_stored_certificates_a_pki_or_the_at_rest_key_nothing_is_made(
-    tmp_path: Path, shared_pki: Path
+    tmp_path: Path, shared_pki: Path, on: On
 ) -> None:
-    database = tmp_path / "shared.db"
-    config = settings(tmp_path / "first", database)
+    config = on(tmp_path / "first")
     with pytest.raises(StartupError, match="holds no operator certificates"):
         replace_operator_certificates(config, db_wait=5)
     shutil.copytree(shared_pki, tmp_path / "first" / "pki")
@@ -152,9 +165,9 @@ def test_without_stored_certificates_a_pki_or_the_at_rest_key_nothing_is_made(
     lone = tmp_path / "lone"
     lone.mkdir(mode=0o700)
     with pytest.raises(StartupError, match="this command makes none"):
-        replace_operator_certificates(settings(lone, database), db_wait=5)
+        replace_operator_certificates(on(lone), db_wait=5)
     assert not (lone / "pki").exists()
     shutil.copytree(shared_pki, lone / "pki")
     with pytest.raises(StartupError, match=r"at-rest key .* does not exist"):
-        replace_operator_certificates(settings(lone, database), db_wait=5)
+        replace_operator_certificates(on(lone), db_wait=5)
     assert not (lone / "keys").exists()
