@@ -21,12 +21,12 @@ from fourcorner.application import operator_setup
 from fourcorner.application.sealed import CERTIFICATE_KEY
 from fourcorner.domain.certificates import Service
 from fourcorner.domain.envelope import seat_spid
+from fourcorner.domain.errors import SecretUnusable
 from fourcorner.entrypoints import operator, operator_guard, preflight
 from fourcorner.entrypoints.commands.common import DB_WAIT, say
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.setting_values import PREFIX
-from fourcorner.entrypoints.stored_secrets import StoredSecret
 
 
 def replace_operator_certificates(settings: Settings, db_wait: float = DB_WAIT) -> list[str]:
@@ -110,13 +110,14 @@ async def _replace(
     try:
         sealer = await resolve(container.sealer)
         for cert in stored.values():
-            problem = StoredSecret(CERTIFICATE_KEY, cert).problem(sealer)
-            if problem is not None:
+            try:
+                CERTIFICATE_KEY.open(sealer, cert)
+            except SecretUnusable as e:
                 raise StartupError(
                     f"nothing was replaced: the at-rest key in use does not open the stored "
-                    f"private key of the operator's certificate {cert.id} ({problem}); give "
+                    f"private key of the operator's certificate {cert.id} ({e.reason}); give "
                     f"this process the key of the running ones ({PREFIX}AT_REST_KEY or keys/)"
-                )
+                ) from None
         return await operator_setup.replace_certificates(
             await resolve(container.context),
             await resolve(container.network),
