@@ -24,8 +24,9 @@ class OcspResponder(CrlPoint):
     """A responder signing with ``signer`` (a certificate and its key; ``delegated`` carries
     the certificate in the answer). ``revoked`` (serial number: since when) and ``unknown``
     decide the status, ``this_update``/``next_update`` the times, ``serial`` answers for
-    another serial number; ``body``, when set, is the answer whatever is asked. ``asked``
-    keeps the requests' content types and the requests read."""
+    another serial number; ``nonce`` is put in each answer, or with ``echo`` the request's;
+    ``body``, when set, is the answer whatever is asked. ``asked`` keeps the requests' content
+    types and the requests read."""
 
     content_type: str = "application/ocsp-response"
     signer: tuple[x509.Certificate, PrivateKey] | None = None
@@ -36,6 +37,7 @@ class OcspResponder(CrlPoint):
     next_update: datetime | None = None
     serial: int | None = None
     nonce: bytes | None = None
+    echo: bool = False
     content_types: list[str] = attrs.Factory(list)
     read: list[ocsp.OCSPRequest] = attrs.Factory(list)
     path: ClassVar[str] = "/ocsp"
@@ -61,7 +63,12 @@ class OcspResponder(CrlPoint):
                 unknown=asked.serial_number in self.unknown,
                 serial=self.serial,
                 delegated=self.delegated,
-                nonce=self.nonce,
+                nonce=nonce_of(asked) if self.echo else self.nonce,
             )
             self.body = answer.public_bytes(serialization.Encoding.DER)
         return await self.answer(request)
+
+
+def nonce_of(request: ocsp.OCSPRequest) -> bytes:
+    """The nonce ``request`` carries."""
+    return request.extensions.get_extension_for_class(x509.OCSPNonce).value.nonce

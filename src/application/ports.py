@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -82,11 +82,19 @@ class KeySealer(Protocol):
     ``open`` raises ``ValueError`` saying why a value does not open. Values sealed before
     binding existed still open (with ``legacy_context``, none unless given); ``is_current`` is
     False for them, and they are sealed again.
+
+    While the at-rest key is rotated, ``open`` also opens what the key it replaces sealed;
+    ``key_of`` says which key opens a value (``ValueError`` as ``open`` when neither), so that
+    those of the previous key can be sealed again. ``seal`` always uses the current key.
     """
 
     def seal(self, plaintext: bytes, *, context: bytes) -> str: ...
 
     def open(self, sealed: str, *, context: bytes, legacy_context: bytes = b"") -> bytes: ...
+
+    def key_of(
+        self, sealed: str, *, context: bytes, legacy_context: bytes = b""
+    ) -> Literal["current", "previous"]: ...
 
     def is_current(self, sealed: str) -> bool: ...
 

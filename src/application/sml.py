@@ -23,8 +23,8 @@ import attrs
 
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
 from fourcorner.application.context import Context, Network
+from fourcorner.application.sealed import SML_MIGRATION_KEY
 from fourcorner.application.sml_migration import PreparedMigration, prepare_migration
-from fourcorner.application.sml_tasks import key_context
 from fourcorner.application.sml_worker import LocatorWorker
 from fourcorner.application.storage import UnitOfWork, again_on_clash
 from fourcorner.domain.errors import Conflict, InvalidInput
@@ -77,7 +77,7 @@ async def wish_registered(
         return participant
     operation = LocatorOperation.CREATE if migration_key is None else LocatorOperation.MIGRATE
     sealed = (
-        net.sealer.seal(migration_key.encode(), context=key_context(task_id))
+        SML_MIGRATION_KEY.seal(net.sealer, task_id, migration_key)
         if migration_key is not None
         else ""
     )

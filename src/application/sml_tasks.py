@@ -23,6 +23,7 @@ import attrs
 from fourcorner.application.collections import LOCATOR_TASKS, PARTICIPANTS
 from fourcorner.application.context import Context, Network
 from fourcorner.application.locator import LocatorError, LocatorFault
+from fourcorner.application.sealed import SML_MIGRATION_KEY
 from fourcorner.application.storage import UnitOfWork
 from fourcorner.domain.errors import LocatorRefused, RegisteredElsewhere
 from fourcorner.domain.network_services import Environment
@@ -30,11 +31,6 @@ from fourcorner.domain.participant import Participant, ParticipantStatus
 from fourcorner.domain.sml import LocatorOperation, LocatorState, LocatorTask
 
 log = logging.getLogger("fourcorner.sml")
-
-
-def key_context(task_id: uuid.UUID) -> bytes:
-    """What a task's migration key is sealed to: the task."""
-    return f"{LOCATOR_TASKS.name}/{task_id}/sealed_key".encode()
 
 
 @attrs.frozen
@@ -74,7 +70,7 @@ async def _claim(ctx: Context, task_id: uuid.UUID, lease: timedelta) -> LocatorT
 
 
 def _open_key(ctx: Context, net: Network, task: LocatorTask) -> str:
-    return net.sealer.open(task.sealed_key, context=key_context(task.id)).decode()
+    return net.sealer.open(task.sealed_key, context=SML_MIGRATION_KEY.context(task.id)).decode()
 
 
 async def _perform(ctx: Context, net: Network, task: LocatorTask) -> Outcome:

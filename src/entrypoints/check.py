@@ -33,7 +33,7 @@ from fourcorner.entrypoints.check_report import FAIL, OK, WARN, Report
 from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
 from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.setting_values import PREFIX
-from fourcorner.entrypoints.stored_secrets import StoredSecret
+from fourcorner.entrypoints.stored_secrets import StoredSecrets
 
 
 def run_check(
@@ -134,7 +134,7 @@ def listening(report: Report, settings: Settings) -> None:
         report.add(OK, "listen", f"{where} is free to listen on")
 
 
-def database(report: Report, settings: Settings, timeout: float) -> StoredSecret | None:
+def database(report: Report, settings: Settings, timeout: float) -> StoredSecrets | None:
     """The database's migration state; returns a secret it holds (for ``keys``), if any."""
     kind = settings.storage_kind
     if kind == "memory":
@@ -183,12 +183,12 @@ def _stored(
     applied: set[int],
     dialect: Dialect,
     execute: Callable[[str, Sequence[Any]], Any],
-) -> StoredSecret | None:
+) -> StoredSecrets | None:
     """A secret the database holds, read on its open connection (none before the tables)."""
     if not applied:
         return None
     try:
-        return stored_secrets.first(lambda sql, params: execute(sql, params).fetchall(), dialect)
+        return stored_secrets.every(lambda sql, params: execute(sql, params).fetchall(), dialect)
     except (sqlite3.Error, psycopg.Error, ValueError) as e:
         report.add(WARN, "stored secrets", f"not checked against the at-rest key: {e}")
         return None
@@ -203,7 +203,7 @@ def _sqlite_versions(conn: sqlite3.Connection) -> set[int]:
     return {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
 
 
-def keys(report: Report, settings: Settings, stored: StoredSecret | None = None) -> None:
+def keys(report: Report, settings: Settings, stored: StoredSecrets | None = None) -> None:
     """The token key, the at-rest key, and whether that key opens ``stored`` (a secret the
     database holds)."""
     if settings.auth_mode == "local":
@@ -217,7 +217,7 @@ def keys(report: Report, settings: Settings, stored: StoredSecret | None = None)
     at_rest(report, settings, stored)
 
 
-def at_rest(report: Report, settings: Settings, stored: StoredSecret | None) -> None:
+def at_rest(report: Report, settings: Settings, stored: StoredSecrets | None) -> None:
     """The at-rest key, as the server loads it, and whether it opens ``stored``."""
     try:
         key_file = preflight.at_rest_key_file(settings)
@@ -245,19 +245,46 @@ def at_rest(report: Report, settings: Settings, stored: StoredSecret | None) -> 
     )
     if stored is None:
         return
-    # the server's own loading: the configured key decoded, or the existing file read
-    problem = stored.problem(KeySealer.from_config(settings.at_rest_key, settings.data_dir))
-    report.add(
-        *(OK, "stored secrets", f"the at-rest key opens {stored.name}")
-        if problem is None
-        else (
+    opened_by(report, settings, stored, where, key_file)
+
+
+def opened_by(
+    report: Report, settings: Settings, stored: StoredSecrets, where: str, key_file: Path | None
+) -> None:
+    """Which key opens each stored secret: FAIL for those neither the at-rest key nor
+    ``FOURCORNER_AT_REST_KEY_PREVIOUS`` opens, WARN for those only the previous key opens
+    (to be sealed again before it is dropped), else ok."""
+    # the server's own loading: the configured keys decoded, or the existing file read
+    sealer = KeySealer.from_config(
+        settings.at_rest_key, settings.data_dir, settings.at_rest_key_previous
+    )
+    found = stored.keys(sealer)
+    nor = f" or with {PREFIX}AT_REST_KEY_PREVIOUS" if settings.at_rest_key_previous.strip() else ""
+    if found.unopened:
+        (secret, problem), others = found.unopened[0], len(found.unopened) - 1
+        report.add(
             FAIL,
             "stored secrets",
-            f"{stored.name} does not open with the at-rest key {where} ({problem}); set "
-            f"{PREFIX}AT_REST_KEY (or {key_file or 'keys/at-rest.key'}) to the key that "
-            "sealed the database's secrets",
+            f"{secret.name} does not open with the at-rest key {where}{nor} ({problem})"
+            + (f", nor do {others} other stored secret(s)" if others else "")
+            + f"; set {PREFIX}AT_REST_KEY (or {key_file or 'keys/at-rest.key'}) to the key "
+            "that sealed the database's secrets",
         )
-    )
+    if found.previous:
+        report.add(
+            WARN,
+            "stored secrets",
+            f"{len(found.previous)} stored secret(s) open only with {PREFIX}AT_REST_KEY_PREVIOUS "
+            f"({found.previous[0].name} among them); run fourcorner reseal before removing it",
+        )
+    if found.current == len(stored.secrets):
+        others = found.current - 1
+        report.add(
+            OK,
+            "stored secrets",
+            f"the at-rest key opens {stored.name}"
+            + (f" and the {others} other stored secret(s)" if others else ""),
+        )
 
 
 def public_url(report: Report, settings: Settings, timeout: float) -> None:

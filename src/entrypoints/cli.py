@@ -1,4 +1,5 @@
-"""``fourcorner``: serve, worker, migrate, replace-operator-certificate, token, check, harness.
+"""``fourcorner``: serve, worker, migrate, reseal, replace-operator-certificate, token, check,
+harness.
 
 A problem that stops a command (a setting that cannot be used, a port in use, a database that
 does not answer, a data dir that cannot be written) is printed as one line,
@@ -22,6 +23,7 @@ from fourcorner.entrypoints import preflight
 from fourcorner.entrypoints.commands.common import say
 from fourcorner.entrypoints.commands.migrate import migrate
 from fourcorner.entrypoints.commands.parser import parser
+from fourcorner.entrypoints.commands.reseal import reseal
 from fourcorner.entrypoints.commands.serve import serve, worker
 from fourcorner.entrypoints.commands.token import token
 from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
@@ -86,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             worker(settings, args.db_wait)
         elif args.command == "migrate":
             print(migrate(settings, args.db_wait))
+        elif args.command == "reseal":
+            return reseal(settings, args.db_wait)
         elif args.command == "replace-operator-certificate":
             from fourcorner.entrypoints.commands.replace import replace_operator_certificates
 

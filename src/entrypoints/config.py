@@ -156,6 +156,8 @@ class Settings:
     smp_technical_contact: str = ""
     seat_id: str = "PFC000001"
     at_rest_key: str = ""
+    # while the at-rest key is rotated: the key it replaces, to open what that key sealed
+    at_rest_key_previous: str = ""
     metrics_token: str = ""  # empty: /metrics is public
     # the directory's indexer per environment (business cards); unset: none in that environment
     directory_url_test: str = ""

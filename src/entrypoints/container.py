@@ -125,7 +125,10 @@ class Container(containers.DeclarativeContainer):
 
     trust_anchors = providers.Singleton(operator.trust_anchors, settings)
     sealer = providers.Singleton(
-        KeySealer.from_config, config.at_rest_key, providers.Callable(Path, config.data_dir)
+        KeySealer.from_config,
+        config.at_rest_key,
+        providers.Callable(Path, config.data_dir),
+        config.at_rest_key_previous,
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
     # the directory of each environment, where business cards are published
@@ -369,6 +372,16 @@ async def _workers(container: Container) -> list[Worker]:
     return [deliverer, sender, sweeper, registrar, await resolve(container.directory_worker)]
 
 
+def share_failures(container: Container) -> None:
+    """On PostgreSQL, the failed authentications this process counts are told to the other
+    processes of the database, and theirs counted here (``adapters.postgres.failures``): before
+    the storage opens, whose listener carries them. Memory and SQLite: each process its own."""
+    storage = container.storage_adapter()
+    throttle: FailureTracker = container.auth_throttle()
+    if isinstance(storage, PostgresStorage) and throttle.counts:
+        throttle.share(storage.share_failures(throttle.heard))
+
+
 async def _ensure_smp(container: Container) -> None:
     """The SMP's own registration in the SML of each environment that has one, queued at
     start (``application.sml.ensure_smp``); the participants' follow once it is done."""
@@ -399,6 +412,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     settings = container.settings()
     # before anything makes a test PKI: a process without the stored certificates' files
     await asyncio.to_thread(operator_guard.check, settings)
+    share_failures(container)
     await settle(container.init_resources())
     ctx = await resolve(container.context)
     spid = seat_spid(settings.seat_id)
@@ -473,6 +487,8 @@ async def run_workers(
     async with contextlib.AsyncExitStack() as running:
         running.push_async_callback(lambda: settle(container.shutdown_resources()))
         if sock is not None:
+            # before the storage opens: its /metrics counts failed authentications with serve's
+            share_failures(container)
             # served before the loops start: its metrics count their first events
             app = await worker_app(container)
             edge = server.Edge.of(settings)

@@ -104,14 +104,25 @@ def problems(s: Settings) -> list[str]:
         f"{PREFIX}SEAT_ID={s.seat_id!r} is not a seat id; it is P, two capital letters "
         "and six digits, e.g. PFC000001",
     )
-    if s.at_rest_key.strip():
-        try:  # a configured key is only decoded: no file is read or written
-            KeySealer.from_config(s.at_rest_key, s.data_dir)
-        except ValueError:
-            out.append(
-                f"{PREFIX}AT_REST_KEY is not the base64 of 32 bytes; make one with "
-                "`openssl rand -base64 32`, or unset it to use the key file in the data dir"
-            )
+    for name, key, do in (
+        (
+            "AT_REST_KEY",
+            s.at_rest_key,
+            "make one with `openssl rand -base64 32`, or unset it to use the key file in the "
+            "data dir",
+        ),
+        (
+            "AT_REST_KEY_PREVIOUS",
+            s.at_rest_key_previous,
+            f"set it to the at-rest key being replaced, as {PREFIX}AT_REST_KEY held it (or "
+            "`base64 -w0 keys/at-rest.key`), or unset it",
+        ),
+    ):
+        if key.strip():
+            try:  # a configured key is only decoded: no file is read or written
+                KeySealer.from_config(key, s.data_dir)
+            except ValueError:
+                out.append(f"{PREFIX}{name} is not the base64 of 32 bytes; {do}")
     need(
         bool(_HEADER_NAME.fullmatch(s.webhook_hex_signature_header)),
         f"{PREFIX}WEBHOOK_HEX_SIGNATURE_HEADER={s.webhook_hex_signature_header[:80]!r} is not "

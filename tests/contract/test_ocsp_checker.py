@@ -29,7 +29,7 @@ from fourcorner.application.certificate_status import (
     CertificateStatusPending,
     CertificateStatusUnknown,
 )
-from ocsp_responder import OcspResponder
+from ocsp_responder import OcspResponder, nonce_of
 
 from .test_smp_client import FakeClock
 
@@ -87,7 +87,7 @@ async def checkers() -> AsyncIterator[Callable[..., RevocationChecker]]:
 
 
 def leaf(
-    ocsp_url: str | None, crl_url: str | None = None, name: str = "POP000001"
+    ocsp_url: str | list[str] | None, crl_url: str | None = None, name: str = "POP000001"
 ) -> x509.Certificate:
     cert, _ = issue_leaf(
         CA,
@@ -479,3 +479,232 @@ async def test_whatever_the_responder_says_it_is_an_answer_or_none(
     checker = checkers(Policy.HARD)
     await first_check(checker, cert)
     assert "gave no answer" in unknown(checker, cert)
+
+
+# --- several responders -----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def second(aiohttp_server: ServerFactory) -> AsyncIterator[OcspResponder]:
+    """Another responder, signing as the CA."""
+    async with OcspResponder.served(aiohttp_server) as served:
+        served.signer, served.this_update, served.next_update = (CA, CA_KEY), NOW - HOUR, NOW + DAY
+        yield served
+
+
+@pytest.mark.parametrize("first", ["down", "HTTP 503", "wrong nonce"])
+async def test_the_next_responder_is_asked_when_one_gives_no_answer(
+    responder: OcspResponder,
+    second: OcspResponder,
+    checkers: Any,
+    caplog: pytest.LogCaptureFixture,
+    first: str,
+) -> None:
+    """The responders the certificate names are asked in their order: the first that gives an
+    answer that counts decides, and names itself; the one that failed is logged."""
+    if first == "HTTP 503":
+        responder.status = 503
+    else:
+        responder.nonce = b"\x01" * 32  # an answer to another request
+    first_url = down_url() if first == "down" else responder.url
+    cert = leaf([first_url, second.url], None)
+    second.revoked = {cert.serial_number: REVOKED_ON}
+    checker = checkers(Policy.HARD)
+    caplog.set_level(logging.INFO, "fourcorner.revocation")
+    await first_check(checker, cert)
+    with pytest.raises(CertificateRevoked, match=rf"\(the OCSP responder at {second.url}\)"):
+        checker.check(cert, CA, NOW)
+    assert second.fetched == 1 and responder.fetched == (0 if first == "down" else 1)
+    [failed] = log_events(caplog, "revocation.responder_failed")
+    assert failed.url == first_url  # type: ignore[attr-defined]
+    [fetched] = log_events(caplog, "revocation.fetched")
+    assert fetched.responder == second.url  # type: ignore[attr-defined]
+    assert not log_events(caplog, "revocation.fetch_failed")
+
+
+async def test_the_responders_are_asked_within_the_timeout_in_all(
+    responder: OcspResponder, second: OcspResponder, checkers: Any
+) -> None:
+    """The first responder stalls and takes the whole timeout: the second is not asked
+    after that, and the reason names both."""
+    responder.stall = True
+    cert = leaf([responder.url, second.url], None)
+    checker = checkers(Policy.HARD, timeout=0.5, wait=30)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await first_check(checker, cert)
+    assert loop.time() - started < 1.5
+    why = unknown(checker, cert)
+    assert f"{responder.url}: the OCSP responder did not answer within 0.5 s" in why
+    assert f"{second.url}: not asked: the 0.5 s to ask in are over" in why
+    assert second.fetched == 0
+
+
+# --- the nonce ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answered", ["echoed", "none"])
+async def test_each_request_carries_a_new_nonce_and_an_answer_may_echo_it_or_carry_none(
+    responder: OcspResponder, checkers: Any, answered: str
+) -> None:
+    """RFC 8954: 32 random bytes a request; the answer kept counts without asking again until
+    its refresh, which asks with another nonce."""
+    responder.echo = answered == "echoed"
+    cert = leaf(responder.url)
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock)
+    await first_check(checker, cert)
+    checker.check(cert, CA, NOW)
+    clock.now = NOW + REFRESH_EVERY
+    responder.this_update = NOW + MINUTE
+    checker.check(cert, CA, clock.now)  # the kept answer; its refresh starts
+    await checker.idle()
+    checker.check(cert, CA, clock.now)
+    assert responder.fetched == 2
+    nonces = [nonce_of(r) for r in responder.read]
+    assert [len(n) for n in nonces] == [32, 32] and nonces[0] != nonces[1]
+    assert [e.critical for r in responder.read for e in r.extensions] == [False, False]
+
+
+async def test_an_answer_with_another_nonce_is_no_answer(
+    responder: OcspResponder, point: CrlPoint, checkers: Any
+) -> None:
+    """A nonce other than the request's: the answer (here "good") is not used, the list
+    answers (it revokes the certificate)."""
+    responder.nonce = b"\x00" * 32
+    cert = leaf(responder.url, point.url)
+    point.serve(crl(cert))
+    checker = checkers(Policy.HARD)
+    await first_check(checker, cert)
+    with pytest.raises(CertificateRevoked, match="the revocation list at"):
+        checker.check(cert, CA, NOW)
+    alone = leaf(responder.url, None, "POP000002")
+    await first_check(checker, alone)
+    assert "its nonce is not the one the request carried" in unknown(checker, alone)
+
+
+# --- a delegated responder's own revocation -----------------------------------------------------
+
+DELEGATE_KEY = ec.generate_private_key(ec.SECP256R1())  # not the CA's: the delegate signs
+
+
+def delegate(
+    *, no_check: bool = False, crl_url: str | None = None, ocsp_url: str | None = None
+) -> tuple[x509.Certificate, Any]:
+    return issue_ocsp_signer(
+        CA,
+        CA_KEY,
+        "NET TEST AP CA OCSP",
+        not_before=NOW - DAY,
+        not_after=NOW + DAY,
+        key=DELEGATE_KEY,
+        no_check=no_check,
+        crl_urls=[crl_url] if crl_url else [],
+        ocsp_url=ocsp_url,
+    )
+
+
+async def test_a_delegate_that_says_no_check_is_not_checked(
+    responder: OcspResponder, point: CrlPoint, checkers: Any
+) -> None:
+    """id-pkix-ocsp-nocheck: its list (which would revoke it) is not fetched."""
+    responder.signer, responder.delegated = delegate(no_check=True, crl_url=point.url), True
+    point.serve(crl(responder.signer[0]))
+    cert = leaf(responder.url)
+    checker = checkers(Policy.HARD)
+    await first_check(checker, cert)
+    checker.check(cert, CA, NOW)
+    assert (responder.fetched, point.fetched) == (1, 0)
+
+
+@pytest.mark.parametrize("by", ["list", "ocsp"])
+@pytest.mark.parametrize("revoked", [False, True], ids=["good", "revoked"])
+async def test_a_delegates_own_revocation_decides_whether_its_answer_counts(
+    responder: OcspResponder,
+    second: OcspResponder,
+    point: CrlPoint,
+    checkers: Any,
+    by: str,
+    revoked: bool,
+) -> None:
+    """The delegate names its CA's list, or another responder (signing as the CA): not
+    revoked, its answer (here: the certificate revoked) counts; revoked, it does not, and the
+    certificate's own list answers (it revokes nothing)."""
+    signer = delegate(
+        crl_url=point.url if by == "list" else None, ocsp_url=second.url if by == "ocsp" else None
+    )
+    responder.signer, responder.delegated = signer, True
+    cert = leaf(responder.url, point.url)
+    responder.revoked = {cert.serial_number: REVOKED_ON}
+    point.serve(crl(signer[0]) if revoked and by == "list" else crl())
+    if revoked:
+        second.revoked = {signer[0].serial_number: REVOKED_ON}
+    checker = checkers(Policy.HARD)
+    await first_check(checker, cert)
+    if revoked:
+        checker.check(cert, CA, NOW)  # the list revokes nothing
+        alone = leaf(responder.url, None, "POP000002")
+        await first_check(checker, alone)
+        where = (
+            f"the revocation list at {point.url}"
+            if by == "list"
+            else f"the OCSP responder at {second.url}"
+        )
+        assert (
+            "its signer 'CN=NET TEST AP CA OCSP,O=fourcorner' is revoked since "
+            f"2026-02-27T08:30:00Z ({where})"
+        ) in unknown(checker, alone)
+    else:
+        with pytest.raises(CertificateRevoked, match="the OCSP responder at"):
+            checker.check(cert, CA, NOW)
+    if by == "ocsp":  # asked once about the delegate: its answer is kept for the next
+        assert [r.serial_number for r in second.read] == [signer[0].serial_number]
+    # the list: fetched for the delegate, or for the certificate when the delegate is revoked
+    assert point.fetched == (0 if by == "ocsp" and not revoked else 1)
+
+
+@pytest.mark.parametrize("policy", [Policy.SOFT, Policy.HARD])
+@pytest.mark.parametrize("why", ["names nothing", "its responder only", "its list is down"])
+async def test_a_delegate_whose_revocation_cannot_be_told_is_believed_only_under_soft(
+    responder: OcspResponder,
+    checkers: Any,
+    caplog: pytest.LogCaptureFixture,
+    policy: Policy,
+    why: str,
+) -> None:
+    """Neither a list nor another responder tells the delegate's status: hard refuses its
+    answer, soft takes it with a warning."""
+    own = {"its responder only": responder.url}.get(why)  # not asked about itself
+    down = down_url().replace("/ocsp", "/ca.crl") if why == "its list is down" else None
+    responder.signer, responder.delegated = delegate(crl_url=down, ocsp_url=own), True
+    cert = leaf(responder.url)
+    checker = checkers(policy)
+    caplog.set_level(logging.WARNING, "fourcorner.revocation")
+    await first_check(checker, cert)
+    reason = (
+        f"the revocation list at {down} could not be fetched"
+        if down
+        else "it names no revocation list, nor another OCSP responder"
+    )
+    if policy is Policy.HARD:
+        assert "own revocation cannot be told: " + reason in unknown(checker, cert)
+    else:
+        checker.check(cert, CA, NOW)
+        [unchecked] = log_events(caplog, "revocation.unchecked")
+        assert reason in unchecked.reason  # type: ignore[attr-defined]
+    assert responder.fetched == 1
+
+
+async def test_a_delegates_status_is_asked_one_level_deep_only(
+    responder: OcspResponder, second: OcspResponder, checkers: Any
+) -> None:
+    """The responder asked about the delegate answers by a delegate that would need checking
+    in turn: that is not followed, and the delegate's status is not known."""
+    signer = delegate(ocsp_url=second.url)
+    responder.signer = second.signer = signer
+    responder.delegated = second.delegated = True
+    cert = leaf(responder.url)
+    checker = checkers(Policy.HARD)
+    await first_check(checker, cert)
+    assert "one level too deep" in unknown(checker, cert)
+    assert (responder.fetched, second.fetched) == (1, 1)

@@ -133,6 +133,12 @@ def test_a_bad_at_rest_key_is_refused(tmp_path):
     refused(run(tmp_path, "serve"), 1, str(damaged), "holds 5 bytes, not 32", "backup")
 
 
+def test_a_bad_previous_at_rest_key_is_refused(tmp_path):
+    for command in ("serve", "worker", "reseal"):
+        proc = run(tmp_path, command, at_rest_key_previous="not a key")
+        refused(proc, 2, "FOURCORNER_AT_REST_KEY_PREVIOUS is not the base64 of 32 bytes")
+
+
 @pytest.mark.parametrize(
     ("args", "env", "says"),
     [

@@ -1,10 +1,12 @@
 """``fourcorner check`` in process, on what ``serve`` refuses or fails on: operator certificate
 files that cannot be read (with or without trust anchors), a host this machine cannot listen
-on (and a port in use, a warning), and an at-rest key that does not open the secrets the
-database holds (or none where it holds some). The database is only read."""
+on (and a port in use, a warning), an at-rest key that does not open the secrets the database
+holds (or none where it holds some), and one being rotated (secrets only the previous key
+opens are a warning until ``fourcorner reseal`` ran). The database is only read."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
@@ -18,6 +20,7 @@ import pg
 from fourcorner.application import operator_setup
 from fourcorner.domain.envelope import seat_spid
 from fourcorner.entrypoints.check import run_check
+from fourcorner.entrypoints.commands.reseal import reseal
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, resolve
 
@@ -159,3 +162,61 @@ def test_a_fresh_data_dir_has_no_stored_secret_to_open(tmp_path: Path) -> None:
     assert not any("stored secrets" in line for line in lines)
     assert not (tmp_path / "var").exists()
     assert os.listdir(tmp_path) == []
+
+
+THIRD_KEY = base64.b64encode(bytes(range(2, 34))).decode()
+
+
+def test_a_rotation_warns_until_fourcorner_reseal_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The at-rest key rotated: check warns of secrets only the previous key opens and fails
+    those neither opens; ``fourcorner reseal`` seals them under the new one (saying how many),
+    after which the previous key can go; run again it does nothing."""
+    data = tmp_path / "var"
+    database = f"sqlite:///{data / 'fourcorner.db'}"
+    asyncio.run(sealed_by(Settings(data_dir=data, database_url=database, at_rest_key=KEY)))
+    rotated = {"database_url": database, "at_rest_key": OTHER_KEY, "at_rest_key_previous": KEY}
+
+    status, lines = check(data, **rotated)
+    assert status == 0, lines
+    found(lines, "warn", "stored secrets", "only with FOURCORNER_AT_REST_KEY_PREVIOUS", "reseal")
+    status, lines = check(
+        data, database_url=database, at_rest_key=THIRD_KEY, at_rest_key_previous=OTHER_KEY
+    )
+    assert status == 1, lines
+    found(
+        lines, "FAIL", "stored secrets", "does not open", "or with FOURCORNER_AT_REST_KEY_PREVIOUS"
+    )
+
+    # a reseal under a key that opens none of them: each named, left as it is, exit 1
+    out: list[str] = []
+    stranger = Settings(data_dir=data, database_url=database, at_rest_key=THIRD_KEY)
+    assert reseal(stranger, out=out.append) == 1
+    [said] = out
+    counted = re.fullmatch(r"resealed 0 .*; (\d+) could not be opened", said)
+    assert counted, said
+    unopened = int(counted[1])
+    assert unopened > 0
+    assert "neither at-rest key opens it" in capsys.readouterr().err
+    assert check(data, **rotated)[0] == 0  # untouched: the previous key still opens them
+
+    out.clear()
+    assert reseal(Settings(data_dir=data, **rotated), out=out.append) == 0
+    [said] = out
+    assert said.startswith(f"resealed {unopened} stored secret(s)"), said
+    assert said.endswith("; 0 could not be opened"), said
+    status, lines = check(data, database_url=database, at_rest_key=OTHER_KEY)  # previous dropped
+    assert status == 0, lines
+    found(lines, "ok", "stored secrets", f"and the {unopened - 1} other stored secret(s)")
+
+    out.clear()
+    assert reseal(Settings(data_dir=data, **rotated), out=out.append) == 0
+    assert out[0].startswith("resealed 0 stored secret(s)"), out
+
+
+def test_a_bad_previous_at_rest_key_fails(tmp_path: Path) -> None:
+    status, lines = check(tmp_path / "var", at_rest_key_previous="c2hvcnQ=")
+    assert status == 1, lines
+    found(lines, "FAIL", "configuration", "FOURCORNER_AT_REST_KEY_PREVIOUS is not the base64")
+    assert "c2hvcnQ" not in "".join(lines)

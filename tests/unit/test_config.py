@@ -137,6 +137,10 @@ def test_a_missing_or_unparsable_file_is_named_with_the_line(tmp_path):
             "FOURCORNER_WEBHOOK_PER_HOST=-1 must be 0 (half of FOURCORNER_WEBHOOK_CONCURRENCY)",
         ),
         ({"at_rest_key": "c2hvcnQ="}, "FOURCORNER_AT_REST_KEY is not the base64 of 32 bytes"),
+        (
+            {"at_rest_key_previous": "c2hvcnQ="},
+            "FOURCORNER_AT_REST_KEY_PREVIOUS is not the base64 of 32 bytes",
+        ),
         ({"metrics_token": "short"}, "FOURCORNER_METRICS_TOKEN must be at least 16 printable"),
         ({"metrics_token": "sixteen chars or more"}, "FOURCORNER_METRICS_TOKEN must be at least"),
         ({"database_url": "mysql://u:pw@h/d"}, "FOURCORNER_DATABASE_URL has an unknown scheme"),
@@ -245,6 +249,8 @@ def test_blobs_go_to_the_database_on_postgresql_unless_files_are_chosen(database
 def test_a_good_at_rest_key_passes_and_every_problem_is_listed():
     key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="  # 32 bytes
     assert Settings(at_rest_key=key).check().at_rest_key == key
+    for previous in (key, "", " "):  # the previous key: as the current one, or none at all
+        assert Settings(at_rest_key_previous=previous).check().at_rest_key_previous == previous
     problems = Settings(port=0, log_level="x", db_pool_size=0).problems()
     assert [p.split("=")[0] for p in problems] == [
         "FOURCORNER_PORT",

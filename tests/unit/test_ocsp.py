@@ -17,12 +17,14 @@ from hypothesis import strategies as st
 
 from fourcorner.adapters.pki.issuer import issuer_of
 from fourcorner.adapters.pki.ocsp import (
+    MAX_RESPONDERS,
     NO_NEXT_UPDATE,
+    NONCE_BYTES,
     KnownOcsp,
     OcspRefused,
     read_ocsp,
     request_for,
-    responder,
+    responders,
 )
 from fourcorner.adapters.pki.testpki import (
     PrivateKey,
@@ -47,10 +49,18 @@ LEAF, _ = issue_leaf(CA, CA_KEY, "POP000001", not_before=NOW - DAY, not_after=NO
 DELEGATE = issue_ocsp_signer(
     CA, CA_KEY, "NET TEST OCSP", not_before=NOW - DAY, not_after=NOW + DAY, key=ec_key()
 )
+UNCHECKED = issue_ocsp_signer(
+    CA, CA_KEY, "NET TEST OCSP", not_before=NOW - DAY, not_after=NOW + DAY, no_check=True
+)
+NONCE = bytes(range(NONCE_BYTES))
 
 
 def asked(cert: x509.Certificate = LEAF) -> ocsp.OCSPRequest:
-    return ocsp.load_der_ocsp_request(request_for(cert, ISSUER))
+    return ocsp.load_der_ocsp_request(request_for(cert, ISSUER, NONCE))
+
+
+def read(data: bytes, nonce: bytes = NONCE, **over: bool) -> KnownOcsp:
+    return read_ocsp(data, LEAF, ISSUER, NOW, nonce=nonce, **over)
 
 
 def answer(
@@ -72,34 +82,60 @@ def test_the_request_names_the_certificate_by_a_sha1_cert_id() -> None:
     assert request.serial_number == LEAF.serial_number
     assert request.issuer_name_hash == ISSUER.name_sha1
     assert request.issuer_key_hash == ISSUER.key_sha1
-    assert list(request.extensions) == []  # no nonce
+    [nonce] = request.extensions
+    assert nonce.critical is False and nonce.value == x509.OCSPNonce(NONCE)
     assert issuer_of(CA) is issuer_of(CA) == ISSUER
 
 
 @pytest.mark.parametrize("delegated", [False, True], ids=["by the CA", "by a delegate"])
 def test_good_and_revoked_answers_count(delegated: bool) -> None:
     signer = DELEGATE if delegated else (CA, CA_KEY)
-    good = read_ocsp(answer(signer, delegated=delegated), LEAF, ISSUER, NOW)
+    good = read(answer(signer, delegated=delegated))
     assert good == KnownOcsp(
         this_update=NOW - HOUR, next_update=NOW + DAY, fetched_at=NOW, revoked_on=None
     )
-    revoked = read_ocsp(
-        answer(signer, delegated=delegated, revoked_on=NOW - DAY), LEAF, ISSUER, NOW
-    )
+    revoked = read(answer(signer, delegated=delegated, revoked_on=NOW - DAY))
     assert revoked.revoked_on == NOW - DAY
 
 
 def test_an_answer_without_next_update_counts_a_short_time_from_its_making() -> None:
     made = NOW - timedelta(minutes=1)
-    known = read_ocsp(answer(this_update=made, next_update=None), LEAF, ISSUER, NOW)
+    known = read(answer(this_update=made, next_update=None))
     assert known.next_update == made + NO_NEXT_UPDATE == NOW + timedelta(minutes=4)
     # made longer ago than that (a captured answer replayed): not taken
     with pytest.raises(OcspRefused, match="names no nextUpdate and was made more than"):
-        read_ocsp(answer(next_update=None), LEAF, ISSUER, NOW)
+        read(answer(next_update=None))
 
 
-def test_an_answer_with_a_nonce_is_taken() -> None:
-    assert read_ocsp(answer(nonce=b"0123456789abcdef"), LEAF, ISSUER, NOW).revoked_on is None
+def test_an_answer_with_the_requests_nonce_or_none_is_taken() -> None:
+    """RFC 8954: a responder may echo the nonce, or answer with one it signed ahead of time
+    (no nonce): both count."""
+    assert read(answer(nonce=NONCE)).revoked_on is None
+    assert read(answer()).revoked_on is None
+
+
+@given(ours=st.binary(min_size=1, max_size=32), theirs=st.binary(min_size=1, max_size=32))
+def test_an_answer_counts_only_with_the_nonce_of_its_request(ours: bytes, theirs: bytes) -> None:
+    """A nonce other than the request's (an answer to another request, replayed) is refused,
+    whatever the bytes."""
+    data = answer(nonce=theirs)
+    if ours == theirs:
+        assert read(data, ours).revoked_on is None
+    else:
+        with pytest.raises(OcspRefused, match="its nonce is not the one the request carried"):
+            read(data, ours)
+
+
+def test_a_delegate_is_left_to_check_unless_it_says_no_check() -> None:
+    """The answer names the delegate whose revocation is to be checked; one carrying
+    id-pkix-ocsp-nocheck is not (RFC 6960 §4.2.2.2.1), nor is the CA itself."""
+    assert read(answer(DELEGATE, delegated=True)).delegate == DELEGATE[0]
+    assert read(answer(UNCHECKED, delegated=True)).delegate is None
+    assert read(answer()).delegate is None
+    # where its revocation can be checked no further: only a delegate that says no check
+    assert read(answer(UNCHECKED, delegated=True), delegates=False).revoked_on is None
+    with pytest.raises(OcspRefused, match="one level too deep"):
+        read(answer(DELEGATE, delegated=True), delegates=False)
 
 
 OTHER_SIGNER = issue_ocsp_signer(
@@ -110,6 +146,9 @@ NO_EKU = issue_ocsp_signer(
 )
 EXPIRED = issue_ocsp_signer(
     CA, CA_KEY, "NET TEST OCSP", not_before=NOW - 3 * DAY, not_after=NOW - DAY
+)
+NOT_YET_VALID = issue_ocsp_signer(
+    CA, CA_KEY, "NET TEST OCSP", not_before=NOW + HOUR, not_after=NOW + DAY
 )
 IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
 
@@ -131,6 +170,7 @@ IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
         (answer(NO_EKU, delegated=True), "not authorised to sign OCSP answers"),
         (answer(OTHER_SIGNER, delegated=True), "is not issued by the certificate's CA"),
         (answer(EXPIRED, delegated=True), "is not valid at 2026-03-01T12:00:00Z"),
+        (answer(NOT_YET_VALID, delegated=True), "is not valid at 2026-03-01T12:00:00Z"),
         (answer(DELEGATE), "signed neither by the certificate's CA nor by a responder"),
         (answer(IMPOSTOR, by_name=True), "signed neither by the certificate's CA nor by a"),
         (answer(by_name=True), None),
@@ -146,6 +186,7 @@ IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
         "delegate without the EKU",
         "delegate of another CA",
         "expired delegate",
+        "delegate not valid yet",
         "delegate not carried",
         "the CA's name, another key",
         "the CA by name",
@@ -154,10 +195,10 @@ IMPOSTOR = new_ca("NET TEST AP CA", key=ec_key())  # the CA's name, another key
 )
 def test_answers_that_do_not_count(data: bytes, why: str | None) -> None:
     if why is None:  # the CA named by its name: the answer counts
-        assert read_ocsp(data, LEAF, ISSUER, NOW).revoked_on is None
+        assert read(data).revoked_on is None
         return
     with pytest.raises(OcspRefused, match=why):
-        read_ocsp(data, LEAF, ISSUER, NOW)
+        read(data)
 
 
 def test_a_delegate_signed_by_another_key_under_the_cas_name_does_not_count() -> None:
@@ -166,13 +207,13 @@ def test_a_delegate_signed_by_another_key_under_the_cas_name_does_not_count() ->
         IMPOSTOR[0], IMPOSTOR[1], "NET TEST OCSP", not_before=NOW - DAY, not_after=NOW + DAY
     )
     with pytest.raises(OcspRefused, match="is not signed by the certificate's CA"):
-        read_ocsp(answer(forged, delegated=True), LEAF, ISSUER, NOW)
+        read(answer(forged, delegated=True))
 
 
 @given(data=st.binary(max_size=512))
 def test_garbage_is_never_more_than_no_answer(data: bytes) -> None:
     with pytest.raises(OcspRefused):
-        read_ocsp(data, LEAF, ISSUER, NOW)
+        read(data)
 
 
 @given(cut=st.integers(min_value=0), flip=st.integers(min_value=0), bit=st.integers(0, 7))
@@ -183,7 +224,7 @@ def test_a_damaged_answer_is_never_more_than_no_answer(cut: int, flip: int, bit:
     data[flip % len(data)] ^= 1 << bit
     damaged = bytes(data[: len(data) - cut % len(data)])
     try:
-        known = read_ocsp(damaged, LEAF, ISSUER, NOW)
+        known = read(damaged)
     except OcspRefused:
         return
     assert known.revoked_on is None and known.next_update == NOW + DAY
@@ -193,10 +234,10 @@ def test_a_damaged_answer_is_never_more_than_no_answer(cut: int, flip: int, bit:
 def test_an_answer_counts_only_for_the_serial_it_names(serial: int) -> None:
     data = answer(serial=serial)
     if serial == LEAF.serial_number:
-        assert read_ocsp(data, LEAF, ISSUER, NOW).revoked_on is None
+        assert read(data).revoked_on is None
     else:
         with pytest.raises(OcspRefused, match="does not answer for this certificate"):
-            read_ocsp(data, LEAF, ISSUER, NOW)
+            read(data)
 
 
 def naming(*locations: tuple[x509.ObjectIdentifier, str]) -> x509.Certificate:
@@ -217,15 +258,18 @@ def naming(*locations: tuple[x509.ObjectIdentifier, str]) -> x509.Certificate:
     )
 
 
-def test_the_first_http_responder_is_asked() -> None:
+def test_the_http_responders_are_asked_in_their_order() -> None:
     OCSP, ISSUERS = AuthorityInformationAccessOID.OCSP, AuthorityInformationAccessOID.CA_ISSUERS
-    assert responder(LEAF) is None
-    assert responder(naming((ISSUERS, "http://ca.example/ca.cer"))) is None
-    assert responder(naming((OCSP, "https://ocsp.example/"), (OCSP, "ldap://x"))) is None
+    assert responders(LEAF) == ()
+    assert responders(naming((ISSUERS, "http://ca.example/ca.cer"))) == ()
+    assert responders(naming((OCSP, "https://ocsp.example/"), (OCSP, "ldap://x"))) == ()
     cert = naming(
         (ISSUERS, "http://ca.example/ca.cer"),
         (OCSP, "https://ocsp.example/"),
+        (OCSP, "http://ocsp.example/b"),
         (OCSP, "http://ocsp.example/a"),
         (OCSP, "http://ocsp.example/b"),
     )
-    assert responder(cert) == "http://ocsp.example/a"
+    assert responders(cert) == ("http://ocsp.example/b", "http://ocsp.example/a")
+    many = naming(*[(OCSP, f"http://ocsp.example/{n}") for n in range(MAX_RESPONDERS + 2)])
+    assert responders(many) == tuple(f"http://ocsp.example/{n}" for n in range(MAX_RESPONDERS))

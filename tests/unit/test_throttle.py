@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 
 import pytest
@@ -133,3 +134,97 @@ def test_settings_are_checked():
         FailureTracker(5, 0.0)
     with pytest.raises(ValueError):
         FailureTracker(5, 60.0, max_tracked=0)
+
+
+def shared_pair(limit: int, window: float, clock: Clock) -> list[FailureTracker]:
+    """Two processes' trackers, each telling the other its failures at once."""
+    first = FailureTracker(limit, window, clock=clock)
+    second = FailureTracker(limit, window, clock=clock)
+    first.share(lambda keys: second.heard(dict.fromkeys(keys, 1)))
+    second.share(lambda keys: first.heard(dict.fromkeys(keys, 1)))
+    return [first, second]
+
+
+@given(
+    limit=st.integers(1, 10),
+    window=st.floats(1.0, 600.0),
+    attempts=st.lists(
+        st.tuples(
+            st.floats(0.0, 30.0),
+            st.integers(0, 1),
+            st.lists(st.sampled_from(["addr:a", "addr:b", "key:p"]), min_size=1, unique=True),
+        ),
+        max_size=60,
+    ),
+)
+def test_two_processes_sharing_failures_refuse_as_one_would(limit, window, attempts):
+    """Failures spread over two processes that hear each other are let through and refused
+    exactly as one process taking them all would: the allowance is not had once per process."""
+    clock = Clock()
+    pair = shared_pair(limit, window, clock)
+    alone = FailureTracker(limit, window, clock=clock)
+    for gap, which, keys in attempts:
+        clock.now += gap
+        assert pair[which].retry_after(keys) == alone.retry_after(keys)
+        assert pair[1 - which].retry_after(keys) == alone.retry_after(keys)
+        assert attempt(pair[which], *keys) == attempt(alone, *keys)
+
+
+@given(
+    limit=st.integers(1, 20),
+    window=st.floats(1.0, 600.0),
+    notes=st.lists(
+        st.dictionaries(st.sampled_from(["addr:a", "key:p"]), st.integers(-5, 10**9), min_size=1),
+        max_size=20,
+    ),
+    gaps=st.lists(st.floats(0.0, 30.0), min_size=20, max_size=20),
+)
+def test_failures_heard_never_refuse_longer_than_the_limit_at_once(limit, window, notes, gaps):
+    """Whatever other processes (or a forged notification) say, a key is refused at most as
+    long as ``limit`` failures at once make it: one interval."""
+    clock = Clock()
+    tracker = FailureTracker(limit, window, clock=clock)
+    for note, gap in zip(notes, gaps, strict=False):
+        clock.now += gap
+        tracker.heard(note)
+        assert tracker.retry_after(["addr:a", "key:p"]) <= math.ceil(window / limit - 1e-6)
+
+
+def test_failures_heard_add_to_those_counted_here_up_to_the_allowance_spent():
+    clock = Clock()
+    tracker = FailureTracker(3, 60.0, clock=clock)
+    tracker.heard({"addr:a": 2})
+    assert attempt(tracker, "addr:a") and not attempt(tracker, "addr:a")
+    assert tracker.retry_after(["addr:a"]) == 20
+    tracker.heard({"addr:a": 1000})
+    assert tracker.retry_after(["addr:a"]) == 20  # already spent: no further
+    # a key this process took further by its own failures stays where they put it
+    for _ in range(4):  # a prefix's failures are counted also while it is refused
+        tracker.failed(["key:p"])
+    tracker.heard({"key:p": 1})
+    assert tracker.retry_after(["key:p"]) == 40
+    # the limit 0 hears nothing
+    off = FailureTracker(0, 60.0, clock=clock)
+    off.heard({"addr:a": 5})
+    assert len(off) == 0
+
+
+def test_failures_heard_are_remembered_within_the_bound():
+    tracker = FailureTracker(5, 60.0, max_tracked=10)
+    for i in range(100):
+        tracker.heard({f"addr:{i}": 1, f"key:{i}": 2})
+    assert len(tracker) == 10
+
+
+def test_each_failure_counted_is_given_to_the_share_and_nothing_else_is():
+    tracker = FailureTracker(3, 60.0, clock=Clock())
+    given_keys: list[tuple[str, ...]] = []
+    tracker.share(lambda keys: given_keys.append(tuple(keys)))
+    tracker.failed(k for k in ["addr:a", "key:p"])  # an iterator: counted and shared both
+    tracker.retry_after(["addr:a"])
+    tracker.heard({"addr:b": 1})  # heard from another: not told again
+    assert given_keys == [("addr:a", "key:p")]
+    assert tracker.retry_after(["addr:a"]) == 0 and tracker.retry_after(["key:p"]) == 0
+    tracker.failed(["addr:a", "key:p"])
+    tracker.failed(["addr:a"])
+    assert tracker.retry_after(["addr:a"]) == 20 and tracker.retry_after(["key:p"]) == 0

@@ -35,14 +35,20 @@ class Fetcher:
         accept: str,
         max_bytes: int,
         post: tuple[str, bytes] | None = None,
+        within: float | None = None,
     ) -> bytes:
         """The body at ``url`` (``what`` it is, for the refusals: "the distribution point"),
-        asked by GET, or by POST of ``post`` (its content type and body), within the bounds;
+        asked by GET, or by POST of ``post`` (its content type and body), within the bounds
+        (and ``within`` seconds, when that is sooner: what is left of several fetches' time);
         ``Unusable`` says why not."""
         if self.closed:  # no session is opened after aclose() closed it
             raise Unusable("the revocation check is closed")
         if self._session is None or self._session.closed:
             self._session = self._session_factory()
+        timeout = self._timeout
+        if within is not None and (timeout.total is None or within < timeout.total):
+            connect = within if timeout.connect is None else min(timeout.connect, within)
+            timeout = aiohttp.ClientTimeout(total=within, connect=connect)
         headers = {"Accept": accept}
         if post is not None:
             headers["Content-Type"] = post[0]
@@ -52,7 +58,7 @@ class Fetcher:
                 url,
                 headers=headers,
                 data=None if post is None else post[1],
-                timeout=self._timeout,
+                timeout=timeout,
                 allow_redirects=False,
             ) as response:
                 status = response.status
@@ -63,7 +69,7 @@ class Fetcher:
         except AnswerTooLarge as e:
             raise Unusable(f"the answer is larger than {e.limit} bytes") from None
         except TimeoutError:
-            total = self._timeout.total or 0.0
+            total = timeout.total or 0.0
             raise Unusable(f"{what} did not answer within {total:g} s") from None
         except (aiohttp.ClientError, OSError, ValueError) as e:
             raise Unusable(f"{what} cannot be reached: {e!r}"[:300]) from None

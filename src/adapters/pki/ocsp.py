@@ -1,17 +1,22 @@
 """OCSP (RFC 6960) as the revocation check (``adapters.pki.revocation``) asks it: the http
-responder a certificate names (Authority Information Access, id-ad-ocsp), the request for
+responders a certificate names (Authority Information Access, id-ad-ocsp), the request for
 that one certificate, and the responder's answer, read and verified.
 
-The request names the certificate by a SHA-1 CertID, as responders expect, and carries no
-nonce (one in the answer is taken and not checked: answers are fresh by their times). An
-answer counts only when it is a successful OCSP answer whose SingleResponse names that
-CertID (the issuer's name and key hashes, the serial number), signed either by the issuing
-CA's own key or by a responder certificate the CA issued (its signature verified by the CA's
-key) that carries the id-kp-OCSPSigning extended key usage and is valid at the time, not
-issued in the future (``CLOCK_SKEW``), with a nextUpdate after its thisUpdate. An answer that
-names no nextUpdate counts as if it named one ``NO_NEXT_UPDATE`` after its thisUpdate, and is
-refused once that has passed (a captured answer replayed later is not taken as new). A
-certificate the responder says it does not know (``unknown``) has no answer. Anything else is
+The request names the certificate by a SHA-1 CertID, as responders expect, and carries a
+nonce (RFC 8954: ``NONCE_BYTES`` random bytes, non-critical). An answer that carries a nonce
+counts only when it is the request's; one without a nonce (many responders sign their
+answers ahead) is taken, fresh by its times alone. An answer counts only when it is a
+successful OCSP answer whose SingleResponse names that CertID (the issuer's name and key
+hashes, the serial number), signed either by the issuing CA's own key or by a responder
+certificate the CA issued (its signature verified by the CA's key) that carries the
+id-kp-OCSPSigning extended key usage and is valid at the time, not issued in the future
+(``CLOCK_SKEW``), with a nextUpdate after its thisUpdate. Such a delegated responder's own
+revocation is left to the caller (``KnownOcsp.delegate``) unless its certificate carries
+id-pkix-ocsp-nocheck; where the caller can check it no further (``delegates=False``), an
+answer it signed without that extension is refused. An answer that names no nextUpdate
+counts as if it named one ``NO_NEXT_UPDATE`` after its thisUpdate, and is refused once that
+has passed (a captured answer replayed later is not taken as new). A certificate the
+responder says it does not know (``unknown``) has no answer. Anything else is
 ``OcspRefused``, and the answer is not used.
 """
 
@@ -32,6 +37,9 @@ from fourcorner.adapters.pki.issuer import Issuer
 from fourcorner.domain.clock import utc
 
 MAX_OCSP_BYTES = 64 * 1024
+MAX_RESPONDERS = 4
+"""At most this many OCSP responder URLs of one certificate are asked (the first ones)."""
+NONCE_BYTES = 32  # RFC 8954 §2.1: 32 octets is what a client should send
 NO_NEXT_UPDATE = timedelta(minutes=5)  # how long an answer that names no nextUpdate counts
 
 
@@ -45,48 +53,71 @@ class KnownOcsp(Fresh):
     ``revoked_on``."""
 
     revoked_on: datetime | None = None
+    responder: str = ""  # the URL of the responder that gave it
+    delegate: x509.Certificate | None = attrs.field(default=None, eq=False, repr=False)
+    """The delegated responder that signed it, when that one's own revocation is still to be
+    checked (its certificate carries no id-pkix-ocsp-nocheck)."""
 
     def logged(self) -> dict[str, object]:
-        return {"status": "good" if self.revoked_on is None else "revoked"}
+        status = "good" if self.revoked_on is None else "revoked"
+        return {"status": status, "responder": self.responder}
 
 
-def responder(cert: x509.Certificate) -> str | None:
-    """The first http OCSP responder URL ``cert`` names, or None (https is not used for OCSP:
-    the answers are signed, and a responder's TLS would want its own revocation check)."""
+def responders(cert: x509.Certificate) -> tuple[str, ...]:
+    """The http OCSP responder URLs ``cert`` names, in its order, at most ``MAX_RESPONDERS``;
+    empty when it names none (https is not used for OCSP: the answers are signed, and a
+    responder's TLS would want its own revocation check)."""
     try:
         access = cert.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
     except (x509.ExtensionNotFound, ValueError):
-        return None
+        return ()
+    urls: list[str] = []
     for description in access:
         name = description.access_location
         if (
             description.access_method == AuthorityInformationAccessOID.OCSP
             and isinstance(name, x509.UniformResourceIdentifier)
             and name.value.lower().startswith("http://")
+            and name.value not in urls
         ):
-            return name.value
-    return None
+            urls.append(name.value)
+    return tuple(urls[:MAX_RESPONDERS])
 
 
-def request_for(cert: x509.Certificate, issuer: Issuer) -> bytes:
-    """The DER OCSP request for ``cert`` (SHA-1 CertID, no nonce)."""
+def request_for(cert: x509.Certificate, issuer: Issuer, nonce: bytes) -> bytes:
+    """The DER OCSP request for ``cert`` (SHA-1 CertID) carrying ``nonce``."""
     # SHA-1 names the certificate here (RFC 5019 §2.1.1), it signs nothing
     sha1 = hashes.SHA1()  # noqa: S303
-    builder = ocsp.OCSPRequestBuilder().add_certificate(cert, issuer.cert, sha1)
+    builder = (
+        ocsp.OCSPRequestBuilder()
+        .add_certificate(cert, issuer.cert, sha1)
+        .add_extension(x509.OCSPNonce(nonce), critical=False)
+    )
     return builder.build().public_bytes(serialization.Encoding.DER)
 
 
-def read_ocsp(data: bytes, cert: x509.Certificate, issuer: Issuer, now: datetime) -> KnownOcsp:
-    """The answer ``data`` holds for ``cert``, issued by ``issuer``, once it checks out at
-    ``now``; ``OcspRefused`` says why it does not."""
+def read_ocsp(
+    data: bytes,
+    cert: x509.Certificate,
+    issuer: Issuer,
+    now: datetime,
+    *,
+    nonce: bytes,
+    delegates: bool = True,
+) -> KnownOcsp:
+    """The answer ``data`` holds for ``cert``, issued by ``issuer``, to the request that
+    carried ``nonce``, once it checks out at ``now``; ``OcspRefused`` says why it does not.
+    Without ``delegates``, an answer signed by a delegated responder counts only when that
+    one's certificate carries id-pkix-ocsp-nocheck."""
     now = utc(now)
     try:
         response = ocsp.load_der_ocsp_response(data)
         status = response.response_status
         if status is not ocsp.OCSPResponseStatus.SUCCESSFUL:
             raise OcspRefused(f"the responder answered {status.name.lower()}")
+        _nonce_matches(response, nonce)
         single = _single(response, cert, issuer)
-        _signed(response, issuer, now)
+        delegate = _signed(response, issuer, now)
         this_update, next_update = single.this_update_utc, single.next_update_utc
         certificate_status = single.certificate_status
         revoked_on = single.revocation_time_utc
@@ -109,9 +140,40 @@ def read_ocsp(data: bytes, cert: x509.Certificate, issuer: Issuer, now: datetime
         revoked_on = None
     elif revoked_on is None:  # pragma: no cover - a revoked status always carries its time
         revoked_on = this_update
+    if delegate is not None and _no_check(delegate):
+        delegate = None
+    if delegate is not None and not delegates:
+        raise OcspRefused(
+            f"its signer {delegate.subject.rfc4514_string()!r} is a delegated responder whose "
+            "own revocation would need checking (no id-pkix-ocsp-nocheck), one level too deep"
+        )
     return KnownOcsp(
-        this_update=this_update, next_update=next_update, fetched_at=now, revoked_on=revoked_on
+        this_update=this_update,
+        next_update=next_update,
+        fetched_at=now,
+        revoked_on=revoked_on,
+        delegate=delegate,
     )
+
+
+def _nonce_matches(response: ocsp.OCSPResponse, nonce: bytes) -> None:
+    """``OcspRefused`` when ``response`` carries a nonce other than ``nonce`` (RFC 8954 §2.1;
+    carrying none is allowed)."""
+    try:
+        echoed = response.extensions.get_extension_for_class(x509.OCSPNonce).value.nonce
+    except x509.ExtensionNotFound:
+        return
+    if echoed != nonce:
+        raise OcspRefused("its nonce is not the one the request carried")
+
+
+def _no_check(cert: x509.Certificate) -> bool:
+    """Whether ``cert`` carries id-pkix-ocsp-nocheck (RFC 6960 §4.2.2.2.1)."""
+    try:
+        cert.extensions.get_extension_for_class(x509.OCSPNoCheck)
+    except (x509.ExtensionNotFound, ValueError):
+        return False
+    return True
 
 
 def _single(
@@ -130,13 +192,13 @@ def _single(
     raise OcspRefused("it does not answer for this certificate (no SingleResponse of its CertID)")
 
 
-def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> None:
-    """``OcspRefused`` unless ``response`` is signed by ``issuer`` or by a responder it
-    authorised, valid at ``now``."""
+def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> x509.Certificate | None:
+    """The delegated responder that signed ``response``, authorised by ``issuer`` and valid
+    at ``now``, or None when ``issuer`` signed it; ``OcspRefused`` when neither did."""
     if _names(response, issuer.cert, issuer.key_sha1) and _verifies(
         response, issuer.cert.public_key()
     ):
-        return
+        return None
     why = "it is signed neither by the certificate's CA nor by a responder the CA authorised"
     for signer in response.certificates:
         if not _names(response, signer):
@@ -145,7 +207,7 @@ def _signed(response: ocsp.OCSPResponse, issuer: Issuer, now: datetime) -> None:
         if problem:
             why = f"its signer {signer.subject.rfc4514_string()!r} {problem}"
         elif _verifies(response, signer.public_key()):
-            return
+            return signer
     raise OcspRefused(why)
 
 

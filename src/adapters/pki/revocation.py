@@ -1,7 +1,9 @@
 """Revocation checking of peers' certificates, as a net access point does: by OCSP (RFC 6960)
-where the certificate names a responder, and by the CRL its CA publishes at the http(s)
-distribution points the certificate names where it names no responder or OCSP gives no
-answer. A certificate revoked by the answer taken is refused.
+where the certificate names responders (asked in turn until one answers, ``responder.in_turn``),
+and by the CRL its CA publishes at the http(s) distribution points the certificate names where
+it names no responder or OCSP gives no answer. A certificate revoked by the answer taken is
+refused. An answer signed by a delegated responder counts once that responder is known not to
+be revoked (``responder.delegate_checked``), unless its certificate says not to check it.
 
 ``RevocationChecker.check`` is synchronous, as the chain checks it follows are (it runs inside
 the reading of an AS4 message and the SMP lookup's verification), and never waits for the
@@ -19,10 +21,12 @@ while it holds an answer that counts. A failed fetch is tried again at the first
 no longer; one fetched already past that is refused as a failed fetch is.
 
 A fetch follows no redirect and takes ``timeout`` seconds at most (``connect_timeout`` to
-connect); a list is read up to ``max_bytes`` (20 MiB, DER or PEM), an OCSP answer up to
-``max_ocsp_bytes`` (64 KiB; the request is POSTed as ``application/ocsp-request``). Plain
-http is normal for both (they are signed); the URLs come only from certificates whose chain to
-the network's CAs was checked first.
+connect; the OCSP responders of a certificate asked in turn take that long in all, and the
+check of a delegated responder's revocation that long more); a list is read up to
+``max_bytes`` (20 MiB, DER or PEM), an OCSP answer up to ``max_ocsp_bytes`` (64 KiB; the
+request is POSTed as ``application/ocsp-request``, with a nonce). Plain http is normal for
+both (they are signed); the URLs come only from certificates whose chain to the network's CAs
+was checked first.
 
 When no answer is known, the first check raises ``CertificateStatusPending``, whose
 ``ready()`` waits up to ``wait`` seconds in all: for the OCSP answer first, then, when that
@@ -41,11 +45,13 @@ import asyncio
 import enum
 import functools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
+import attrs
 from cryptography import x509
 
 from fourcorner.adapters.pki.certificates import instant
@@ -62,11 +68,13 @@ from fourcorner.adapters.pki.fetch import Fetcher, SessionFactory
 from fourcorner.adapters.pki.issuer import Issuer, issuer_of
 from fourcorner.adapters.pki.ocsp import (
     MAX_OCSP_BYTES,
+    NONCE_BYTES,
     KnownOcsp,
     read_ocsp,
     request_for,
-    responder,
+    responders,
 )
+from fourcorner.adapters.pki.responder import delegate_checked, in_turn
 from fourcorner.application.certificate_status import (
     CertificateStatusPending,
     CertificateStatusUnknown,
@@ -133,19 +141,20 @@ class RevocationChecker:
         ``now`` as far as its OCSP responder, else its issuer's revocation lists, tell."""
         if self.policy is Policy.OFF:
             return
-        url, urls = responder(cert), distribution_points(cert)
-        if url is None and not urls:
+        asked, urls = responders(cert), distribution_points(cert)
+        if not asked and not urls:
             return
         now, ca = utc(now), issuer_of(issuer)
-        entry = None
+        url, entry = asked[0] if asked else None, None
         if url is not None:
-            entry = self._answers.get(url, f"{ca.cert_id}:{cert.serial_number:x}")
+            entry = self._answers.get(url, _answer_key(ca, cert))
             if entry is not None:
-                answer = self._usable(entry, now, functools.partial(self._answer, url, cert, ca))
+                answer = self._usable(entry, now, functools.partial(self._answer, asked, cert, ca))
                 if answer is not None:
                     if answer.revoked_on is not None:
                         raise CertificateRevoked(
-                            f"revoked on {instant(answer.revoked_on)} (the OCSP responder at {url})"
+                            f"revoked on {instant(answer.revoked_on)} "
+                            f"(the OCSP responder at {answer.responder or url})"
                         )
                     return
                 if self._pending(entry, now):
@@ -257,7 +266,8 @@ class RevocationChecker:
         if entry is not None:
             now = utc(self._clock())
             if entry.due(now):
-                self._fetches.launch(entry, functools.partial(self._answer, entry.url, cert, ca))
+                obtain = functools.partial(self._answer, responders(cert), cert, ca)
+                self._fetches.launch(entry, obtain)
             await _waited([entry], deadline)
             if self._counting(entry, utc(self._clock())) is not None:
                 return
@@ -273,15 +283,76 @@ class RevocationChecker:
         )
         return await asyncio.to_thread(read_crl, data, ca.cert, utc(self._clock()))
 
-    async def _answer(self, url: str, cert: x509.Certificate, ca: Issuer) -> KnownOcsp:
+    async def _answer(
+        self, urls: Sequence[str], cert: x509.Certificate, ca: Issuer, *, depth: int = 0
+    ) -> KnownOcsp:
+        """The first answer for ``cert`` that counts of the responders at ``urls``, asked in
+        turn within the fetch timeout in all (``responder.in_turn``). ``depth`` 1: it is about
+        a delegated responder, and may not be signed by one whose revocation needs checking."""
+        ask = functools.partial(self._asked, cert=cert, ca=ca, depth=depth)
+        return await in_turn(urls, ask, self._timeout.total or None)
+
+    async def _asked(
+        self, url: str, within: float | None, *, cert: x509.Certificate, ca: Issuer, depth: int
+    ) -> KnownOcsp:
+        """The answer for ``cert`` of the responder at ``url``, asked with a new nonce, once it
+        counts (its delegated signer's revocation checked, ``responder.delegate_checked``)."""
+        nonce = secrets.token_bytes(NONCE_BYTES)
         data = await self._fetcher.fetch(
             url,
             "the OCSP responder",
             accept="application/ocsp-response",
             max_bytes=self._max_ocsp_bytes,
-            post=("application/ocsp-request", request_for(cert, ca)),
+            post=("application/ocsp-request", request_for(cert, ca, nonce)),
+            within=within,
         )
-        return await asyncio.to_thread(read_ocsp, data, cert, ca, utc(self._clock()))
+        now = utc(self._clock())
+        known = await asyncio.to_thread(
+            read_ocsp, data, cert, ca, now, nonce=nonce, delegates=depth == 0
+        )
+        if known.delegate is not None:
+            await delegate_checked(
+                known.delegate,
+                cert,
+                url,
+                list_of=functools.partial(self._delegate_list, known.delegate, ca),
+                answer_from=functools.partial(self._delegate_answer, known.delegate, ca),
+                hard=self.policy is Policy.HARD,
+            )
+        return attrs.evolve(known, responder=url)
+
+    async def _delegate_list(
+        self, delegate: x509.Certificate, ca: Issuer, url: str
+    ) -> tuple[KnownCrl | None, str]:
+        """The list from ``url`` of ``delegate``'s CA that counts, else why there is none."""
+        source = self._sources.get(url)
+        if source is None:
+            return None, _crl_why(url, [])
+        crl = await self._settled(source, functools.partial(self._list, url, ca))
+        if crl is not None and crl.covers(delegate, ca.key_sha256):
+            return crl, ""
+        return None, _crl_why(url, [source])
+
+    async def _delegate_answer(
+        self, delegate: x509.Certificate, ca: Issuer, urls: Sequence[str]
+    ) -> tuple[KnownOcsp | None, str]:
+        """The answer for ``delegate`` from the responders at ``urls`` that counts, else why
+        there is none."""
+        entry = self._answers.get(urls[0], _answer_key(ca, delegate))
+        if entry is None:
+            return None, _ocsp_why(urls[0], None)
+        obtain = functools.partial(self._answer, urls, delegate, ca, depth=1)
+        return await self._settled(entry, obtain), _ocsp_why(urls[0], entry)
+
+    async def _settled(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> K | None:
+        """What ``source`` keeps that counts, waiting for its fetch (``timeout`` at most) when
+        none does yet."""
+        known = self._usable(source, utc(self._clock()), obtain)
+        if known is None and source.task is not None:
+            # not cancelled with the fetch that waits; bounded, whoever else waits for it
+            await asyncio.wait([source.task], timeout=self._timeout.total or None)
+            known = self._counting(source, utc(self._clock()))
+        return known
 
     def _all(self) -> list[Source[Any]]:
         return [*self._sources.all(), *self._answers.all()]
@@ -319,6 +390,11 @@ async def _waited(sources: Sequence[Source[K]], deadline: float) -> None:
         for source in sources:
             if source.task is not None or source.error:
                 source.waited = True
+
+
+def _answer_key(ca: Issuer, cert: x509.Certificate) -> str:
+    """What the answers for ``cert`` are kept under: its OCSP CertID."""
+    return f"{ca.cert_id}:{cert.serial_number:x}"
 
 
 def _ocsp_why(url: str, entry: Source[KnownOcsp] | None) -> str:

@@ -1,4 +1,4 @@
-"""Secrets encrypted at rest: AES-256-GCM under one service key, each bound to its place.
+"""Secrets encrypted at rest: AES-256-GCM under the service key, each bound to its place.
 
 A sealed value is ``"v2:" + base64url(nonce + ciphertext)`` (12-byte random nonce; the
 ciphertext ends with GCM's 16-byte tag; no padding), sealed with a ``context`` as GCM's
@@ -10,8 +10,11 @@ for stored secrets): they still open, with the context they were sealed with
 v1 does not open: its tag covers the context it was sealed with.
 
 The service key comes from configuration (base64 of 32 bytes) or from
-``<data_dir>/keys/at-rest.key`` (32 raw bytes, mode 0600), created once. Nothing here ever
-prints, logs or reprs the key.
+``<data_dir>/keys/at-rest.key`` (32 raw bytes, mode 0600), created once. While the key is
+rotated, the key it replaces may be configured too (``previous``): a value the current key does
+not open is opened with it, and ``key_of`` says which key opened a value, so that what the
+previous one sealed can be sealed again (``fourcorner reseal``). Sealing always uses the
+current key. Nothing here ever prints, logs or reprs a key.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
+from typing import Literal
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -35,10 +39,13 @@ PREFIX = "v2:"  # bound to a context
 LEGACY_PREFIX = "v1:"  # sealed before values were bound to their records
 KEYS_DIR = "keys"
 KEY_FILE = "at-rest.key"
+CURRENT: Literal["current"] = "current"
+PREVIOUS: Literal["previous"] = "previous"
 
 
 class KeySealer:
-    """Seals and opens secrets with AES-256-GCM under one 32-byte key; satisfies
+    """Seals and opens secrets with AES-256-GCM under one 32-byte key, opening with the key it
+    replaced (``previous``, while the key is rotated) what that key sealed; satisfies
     ``application.ports.KeySealer``.
 
     ``context`` (the same when sealing and opening, never empty) is bound to the sealed value
@@ -46,15 +53,17 @@ class KeySealer:
     copied elsewhere does not open there.
     """
 
-    __slots__ = ("_aead",)
+    __slots__ = ("_aead", "_previous")
 
-    def __init__(self, key: bytes) -> None:
-        if len(key) != KEY_BYTES:
+    def __init__(self, key: bytes, previous: bytes | None = None) -> None:
+        if len(key) != KEY_BYTES or (previous is not None and len(previous) != KEY_BYTES):
             raise ValueError(f"the at-rest key must be {KEY_BYTES} bytes")
         self._aead = AESGCM(key)
+        self._previous = None if previous in (None, key) else AESGCM(previous)
 
     def __repr__(self) -> str:
-        return "KeySealer(key=<hidden>)"
+        previous = "" if self._previous is None else ", previous=<hidden>"
+        return f"KeySealer(key=<hidden>{previous})"
 
     def seal(self, plaintext: bytes, *, context: bytes) -> str:
         if not context:
@@ -65,8 +74,21 @@ class KeySealer:
 
     def open(self, sealed: str, *, context: bytes, legacy_context: bytes = b"") -> bytes:
         """The plaintext of a value sealed with ``context`` (or, for a v1 value, with
-        ``legacy_context``); ``ValueError`` saying why when it is malformed, was altered, was
-        sealed for another context or under another key."""
+        ``legacy_context``), under the current key or the previous one; ``ValueError`` saying
+        why when it is malformed, was altered, was sealed for another context or under
+        another key."""
+        return self._opened(sealed, context, legacy_context)[0]
+
+    def key_of(
+        self, sealed: str, *, context: bytes, legacy_context: bytes = b""
+    ) -> Literal["current", "previous"]:
+        """Which key opens ``sealed`` (as ``open`` opens it): the current one, or only the
+        previous one (it should be sealed again); ``ValueError`` as ``open`` when neither."""
+        return self._opened(sealed, context, legacy_context)[1]
+
+    def _opened(
+        self, sealed: str, context: bytes, legacy_context: bytes
+    ) -> tuple[bytes, Literal["current", "previous"]]:
         if sealed.startswith(PREFIX):
             body, bound = sealed[len(PREFIX) :], context
         elif sealed.startswith(LEGACY_PREFIX):
@@ -79,35 +101,46 @@ class KeySealer:
             raise ValueError("the sealed value is not valid base64url") from None
         if len(raw) < NONCE_BYTES + TAG_BYTES:
             raise ValueError("the sealed value is too short")
-        try:
-            return self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], bound or None)
-        except InvalidTag:
-            raise ValueError(
-                "the sealed value does not open here: it was altered, copied from another "
-                "record, or sealed under another at-rest key"
-            ) from None
+        nonce, ciphertext = raw[:NONCE_BYTES], raw[NONCE_BYTES:]
+        with contextlib.suppress(InvalidTag):
+            return self._aead.decrypt(nonce, ciphertext, bound or None), CURRENT
+        if self._previous is not None:
+            with contextlib.suppress(InvalidTag):
+                return self._previous.decrypt(nonce, ciphertext, bound or None), PREVIOUS
+        raise ValueError(
+            "the sealed value does not open here: it was altered, copied from another "
+            "record, or sealed under another at-rest key"
+        )
 
     def is_current(self, sealed: str) -> bool:
         """Whether ``sealed`` is bound to its context (v2); a v1 value should be sealed again."""
         return sealed.startswith(PREFIX)
 
     @classmethod
-    def from_config(cls, secret_b64: str | None, data_dir: Path) -> KeySealer:
+    def from_config(
+        cls, secret_b64: str | None, data_dir: Path, previous_b64: str | None = None
+    ) -> KeySealer:
         """The sealer for the configured key (base64 or base64url of 32 bytes) or, when none
-        is configured, for ``<data_dir>/keys/at-rest.key``, created on first use."""
+        is configured, for ``<data_dir>/keys/at-rest.key``, created on first use; with the
+        configured previous key (the same format; empty: none) to open what it sealed."""
+        previous = (
+            _decode_secret(previous_b64.strip(), "previous at-rest key")
+            if previous_b64 is not None and previous_b64.strip()
+            else None
+        )
         if secret_b64 is not None and secret_b64.strip():
-            return cls(_decode_secret(secret_b64.strip()))
-        return cls(_file_key(Path(data_dir) / KEYS_DIR / KEY_FILE))
+            return cls(_decode_secret(secret_b64.strip()), previous)
+        return cls(_file_key(Path(data_dir) / KEYS_DIR / KEY_FILE), previous)
 
 
-def _decode_secret(text: str) -> bytes:
+def _decode_secret(text: str, what: str = "at-rest key") -> bytes:
     padded = text + "=" * (-len(text) % 4)
     try:
         key = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
     except (binascii.Error, ValueError):
         key = b""
     if len(key) != KEY_BYTES:
-        raise ValueError(f"the configured at-rest key is not the base64 of {KEY_BYTES} bytes")
+        raise ValueError(f"the configured {what} is not the base64 of {KEY_BYTES} bytes")
     return key
 
 

@@ -135,8 +135,9 @@ def _build(
     ca: bool,
     path_length: int | None,
     crl_urls: Sequence[str] = (),
-    ocsp_url: str | None = None,
+    ocsp_url: str | Sequence[str] | None = None,
     usages: Sequence[x509.ObjectIdentifier] = (),
+    extensions: Sequence[x509.ExtensionType] = (),
 ) -> x509.Certificate:
     builder = (
         x509.CertificateBuilder()
@@ -159,15 +160,19 @@ def _build(
             crl_issuer=None,
         )
         builder = builder.add_extension(x509.CRLDistributionPoints([point]), critical=False)
-    if ocsp_url is not None:
-        responder = x509.AccessDescription(
-            AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(ocsp_url)
-        )
-        builder = builder.add_extension(
-            x509.AuthorityInformationAccess([responder]), critical=False
-        )
+    ocsp_urls = [ocsp_url] if isinstance(ocsp_url, str) else list(ocsp_url or ())
+    if ocsp_urls:
+        responders = [
+            x509.AccessDescription(
+                AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(url)
+            )
+            for url in ocsp_urls
+        ]
+        builder = builder.add_extension(x509.AuthorityInformationAccess(responders), critical=False)
     if usages:
         builder = builder.add_extension(x509.ExtendedKeyUsage(list(usages)), critical=False)
+    for extension in extensions:
+        builder = builder.add_extension(extension, critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -180,13 +185,16 @@ def issue_leaf(
     not_after: datetime,
     key: PrivateKey | None = None,
     crl_urls: Sequence[str] = (),
-    ocsp_url: str | None = None,
+    ocsp_url: str | Sequence[str] | None = None,
     usages: Sequence[x509.ObjectIdentifier] = (),
+    extensions: Sequence[x509.ExtensionType] = (),
 ) -> tuple[x509.Certificate, PrivateKey]:
     """An end-entity certificate for ``common_name`` signed by the given CA, valid in exactly
     the given window (past or future windows make expired or not-yet-valid certificates),
-    naming ``crl_urls`` as one CRL distribution point, ``ocsp_url`` as its OCSP responder and
-    ``usages`` as its extended key usages. Without ``key`` a new RSA 2048 key is generated."""
+    naming ``crl_urls`` as one CRL distribution point, ``ocsp_url`` as its OCSP responder (or
+    responders, in that order),
+    ``usages`` as its extended key usages, and carrying ``extensions`` (non-critical). Without
+    ``key`` a new RSA 2048 key is generated."""
     leaf_key: PrivateKey = key if key is not None else new_rsa_key()
     cert = _build(
         _name(common_name),
@@ -200,6 +208,7 @@ def issue_leaf(
         crl_urls=crl_urls,
         ocsp_url=ocsp_url,
         usages=usages,
+        extensions=extensions,
     )
     return cert, leaf_key
 
@@ -213,10 +222,14 @@ def issue_ocsp_signer(
     not_after: datetime,
     key: PrivateKey | None = None,
     ocsp_signing: bool = True,
+    no_check: bool = False,
+    crl_urls: Sequence[str] = (),
+    ocsp_url: str | None = None,
 ) -> tuple[x509.Certificate, PrivateKey]:
     """A delegated OCSP responder certificate the CA issues: ``issue_leaf`` with the
     id-kp-OCSPSigning extended key usage (without it, when not ``ocsp_signing``: one a
-    checker must refuse)."""
+    checker must refuse), and with id-pkix-ocsp-nocheck when ``no_check`` (its own
+    revocation is not to be checked); ``crl_urls`` and ``ocsp_url`` say where it is."""
     usages = [ExtendedKeyUsageOID.OCSP_SIGNING if ocsp_signing else ExtendedKeyUsageOID.CLIENT_AUTH]
     return issue_leaf(
         issuer_cert,
@@ -226,6 +239,9 @@ def issue_ocsp_signer(
         not_after=not_after,
         key=key,
         usages=usages,
+        extensions=[x509.OCSPNoCheck()] if no_check else [],
+        crl_urls=crl_urls,
+        ocsp_url=ocsp_url,
     )
 
 

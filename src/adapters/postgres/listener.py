@@ -6,6 +6,11 @@ A commit that wrote a cached collection, or added records to an announced one, s
 TCP keepalives on) that clears the named collections from its ``RecordCache`` and wakes the
 watchers of the collections added to. While the listener is down the cache is suspended, and
 it reconnects with a growing pause.
+
+Once ``share_failures`` is called (before the storage opens), the listener also sends this
+process's failed authentications and hears the others' on the ``fourcorner_failures`` channel
+(``failures``): it then waits for notifications at most ``failures.EVERY`` seconds at a time,
+and sends what gathered meanwhile on its own connection (no connection of the pool).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 
 import psycopg
 
 from fourcorner.adapters.changes import Watchers
+from fourcorner.adapters.postgres import failures
 from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql.cache import RecordCache
 
@@ -46,6 +53,7 @@ class Listener:
         self._sender = uuid.uuid4().hex[:12]
         self._listening = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._failures: failures.FailureShare | None = None
 
     @property
     def listening(self) -> bool:
@@ -62,6 +70,17 @@ class Listener:
             f"{','.join(sorted(cleared))}:{','.join(sorted(woken))}"
         )
 
+    def share_failures(
+        self, heard: Callable[[Mapping[str, int]], None]
+    ) -> Callable[[Iterable[str]], None]:
+        """Hear the failed authentications of the other processes of this schema (``heard``
+        is given each notification's key to count), and share this process's: the function
+        returned takes the keys of one failure (memory only; the listener sends them)."""
+        if self._task is not None:
+            raise RuntimeError("failures are shared from the listener's start on")
+        self._failures = failures.FailureShare(self._schema, self._sender, heard)
+        return self._failures.failed
+
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._listen())
@@ -74,8 +93,10 @@ class Listener:
                 await task
 
     async def _listen(self) -> None:
-        """Clear cached collections as other processes' commits are announced; reconnect with
-        a growing pause when the connection fails, the cache suspended meanwhile."""
+        """Clear cached collections as other processes' commits are announced (and, sharing
+        failures, hear the others' and send this process's every ``failures.EVERY`` seconds);
+        reconnect with a growing pause when the connection fails, the cache (and the sharing)
+        suspended meanwhile."""
         cache = self._cache
         pause = 0.1
         kwargs = connect_kwargs(self._schema) | {
@@ -87,6 +108,9 @@ class Listener:
         }
         schema = f"{self._schema or ''}:"
         own = f"{schema}{self._sender}:"
+        shared = self._failures
+        # without failures to send, a wait ends with a notification only
+        wait = failures.EVERY if shared is not None else None
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(
@@ -94,23 +118,37 @@ class Listener:
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    if shared is not None:
+                        await conn.execute(f"LISTEN {failures.CHANNEL}")
+                        shared.resume()
                     if cache is not None:
                         cache.resume()
                     self._listening.set()
                     pause = 0.1
-                    async for note in conn.notifies():
-                        payload = note.payload
-                        if payload.startswith(schema) and not payload.startswith(own):
-                            _, _, cleared, woken = payload.rsplit(":", 3)
-                            if cache is not None and cleared:
-                                cache.invalidate(cleared.split(","))
-                            if woken:
-                                self._watchers.changed(woken.split(","))
+                    while True:
+                        async for note in conn.notifies(timeout=wait):
+                            payload = note.payload
+                            if note.channel != CHANNEL:
+                                if shared is not None:
+                                    shared.hear(payload)
+                            elif payload.startswith(schema) and not payload.startswith(own):
+                                _, _, cleared, woken = payload.rsplit(":", 3)
+                                if cache is not None and cleared:
+                                    cache.invalidate(cleared.split(","))
+                                if woken:
+                                    self._watchers.changed(woken.split(","))
+                        payloads = shared.take() if shared is not None else []
+                        if payloads:  # one round trip for the batch
+                            async with conn.pipeline():
+                                for sent in payloads:
+                                    await conn.execute(NOTIFY, (failures.CHANNEL, sent))
             except (psycopg.Error, OSError) as e:
                 log.warning("the record cache's listener lost its connection: %s", e)
             finally:
                 self._listening.clear()
                 if cache is not None:
                     cache.suspend()
+                if shared is not None:
+                    shared.suspend()
             await asyncio.sleep(pause)
             pause = min(pause * 2, 5.0)

@@ -7,7 +7,8 @@ and serialised across processes by an advisory lock (``migration``). The adapter
 - ``unit_of_work``: a pooled connection and its lazily opened transaction, the statements
   of the shared SQL repository run on it;
 - ``listener``: the ``NOTIFY``/``LISTEN`` channel through which the processes' commits clear
-  each other's record caches and wake each other's watchers;
+  each other's record caches and wake each other's watchers (and, with ``share_failures``,
+  the channel of their failed authentications: ``failures``);
 - ``connection``: how connections are opened and how driver errors become domain errors.
 
 ``reader()`` units of work answer reads of the collections in ``adapters.sql.cache`` from this
@@ -17,7 +18,7 @@ process's ``RecordCache``, kept true by the listener; while it is down the cache
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -78,6 +79,7 @@ class PostgresStorage:
         self._listener = Listener(
             url, schema, timeout=timeout, cache=self._cache, watchers=self._watchers
         )
+        self._shares_failures = False
 
     @property
     def schema(self) -> str | None:
@@ -98,6 +100,15 @@ class PostgresStorage:
     def watch(self, collections: Iterable[str], callback: Callable[[], None]) -> None:
         """Commits of this process, and of others for the collections they announce."""
         self._watchers.add(collections, callback)
+
+    def share_failures(
+        self, heard: Callable[[Mapping[str, int]], None]
+    ) -> Callable[[Iterable[str]], None]:
+        """Share failed authentications with the other processes of this database and schema,
+        through the listener (``failures``); called before ``open``, which starts it."""
+        share = self._listener.share_failures(heard)
+        self._shares_failures = True
+        return share
 
     def reader(self) -> PostgresUnitOfWork:
         return PostgresUnitOfWork(self, reading=True)
@@ -157,7 +168,7 @@ class PostgresStorage:
                 raise translate(e) from e
             raise
         self._pool = pool
-        if self._cache is not None or self._announced:
+        if self._cache is not None or self._announced or self._shares_failures:
             self._listener.start()
 
     async def migrate(self) -> list[Migration]:

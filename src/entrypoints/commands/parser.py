@@ -97,6 +97,17 @@ def parser() -> argparse.ArgumentParser:
     )
     db_wait(
         command(
+            "reseal",
+            "seal every stored secret again under the current at-rest key",
+            "Seal every stored secret (private keys, webhook signing secrets, pending SML "
+            "migration keys) again under FOURCORNER_AT_REST_KEY, opening those the previous "
+            "key sealed with FOURCORNER_AT_REST_KEY_PREVIOUS; safe while serve and worker run. "
+            "Say how many were sealed again and how many neither key opens (left as they are; "
+            "then the exit status is 1). Run it again and it does nothing.",
+        )
+    )
+    db_wait(
+        command(
             "replace-operator-certificate",
             "store this data dir's operator certificates in place of others (another subject)",
             "Replace the operator's certificates stored in the database by the files this "

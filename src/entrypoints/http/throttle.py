@@ -11,8 +11,13 @@ guessing keys costs each address time; a prefix over its allowance refuses only 
 
 Memory is bounded: at most ``max_tracked`` keys are remembered (one float each), the least
 recently failed forgotten first. Forgetting one only gives that key its allowance back early;
-filling the table needs that many failures, which the address limit slows down. Each process
-counts on its own.
+filling the table needs that many failures, which the address limit slows down.
+
+Each process counts its own failures; on PostgreSQL, it also tells the others (``share``) and
+counts theirs as it hears them (``heard``), so several processes allow together what one
+would. A failure heard never takes a key past its allowance spent (the state ``limit``
+failures at once leave): a notification, forged or not, cannot make a process refuse longer
+than the rule does. While the processes cannot hear each other, each counts its own.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import ipaddress
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 _MAX_ADDRESS_TEXT = 64
 _TOLERANCE = 1e-6  # seconds
@@ -69,6 +74,17 @@ class FailureTracker:
         # key -> the time its allowance is whole again (the algorithm's "theoretical arrival
         # time"), least recently failed first
         self._until: OrderedDict[str, float] = OrderedDict()
+        self._share: Callable[[Iterable[str]], None] | None = None
+
+    @property
+    def counts(self) -> bool:
+        """Whether failures are counted at all (``limit`` is not 0)."""
+        return bool(self._limit)
+
+    def share(self, publish: Callable[[Iterable[str]], None]) -> None:
+        """Give ``publish`` the keys of each failure counted from now on (to tell the other
+        processes; it must not wait: it is called on the failing request's path)."""
+        self._share = publish
 
     def __len__(self) -> int:
         return len(self._until)
@@ -95,10 +111,29 @@ class FailureTracker:
         """Count one failure against each of ``keys``."""
         if not self._limit:
             return
+        if self._share is not None:
+            keys = tuple(keys)
+            self._share(keys)
         now = self._clock()
-        entries = self._until
         for key in keys:
-            until = entries.pop(key, None)
-            while len(entries) >= self._max:
-                entries.popitem(last=False)
-            entries[key] = max(until or now, now) + self._interval
+            self._put(key, max(self._until.pop(key, now), now) + self._interval)
+
+    def heard(self, failures: Mapping[str, int]) -> None:
+        """Count the failures another process counted (key to how many), each key at most
+        to its allowance spent: never refused longer than ``limit`` failures at once make it
+        (a key already further, by this process's own failures, stays there)."""
+        if not self._limit:
+            return
+        now = self._clock()
+        spent = now + self._window
+        for key, count in failures.items():
+            until = max(self._until.pop(key, now), now)
+            self._put(key, max(until, min(until + count * self._interval, spent)))
+
+    def _put(self, key: str, until: float) -> None:
+        """Remember ``until`` for ``key`` (taken out by the caller) as the most recently
+        failed, the least recently failed forgotten beyond ``max_tracked``."""
+        entries = self._until
+        while len(entries) >= self._max:
+            entries.popitem(last=False)
+        entries[key] = until

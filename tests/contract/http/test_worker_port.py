@@ -142,6 +142,29 @@ async def test_the_worker_port_serves_the_probes_and_metrics(tmp_path: Path):
         await proxy.cut()
 
 
+@pytest.mark.postgres
+async def test_the_worker_port_counts_failed_authentications_with_serve(
+    tmp_path: Path, aiohttp_client: Any
+):
+    """A worker's port and ``serve`` on one database tell each other their failed
+    authentications: the limit's failures at ``serve`` refuse the address at the worker's
+    ``/metrics`` too (429, before its token is read)."""
+    with pg.fresh_schema("fc_wport") as schema:
+        settings = settings_for("postgres", tmp_path, schema, metrics_token=TOKEN)
+        api = await _start(settings, aiohttp_client)
+        async with worker(settings) as get:
+            assert (await get("/metrics", Authorization=f"Bearer {TOKEN}"))[0] == 200
+            for n in range(settings.auth_failure_limit):
+                status, _ = await api.call("GET", "/users/me", key=f"fck_guess{n:02d}-x")
+                assert status == 401
+            deadline = time.monotonic() + 2
+            while (status := (await get("/metrics", Authorization=f"Bearer {TOKEN}"))[0]) == 200:
+                assert time.monotonic() < deadline, "the worker did not hear serve's failures"
+                await asyncio.sleep(0.02)
+            assert status == 429
+        await api.client.close()
+
+
 class Returning:
     """A worker loop that ends at once, as one must not while its process runs."""
 
