@@ -45,7 +45,7 @@ from fourcorner.application.organisations import CreateOrganisation
 from fourcorner.application.webhooks import CreateWebhook, WebhookSettings
 from fourcorner.domain.webhook import DeliveryStatus
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, resolve, settle
+from fourcorner.entrypoints.container import build_container, resolve, settle, web_app
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -91,7 +91,7 @@ async def run(
     )
     worker_env = env | ({"PYTHONPATH": code} if code else {})
     container = build_container(Settings.load(env))
-    await settle(container.init_resources())
+    await web_app(container)  # a server's start: the certificates the workers wait for
     ctx = await resolve(container.context)
     receiver = Receiver()
     app = web.Application()

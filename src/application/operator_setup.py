@@ -10,10 +10,13 @@ copy of the files: a stored certificate is replaced only by its successor (the c
 inspector's ``replacement_problem``: a renewal, or the network's certificate after the test
 PKI's), decided while its record is held, so that of processes starting at once with
 different files one stores its own and the others refuse (``CertificateKept``) instead of
-overwriting what the others sign with."""
+overwriting what the others sign with. Only the operator's deliberate replacement
+(``replace_certificates``) stores a certificate that is no successor, once the entrypoint has
+checked it."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -44,6 +47,8 @@ from fourcorner.domain.organisation import Mode, Organisation, UserRef
 from fourcorner.domain.participant import Participant, SupportedDocumentType
 
 OPERATOR = UserRef("operator")
+
+log = logging.getLogger("fourcorner.certificates")
 
 
 @attrs.frozen
@@ -79,6 +84,17 @@ class CertificateKept(Exception):
         )
 
 
+@attrs.frozen
+class Replacement:
+    """The operator's ``service`` certificate of ``environment``, ``stored`` until ``new``
+    took its place."""
+
+    environment: Environment
+    service: Service
+    stored: Certificate
+    new: Certificate
+
+
 def _operator_id(kind: str, env: Environment) -> uuid.UUID:
     return uuid.uuid5(OPERATOR_ORG_ID, f"{kind}:{env.value}")
 
@@ -94,12 +110,48 @@ async def ensure_operator(
     """At start: the operator organisation, its certificates, SMPs and access points, and its
     own participant ``0242:<spid>`` where message level statuses reach it. Processes starting
     together on a new database race to add them: the loser finds them there and goes on."""
-    await again_on_clash(lambda: _ensure_operator(ctx, net, environments, spid))
+    await again_on_clash(lambda: _ensure_operator(ctx, net, environments, spid, None))
+
+
+async def replace_certificates(
+    ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None = None
+) -> list[Replacement]:
+    """The operator's deliberate replacement: ``ensure_operator``, each stored certificate
+    that differs from the one of ``environments`` replaced by it whether or not it is its
+    successor (another subject too), once it passes the inspection; which were replaced,
+    each logged (``operator.certificate_replaced``). The caller has checked that the new
+    certificates may serve (``adapters.pki.renewal.deliberate_problems``)."""
+    replaced: list[Replacement] = []
+
+    async def attempt() -> None:
+        replaced.clear()
+        await _ensure_operator(ctx, net, environments, spid, replaced)
+
+    await again_on_clash(attempt)
+    for one in replaced:
+        log.warning(
+            "the operator's certificate was replaced by the operator's command",
+            extra={
+                "event": "operator.certificate_replaced",
+                "environment": one.environment.value,
+                "service": one.service.value,
+                "replaced_subject": one.stored.subject,
+                "replaced_fingerprint": one.stored.fingerprint,
+                "subject": one.new.subject,
+                "fingerprint": one.new.fingerprint,
+            },
+        )
+    return replaced
 
 
 async def _ensure_operator(
-    ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None
+    ctx: Context,
+    net: Network,
+    environments: list[OperatorEnvironment],
+    spid: str | None,
+    replaced: list[Replacement] | None,
 ) -> None:
+    """``ensure_operator``; with ``replaced``, a deliberate replacement (recorded there)."""
     now = ctx.clock()
     async with ctx.uow() as uow:
         orgs = uow.repository(ORGANISATIONS)
@@ -122,7 +174,7 @@ async def _ensure_operator(
             )
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
-            await _ensure_environment(ctx, net, uow, env, now, inspected)
+            await _ensure_environment(ctx, net, uow, env, now, inspected, replaced)
         if spid is not None:
             # one in each environment: an identifier is unique per environment (each has its
             # own SML), and a status goes back in the environment of the document it is about
@@ -166,6 +218,7 @@ async def _ensure_environment(
     env: OperatorEnvironment,
     now: Any,
     inspected: dict[str, InspectedCertificate],
+    replaced: list[Replacement] | None,
 ) -> None:
     certs = uow.repository(CERTIFICATES)
     ids = {}
@@ -186,7 +239,7 @@ async def _ensure_environment(
         existing = await certs.lock(cid)
         if existing is not None and existing.cert_pem == pem:
             continue
-        if existing is not None:
+        if existing is not None and replaced is None:
             problem = net.certificates.replacement_problem(
                 existing.cert_pem, existing.ca_chain_pem, pem
             )
@@ -219,6 +272,8 @@ async def _ensure_environment(
         else:
             await certs.update(cert)
             ap_renewed = ap_renewed or service is Service.AP
+            if replaced is not None:
+                replaced.append(Replacement(env.environment, service, existing, cert))
     smp = Smp(
         id=_operator_id("smp", env.environment),
         org_id=OPERATOR_ORG_ID,

@@ -1,4 +1,5 @@
-"""``fourcorner``: serve, worker, migrate, reseal, token, check, harness.
+"""``fourcorner``: serve, worker, migrate, reseal, replace-operator-certificate, token, check,
+harness.
 
 A problem that stops a command (a setting that cannot be used, a port in use, a database that
 does not answer, a data dir that cannot be written) is printed as one line,
@@ -89,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(migrate(settings, args.db_wait))
         elif args.command == "reseal":
             return reseal(settings, args.db_wait)
+        elif args.command == "replace-operator-certificate":
+            from fourcorner.entrypoints.commands.replace import replace_operator_certificates
+
+            print("\n".join(replace_operator_certificates(settings, args.db_wait)))
         elif args.command == "token":
             print(token(settings, args.email, args.name, args.superadmin, args.hours))
     except ConfigError as e:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import socket
 from collections.abc import Awaitable
 from pathlib import Path
@@ -63,6 +64,8 @@ from fourcorner.entrypoints.http.validation_handlers import Checks
 from fourcorner.entrypoints.http.webhook_handlers import TriggerTurns
 from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.worker_loops import Worker, WorkerLoops
+
+log = logging.getLogger("fourcorner.workers")
 
 
 class Container(containers.DeclarativeContainer):
@@ -132,7 +135,8 @@ class Container(containers.DeclarativeContainer):
     directory = providers.Resource(setup.closing, providers.Singleton(setup.directory, settings))
     # the network's SML, where the built-in SMP registers itself and its participants
     locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
-    certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors)
+    # the anchors read at the first check (not for a stored certificate's public key)
+    certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors.provider)
     network = providers.Singleton(
         Network,
         smp=smp_registrar,
@@ -459,27 +463,70 @@ async def worker_app(container: Container) -> web.Application:
     return await _app(container, table, document=False)
 
 
+# seconds between two looks for the operator's certificates, by a worker started before serve
+OPERATOR_POLL = 2.0
+STARTING = "the workers are starting"
+NO_OPERATOR = (
+    "the workers wait for the operator's certificates: the database holds none yet, "
+    "fourcorner serve stores them at its first start"
+)
+
+
 async def run_workers(
     container: Container, stop: asyncio.Event, sock: socket.socket | None = None
 ) -> None:
     """The workers alone (``fourcorner worker``), until ``stop`` is set; with ``sock`` (a
-    listening socket), ``worker_app`` is served on it while they run, with ``serve``'s bounds
+    listening socket), ``worker_app`` is served on it meanwhile, with ``serve``'s bounds
     of a connection (``FOURCORNER_HTTP_IDLE_SECONDS``, ``…_CONNECTIONS_PER_ADDRESS``).
     ``StartupError`` first when this data dir has no copy of the stored certificates
-    (``operator_guard``)."""
-    await asyncio.to_thread(operator_guard.check, container.settings())
-    if sock is not None:  # its /metrics counts failed authentications with serve's
-        share_failures(container)
-    await settle(container.init_resources())
-    try:
+    (``operator_guard``). On a database without them the workers wait for them
+    (``operator_stored``) before anything reads this data dir's certificate files."""
+    settings = container.settings()
+    stored = await asyncio.to_thread(operator_guard.check, settings)
+    container.worker_loops().waiting = STARTING  # not ready until the loops have started
+    async with contextlib.AsyncExitStack() as running:
+        running.push_async_callback(lambda: settle(container.shutdown_resources()))
+        if sock is not None:
+            # before the storage opens: its /metrics counts failed authentications with serve's
+            share_failures(container)
+            # served before the loops start: its metrics count their first events
+            app = await worker_app(container)
+            edge = server.Edge.of(settings)
+            await running.enter_async_context(server.listening(app, sock=sock, edge=edge))
+        # memory://: the database is this process's own, where no serve stores anything
+        waits = not stored and settings.storage_kind != "memory"
+        if waits and not await operator_stored(container, stop):
+            return
+        await settle(container.init_resources())
         await _ensure_smp(container)
         workers = await _workers(container)
-        async with contextlib.AsyncExitStack() as serving:
-            if sock is not None:
-                # built before the loops start: its metrics count their first events
-                app = await worker_app(container)
-                edge = server.Edge.of(container.settings())
-                await serving.enter_async_context(server.listening(app, sock=sock, edge=edge))
-            await asyncio.gather(*container.worker_loops().start(workers, stop))
+        await asyncio.gather(*container.worker_loops().start(workers, stop))
+
+
+async def operator_stored(container: Container, stop: asyncio.Event) -> bool:
+    """Wait until the database holds the operator's certificates, looking every
+    ``OPERATOR_POLL`` seconds; True once it does and this data dir's files are theirs
+    (``StartupError`` when not, as at start), False when ``stop`` is set first. Only
+    ``fourcorner serve`` stores them (and makes the test PKI when there is no other): a worker
+    that made its own would sign with certificates the network is not told of. The worker
+    says so once in the log, and is not ready meanwhile (``WorkerLoops.waiting``)."""
+    settings, loops = container.settings(), container.worker_loops()
+    log.warning(
+        f"{NO_OPERATOR}; they start once it has",
+        extra={"event": "worker.waiting", "poll_seconds": OPERATOR_POLL},
+    )
+    loops.waiting = NO_OPERATOR
+    try:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), OPERATOR_POLL)
+                return False
+            if await asyncio.to_thread(operator_guard.check, settings):
+                log.info(
+                    "the operator's certificates are stored: the workers start",
+                    extra={"event": "worker.waited"},
+                )
+                return True
+        return False
     finally:
-        await settle(container.shutdown_resources())
+        loops.waiting = STARTING

@@ -1,16 +1,19 @@
 """The operator's certificates a process starts with, held against those its database stores.
 
-Every process of a deployment stores the operator's certificates at start from its own files
-(``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in ``<data dir>/pki``, which a process
-creates when it finds none). On a database shared by several processes, a process whose
-files are missing or other than those stored would replace the certificates the others sign
-with, and their sends would fail until they restart. So before anything creates a test PKI,
+Every ``fourcorner serve`` stores the operator's certificates at start from its own files
+(``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in ``<data dir>/pki``, which it creates
+when it finds none). On a database shared by several processes, a process whose files are
+missing or other than those stored would replace the certificates the others sign with, and
+their sends would fail until they restart. So before anything creates a test PKI,
 ``fourcorner serve`` and ``fourcorner worker`` read the stored certificates and refuse to
 start, in one line naming the file and what to do, when this data dir has no copy of them or
 holds files that may not replace them (``adapters.pki.renewal``); ``fourcorner check``
-reports the same line as a failure. An empty database is the first start: the files are
-made and stored then. ``operator_setup.ensure_operator`` decides again, on the stored records
-it holds, for processes that start at the same moment.
+reports the same line as a failure. An empty database is the first start: a server makes the
+files and stores them then, while a worker stores nothing and waits for them
+(``container.operator_stored``). ``operator_setup.ensure_operator`` decides again, on the
+stored records it holds, for processes that start at the same moment. Only
+``fourcorner replace-operator-certificate`` stores files that are no successor of the stored
+ones (``entrypoints.commands.replace``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 import psycopg
 from cryptography import x509
 
-from fourcorner.adapters.pki.renewal import replacement_problem
+from fourcorner.adapters.pki.renewal import ANOTHER_SUBJECT, replacement_problem
 from fourcorner.adapters.pki.testpki import PKI_DIR, PKI_FILES, issued_by_test_ca
 from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql.codec import UNREADABLE, make_converter
@@ -37,6 +40,7 @@ from fourcorner.entrypoints.setting_values import PREFIX
 TIMEOUT = 10.0  # seconds to connect to the database, which answered a moment ago
 SEVERAL = 'docs/operations.md, "Several processes"'
 RENEWAL = 'docs/operations.md, "Certificates and trust anchors"'
+REPLACING = 'docs/operations.md, "Replacing an operator certificate"'
 NOT_CONFIGURED = (
     f"the stored certificates are not a test PKI's: set {PREFIX}OPERATOR_CERTS_DIR as on the "
     "other processes"
@@ -112,13 +116,19 @@ def kept_line(settings: Settings, kept: CertificateKept) -> str:
         do = "copy the current pki/ and keys/ from one of them"
     else:
         do = NOT_CONFIGURED
-    return (
+    line = (
         f"the database holds the operator's {kept.environment.value} {kept.service.value} "
         f'certificate "{kept.stored.subject}", which '
         f"{local_file(settings, kept.environment, kept.service)} may not replace: "
         f"{kept.problem}. This data dir has other or older files than the processes running: "
         f"{do}; to renew, give every process the renewed files ({RENEWAL})"
     )
+    if kept.problem.startswith(ANOTHER_SUBJECT):
+        line += (
+            "; to put a certificate of another subject in its place on purpose, run fourcorner "
+            f"replace-operator-certificate with the new files ({REPLACING})"
+        )
+    return line
 
 
 def _missing_line(settings: Settings, missing: Path, stored: Stored) -> str:
@@ -133,18 +143,27 @@ def _missing_line(settings: Settings, missing: Path, stored: Stored) -> str:
     )
 
 
+def missing_file(settings: Settings) -> Path | None:
+    """Without ``FOURCORNER_OPERATOR_CERTS_DIR``, the first file of this data dir's test PKI
+    that does not exist (``pki/`` itself when it does not); None when they all do, and with
+    that setting. Nothing is created."""
+    if settings.operator_certs_dir:
+        return None
+    folder = Path(settings.data_dir) / PKI_DIR
+    if not folder.is_dir():
+        return folder
+    return next((f for f in (folder / name for name in PKI_FILES) if not f.is_file()), None)
+
+
 def refusal(settings: Settings, stored: Stored) -> str | None:
     """Why this process may not start on a database holding ``stored``, in one line; None
     when its files are those stored, or their successors. It creates no test PKI: one is
     loaded only when every file of it is there."""
     if not stored:
         return None  # the first start: the files are made (a test PKI) and stored
-    if not settings.operator_certs_dir:
-        folder = Path(settings.data_dir) / PKI_DIR
-        files = [folder / name for name in PKI_FILES]
-        missing = next((f for f in files if not f.is_file()), None)
-        if missing is not None:
-            return _missing_line(settings, folder if not folder.is_dir() else missing, stored)
+    missing = missing_file(settings)
+    if missing is not None:
+        return _missing_line(settings, missing, stored)
     environments = {e.environment: e for e in operator.environments(settings)}
     anchors = operator.trust_anchors(settings)
     for (environment, service), cert in sorted(stored.items(), key=_order):
@@ -163,9 +182,9 @@ def _order(item: tuple[tuple[Environment, Service], Certificate]) -> tuple[int, 
     return list(Environment).index(environment), list(Service).index(service)
 
 
-def check(settings: Settings) -> None:
-    """``StartupError`` when this process may not start on its database's certificates
-    (``refusal``)."""
+def read(settings: Settings) -> Stored:
+    """The operator's certificates the database holds (``stored_certificates``);
+    ``StartupError`` in one line when they cannot be read."""
     try:
         stored = stored_certificates(settings)
     except psycopg.Error as e:
@@ -179,6 +198,14 @@ def check(settings: Settings) -> None:
         ) from None
     except ValueError as e:
         raise StartupError(str(e)) from None
+    return stored
+
+
+def check(settings: Settings) -> Stored:
+    """The operator's certificates the database holds; ``StartupError`` when they cannot be
+    read (``read``), or this process may not start on them (``refusal``)."""
+    stored = read(settings)
     line = refusal(settings, stored)
     if line is not None:
         raise StartupError(line)
+    return stored

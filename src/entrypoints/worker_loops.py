@@ -5,7 +5,9 @@ A loop ends when the process is stopping (its ``stop`` event set) and at no othe
 catches what goes wrong in a round and tries again later. One that ended otherwise raised
 something it did not expect; the process is then not ready (``ended``), and the error is
 logged as the loop ends, with its traceback (``worker.ended``), rather than when the process
-stops, if ever."""
+stops, if ever. Until they start, ``waiting`` may say why they have not (``fourcorner
+worker`` sets it while it starts, or waits for something its loops need); the process is not
+ready meanwhile."""
 
 from __future__ import annotations
 
@@ -25,10 +27,13 @@ class WorkerLoops:
     def __init__(self) -> None:
         self._tasks: list[asyncio.Task[None]] = []
         self._stops: list[asyncio.Event] = []
+        # why the loops have not started yet, in a few words; None once started (``start``)
+        self.waiting: str | None = None
 
     def start(self, workers: Iterable[Worker], stop: asyncio.Event) -> list[asyncio.Task[None]]:
         """Each worker's ``run(stop)`` started as a task on the running loop, watched."""
         self._stops.append(stop)
+        self.waiting = None
         tasks = [asyncio.create_task(w.run(stop), name=type(w).__name__) for w in workers]
         for task in tasks:
             task.add_done_callback(self._report)

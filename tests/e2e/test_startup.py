@@ -24,7 +24,7 @@ from .test_serve import free_port
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent / "fourcorner"
-COMMANDS = ("serve", "worker", "migrate", "token", "check")
+COMMANDS = ("serve", "worker", "migrate", "replace-operator-certificate", "token", "check")
 
 
 def run(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -191,6 +191,7 @@ def test_an_unknown_environment_variable_is_warned_about_with_the_closest_name(t
 def test_migrate_says_what_it_applied(tmp_path):
     first = run(tmp_path, "migrate")
     assert first.returncode == 0, first.stderr
+    assert not (tmp_path / "pki").exists()  # the database only: serve makes the test PKI
     assert re.fullmatch(
         rf"applied \d+ migrations to sqlite:///{tmp_path}/fourcorner\.db: 0001_initial, .*\n",
         first.stdout,
@@ -233,6 +234,7 @@ def test_help_and_version(tmp_path, capsys):
         "serve": ["--db-wait"],
         "worker": ["--db-wait"],
         "migrate": ["--db-wait"],
+        "replace-operator-certificate": ["--db-wait"],
         "token": ["--email", "--name", "--superadmin", "--hours"],
         "check": ["--timeout"],
     }

@@ -27,7 +27,7 @@ from fourcorner.application.organisations import CreateOrganisation
 from fourcorner.application.webhooks import CreateWebhook, WebhookSettings
 from fourcorner.domain.webhook import DeliveryStatus
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, resolve
+from fourcorner.entrypoints.container import build_container, resolve, web_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 BIN = Path(sys.executable).parent / "fourcorner"
@@ -60,7 +60,7 @@ async def world(tmp_path: Path, aiohttp_server: Any):
         }
         settings = Settings.load(env)
         container = build_container(settings)
-        await container.init_resources()
+        await web_app(container)  # a server's start: the certificates the workers wait for
         ctx = await resolve(container.context)
         yield env, ctx, await resolve(container.sealer), aiohttp_server
         await container.shutdown_resources()

@@ -138,7 +138,7 @@ async def test_an_older_certificate_or_another_test_pkis_does_not_replace_the_st
             attrs.evolve(e, ap_cert_pem=cert, ap_key_pem=key, ap_chain_pem=other.ap_chain_pem)
             for e in current
         ]
-        net = attrs.evolve(net, certificates=TrustAnchorInspector(other.trust_anchors))
+        net = attrs.evolve(net, certificates=TrustAnchorInspector(lambda: other.trust_anchors))
         with pytest.raises(operator_setup.CertificateKept) as stranger:
             await operator_setup.ensure_operator(ctx, net, foreign, seat_spid(SEAT))
         assert "another test PKI" in stranger.value.problem

@@ -1,8 +1,13 @@
-"""The certificate-inspection port over ``inspect_certificate`` and configured trust anchors."""
+"""The certificate-inspection port over ``inspect_certificate`` and configured trust anchors.
+
+The trust anchors are read when a check first needs them, not when the inspector is made: the
+public key of a stored certificate needs none, and reading a test PKI's anchors creates that
+PKI where there is none (``fourcorner migrate`` reads public keys and makes no PKI)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from cryptography import x509
@@ -13,8 +18,12 @@ from fourcorner.application.ports import InspectedCertificate
 
 
 class TrustAnchorInspector:
-    def __init__(self, trust_anchors: Sequence[x509.Certificate]) -> None:
-        self.trust_anchors = list(trust_anchors)
+    def __init__(self, trust_anchors: Callable[[], Sequence[x509.Certificate]]) -> None:
+        self._trust_anchors = trust_anchors
+
+    @functools.cached_property
+    def trust_anchors(self) -> list[x509.Certificate]:
+        return list(self._trust_anchors())
 
     def inspect(
         self, cert_pem: str, ca_chain_pem: str, private_key_pem: str, now: datetime

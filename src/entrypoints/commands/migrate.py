@@ -28,13 +28,14 @@ def migrate(settings: Settings, db_wait: float = DB_WAIT) -> str:
 
 async def apply_migrations(container: Any) -> list[Any]:
     """The schema's migrations (which were applied), then the data migrations, which need
-    the application's ports (see ``container.migrate_data``)."""
-    from fourcorner.entrypoints.container import migrate_data
+    the application's ports (see ``container.migrate_data``). Only what those use is opened:
+    not the operator's certificates, which ``serve`` stores (and, without
+    ``FOURCORNER_OPERATOR_CERTS_DIR``, makes as a test PKI) at its first start."""
+    from fourcorner.entrypoints.container import migrate_data, settle
 
     applied: list[Any] = await container.storage_adapter().migrate()
-    await container.init_resources()
     try:
         await migrate_data(container)
     finally:
-        await container.shutdown_resources()
+        await settle(container.shutdown_resources())
     return applied

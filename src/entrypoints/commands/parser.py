@@ -106,6 +106,18 @@ def parser() -> argparse.ArgumentParser:
             "then the exit status is 1). Run it again and it does nothing.",
         )
     )
+    db_wait(
+        command(
+            "replace-operator-certificate",
+            "store this data dir's operator certificates in place of others (another subject)",
+            "Replace the operator's certificates stored in the database by the files this "
+            "process reads (FOURCORNER_OPERATOR_CERTS_DIR, or the test PKI in the data dir's "
+            "pki/), also when they are no renewal of the stored ones (another subject), which "
+            "serve and worker refuse. Each file that differs must chain to the trust anchors, "
+            "be valid now, match its key and have the key usages it needs, or nothing is "
+            "replaced. Processes started afterwards with the older files are refused.",
+        )
+    )
     tok = command(
         "token",
         "print a bearer token for the server on this data dir",

@@ -78,9 +78,11 @@ async def healthz(req: Req) -> Reply:
 async def readyz(
     req: Req, storage: Storage = Provide["storage"], loops: WorkerLoops = Provide["worker_loops"]
 ) -> Reply:
-    """Ready: the database answers (within ``PING_WAIT`` on PostgreSQL), and none of the
-    process's worker loops has ended (``worker_loops``)."""
+    """Ready: the database answers (within ``PING_WAIT`` on PostgreSQL), the process's worker
+    loops wait for nothing before they start, and none of them has ended (``worker_loops``)."""
     await storage.ping()
+    if loops.waiting is not None:
+        raise ServiceUnavailable(reason=loops.waiting)
     if loops.ended():
         raise ServiceUnavailable(reason="a worker loop of this process has ended (see its log)")
     return Reply(200, {"status": "ready"})

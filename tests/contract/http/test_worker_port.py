@@ -1,8 +1,9 @@
 """The worker's own port (``FOURCORNER_WORKER_PORT``): ``fourcorner worker`` serves
 ``/healthz``, ``/readyz`` and ``/metrics`` there, behind ``serve``'s edge and nothing else;
-``/readyz`` answers 503 promptly while the database is away, and while a worker loop has
-ended, in the worker as in ``serve`` with its workers. (``tests/e2e/test_worker_port.py``:
-the worker process's metrics count its sends.)"""
+``/readyz`` answers 503 promptly while the database is away, while a worker loop has ended,
+in the worker as in ``serve`` with its workers, and while a worker started before any
+``serve`` waits for the operator's certificates, which it never makes itself.
+(``tests/e2e/test_worker_port.py``: the worker process's metrics count its sends.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import shutil
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,11 @@ import pytest
 
 import pg
 from fourcorner.adapters.postgres.storage import PING_WAIT
+from fourcorner.entrypoints import container as composition
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.container import build_container, run_workers
+from fourcorner.entrypoints.container import build_container, run_workers, settle, web_app
+from fourcorner.entrypoints.operator_guard import stored_certificates
+from fourcorner.entrypoints.preflight import StartupError
 from tcp_proxy import Proxy
 
 from .conftest import _start, settings_for
@@ -33,6 +37,28 @@ TOKEN = "metrics-token-0123456789"
 @pytest.fixture(autouse=True)
 def pki(tmp_path: Path, shared_pki: Path) -> None:
     shutil.copytree(shared_pki, tmp_path / "pki")
+
+
+async def answered(
+    get: Callable[..., Awaitable[tuple[int, Any, float]]], says: Callable[[int, Any], bool]
+) -> tuple[int, Any]:
+    """``/readyz``'s first answer (status, body) that ``says`` holds of, within 30 seconds:
+    the worker is not ready until its loops have started."""
+    deadline = time.monotonic() + 30
+    while True:
+        status, body, _ = await get("/readyz")
+        if says(status, body):
+            return status, body
+        assert time.monotonic() < deadline, (status, body)
+        await asyncio.sleep(0.05)
+
+
+async def serve_started(settings: Settings) -> None:
+    """A server process's start-up on ``settings`` (which stores the operator's
+    certificates), then its stop."""
+    container = build_container(settings)
+    await web_app(container)
+    await settle(container.shutdown_resources())
 
 
 @asynccontextmanager
@@ -84,9 +110,11 @@ async def test_the_worker_port_serves_the_probes_and_metrics(tmp_path: Path):
                 database_schema=schema,
                 metrics_token=TOKEN,
             ).check()
+            await serve_started(settings)
             async with worker(settings) as get:
                 assert (await get("/healthz"))[:2] == (200, {"status": "ok"})
-                assert (await get("/readyz"))[:2] == (200, {"status": "ready"})
+                ready = await answered(get, lambda status, _: status != 503)
+                assert ready == (200, {"status": "ready"})
                 # the metrics with serve's token, and nothing else of serve's
                 status, body, _ = await get("/metrics")
                 assert (status, body["code"]) == (401, "AT-1018")
@@ -154,7 +182,7 @@ class Raising:
 async def test_the_worker_is_not_ready_once_a_loop_has_ended(tmp_path: Path):
     settings = settings_for("memory", tmp_path)
     async with worker(settings, directory_worker=Returning()) as get:
-        status, body, _ = await get("/readyz")
+        status, body = await answered(get, lambda _, body: "starting" not in body["error"])
         assert (status, body["code"]) == (503, "AT-1500")
         assert "worker loop" in body["error"]
         assert (await get("/healthz"))[0] == 200
@@ -180,3 +208,89 @@ async def test_serve_with_its_workers_is_not_ready_once_a_loop_has_failed(
     # serve without workers runs no loop: ready
     plain = await _start(settings_for("memory", tmp_path), aiohttp_client)
     assert await plain.call("GET", "/readyz") == (200, {"status": "ready"})
+
+
+def waited(caplog: Any) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if getattr(r, "event", None) == "worker.waiting"]
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+async def test_a_worker_started_before_serve_waits_unready_for_the_operator_s_certificates(
+    tmp_path: Path, backend: str, monkeypatch: Any, caplog: Any
+):
+    """The README's recipe, worker and server on one data dir, the worker first: it makes no
+    test PKI, says once that it waits, is not ready, and starts once the server has stored
+    the certificates (of the test PKI the server made)."""
+    monkeypatch.setattr(composition, "OPERATOR_POLL", 0.05)
+    caplog.set_level(logging.INFO, logger="fourcorner.workers")
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o700)
+    with pg.fresh_schema("fc_wport") if backend == "postgres" else nullcontext("") as schema:
+        settings = settings_for(backend, shared, schema)
+        async with worker(settings) as get:
+            for _ in range(3):  # some looks later
+                status, body, _ = await get("/readyz")
+                assert (status, body["code"]) == (503, "AT-1500"), body
+                assert "wait for the operator's certificates" in body["error"], body
+                assert "fourcorner serve stores them at its first start" in body["error"], body
+                await asyncio.sleep(0.1)
+            assert (await get("/healthz"))[0] == 200
+            assert not (shared / "pki").exists()
+            assert stored_certificates(settings) == {}
+            assert len(waited(caplog)) == 1
+
+            await serve_started(settings)
+            assert await answered(get, lambda status, _: status == 200)
+            assert len(waited(caplog)) == 1
+            stored = stored_certificates(settings)
+            assert len(stored) == 4
+            assert {c.cert_pem for c in stored.values()} == {
+                (shared / "pki" / name).read_text() for name in ("ap.pem", "smp.pem")
+            }
+
+
+async def test_a_waiting_worker_without_the_files_is_refused_once_serve_stores_them(
+    tmp_path: Path, monkeypatch: Any
+):
+    """A worker on a data dir of its own, without a copy of the server's ``pki/``, started
+    on a new database: it waits without making a test PKI, and stops with the line that names
+    the missing files once the server has stored its certificates."""
+    monkeypatch.setattr(composition, "OPERATOR_POLL", 0.05)
+    lone = tmp_path / "lone"
+    lone.mkdir(mode=0o700)
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    alone = Settings(data_dir=lone, database_url=url).check()
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_workers(build_container(alone), stop))
+    try:
+        await asyncio.sleep(0.3)
+        assert not running.done()
+        assert not (lone / "pki").exists()
+
+        await serve_started(Settings(data_dir=tmp_path, database_url=url).check())
+        with pytest.raises(StartupError, match="copy pki/ and keys/") as refused:
+            await asyncio.wait_for(running, 30)
+        assert f"({lone / 'pki'} does not exist)" in str(refused.value)
+        assert not (lone / "pki").exists()
+    finally:
+        stop.set()
+        if not running.done():
+            await asyncio.wait_for(running, 30)
+
+
+async def test_a_waiting_worker_stops_when_told(tmp_path: Path, caplog: Any):
+    """Stopped while it waits, the worker ends at once and has made nothing."""
+    caplog.set_level(logging.INFO, logger="fourcorner.workers")
+    stop = asyncio.Event()
+    settings = Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'new.db'}")
+    shutil.rmtree(tmp_path / "pki")
+    running = asyncio.create_task(run_workers(build_container(settings.check()), stop))
+    async with asyncio.timeout(10):
+        while not waited(caplog):
+            assert not running.done()
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(running, 5)
+    assert not (tmp_path / "pki").exists()
