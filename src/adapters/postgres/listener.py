@@ -7,6 +7,11 @@ TCP keepalives on) that clears the named collections from its ``RecordCache`` an
 watchers of the collections added to. While the listener is down the cache is suspended, and
 it reconnects with a growing pause.
 
+A notification is input (any role that can connect may send one): one whose payload is not
+``<schema>:<sender>:<collections>:<collections>`` is ignored, and one whose handling fails is
+logged (once per kind of failure) and the next one heard; whatever else ends the connection's
+loop is logged and the listener reconnects, so it runs until ``stop``, which never raises.
+
 Once ``share_failures`` is called (before the storage opens), the listener also sends this
 process's failed authentications and hears the others' on the ``fourcorner_failures`` channel
 (``failures``): it then waits for notifications at most ``failures.EVERY`` seconds at a time,
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 
@@ -31,6 +37,9 @@ from fourcorner.adapters.sql.cache import RecordCache
 CHANNEL = "fourcorner_records"
 NOTIFY = "SELECT pg_notify(%s, %s)"
 log = logging.getLogger("fourcorner.storage")
+
+_CHANGE = re.compile(r"[0-9a-f]{12}:[0-9a-z_,]*:[0-9a-z_,]*")
+"""What follows the schema in a payload ``payload`` writes: the sender, the collections."""
 
 
 class Listener:
@@ -54,6 +63,7 @@ class Listener:
         self._listening = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._failures: failures.FailureShare | None = None
+        self._logged: set[str] = set()
 
     @property
     def listening(self) -> bool:
@@ -90,7 +100,10 @@ class Listener:
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
+                try:
+                    await task
+                except Exception:  # the task logs its failures and goes on; should one escape
+                    log.exception("the record cache's listener had failed")
 
     async def _listen(self) -> None:
         """Clear cached collections as other processes' commits are announced (and, sharing
@@ -127,16 +140,12 @@ class Listener:
                     pause = 0.1
                     while True:
                         async for note in conn.notifies(timeout=wait):
-                            payload = note.payload
-                            if note.channel != CHANNEL:
-                                if shared is not None:
-                                    shared.hear(payload)
-                            elif payload.startswith(schema) and not payload.startswith(own):
-                                _, _, cleared, woken = payload.rsplit(":", 3)
-                                if cache is not None and cleared:
-                                    cache.invalidate(cleared.split(","))
-                                if woken:
-                                    self._watchers.changed(woken.split(","))
+                            try:
+                                self._notified(note.channel, note.payload, schema, own)
+                            except Exception as e:
+                                self._log_once(
+                                    type(e).__name__, f"a notification's handling failed: {e!r}"
+                                )
                         payloads = shared.take() if shared is not None else []
                         if payloads:  # one round trip for the batch
                             async with conn.pipeline():
@@ -144,6 +153,8 @@ class Listener:
                                     await conn.execute(NOTIFY, (failures.CHANNEL, sent))
             except (psycopg.Error, OSError) as e:
                 log.warning("the record cache's listener lost its connection: %s", e)
+            except Exception:
+                log.exception("the record cache's listener failed; it reconnects")
             finally:
                 self._listening.clear()
                 if cache is not None:
@@ -152,3 +163,30 @@ class Listener:
                     shared.suspend()
             await asyncio.sleep(pause)
             pause = min(pause * 2, 5.0)
+
+    def _notified(self, channel: str, payload: str, schema: str, own: str) -> None:
+        """One notification heard: another process's failures, or a commit of another process
+        of this schema (``schema`` and ``own`` are the prefixes of this storage's payloads and
+        of this process's)."""
+        if channel != CHANNEL:
+            if self._failures is not None:
+                self._failures.hear(payload)
+            return
+        if not payload.startswith(schema) or payload.startswith(own):
+            return
+        change = payload[len(schema) :]
+        if not _CHANGE.fullmatch(change):
+            self._log_once("malformed", "a notification of commits was ignored: malformed")
+            return
+        _, cleared, woken = change.split(":")
+        if self._cache is not None and cleared:
+            self._cache.invalidate(cleared.split(","))
+        if woken:
+            self._watchers.changed(woken.split(","))
+
+    def _log_once(self, kind: str, message: str) -> None:
+        """Log ``message`` the first time a notification fails this ``kind`` of way (anyone
+        able to connect can send many: the log stays bounded)."""
+        if kind not in self._logged and len(self._logged) < 32:
+            self._logged.add(kind)
+            log.warning("%s (%s; not logged again)", message, kind)
