@@ -25,7 +25,7 @@ from fourcorner.adapters.codelists import load_catalogue
 from fourcorner.adapters.memory import InMemoryStorage
 from fourcorner.adapters.pki.inspector import TrustAnchorInspector
 from fourcorner.adapters.pki.sealing import KeySealer
-from fourcorner.adapters.postgres import PostgresStorage
+from fourcorner.adapters.postgres import PostgresStorage, failures
 from fourcorner.adapters.postgres.blobs import PostgresBlobStore
 from fourcorner.adapters.sbdh.port import SbdhEnvelopes
 from fourcorner.adapters.smp.client import SmpLookupClient
@@ -375,11 +375,14 @@ async def _workers(container: Container) -> list[Worker]:
 def share_failures(container: Container) -> None:
     """On PostgreSQL, the failed authentications this process counts are told to the other
     processes of the database, and theirs counted here (``adapters.postgres.failures``): before
-    the storage opens, whose listener carries them. Memory and SQLite: each process its own."""
+    the storage opens, whose listener carries them, authenticated by a key derived from the
+    at-rest key (which the processes of one database share). Memory and SQLite: each process
+    its own."""
     storage = container.storage_adapter()
     throttle: FailureTracker = container.auth_throttle()
     if isinstance(storage, PostgresStorage) and throttle.counts:
-        throttle.share(storage.share_failures(throttle.heard))
+        keys = container.sealer().derived(failures.LABEL)
+        throttle.share(storage.share_failures(throttle.heard, keys))
 
 
 async def _ensure_smp(container: Container) -> None:

@@ -5,7 +5,6 @@ or one whose handling fails, is ignored and the listener goes on; ``stop`` never
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 
 import psycopg
@@ -18,6 +17,15 @@ from fourcorner.adapters.postgres import failures
 from fourcorner.adapters.postgres.listener import CHANNEL, Listener
 
 SENDER = "b" * 12
+KEY = b"k" * 32
+
+
+def failed(schema: str, address: str) -> str:
+    """The notification another process of ``schema`` sends of one failure of ``address``."""
+    sender = failures.FailureShare(schema, SENDER, lambda _: None, [KEY])
+    sender.resume()
+    sender.failed([address])
+    return sender.take()[0]
 
 
 async def until(condition: Callable[[], object], what: str) -> None:
@@ -44,7 +52,7 @@ async def test_malformed_or_failing_notifications_leave_the_listener_hearing(
         heard.append(note)
 
     listener = Listener(url, schema, timeout=5, cache=None, watchers=watchers)
-    listener.share_failures(hear)
+    listener.share_failures(hear, [KEY])
     listener.start()
     try:
         await until(lambda: listener.listening, "listening")
@@ -54,10 +62,10 @@ async def test_malformed_or_failing_notifications_leave_the_listener_hearing(
                 (CHANNEL, f"{schema}:{SENDER}:users"),
                 (CHANNEL, f"{schema}:{SENDER}:a:b:c"),
                 (CHANNEL, f"{schema}:{'z' * 12}::users"),
-                (failures.CHANNEL, f"{schema}:{SENDER}:" + json.dumps({"addr:198.51.100.1": 1})),
+                (failures.CHANNEL, failed(schema, "addr:198.51.100.1")),
                 (failures.CHANNEL, f"{schema}:x"),
                 (CHANNEL, f"{schema}:{SENDER}::users"),
-                (failures.CHANNEL, f"{schema}:{SENDER}:" + json.dumps({"addr:192.0.2.1": 1})),
+                (failures.CHANNEL, failed(schema, "addr:192.0.2.1")),
             ]:
                 await conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
             await until(lambda: heard and woken, "the well-formed notifications heard")

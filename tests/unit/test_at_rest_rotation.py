@@ -162,3 +162,17 @@ def test_stored_secrets_are_sealed_through_their_fields() -> None:
                 raw.add(path.relative_to(src).as_posix())
     raw.discard("adapters/pki/sealing.py")
     assert raw == RAW_SEALING
+
+
+def test_keys_derived_from_the_at_rest_key_are_shared_by_its_holders_and_per_label():
+    """Processes holding one at-rest key derive the same key for a use (the failure
+    notifications' MAC), another key or label derives another; while the key is rotated, the
+    previous key's comes second (what the processes not restarted yet still use)."""
+    label = b"fourcorner failure notifications"
+    (current,) = KeySealer(NEW).derived(label)
+    assert KeySealer(NEW).derived(label) == (current,)
+    assert len(current) == 32 and current != NEW
+    assert KeySealer(OTHER).derived(label) != (current,)
+    assert KeySealer(NEW).derived(b"another use") != (current,)
+    assert KeySealer(NEW, OLD).derived(label) == (current, *KeySealer(OLD).derived(label))
+    assert KeySealer(NEW, NEW).derived(label) == (current,)

@@ -1,6 +1,7 @@
 """The failed authentications processes of one PostgreSQL database tell each other: what one
 gathers reaches the others whole, in bounded notifications, and a notification that is not
-exactly what a process sends is ignored (``adapters.postgres.failures``)."""
+exactly what a process sends, or not authenticated by the key the processes share, or heard
+before, is ignored (``adapters.postgres.failures``)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fourcorner.adapters.postgres import failures
 from fourcorner.adapters.postgres.failures import (
+    FRESH,
     MAX_BYTES,
     MAX_COUNT,
     MAX_KEYS,
     MAX_PENDING,
     FailureShare,
 )
+from fourcorner.entrypoints.http.throttle import FailureTracker
+
+KEY = b"k" * 32
+NOW = 1_800_000_000.0
 
 KEYS = st.builds(
     "{}:{}".format,
@@ -41,10 +48,29 @@ class Heard:
         return total
 
 
-def share(sender: str, schema: str | None = "fc", heard: Heard | None = None) -> FailureShare:
-    shared = FailureShare(schema, sender, heard or Heard())
+class Clock:
+    def __init__(self, now: float = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def share(
+    sender: str,
+    schema: str | None = "fc",
+    heard: Heard | None = None,
+    keys: tuple[bytes, ...] = (KEY,),
+    clock: Clock | None = None,
+) -> FailureShare:
+    shared = FailureShare(schema, sender, heard or Heard(), keys, clock=clock or Clock())
     shared.resume()
     return shared
+
+
+def signed(body: str, sender: str = "b" * 12, key: bytes = KEY, sent: float = NOW) -> str:
+    """A notification of ``body`` as a process of schema ``fc`` signs it."""
+    return failures.signed(key, f"fc:{sender}:", str(int(sent * 1000)), body)
 
 
 @given(failures=st.lists(st.lists(KEYS, min_size=1, max_size=2), max_size=300))
@@ -81,8 +107,79 @@ def test_a_process_hears_neither_its_own_nor_another_schemas_notifications():
     assert heard.notes == [{"addr:192.0.2.1": 1}]
 
 
+def test_a_notification_signed_by_another_key_or_not_signed_is_ignored():
+    heard = Heard()
+    hearing = share("a" * 12, heard=heard)
+    body = '{"addr:192.0.2.1": 1}'
+    hearing.hear(signed(body, key=b"x" * 32))
+    hearing.hear(f"fc:{'b' * 12}:{body}")
+    hearing.hear(signed(body).replace('"addr:192.0.2.1"', '"addr:192.0.2.2"'))
+    assert heard.notes == []
+    hearing.hear(signed(body))
+    assert heard.notes == [{"addr:192.0.2.1": 1}]
+
+
+def test_while_the_key_is_rotated_notifications_signed_by_either_key_are_heard():
+    heard = Heard()
+    hearing = share("a" * 12, heard=heard, keys=(KEY, b"p" * 32))
+    previous = share("b" * 12, keys=(b"p" * 32,))
+    previous.failed(["addr:192.0.2.1"])
+    for payload in previous.take():
+        hearing.hear(payload)
+    hearing.hear(signed('{"addr:192.0.2.2": 1}', sender="c" * 12))
+    assert heard.notes == [{"addr:192.0.2.1": 1}, {"addr:192.0.2.2": 1}]
+
+
+def test_a_notification_is_heard_once_and_only_while_fresh():
+    heard = Heard()
+    clock = Clock()
+    hearing = share("a" * 12, heard=heard, clock=clock)
+    payload = signed('{"addr:192.0.2.1": 1}')
+    hearing.hear(payload)
+    hearing.hear(payload)
+    assert heard.notes == [{"addr:192.0.2.1": 1}]
+    clock.now = NOW + FRESH + 1  # replayed once forgotten: too old
+    hearing.hear(payload)
+    hearing.hear(signed('{"addr:192.0.2.2": 1}', sent=NOW + 2 * FRESH + 2))  # too far ahead
+    assert heard.notes == [{"addr:192.0.2.1": 1}]
+
+
+def test_a_stream_of_forged_or_replayed_notifications_locks_no_address_out():
+    """A notification repeated every few seconds (NOTIFY needs no privilege) would keep an
+    address that never failed refused: unauthenticated or replayed, it is not heard."""
+    clock = Clock(0.0)
+    tracker = FailureTracker(10, 60.0, clock=clock)
+    hearing = FailureShare("fc", "a" * 12, tracker.heard, (KEY,), clock=clock)
+    hearing.resume()
+    forged = "fc:" + "f" * 12 + ':{"addr:203.0.113.7": 1000000}'
+    captured = signed('{"addr:203.0.113.9": 1000000}', sent=0.0)
+    refused = {"addr:203.0.113.7": 0, "addr:203.0.113.9": 0}
+    for second in range(3600):
+        clock.now = float(second)
+        if second % 6 == 0:
+            hearing.hear(forged)
+            hearing.hear(captured)
+        for address in refused:
+            refused[address] += tracker.retry_after([address]) > 0
+    assert refused["addr:203.0.113.7"] == 0
+    assert refused["addr:203.0.113.9"] <= 60 / 10  # heard once: one interval
+
+
+@given(
+    at=st.integers(min_value=0, max_value=200),
+    char=st.characters(min_codepoint=32, max_codepoint=126),
+)
+def test_a_notification_changed_anywhere_is_ignored(at, char):
+    heard = Heard()
+    payload = signed('{"addr:192.0.2.1": 3, "key:fck_abc": 1}')
+    at %= len(payload)
+    changed = payload[:at] + char + payload[at + 1 :]
+    share("a" * 12, heard=heard).hear(changed)
+    assert heard.notes == ([] if changed != payload else [{"addr:192.0.2.1": 3, "key:fck_abc": 1}])
+
+
 def test_nothing_gathers_while_the_listener_is_down_and_what_had_gathered_is_dropped():
-    shared = FailureShare("fc", "a" * 12, Heard())
+    shared = FailureShare("fc", "a" * 12, Heard(), (KEY,))
     shared.failed(["addr:192.0.2.1"])  # not resumed yet: the listener never connected
     assert shared.take() == []
     shared.resume()
@@ -101,7 +198,7 @@ def test_a_flood_of_failures_gathers_bounded_keys_and_counts():
     payloads = shared.take()
     sent = {}
     for payload in payloads:
-        sent.update(json.loads(payload.split(":", 2)[2]))
+        sent.update(json.loads(payload.split(":", 4)[4]))
     assert len(sent) == MAX_PENDING and sent["key:fck_flood1"] == MAX_PENDING * 4
     assert len(payloads) <= MAX_PENDING // MAX_KEYS + 1
 
@@ -133,14 +230,14 @@ def test_a_flood_of_failures_gathers_bounded_keys_and_counts():
 )
 def test_a_malformed_notification_is_ignored_whole(body):
     heard = Heard()
-    share("a" * 12, heard=heard).hear(f"fc:{'b' * 12}:{body}")
+    share("a" * 12, heard=heard).hear(signed(body))
     assert heard.notes == []
 
 
 @pytest.mark.parametrize("sender", ["", "b" * 11, "b" * 13, "B" * 12, "g" * 12, "b" * 11 + ":"])
 def test_a_notification_of_a_malformed_sender_is_ignored(sender):
     heard = Heard()
-    share("a" * 12, heard=heard).hear(f'fc:{sender}:{{"addr:1": 1}}')
+    share("a" * 12, heard=heard).hear(signed('{"addr:1": 1}', sender))
     assert heard.notes == []
 
 

@@ -14,7 +14,9 @@ The service key comes from configuration (base64 of 32 bytes) or from
 rotated, the key it replaces may be configured too (``previous``): a value the current key does
 not open is opened with it, and ``key_of`` says which key opened a value, so that what the
 previous one sealed can be sealed again (``fourcorner reseal``). Sealing always uses the
-current key. Nothing here ever prints, logs or reprs a key.
+current key. Keys for other uses are derived from the at-rest key (``derived``: HKDF-SHA256,
+one label per use), so that the processes sharing it share them. Nothing here ever prints,
+logs or reprs a key.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from pathlib import Path
 from typing import Literal
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from fourcorner.adapters.private import make_dirs
 
@@ -53,13 +57,22 @@ class KeySealer:
     copied elsewhere does not open there.
     """
 
-    __slots__ = ("_aead", "_previous")
+    __slots__ = ("_aead", "_keys", "_previous")
 
     def __init__(self, key: bytes, previous: bytes | None = None) -> None:
         if len(key) != KEY_BYTES or (previous is not None and len(previous) != KEY_BYTES):
             raise ValueError(f"the at-rest key must be {KEY_BYTES} bytes")
         self._aead = AESGCM(key)
         self._previous = None if previous in (None, key) else AESGCM(previous)
+        self._keys = (key,) if previous in (None, key) else (key, previous)
+
+    def derived(self, label: bytes) -> tuple[bytes, ...]:
+        """32-byte keys for the use ``label`` names (HKDF-SHA256, no salt): the current
+        key's, then, while the key is rotated, the previous one's."""
+        return tuple(
+            HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=label).derive(key)
+            for key in self._keys
+        )
 
     def __repr__(self) -> str:
         previous = "" if self._previous is None else ", previous=<hidden>"

@@ -25,7 +25,7 @@ import contextlib
 import logging
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import psycopg
 
@@ -81,14 +81,15 @@ class Listener:
         )
 
     def share_failures(
-        self, heard: Callable[[Mapping[str, int]], None]
+        self, heard: Callable[[Mapping[str, int]], None], keys: Sequence[bytes]
     ) -> Callable[[Iterable[str]], None]:
         """Hear the failed authentications of the other processes of this schema (``heard``
         is given each notification's key to count), and share this process's: the function
-        returned takes the keys of one failure (memory only; the listener sends them)."""
+        returned takes the keys of one failure (memory only; the listener sends them).
+        ``keys`` authenticate the notifications (``failures.FailureShare``)."""
         if self._task is not None:
             raise RuntimeError("failures are shared from the listener's start on")
-        self._failures = failures.FailureShare(self._schema, self._sender, heard)
+        self._failures = failures.FailureShare(self._schema, self._sender, heard, keys)
         return self._failures.failed
 
     def start(self) -> None:

@@ -18,7 +18,7 @@ process's ``RecordCache``, kept true by the listener; while it is down the cache
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -102,11 +102,12 @@ class PostgresStorage:
         self._watchers.add(collections, callback)
 
     def share_failures(
-        self, heard: Callable[[Mapping[str, int]], None]
+        self, heard: Callable[[Mapping[str, int]], None], keys: Sequence[bytes]
     ) -> Callable[[Iterable[str]], None]:
         """Share failed authentications with the other processes of this database and schema,
-        through the listener (``failures``); called before ``open``, which starts it."""
-        share = self._listener.share_failures(heard)
+        through the listener (``failures``; ``keys`` authenticate them, the first signing);
+        called before ``open``, which starts it."""
+        share = self._listener.share_failures(heard, keys)
         self._shares_failures = True
         return share
 

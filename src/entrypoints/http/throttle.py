@@ -16,8 +16,8 @@ filling the table needs that many failures, which the address limit slows down.
 Each process counts its own failures; on PostgreSQL, it also tells the others (``share``) and
 counts theirs as it hears them (``heard``), so several processes allow together what one
 would. A failure heard never takes a key past its allowance spent (the state ``limit``
-failures at once leave): a notification, forged or not, cannot make a process refuse longer
-than the rule does. While the processes cannot hear each other, each counts its own.
+failures at once leave): a notification cannot make a process refuse longer than the rule
+does (and one that is forged or replayed is not heard: ``adapters.postgres.failures``). While the processes cannot hear each other, each counts its own.
 """
 
 from __future__ import annotations

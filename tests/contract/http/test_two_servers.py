@@ -2,12 +2,14 @@
 through one is refused by the other, although the other had the caller's records cached."""
 
 import asyncio
+import time
 from typing import Any
 
 import psycopg
 import pytest
 
 import pg
+from fourcorner.adapters.postgres import failures
 from fourcorner.entrypoints.container import resolve
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
@@ -160,24 +162,33 @@ async def notify(payloads: list[str]) -> None:
 
 @ON_POSTGRES
 async def test_a_malformed_notification_of_failures_is_ignored(two_servers):
-    """Notifications on the failures' channel are input: a malformed one changes nothing, and
-    a well-formed one, however many failures it claims, refuses a key for one interval at most
-    (the limit's failures at once)."""
+    """Notifications on the failures' channel are input: a malformed one, or one not signed by
+    the key the servers derive from their at-rest key, changes nothing, and a well-formed one,
+    however many failures it claims, refuses a key for one interval at most (the limit's
+    failures at once)."""
     first, _ = two_servers
     settings = first.container.settings()
     tracker = first.container.auth_throttle()
+    key = first.container.sealer().derived(failures.LABEL)[0]
     sender = f"{settings.database_schema}:{'e' * 12}:"
+    sent = str(int(time.time() * 1000))
     await notify(
         [
-            sender + '{"addr:127.0.0.1": 1.5}',
-            sender + '{"addr:127.0.0.1": 100',
-            sender + '["addr:127.0.0.1", 100]',
-            sender + '{"addr:127.0.0.1": 100, "nonsense": 1}',
-            f"{settings.database_schema}:EEEEEEEEEEEE:" + '{"addr:127.0.0.1": 100}',
-            f"fc_elsewhere:{'e' * 12}:" + '{"addr:127.0.0.1": 100}',
+            failures.signed(key, sender, sent, '{"addr:127.0.0.1": 1.5}'),
+            failures.signed(key, sender, sent, '{"addr:127.0.0.1": 100'),
+            failures.signed(key, sender, sent, '["addr:127.0.0.1", 100]'),
+            failures.signed(key, sender, sent, '{"addr:127.0.0.1": 100, "nonsense": 1}'),
+            failures.signed(
+                key, f"{settings.database_schema}:EEEEEEEEEEEE:", sent, '{"addr:127.0.0.1": 100}'
+            ),
+            failures.signed(key, f"fc_elsewhere:{'e' * 12}:", sent, '{"addr:127.0.0.1": 100}'),
+            failures.signed(b"x" * 32, sender, sent, '{"addr:127.0.0.1": 100}'),  # forged
+            sender + '{"addr:127.0.0.1": 100}',  # not signed at all
             "no colon at all",
-            sender + '{"addr:192.0.2.9": 1000000}',  # well-formed, but claims much
-            sender + '{"addr:192.0.2.1": 1}',  # the last: once heard, all were
+            # well-formed, but claims much
+            failures.signed(key, sender, sent, '{"addr:192.0.2.9": 1000000}'),
+            # the last: once heard, all were
+            failures.signed(key, sender, sent, '{"addr:192.0.2.1": 1}'),
         ]
     )
     assert await until(lambda: tracker.remembers_any() and len(tracker) == 2)
