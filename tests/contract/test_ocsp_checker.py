@@ -7,6 +7,7 @@ and when it is asked again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -589,7 +590,10 @@ DELEGATE_KEY = ec.generate_private_key(ec.SECP256R1())  # not the CA's: the dele
 
 
 def delegate(
-    *, no_check: bool = False, crl_url: str | None = None, ocsp_url: str | None = None
+    *,
+    no_check: bool = False,
+    crl_url: str | list[str] | None = None,
+    ocsp_url: str | None = None,
 ) -> tuple[x509.Certificate, Any]:
     return issue_ocsp_signer(
         CA,
@@ -599,7 +603,7 @@ def delegate(
         not_after=NOW + DAY,
         key=DELEGATE_KEY,
         no_check=no_check,
-        crl_urls=[crl_url] if crl_url else [],
+        crl_urls=[crl_url] if isinstance(crl_url, str) else crl_url or [],
         ocsp_url=ocsp_url,
     )
 
@@ -693,6 +697,35 @@ async def test_a_delegate_whose_revocation_cannot_be_told_is_believed_only_under
         [unchecked] = log_events(caplog, "revocation.unchecked")
         assert reason in unchecked.reason  # type: ignore[attr-defined]
     assert responder.fetched == 1
+
+
+async def test_a_delegates_revocation_is_told_within_the_timeout_in_all(
+    responder: OcspResponder,
+    second: OcspResponder,
+    aiohttp_server: ServerFactory,
+    checkers: Any,
+) -> None:
+    """The delegate names four distribution points, all stalling, and another responder: the
+    first point takes the whole timeout and nothing more is waited for, so the check takes
+    the timeout once for the certificate's responder and once more for the delegate's
+    revocation (not once per point)."""
+    async with contextlib.AsyncExitStack() as stack:
+        points = [await stack.enter_async_context(CrlPoint.served(aiohttp_server)) for _ in "abcd"]
+        for stalled in points:
+            stalled.stall = True
+            stack.callback(stalled.release.set)
+        signer = delegate(crl_url=[p.url for p in points], ocsp_url=second.url)
+        responder.signer, responder.delegated = signer, True
+        cert = leaf(responder.url)
+        checker = checkers(Policy.HARD, timeout=0.5, wait=60)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await first_check(checker, cert)
+        assert loop.time() - started < 2 * 0.5 + 0.4
+        why = unknown(checker, cert)
+        assert f"{points[0].url} is not fetched yet" in why
+        assert f"{points[1].url}: not asked: the 0.5 s to tell it in are over" in why
+        assert sum(p.fetched for p in points) == 1 and second.fetched == 0
 
 
 async def test_a_delegates_status_is_asked_one_level_deep_only(

@@ -1,8 +1,8 @@
 """How the revocation check (``adapters.pki.revocation``) asks OCSP beyond one request: the
 responders a certificate names, in turn until one gives an answer that counts, all within one
 time budget (``in_turn``); and whether a delegated responder that signed an answer may be
-believed, its own revocation told by its CA's list or by another responder's answer
-(``delegate_checked``, RFC 6960 §4.2.2.2.1)."""
+believed, its own revocation told by its CA's list or by another responder's answer, all
+within one time budget too (``delegate_checked``, RFC 6960 §4.2.2.2.1)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ log = logging.getLogger("fourcorner.revocation")
 
 Ask = Callable[[str, float | None], Awaitable[KnownOcsp]]
 """Asks the responder at a URL, within the seconds given (None: the fetch's own timeout)."""
-ListOf = Callable[[str], Awaitable[tuple[KnownCrl | None, str]]]
+ListOf = Callable[[str, float | None], Awaitable[tuple[KnownCrl | None, str]]]
 """The list kept (or fetched) from a distribution point that counts for the delegate (its CA's),
-else why there is none."""
-AnswerFrom = Callable[[Sequence[str]], Awaitable[tuple[KnownOcsp | None, str]]]
-"""The answer kept (or fetched) from those responders that counts, else why there is none."""
+else why there is none, waiting for a fetch the seconds given at most (None: the timeout)."""
+AnswerFrom = Callable[[Sequence[str], float | None], Awaitable[tuple[KnownOcsp | None, str]]]
+"""The answer kept (or fetched) from those responders that counts, else why there is none,
+waiting for a fetch the seconds given at most (None: the timeout)."""
 
 
 async def in_turn(urls: Sequence[str], ask: Ask, budget: float | None) -> KnownOcsp:
@@ -63,29 +64,48 @@ async def delegate_checked(
     list_of: ListOf,
     answer_from: AnswerFrom,
     hard: bool,
+    budget: float | None,
 ) -> None:
     """``OcspRefused`` when ``delegate``, the responder at ``url`` that signed an answer for
     ``cert``, is revoked, or, when ``hard``, when that cannot be told: by its CA's list
     (``list_of``) where it names distribution points, else by the answer (``answer_from``)
-    of the responders it names other than ``url``. Not ``hard``, the answer is taken then,
-    with a warning (``revocation.unchecked``)."""
+    of the responders it names other than ``url``; all within ``budget`` seconds (None: no
+    bound but each wait's), each wait given what is left of them, none once they are over. Not
+    ``hard``, the answer is taken then, with a warning (``revocation.unchecked``)."""
     who = f"its signer {delegate.subject.rfc4514_string()!r}"
     if delegate.serial_number == cert.serial_number:
         raise OcspRefused(f"{who} is the certificate it answers for")
-    reasons = []
+    loop = asyncio.get_running_loop()
+    deadline = None if budget is None else loop.time() + budget
+    reasons: list[str] = []
+
+    def left(where: str) -> float | None:
+        """The seconds left to wait for ``where``: 0, its reason added, once they are over."""
+        if deadline is None:
+            return None
+        seconds = deadline - loop.time()
+        if seconds <= 0:
+            reasons.append(f"{where}: not asked: the {budget:g} s to tell it in are over")
+        return max(seconds, 0.0)
+
+    others = [u for u in responders(delegate) if u != url]
     for point in distribution_points(delegate):
-        crl, why = await list_of(point)
+        within = left(point)
+        if within == 0:
+            break
+        crl, why = await list_of(point, within)
         if crl is not None:
             _not_revoked(who, crl.revoked_on(delegate.serial_number), f"revocation list at {point}")
             return
         reasons.append(why)
-    others = [u for u in responders(delegate) if u != url]
-    if others:
-        answer, why = await answer_from(others)
-        if answer is not None:
-            _not_revoked(who, answer.revoked_on, f"OCSP responder at {answer.responder}")
-            return
-        reasons.append(why)
+    else:
+        within = left(others[0]) if others else None
+        if others and within != 0:
+            answer, why = await answer_from(others, within)
+            if answer is not None:
+                _not_revoked(who, answer.revoked_on, f"OCSP responder at {answer.responder}")
+                return
+            reasons.append(why)
     why = f"{who}'s own revocation cannot be told: " + (
         "; ".join(reasons) or "it names no revocation list, nor another OCSP responder"
     )

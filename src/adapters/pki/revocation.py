@@ -318,39 +318,44 @@ class RevocationChecker:
                 list_of=functools.partial(self._delegate_list, known.delegate, ca),
                 answer_from=functools.partial(self._delegate_answer, known.delegate, ca),
                 hard=self.policy is Policy.HARD,
+                budget=self._timeout.total or None,
             )
         return attrs.evolve(known, responder=url)
 
     async def _delegate_list(
-        self, delegate: x509.Certificate, ca: Issuer, url: str
+        self, delegate: x509.Certificate, ca: Issuer, url: str, within: float | None
     ) -> tuple[KnownCrl | None, str]:
-        """The list from ``url`` of ``delegate``'s CA that counts, else why there is none."""
+        """The list from ``url`` of ``delegate``'s CA that counts, else why there is none
+        (waiting ``within`` seconds at most for its fetch)."""
         source = self._sources.get(url)
         if source is None:
             return None, _crl_why(url, [])
-        crl = await self._settled(source, functools.partial(self._list, url, ca))
+        crl = await self._settled(source, functools.partial(self._list, url, ca), within)
         if crl is not None and crl.covers(delegate, ca.key_sha256):
             return crl, ""
         return None, _crl_why(url, [source])
 
     async def _delegate_answer(
-        self, delegate: x509.Certificate, ca: Issuer, urls: Sequence[str]
+        self, delegate: x509.Certificate, ca: Issuer, urls: Sequence[str], within: float | None
     ) -> tuple[KnownOcsp | None, str]:
         """The answer for ``delegate`` from the responders at ``urls`` that counts, else why
-        there is none."""
+        there is none (waiting ``within`` seconds at most for its fetch)."""
         entry = self._answers.get(urls[0], _answer_key(ca, delegate))
         if entry is None:
             return None, _ocsp_why(urls[0], None)
         obtain = functools.partial(self._answer, urls, delegate, ca, depth=1)
-        return await self._settled(entry, obtain), _ocsp_why(urls[0], entry)
+        return await self._settled(entry, obtain, within), _ocsp_why(urls[0], entry)
 
-    async def _settled(self, source: Source[K], obtain: Callable[[], Awaitable[K]]) -> K | None:
-        """What ``source`` keeps that counts, waiting for its fetch (``timeout`` at most) when
-        none does yet."""
+    async def _settled(
+        self, source: Source[K], obtain: Callable[[], Awaitable[K]], within: float | None
+    ) -> K | None:
+        """What ``source`` keeps that counts, waiting for its fetch (``within`` seconds at
+        most; None: ``timeout``) when none does yet."""
         known = self._usable(source, utc(self._clock()), obtain)
         if known is None and source.task is not None:
             # not cancelled with the fetch that waits; bounded, whoever else waits for it
-            await asyncio.wait([source.task], timeout=self._timeout.total or None)
+            wait = (self._timeout.total or None) if within is None else within
+            await asyncio.wait([source.task], timeout=wait)
             known = self._counting(source, utc(self._clock()))
         return known
 
