@@ -523,6 +523,33 @@ async def test_the_next_responder_is_asked_when_one_gives_no_answer(
     assert not log_events(caplog, "revocation.fetch_failed")
 
 
+async def test_another_responders_older_answer_is_taken_once_the_kept_one_has_lapsed(
+    responder: OcspResponder, second: OcspResponder, checkers: Any
+) -> None:
+    """The first responder answered, then is down; the second signed its answer earlier (an
+    hour before, valid for a day). While the first's answer counts, the older one does not
+    replace it (it could be a copy replayed); once it has lapsed, the second's answers."""
+    responder.this_update, responder.next_update = NOW, NOW + 10 * MINUTE
+    second.this_update, second.next_update = NOW - HOUR, NOW + DAY
+    cert = leaf([responder.url, second.url], None)
+    second.revoked = {cert.serial_number: REVOKED_ON}
+    clock = FakeClock(NOW)
+    checker = checkers(Policy.HARD, clock=clock, grace=timedelta(0))
+    await first_check(checker, cert)
+    checker.check(cert, CA, NOW)  # the first's answer: good
+    responder.status = 503
+    clock.now = NOW + 6 * MINUTE  # past halfway to its nextUpdate: fetched again
+    checker.check(cert, CA, clock.now)
+    await checker.idle()
+    assert second.fetched == 1
+    checker.check(cert, CA, clock.now)  # the kept answer still: the older one did not count
+    clock.now = NOW + 11 * MINUTE  # the kept answer has lapsed
+    await first_check(checker, cert, clock.now)
+    await checker.idle()
+    with pytest.raises(CertificateRevoked, match=rf"\(the OCSP responder at {second.url}\)"):
+        checker.check(cert, CA, clock.now)
+
+
 async def test_the_responders_are_asked_within_the_timeout_in_all(
     responder: OcspResponder, second: OcspResponder, checkers: Any
 ) -> None:

@@ -121,8 +121,12 @@ class Sources(Generic[K]):
 
 class Fetches:
     """The fetches of the sources: each brings what its source keeps when it counts at
-    ``clock()`` (not older than the one kept, not past its nextUpdate by ``grace`` or more),
-    else it counts as a failure; both are logged."""
+    ``clock()`` (not older than the one kept while that one counts, not past its nextUpdate
+    by ``grace`` or more), else it counts as a failure; both are logged.
+
+    An older one never replaces one that counts (a copy replayed is not taken as new); once
+    the kept one has lapsed, what counts is taken whoever issued it when: the answer of
+    another responder, signed before the kept one, answers once that one has lapsed."""
 
     def __init__(self, clock: Clock, grace: timedelta) -> None:
         self._clock, self._grace = clock, grace
@@ -152,7 +156,7 @@ class Fetches:
             known = await obtain()
             now = utc(self._clock())
             kept = source.known
-            if kept is not None and known.older_than(kept):
+            if kept is not None and not kept.lapsed(now, self._grace) and known.older_than(kept):
                 raise Unusable(
                     f"it is older than the one kept (thisUpdate {instant(known.this_update)})"
                 )
