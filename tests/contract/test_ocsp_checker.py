@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509 import ocsp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,8 +40,14 @@ DAY, HOUR, MINUTE = timedelta(days=1), timedelta(hours=1), timedelta(minutes=1)
 REVOKED_ON = datetime(2026, 2, 27, 8, 30, tzinfo=UTC)
 KEY = ec.generate_private_key(ec.SECP256R1())
 CA, CA_KEY = new_ca("NET TEST AP CA", key=KEY, not_before=NOW - 30 * DAY, not_after=NOW + 30 * DAY)
-DELEGATE = issue_ocsp_signer(
-    CA, CA_KEY, "NET TEST AP CA OCSP", not_before=NOW - DAY, not_after=NOW + DAY, key=KEY
+DELEGATE = issue_ocsp_signer(  # its own key: an answer it signs names it, not the CA
+    CA,
+    CA_KEY,
+    "NET TEST AP CA OCSP",
+    not_before=NOW - DAY,
+    not_after=NOW + DAY,
+    key=ec.generate_private_key(ec.SECP256R1()),
+    no_check=True,
 )
 OTHER_CA, OTHER_CA_KEY = new_ca("NET TEST SMP CA", key=KEY)
 SIGNERS = {
@@ -161,6 +168,10 @@ async def test_ocsp_is_asked_first_and_its_answer_counts(
     checker.check(kept, CA, NOW)
     checker.check(kept, CA, NOW + 59 * MINUTE)
     assert responder.fetched == 2 and point.fetched == 0
+    # signed by the key the case says: a delegate's answer counts by the delegated path only
+    signed_by = ocsp.load_der_ocsp_response(responder.body).responder_key_hash
+    ca_key = x509.SubjectKeyIdentifier.from_public_key(CA.public_key()).digest
+    assert (signed_by != ca_key) == responder.delegated
     assert responder.content_types == ["application/ocsp-request"] * 2
     assert [r.serial_number for r in responder.read] == [revoked.serial_number, kept.serial_number]
 
