@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import AuthorityInformationAccessOID
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fourcorner.adapters.pki.freshness import Unusable
@@ -88,3 +89,46 @@ def test_the_first_responder_that_answers_decides(answers: list[bool]) -> None:
         assert str(refused.value) == "no answer from 0"
     else:
         assert all(f"{url}: no answer from {url[-1]}" in str(refused.value) for url in urls)
+
+
+class Logged(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "event", None) == "revocation.responder_failed":
+            self.failed.append(record.url)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    budget=st.sampled_from([0.005, 0.03, 0.07, 1.0]),
+    count=st.integers(min_value=1, max_value=MAX_RESPONDERS),
+)
+def test_only_a_responder_followed_by_another_is_logged_as_failed(
+    budget: float, count: int
+) -> None:
+    """Each responder takes 0.02 s and fails; once the budget is over, those left are not
+    asked, and said so: a responder is logged as failed (the next one asked) exactly when the
+    next one is asked, and one never asked is never logged."""
+    urls = [f"http://ocsp.example/{n}" for n in range(count)]
+    asked: list[str] = []
+
+    async def ask(url: str, within: float | None) -> KnownOcsp:
+        asked.append(url)
+        await asyncio.sleep(0.02)
+        raise Unusable("did not answer")
+
+    logged = Logged()
+    logger = logging.getLogger("fourcorner.revocation")
+    logger.addHandler(logged)
+    try:
+        with pytest.raises(OcspRefused) as refused:
+            asyncio.run(in_turn(urls, ask, budget))
+    finally:
+        logger.removeHandler(logged)
+    assert asked == urls[: len(asked)] and asked
+    assert logged.failed == asked[:-1]
+    for url in urls[len(asked) :]:
+        assert f"{url}: not asked: the {budget:g} s to ask in are over" in str(refused.value)

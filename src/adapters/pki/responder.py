@@ -33,24 +33,30 @@ waiting for a fetch the seconds given at most (None: the timeout)."""
 async def in_turn(urls: Sequence[str], ask: Ask, budget: float | None) -> KnownOcsp:
     """The first answer that counts of the responders at ``urls`` asked by ``ask`` in their
     order, all of them within ``budget`` seconds (None: no bound but each fetch's); each that
-    gave none while another is left is logged (``revocation.responder_failed``). None
-    answering is ``OcspRefused``, saying what each met."""
+    gave none when the next one is asked is logged (``revocation.responder_failed``), those
+    left once the budget is over are not asked. None answering is ``OcspRefused``, saying
+    what each met."""
     loop = asyncio.get_running_loop()
     deadline = None if budget is None else loop.time() + budget
     failures: list[str] = []
     for n, url in enumerate(urls):
         left = None if deadline is None or n == 0 else deadline - loop.time()  # the first: all
+        if left is not None and left <= 0:
+            failures += [f"{u}: not asked: the {budget:g} s to ask in are over" for u in urls[n:]]
+            break
+        if n > 0:
+            log.warning(
+                "an OCSP responder gave no answer, the next one is asked",
+                extra={
+                    "event": "revocation.responder_failed",
+                    "url": urls[n - 1],
+                    "reason": failures[-1].removeprefix(f"{urls[n - 1]}: "),
+                },
+            )
         try:
-            if left is not None and left <= 0:
-                raise OcspRefused(f"not asked: the {budget:g} s to ask in are over")
             return await ask(url, left)
         except Unusable as e:
             failures.append(f"{url}: {e}")
-            if n + 1 < len(urls):
-                log.warning(
-                    "an OCSP responder gave no answer, the next one is asked",
-                    extra={"event": "revocation.responder_failed", "url": url, "reason": str(e)},
-                )
     if len(failures) == 1:
         raise OcspRefused(failures[0].removeprefix(f"{urls[0]}: "))
     raise OcspRefused("no responder answered (" + "; ".join(failures) + ")")
