@@ -3,16 +3,22 @@ sent back whole with a PUT are accepted and ignored, details name the request's 
 
 from __future__ import annotations
 
+import enum
 import json
+import typing
 import uuid
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fourcorner.domain.errors import Detail, InvalidInput
-from fourcorner.entrypoints.http.converter import json_fields, make_converter, structure
+from fourcorner.domain.organisation import Mode
+from fourcorner.domain.roles import Role
+from fourcorner.entrypoints.http.choices import BODY_CHOICES
+from fourcorner.entrypoints.http.converter import camel, json_fields, make_converter, structure
 from fourcorner.entrypoints.http.routes import routes
 from fourcorner.entrypoints.http.routing import sent_back
 
@@ -113,5 +119,51 @@ def test_an_unknown_enum_value_names_the_allowed_ones():
     with pytest.raises(InvalidInput) as refused:
         structure(CONV, {"modeChangeRequest": "BOGUS"}, route.body)
     assert refused.value.details() == [
-        Detail("$.modeChangeRequest", "expected one of DEMO, SHARED, WHITELABEL, got 'BOGUS'")
+        Detail("$.modeChangeRequest", "expected one of WHITELABEL, SHARED, got 'BOGUS'")
     ]
+
+
+def _kinds(cls: type, field: str) -> tuple[Any, ...]:
+    tp = typing.get_type_hints(cls)[
+        next(a.name for a in attrs.fields(cls) if camel(a.name) == field)
+    ]
+    return typing.get_args(tp) or (tp,)
+
+
+CHOSEN = [
+    (route, field, BODY_CHOICES[route.body.__name__, field])
+    for route in WITH_BODY
+    for field in sorted(json_fields(route.body))
+    if (route.body.__name__, field) in BODY_CHOICES
+    and any(isinstance(k, type) and issubclass(k, enum.Enum) for k in _kinds(route.body, field))
+]
+
+
+# the values of the enums of those fields, the ones they take and the ones they do not
+NAMED = st.sampled_from(sorted({m.value for k in (Role, Mode) for m in k}))
+
+
+@given(st.sampled_from(CHOSEN), NAMED | JSON)
+def test_a_value_a_field_does_not_take_is_refused_naming_only_those_it_takes(chosen, value):
+    """A field that takes fewer values than its type holds (a member's role, a requested
+    mode) names exactly those it takes when it refuses one, never its type's others."""
+    route, field, allowed = chosen
+    if value in allowed or (value is None and type(None) in _kinds(route.body, field)):
+        return
+    with pytest.raises(InvalidInput) as refused:
+        structure(CONV, {field: value}, route.body)
+    problems = [d.problem for d in refused.value.details() if d.field == f"$.{field}"]
+    shown = repr(value) if isinstance(value, str) else None
+    assert len(problems) == 1 and problems[0].startswith(
+        f"expected one of {', '.join(allowed)}, got "
+    )
+    assert shown is None or problems[0].endswith(shown)
+
+
+def test_the_fields_that_take_fewer_values_are_the_roles_and_the_mode_requested():
+    assert {(r.body.__name__, f) for r, f, _ in CHOSEN} == {
+        ("CreateMember", "role"),
+        ("UpdateMember", "role"),
+        ("CreateApiKey", "role"),
+        ("UpdateOrganisation", "modeChangeRequest"),
+    }

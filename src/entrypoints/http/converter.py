@@ -39,6 +39,7 @@ from fourcorner.application.absent import Absent
 from fourcorner.domain import clock
 from fourcorner.domain.errors import Detail, InvalidInput, MalformedBody
 from fourcorner.domain.text import QUOTED_LENGTH, quoted, text_problem
+from fourcorner.entrypoints.http.choices import BODY_CHOICES
 from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH, text_length
 
 
@@ -118,10 +119,44 @@ def _enum(cls: type[enum.Enum]) -> Any:
         for member in cls:
             if member.value == value:
                 return member
-        allowed = ", ".join(str(m.value) for m in cls)
-        raise Refused(f"expected one of {allowed}, got {_shown(value)}")
+        _refuse_choice(tuple(str(m.value) for m in cls), value)
 
     return hook
+
+
+def _refuse_choice(allowed: tuple[str, ...], value: Any) -> typing.NoReturn:
+    raise Refused(f"expected one of {', '.join(allowed)}, got {_shown(value)}")
+
+
+def _is_enum(tp: Any) -> bool:
+    """An enum, or a union holding one (``Mode | Absent | None``)."""
+    kinds = typing.get_args(tp) or (tp,)
+    return any(isinstance(k, type) and issubclass(k, enum.Enum) for k in kinds)
+
+
+def _chosen(conv: cattrs.Converter, tp: Any, limit: int, allowed: tuple[str, ...]) -> Any:
+    """``_bounded`` of an enum field that takes only ``allowed`` of its values
+    (``BODY_CHOICES``): any other is refused naming those, never the values the rules refuse
+    anyway."""
+    nullable = type(None) in typing.get_args(tp)
+
+    def chosen(value: Any, _: Any) -> Any:
+        _measured(value, limit)
+        if value not in allowed and not (value is None and nullable):
+            _refuse_choice(allowed, value)
+        return conv.structure(value, tp)
+
+    return chosen
+
+
+def _measured(value: Any, limit: int) -> None:
+    """Refuse a JSON string, or a string of a JSON array, longer than ``limit``."""
+    if isinstance(value, str) and len(value) > limit:
+        raise Refused(f"at most {limit} characters, got {len(value)}")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str) and len(item) > limit:
+                raise Refused(f"item {i}: at most {limit} characters, got {len(item)}")
 
 
 def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
@@ -129,12 +164,7 @@ def _bounded(conv: cattrs.Converter, tp: Any, limit: int) -> Any:
     or each string of its JSON array, is measured before it is read as ``tp``."""
 
     def hook(value: Any, _: Any) -> Any:
-        if isinstance(value, str) and len(value) > limit:
-            raise Refused(f"at most {limit} characters, got {len(value)}")
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                if isinstance(item, str) and len(item) > limit:
-                    raise Refused(f"item {i}: at most {limit} characters, got {len(item)}")
+        _measured(value, limit)
         return conv.structure(value, tp)
 
     return hook
@@ -203,12 +233,17 @@ def make_converter() -> cattrs.Converter:
         _is_sequence, lambda t: _sequence(conv, typing.get_args(t)[0])
     )
 
+    def field_hook(cls: type, name: str, tp: Any) -> Any:
+        allowed = BODY_CHOICES.get((cls.__name__, camel(name)))
+        if allowed and _is_enum(tp):
+            return _chosen(conv, tp, text_length(name), allowed)
+        return _bounded(conv, tp, text_length(name))
+
     def structure_attrs(cls: type) -> Any:
         hints = typing.get_type_hints(cls)
         renames = {
             a.name: override(
-                rename=camel(a.name),
-                struct_hook=_bounded(conv, hints[a.name], text_length(a.name)),
+                rename=camel(a.name), struct_hook=field_hook(cls, a.name, hints[a.name])
             )
             for a in attrs.fields(cls)
         }

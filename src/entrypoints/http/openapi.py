@@ -9,12 +9,12 @@ from typing import Any
 import cattrs
 
 from fourcorner.domain import errors
-from fourcorner.domain.events import EVENT_NAMES, MLS_RESPONSE_CODES, WEBHOOK_TEST
-from fourcorner.domain.organisation import REQUESTABLE_MODES
-from fourcorner.domain.roles import ORG_ROLES, Role
+from fourcorner.domain.events import MLS_RESPONSE_CODES
+from fourcorner.domain.roles import Role
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.http import descriptions, examples, responses
 from fourcorner.entrypoints.http import errors as http_errors
+from fourcorner.entrypoints.http.choices import BODY_CHOICES
 from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
 from fourcorner.entrypoints.http.rendering import Answer, ListOf, ListReply
 from fourcorner.entrypoints.http.routing import Route
@@ -57,20 +57,6 @@ def _retry_after(codes: list[str]) -> dict[str, Any]:
 
 _CHECKED = frozenset({"limit", "sort", "ap", "participantId", "docTypeId", "environment", "key"})
 _STATIC = frozenset({"/healthz", "/docs", "/docs/static/{name}", "/metrics"})
-# the fields whose values a request may hold are fewer than their type's (the rules refuse the
-# others with 400): the document lists exactly those
-_ORG_ROLES = [r.value for r in ORG_ROLES]
-_EVENTS = list(EVENT_NAMES)
-_BODY_ENUMS: dict[tuple[str, str], list[str]] = {
-    ("CreateMember", "role"): _ORG_ROLES,
-    ("UpdateMember", "role"): _ORG_ROLES,
-    ("CreateApiKey", "role"): _ORG_ROLES,
-    ("UpdateOrganisation", "modeChangeRequest"): [m.value for m in REQUESTABLE_MODES],
-    ("CreateWebhook", "events"): _EVENTS,
-    ("UpdateWebhook", "events"): _EVENTS,
-    ("TriggerEvent", "eventType"): [WEBHOOK_TEST],  # the one event raised by hand
-    ("TriggerEvent", "event"): [WEBHOOK_TEST],
-}
 # the values the service writes in fields its records type as plain text
 _ANSWER_ENUMS: dict[tuple[str, str], list[str]] = {
     ("ServiceError", "category"): sorted({f.category for f in TXE_CATALOGUE}),
@@ -335,9 +321,9 @@ def document(
     read = read_classes(r.body for r in routes if r.body is not None)
     _check_names(routes, read)
     declare_lengths(components, read)
-    for (name, field), values in _BODY_ENUMS.items():
+    for (name, field), chosen in BODY_CHOICES.items():
         props = components[name]["properties"]
-        props[field] = _narrow(props[field], values)
+        props[field] = _narrow(props[field], list(chosen))
     for (name, field), values in _ANSWER_ENUMS.items():
         props = components[name]["properties"]
         props[field] = _narrow(props[field], values)

@@ -180,6 +180,30 @@ async def test_create_member_update_role_and_the_last_admin_rule(api):
     assert body["error"] == f"User {me_alice['id']} is no member of organisation {org['id']}."
 
 
+async def test_a_role_refused_names_only_the_roles_a_member_takes(api):
+    """A member's role is orgmember or orgadmin (the OpenAPI document lists those two): a role
+    refused, unknown or not an organisation's, is answered with exactly those."""
+    org = await api.org(ALICE)
+    bob = await api.me(BOB)
+    path = f"/orgs/{org['id']}/members"
+    status, member = await api.call("POST", path, as_=ALICE, json={"userId": bob["id"]})
+    assert status == 201
+    for method, where, body in (
+        ("PUT", f"{path}/{member['id']}", {"role": "king"}),
+        ("PUT", f"{path}/{member['id']}", {"role": "superadmin"}),
+        ("POST", path, {"userId": bob["id"], "role": "king"}),
+        ("POST", path, {"email": CAROL, "role": "user"}),
+    ):
+        status, answer = await api.call(method, where, as_=ALICE, json=body)
+        assert status == 400 and answer["code"] == "AT-1001", answer
+        assert answer["details"] == [
+            {
+                "field": "$.role",
+                "problem": f"expected one of orgmember, orgadmin, got {body['role']!r}",
+            }
+        ]
+
+
 async def test_delete_member_and_unknown_member(api):
     org = await api.org(ALICE)
     bob = await api.me(BOB)
