@@ -6,7 +6,7 @@ closing."""
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from fourcorner.adapters.pki.tls import client_context
 from fourcorner.adapters.smp.discovery import Discovery, FixedDiscovery, SmlDiscovery
 from fourcorner.application.delivery import DeliverySettings
 from fourcorner.application.locator import ServiceLocator
+from fourcorner.application.operator_setup import OperatorEnvironment
 from fourcorner.application.ports import DirectoryPublisher
 from fourcorner.application.sending import Exchange
 from fourcorner.application.storage import Storage
@@ -27,14 +28,17 @@ from fourcorner.entrypoints import operator, sml_setup
 from fourcorner.entrypoints.config import Settings
 
 
-def directory(settings: Settings) -> DirectoryPublisher:
+def directory(
+    settings: Settings, environments: Iterable[OperatorEnvironment]
+) -> DirectoryPublisher:
     """The directory's indexer of each environment whose URL is set, as the SML of each
     (``FOURCORNER_DIRECTORY_URL_TEST``, ``_PROD``), reached over https with that environment's
     SMP certificate as TLS client certificate (the directory authenticates the SMP by it). In
     an environment without one, publication is recorded and the business card is served by
     that environment's built-in SMP only: no outside directory is contacted. The directory's
     server certificate is verified under ``FOURCORNER_DIRECTORY_CA_FILE`` when it is set, else
-    under the system's CAs."""
+    under the system's CAs. ``environments``: the operator's (``operator.environments``)."""
+    own = {e.environment: e for e in environments}
     urls = {
         Environment.TEST: settings.directory_url_test,
         Environment.PROD: settings.directory_url_prod,
@@ -43,7 +47,7 @@ def directory(settings: Settings) -> DirectoryPublisher:
     for env, url in urls.items():
         if url:
             https = url.lower().startswith("https://")
-            tls = smp_client(settings, env, settings.directory_ca_file) if https else None
+            tls = smp_client(own[env], settings.directory_ca_file) if https else None
             indexers[env] = IndexerDirectoryPublisher(url, ssl=tls)
     return EnvironmentDirectories(indexers)
 
@@ -62,10 +66,9 @@ def revocation(settings: Settings) -> RevocationChecker:
     )
 
 
-def smp_client(settings: Settings, environment: Environment, cafile: str = "") -> ssl.SSLContext:
-    """A TLS client context presenting the operator's SMP certificate of ``environment``,
+def smp_client(own: OperatorEnvironment, cafile: str = "") -> ssl.SSLContext:
+    """A TLS client context presenting the operator's SMP certificate of an environment,
     verifying the server under the CAs of ``cafile`` (empty: the system's)."""
-    (own,) = [e for e in operator.environments(settings) if e.environment is environment]
     return client_context(own.smp_cert_pem, own.smp_key_pem, own.smp_chain_pem, cafile or None)
 
 
@@ -137,9 +140,9 @@ def exchange(settings: Settings, lookup: Any, transport: Any, reader: Any) -> Ex
     )
 
 
-def locator(settings: Settings) -> ServiceLocator:
+def locator(settings: Settings, environments: Iterable[OperatorEnvironment]) -> ServiceLocator:
     """The network's SML per environment (``entrypoints.sml_setup``), or none."""
-    return sml_setup.locator(settings, operator.environments(settings))
+    return sml_setup.locator(settings, environments)
 
 
 def directory_delays(settings: Settings) -> tuple[timedelta, ...]:

@@ -131,10 +131,17 @@ class Container(containers.DeclarativeContainer):
         config.at_rest_key_previous,
     )
     smp_registrar = providers.Singleton(StoredSmpRegistrar)
+    # the operator's certificates and keys of each environment: their files are read once,
+    # when a start first needs them (the guard, the SML, the directory, the stored records)
+    operator_environments = providers.Singleton(operator.environments, settings)
     # the directory of each environment, where business cards are published
-    directory = providers.Resource(setup.closing, providers.Singleton(setup.directory, settings))
+    directory = providers.Resource(
+        setup.closing, providers.Singleton(setup.directory, settings, operator_environments)
+    )
     # the network's SML, where the built-in SMP registers itself and its participants
-    locator = providers.Resource(setup.closing, providers.Singleton(setup.locator, settings))
+    locator = providers.Resource(
+        setup.closing, providers.Singleton(setup.locator, settings, operator_environments)
+    )
     # the anchors read at the first check (not for a stored certificate's public key)
     certificate_inspector = providers.Singleton(TrustAnchorInspector, trust_anchors.provider)
     network = providers.Singleton(
@@ -166,7 +173,6 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(lambda base, prefix: base + prefix, config.base_url, config.smp_prefix),
         technical_contact=config.smp_technical_contact,
     )
-    operator_environments = providers.Callable(operator.environments, settings)
 
     webhook_settings = providers.Singleton(
         WebhookSettings, allow_private_targets=config.webhook_allow_private_targets
@@ -216,7 +222,9 @@ class Container(containers.DeclarativeContainer):
     revocation = providers.Singleton(setup.revocation, settings)
     # nothing depends on it: shutdown_resources() stops its fetches and closes its session
     revocation_closed = providers.Resource(setup.closing, revocation)
-    network_trust = providers.Singleton(operator.network_trust, settings, revocation)
+    network_trust = providers.Singleton(
+        operator.trust_of, settings, operator_environments, revocation
+    )
     # Worker processes run the rules; none starts before the first document.
     validator = providers.Resource(
         setup.closing,
@@ -263,7 +271,7 @@ class Container(containers.DeclarativeContainer):
         As4MessageReader,
         providers.Callable(operator.certificate_check, settings, revocation),
         max_payload=config.max_document_bytes,
-        environment_checks=providers.Callable(operator.inbound_checks, settings, revocation),
+        environment_checks=providers.Callable(operator.sender_checks, network_trust),
     )
     exchange = providers.Singleton(
         setup.exchange, settings, participant_lookup, ap_transport, message_reader
@@ -414,7 +422,7 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     markers.check_markers(container, table)
     settings = container.settings()
     # before anything makes a test PKI: a process without the stored certificates' files
-    await asyncio.to_thread(operator_guard.check, settings)
+    await asyncio.to_thread(operator_guard.check, settings, container.operator_environments)
     share_failures(container)
     await settle(container.init_resources())
     ctx = await resolve(container.context)
@@ -485,7 +493,8 @@ async def run_workers(
     (``operator_guard``). On a database without them the workers wait for them
     (``operator_stored``) before anything reads this data dir's certificate files."""
     settings = container.settings()
-    stored = await asyncio.to_thread(operator_guard.check, settings)
+    files = container.operator_environments
+    stored = await asyncio.to_thread(operator_guard.check, settings, files)
     container.worker_loops().waiting = STARTING  # not ready until the loops have started
     async with contextlib.AsyncExitStack() as running:
         running.push_async_callback(lambda: settle(container.shutdown_resources()))
@@ -524,7 +533,9 @@ async def operator_stored(container: Container, stop: asyncio.Event) -> bool:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), OPERATOR_POLL)
                 return False
-            if await asyncio.to_thread(operator_guard.check, settings):
+            if await asyncio.to_thread(
+                operator_guard.check, settings, container.operator_environments
+            ):
                 log.info(
                     "the operator's certificates are stored: the workers start",
                     extra={"event": "worker.waited"},

@@ -16,7 +16,7 @@ its issuer's revocation list says is revoked is refused (``adapters.pki.revocati
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -186,13 +186,22 @@ def issued_under(
 def network_trust(
     settings: Settings, revocation: RevocationChecker | None = None
 ) -> dict[Environment, Trust]:
+    """``trust_of`` the operator's certificates of ``settings``."""
+    return trust_of(settings, environments(settings), revocation)
+
+
+def trust_of(
+    settings: Settings,
+    own: Iterable[OperatorEnvironment],
+    revocation: RevocationChecker | None = None,
+) -> dict[Environment, Trust]:
     """Per environment, what a sender trusts: SMP answers signed under the environment's SMP
     CA, endpoints whose certificates chain to its AP CA (both found as the issuers of the
-    operator's own certificates of that environment), under the trust anchors' roots, and
-    not revoked (``revocation``)."""
+    operator's own certificates of that environment, ``own``), under the trust anchors'
+    roots, and not revoked (``revocation``)."""
     anchors = roots(settings)
     out: dict[Environment, Trust] = {}
-    for env in environments(settings):
+    for env in own:
         smp_cas = _issuing_cas(
             settings, env.smp_cert_pem, env.smp_chain_pem, "SMP", env.environment
         )
@@ -204,18 +213,17 @@ def network_trust(
     return out
 
 
-def inbound_checks(
-    settings: Settings, revocation: RevocationChecker | None = None
+def sender_checks(
+    trust: dict[Environment, Trust],
 ) -> dict[Environment, Callable[[x509.Certificate], None]]:
     """Per environment, whether a sender's AP certificate (on an AS4 message arriving at an
     access point of that environment) is valid now, chains to that environment's AP CA and is
-    not revoked: the same trust a sender of that environment puts in an endpoint
-    (``network_trust``)."""
+    not revoked: the same trust a sender of that environment puts in an endpoint (``trust``,
+    ``network_trust``)."""
 
-    def now_check(trust: Trust) -> Callable[[x509.Certificate], None]:
-        return lambda cert: trust.access_point(cert, datetime.now(UTC))
+    def now_check(one: Trust) -> Callable[[x509.Certificate], None]:
+        return lambda cert: one.access_point(cert, datetime.now(UTC))
 
-    trust = network_trust(settings, revocation)
     return {env: now_check(one) for env, one in trust.items()}
 
 

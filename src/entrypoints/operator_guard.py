@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -29,7 +30,11 @@ from fourcorner.adapters.pki.renewal import ANOTHER_SUBJECT, replacement_problem
 from fourcorner.adapters.pki.testpki import PKI_DIR, PKI_FILES, issued_by_test_ca
 from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql.codec import UNREADABLE, make_converter
-from fourcorner.application.operator_setup import CertificateKept, certificate_id
+from fourcorner.application.operator_setup import (
+    CertificateKept,
+    OperatorEnvironment,
+    certificate_id,
+)
 from fourcorner.domain.certificates import Certificate, Service
 from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints import operator, preflight
@@ -47,6 +52,7 @@ NOT_CONFIGURED = (
 )
 
 Stored = dict[tuple[Environment, Service], Certificate]
+Environments = Callable[[], list[OperatorEnvironment]]
 
 
 def _texts(settings: Settings, timeout: float) -> list[str]:
@@ -155,16 +161,18 @@ def missing_file(settings: Settings) -> Path | None:
     return next((f for f in (folder / name for name in PKI_FILES) if not f.is_file()), None)
 
 
-def refusal(settings: Settings, stored: Stored) -> str | None:
+def refusal(settings: Settings, stored: Stored, files: Environments | None = None) -> str | None:
     """Why this process may not start on a database holding ``stored``, in one line; None
     when its files are those stored, or their successors. It creates no test PKI: one is
-    loaded only when every file of it is there."""
+    loaded only when every file of it is there. ``files``: what reads this process's files
+    (the container's ``operator_environments``, which the start then uses as read here)."""
     if not stored:
         return None  # the first start: the files are made (a test PKI) and stored
     missing = missing_file(settings)
     if missing is not None:
         return _missing_line(settings, missing, stored)
-    environments = {e.environment: e for e in operator.environments(settings)}
+    own_files = files() if files is not None else operator.environments(settings)
+    environments = {e.environment: e for e in own_files}
     anchors = operator.trust_anchors(settings)
     for (environment, service), cert in sorted(stored.items(), key=_order):
         own = environments[environment]
@@ -201,11 +209,12 @@ def read(settings: Settings) -> Stored:
     return stored
 
 
-def check(settings: Settings) -> Stored:
+def check(settings: Settings, files: Environments | None = None) -> Stored:
     """The operator's certificates the database holds; ``StartupError`` when they cannot be
-    read (``read``), or this process may not start on them (``refusal``)."""
+    read (``read``), or this process may not start on them (``refusal``, its files read by
+    ``files``)."""
     stored = read(settings)
-    line = refusal(settings, stored)
+    line = refusal(settings, stored, files)
     if line is not None:
         raise StartupError(line)
     return stored

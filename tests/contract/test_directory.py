@@ -21,6 +21,7 @@ from fourcorner.adapters.pki import testpki
 from fourcorner.adapters.pki.testpki import TestPki, cert_pem
 from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints import operator
 from fourcorner.entrypoints.adapter_setup import directory
 from fourcorner.entrypoints.config import Settings
 from sml_service import server_certificate
@@ -45,9 +46,8 @@ async def indexers(aiohttp_server: ServerFactory) -> dict[Environment, tuple[Ind
 @pytest.fixture
 async def both(indexers: Any) -> AsyncIterator[EnvironmentDirectories]:
     """The directories as the container makes them from the two settings."""
-    made = directory(
-        Settings(directory_url_test=indexers[TEST][1], directory_url_prod=indexers[PROD][1])
-    )
+    settings = Settings(directory_url_test=indexers[TEST][1], directory_url_prod=indexers[PROD][1])
+    made = directory(settings, [])
     assert isinstance(made, EnvironmentDirectories)
     yield made
     await made.aclose()
@@ -76,7 +76,7 @@ async def test_withdrawing_in_one_environment_leaves_the_others_card(indexers, b
 
 async def test_an_environment_without_an_indexer_contacts_none(indexers) -> None:
     (test, url), (prod, _) = indexers[TEST], indexers[PROD]
-    only_test = directory(Settings(directory_url_test=url))
+    only_test = directory(Settings(directory_url_test=url), [])
     assert isinstance(only_test, EnvironmentDirectories)
     try:
         await only_test.publish(PROD, ID)
@@ -86,7 +86,7 @@ async def test_an_environment_without_an_indexer_contacts_none(indexers) -> None
         assert test.calls == [("PUT", FULL)]
     finally:
         await only_test.aclose()
-    nowhere = directory(Settings())
+    nowhere = directory(Settings(), [])
     await nowhere.publish(TEST, ID)
     assert test.calls == [("PUT", FULL)]
 
@@ -174,7 +174,7 @@ async def https_indexers(
 
 async def through(settings: Settings, *steps: tuple[str, Environment]) -> None:
     """Make the directories of ``settings`` and call them: ("publish", TEST), ... in order."""
-    made = directory(settings)
+    made = directory(settings, operator.environments(settings))
     assert isinstance(made, EnvironmentDirectories)
     try:
         for call, env in steps:

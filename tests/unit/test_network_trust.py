@@ -19,7 +19,7 @@ from fourcorner.adapters.pki.testpki import (
 )
 from fourcorner.domain.network_services import Environment
 from fourcorner.entrypoints.config import Settings
-from fourcorner.entrypoints.operator import inbound_checks, network_trust
+from fourcorner.entrypoints.operator import network_trust, sender_checks
 
 # Every certificate here is made at NOW, never at the wall clock: a suite that runs longer than
 # the test PKI's five minutes of backdating between import and use must still pass.
@@ -127,7 +127,7 @@ def test_an_access_point_trusts_senders_of_its_own_environment_only(
     settings = Settings(
         data_dir=tmp_path, operator_certs_dir=str(certs), trust_anchors_file=str(anchors)
     )
-    checks = inbound_checks(settings)
+    checks = sender_checks(network_trust(settings))
     test_peer = leaf(pki.ap_ca, pki.ap_ca_key, "POP000001")
     prod_peer = leaf(prod_ca, prod_ca_key, "POP000002")
     checks[Environment.TEST](test_peer)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from fourcorner.adapters.pki import cert_pem, ensure_test_pki, issue_leaf, key_pem, new_ca
 from fourcorner.domain.certificates import Service
 from fourcorner.domain.network_services import Environment
+from fourcorner.entrypoints import operator
 from fourcorner.entrypoints.check import run_check
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, settle, web_app
@@ -125,3 +127,36 @@ async def test_a_damaged_stored_certificate_is_a_line_not_a_traceback(tmp_path: 
     assert any(
         s.startswith("FAIL") and "a stored operator certificate cannot be read" in s for s in said
     ), said
+
+
+async def test_a_start_reads_each_certificate_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start reads each of the operator's files once, on a new database and on a restart
+    (the guard, the SML, the directory over https and the stored records share that reading),
+    and stores the certificates as before."""
+    root, root_key = new_ca("Network Root")
+    anchors = tmp_path / "anchors.pem"
+    anchors.write_text(cert_pem(root))
+    certs = tmp_path / "certs"
+    network_certificates(certs, root, root_key, datetime.now(UTC) - timedelta(days=1))
+    live = {
+        "trust_anchors_file": str(anchors),
+        "operator_certs_dir": str(certs),
+        "directory_url_test": "https://directory.example/indexer/1.0/",
+    }
+    reads: Counter[tuple[str, str]] = Counter()
+    real = operator.operator_file
+
+    def counted(config: Settings, environment: str, name: str) -> str:
+        reads[environment, name] += 1
+        return real(config, environment, name)
+
+    monkeypatch.setattr(operator, "operator_file", counted)
+    once = Counter({(e, name): 1 for e in ("test", "prod") for name in operator.OPERATOR_FILES})
+    config = settings(tmp_path / "data", tmp_path / "shared.db", **live)
+    for _ in ("a new database", "a restart on it"):
+        reads.clear()
+        await start(config)
+        assert reads == once
+    assert stored_ap(config) == (certs / "test" / "ap.pem").read_text()
