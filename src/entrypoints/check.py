@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psycopg
 
 from fourcorner.adapters.auth.local import KEY_FILE
@@ -27,7 +28,7 @@ from fourcorner.adapters.pki.sealing import KeySealer
 from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql import migrations
 from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
-from fourcorner.entrypoints import preflight, stored_secrets
+from fourcorner.entrypoints import operator_guard, preflight, stored_secrets
 from fourcorner.entrypoints.check_certificates import certificates
 from fourcorner.entrypoints.check_report import FAIL, OK, WARN, Report
 from fourcorner.entrypoints.config import ConfigError, Settings, unknown_environment
@@ -46,9 +47,9 @@ def run_check(
     if settings is not None:
         data_dir(report, settings)
         listening(report, settings)
-        stored = database(report, settings, timeout)
-        keys(report, settings, stored)
-        certificates(report, settings, timeout)
+        held = database(report, settings, timeout)
+        keys(report, settings, held.secret)
+        certificates(report, settings, held.certificates)
         public_url(report, settings, timeout)
     for line in report.lines():
         say(line)
@@ -134,27 +135,37 @@ def listening(report: Report, settings: Settings) -> None:
         report.add(OK, "listen", f"{where} is free to listen on")
 
 
-def database(report: Report, settings: Settings, timeout: float) -> StoredSecrets | None:
-    """The database's migration state; returns a secret it holds (for ``keys``), if any."""
+@attrs.frozen
+class Held:
+    """What the database holds that the other checks look at, read on ``database``'s one
+    connection: the secrets (for ``keys``) and the operator's certificates' stored records (for
+    ``certificates``)."""
+
+    secret: StoredSecrets | None = None
+    certificates: tuple[str, ...] = ()
+
+
+def database(report: Report, settings: Settings, timeout: float) -> Held:
+    """The database's migration state, and what it holds for the other checks (``Held``)."""
     kind = settings.storage_kind
     if kind == "memory":
         report.add(WARN, "database", "memory:// keeps nothing when the process stops")
-        return None
+        return Held()
     if kind == "sqlite":
         path = Path(settings.sqlite_path)
         where = f"sqlite:///{path}"
         if not path.exists():
             report.add(WARN, "database", f"{where} does not exist yet; the server creates it")
-            return None
+            return Held()
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout) as conn:
                 applied = _sqlite_versions(conn)
-                stored = _stored(report, applied, SQLITE, conn.execute)
+                held = _held(report, applied, SQLITE, conn.execute)
         except sqlite3.Error as e:
             report.add(FAIL, "database", f"{where} cannot be read: {e}")
-            return None
+            return Held()
         _versions_state(report, where, applied, "sqlite")
-        return stored
+        return held
     where = f"postgresql://{preflight.database_address(settings.database)}"
     kwargs = connect_kwargs(settings.database_schema or None)
     try:
@@ -166,32 +177,41 @@ def database(report: Report, settings: Settings, timeout: float) -> StoredSecret
             exists = bool(row and row[0])
             cursor = conn.execute("SELECT version FROM schema_migrations") if exists else None
             applied = {r[0] for r in cursor.fetchall()} if cursor else set()
-            stored = _stored(report, applied, POSTGRES, conn.execute)
+            held = _held(report, applied, POSTGRES, conn.execute)
     except psycopg.Error as e:
         report.add(
             FAIL,
             "database",
             f"{where} ({PREFIX}DATABASE_URL) cannot be used: {preflight.database_reason(e)}",
         )
-        return None
+        return Held()
     _versions_state(report, where, applied, "postgres")
-    return stored
+    return held
 
 
-def _stored(
+def _held(
     report: Report,
     applied: set[int],
     dialect: Dialect,
     execute: Callable[[str, Sequence[Any]], Any],
-) -> StoredSecrets | None:
-    """A secret the database holds, read on its open connection (none before the tables)."""
+) -> Held:
+    """What the database holds for the other checks, read on its open connection (nothing
+    before the tables)."""
     if not applied:
-        return None
+        return Held()
+
+    def fetch(sql: str, params: Sequence[Any]) -> Any:
+        return execute(sql, params).fetchall()
+
     try:
-        return stored_secrets.every(lambda sql, params: execute(sql, params).fetchall(), dialect)
+        texts = tuple(operator_guard.certificate_texts(fetch, dialect))
+    except (sqlite3.Error, psycopg.Error):
+        texts = ()  # as on a database that cannot be read: the lines below say why
+    try:
+        return Held(stored_secrets.every(fetch, dialect), texts)
     except (sqlite3.Error, psycopg.Error, ValueError) as e:
         report.add(WARN, "stored secrets", f"not checked against the at-rest key: {e}")
-        return None
+        return Held(None, texts)
 
 
 def _sqlite_versions(conn: sqlite3.Connection) -> set[int]:

@@ -3,11 +3,10 @@ as the server reads them (``entrypoints.operator``) but creating nothing: no tes
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 from cryptography import x509
 
 from fourcorner.adapters.pki import load_test_pki
@@ -25,16 +24,15 @@ def _name(cert: x509.Certificate) -> str:
     return cert.subject.rfc4514_string()
 
 
-def certificates(report: Report, settings: Settings, timeout: float) -> None:
+def certificates(report: Report, settings: Settings, held: Iterable[str]) -> None:
     """The trust anchors, then the operator's certificates, read as the server reads them:
     the files of ``FOURCORNER_OPERATOR_CERTS_DIR`` whenever it is set, else the test PKI. A
     FAIL first when the server would not start because the database holds the operator's
-    certificates and the data dir has no copy of them, or other ones (``operator_guard``)."""
+    certificates (``held``: their stored records, which the database's check read) and the
+    data dir has no copy of them, or other ones (``operator_guard``)."""
     now = datetime.now(UTC)
     try:
-        stored = operator_guard.stored_certificates(settings, timeout)
-    except (psycopg.Error, sqlite3.Error):
-        stored = {}  # the database's line says why it cannot be read
+        stored = operator_guard.decoded(held)
     except ValueError as e:
         report.add(FAIL, "certificates", str(e))
         return

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import psycopg
@@ -30,6 +30,7 @@ from fourcorner.adapters.pki.renewal import ANOTHER_SUBJECT, replacement_problem
 from fourcorner.adapters.pki.testpki import PKI_DIR, PKI_FILES, issued_by_test_ca
 from fourcorner.adapters.postgres.connection import connect_kwargs
 from fourcorner.adapters.sql.codec import UNREADABLE, make_converter
+from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
 from fourcorner.application.operator_setup import (
     CertificateKept,
     OperatorEnvironment,
@@ -41,6 +42,7 @@ from fourcorner.entrypoints import operator, preflight
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.preflight import StartupError
 from fourcorner.entrypoints.setting_values import PREFIX
+from fourcorner.entrypoints.stored_secrets import Fetch
 
 TIMEOUT = 10.0  # seconds to connect to the database, which answered a moment ago
 SEVERAL = 'docs/operations.md, "Several processes"'
@@ -58,38 +60,53 @@ Environments = Callable[[], list[OperatorEnvironment]]
 def _texts(settings: Settings, timeout: float) -> list[str]:
     """The stored records (JSON text) of the operator's certificates; none before the
     database has its tables."""
-    ids = [str(certificate_id(s, e)) for e in Environment for s in Service]
     if settings.storage_kind == "postgres":
         kwargs = connect_kwargs(settings.database_schema or None)
         with psycopg.connect(
             settings.database, connect_timeout=max(1, int(timeout)), **kwargs
         ) as conn:
-            row = conn.execute("SELECT to_regclass('certificates') IS NOT NULL").fetchone()
-            if not (row and row[0]):
-                return []
-            # id::text: the column is text before migration 0014, uuid after
-            query = "SELECT data FROM certificates WHERE id::text = ANY(%s)"
-            return [r[0] for r in conn.execute(query, (ids,)).fetchall()]
+            return certificate_texts(lambda sql, p: conn.execute(sql, p).fetchall(), POSTGRES)
     path = Path(settings.sqlite_path) if settings.storage_kind == "sqlite" else None
     if path is None or not path.exists():
         return []
     uri = f"file:{path}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout)) as conn:
-        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'"
-        if conn.execute(table).fetchone() is None:
+        return certificate_texts(lambda sql, p: conn.execute(sql, p).fetchall(), SQLITE)
+
+
+def certificate_texts(fetch: Fetch, dialect: Dialect) -> list[str]:
+    """The stored records (JSON text) of the operator's certificates, read with ``fetch``
+    (SQL text of ``dialect``, parameters -> rows) on a connection open already; none before
+    the database has its tables."""
+    ids = [str(certificate_id(s, e)) for e in Environment for s in Service]
+    if dialect is POSTGRES:
+        [(exists,)] = fetch("SELECT to_regclass('certificates') IS NOT NULL", ())
+        if not exists:
             return []
-        marks = ", ".join("?" * len(ids))
-        query = f"SELECT data FROM certificates WHERE id IN ({marks})"  # noqa: S608
-        return [r[0] for r in conn.execute(query, ids).fetchall()]
+        # id::text: the column is text before migration 0014, uuid after
+        query = "SELECT data FROM certificates WHERE id::text = ANY(%s)"
+        return [r[0] for r in fetch(query, (ids,))]
+    table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'"
+    if not fetch(table, ()):
+        return []
+    marks = ", ".join("?" * len(ids))
+    query = f"SELECT data FROM certificates WHERE id IN ({marks})"  # noqa: S608
+    return [r[0] for r in fetch(query, ids)]
 
 
 def stored_certificates(settings: Settings, timeout: float = TIMEOUT) -> Stored:
     """The operator's certificates the database holds, by environment and service; the
     driver's error (``psycopg.Error``, ``sqlite3.Error``) when it cannot be read, and
     ``ValueError`` when a stored record is not a certificate's."""
+    return decoded(_texts(settings, timeout))
+
+
+def decoded(texts: Iterable[str]) -> Stored:
+    """The operator's certificates of their stored records (``certificate_texts``), by
+    environment and service; ``ValueError`` when a record is not a certificate's."""
     converter = make_converter()
     out: Stored = {}
-    for text in _texts(settings, timeout):
+    for text in texts:
         try:
             cert = converter.loads(text, Certificate)
         except UNREADABLE as e:

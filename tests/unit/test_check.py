@@ -12,8 +12,11 @@ import hashlib
 import os
 import re
 import socket
+import sqlite3
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 import pg
@@ -220,3 +223,52 @@ def test_a_bad_previous_at_rest_key_fails(tmp_path: Path) -> None:
     assert status == 1, lines
     found(lines, "FAIL", "configuration", "FOURCORNER_AT_REST_KEY_PREVIOUS is not the base64")
     assert "c2hvcnQ" not in "".join(lines)
+
+
+def connections_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The databases ``sqlite3.connect`` and ``psycopg.connect`` are asked for from now on."""
+    opened: list[str] = []
+    for module in (sqlite3, psycopg):
+        real = module.connect
+
+        def counted(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            opened.append(str(args[0]))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "connect", counted)
+    return opened
+
+
+async def check_opens_the_database_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **env: str
+) -> None:
+    """``check`` opens the database once, and reads there both a secret (the at-rest key
+    opens it) and the operator's certificates (a data dir without their files is refused as
+    the server refuses it)."""
+    await sealed_by(Settings(data_dir=tmp_path / "var", at_rest_key=KEY, **env))
+    opened = connections_counted(monkeypatch)
+    status, lines = check(tmp_path / "var", at_rest_key=KEY, **env)
+    assert status == 0, lines
+    found(lines, "ok", "stored secrets", "opens the private key of certificate")
+    assert len(opened) == 1, opened
+    opened.clear()
+    status, lines = check(tmp_path / "other", at_rest_key=KEY, **env)
+    assert status == 1, lines
+    found(lines, "FAIL", "certificates", "the database holds the operator's certificates")
+    assert len(opened) == 1, opened
+
+
+async def test_check_opens_a_sqlite_database_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    database = f"sqlite:///{tmp_path / 'shared.db'}"
+    await check_opens_the_database_once(monkeypatch, tmp_path, database_url=database)
+
+
+@pytest.mark.postgres
+async def test_check_opens_a_postgres_database_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with pg.fresh_schema("fc_check") as schema:
+        env = {"database_url": pg.URL, "database_schema": schema}
+        await check_opens_the_database_once(monkeypatch, tmp_path, **env)
