@@ -1,18 +1,21 @@
 """A webhook delivery's outcome is the claim's that holds it: a worker whose lease ran out
 while it sent (a hanging endpoint) may find that another worker has claimed the delivery
 since, sent it and recorded what it met; the late worker's outcome is then not written over
-it, on the delivery nor on its event."""
+it, on the delivery nor on its event. The workers run on a clock the test moves (the
+context's ``clock``): a lease runs out when the test says, without waiting for it."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
 import pytest
 
 from fourcorner.application.collections import DELIVERIES
+from fourcorner.application.context import Context
 from fourcorner.application.delivery import DeliverySettings, DeliveryWorker
 from fourcorner.application.ports import SendResult
 from fourcorner.domain.webhook import DeliveryStatus
@@ -22,7 +25,24 @@ from .test_webhook_limits import make, trigger
 from .test_webhooks import ALICE
 
 GUARD = 30  # seconds a test waits for what must happen, before failing
-LEASE = timedelta(milliseconds=300)
+LEASE = timedelta(seconds=60)
+TICK = timedelta(microseconds=1)
+
+
+class Clock:
+    """The workers' time, standing still until the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def on_clock(api: Any) -> tuple[Context, Clock]:
+    """The server's context, on a clock of the test's."""
+    clock = Clock()
+    return attrs.evolve(await resolve(api.container.context), clock=clock), clock
 
 
 class Answers:
@@ -44,6 +64,7 @@ async def outlived(
     late: DeliveryWorker,
     sent: Answers | FirstHangs,
     taker: DeliveryWorker,
+    clock: Clock,
     caplog: pytest.LogCaptureFixture,
 ) -> str:
     """``late``'s send (to ``sent``, which hangs until released) outlives its lease, ``taker``
@@ -52,7 +73,9 @@ async def outlived(
     async with asyncio.timeout(GUARD):
         first = asyncio.create_task(late.run_once())
         await sent.entered.wait()
-        await asyncio.sleep(LEASE.total_seconds() * 1.5)  # its lease runs out as it waits
+        clock.now += LEASE  # the lease's last moment: the delivery is still held
+        assert await taker.run_once() == 0
+        clock.now += TICK  # its lease runs out as it waits
         assert await taker.run_once() == 1  # claimed again, sent, delivered
         sent.release.set()  # the late send ends: a failure, to be retried
         with caplog.at_level(logging.WARNING, logger="fourcorner.webhooks"):
@@ -72,12 +95,12 @@ async def test_a_worker_whose_lease_ran_out_leaves_the_outcome_to_the_one_that_t
     status, _ = await make(api, org["id"], "https://hooks.example.com/slow")
     assert status == 201
     event = await trigger(api, org["id"])
-    ctx = await resolve(api.container.context)
+    ctx, clock = await on_clock(api)
     sealer = await resolve(api.container.sealer)
     hanging, quick = Answers(500, hang=True), Answers(204)
     late = DeliveryWorker(ctx, sealer, hanging, DeliverySettings(lease=LEASE))
     taker = DeliveryWorker(ctx, sealer, quick, DeliverySettings())
-    warned = await outlived(late, hanging, taker, caplog)
+    warned = await outlived(late, hanging, taker, clock, caplog)
     assert "another worker claimed it" in warned
     path = f"/orgs/{org['id']}/webhooks/events/{event['id']}"
     status, shown = await api.call("GET", path, as_=ALICE)
@@ -114,10 +137,10 @@ async def test_a_worker_that_claimed_its_own_delivery_again_says_so(
     status, _ = await make(api, org["id"], "https://hooks.example.com/slow")
     assert status == 201
     await trigger(api, org["id"])
-    ctx = await resolve(api.container.context)
+    ctx, clock = await on_clock(api)
     sealer = await resolve(api.container.sealer)
     receiver = FirstHangs()
     worker = DeliveryWorker(ctx, sealer, receiver, DeliverySettings(lease=LEASE))
-    warned = await outlived(worker, receiver, worker, caplog)
+    warned = await outlived(worker, receiver, worker, clock, caplog)
     assert "this worker claimed it again" in warned
     assert (worker._leases, worker._superseded) == ({}, set())
