@@ -12,7 +12,7 @@ from fourcorner.domain import errors
 from fourcorner.domain.events import MLS_RESPONSE_CODES
 from fourcorner.domain.roles import Role
 from fourcorner.domain.send_failures import TXE_CATALOGUE
-from fourcorner.entrypoints.http import descriptions, examples, responses
+from fourcorner.entrypoints.http import descriptions, examples, responses, smp_handlers
 from fourcorner.entrypoints.http import errors as http_errors
 from fourcorner.entrypoints.http.choices import BODY_CHOICES
 from fourcorner.entrypoints.http.json_schema import declare_lengths, read_classes, schema_of
@@ -84,6 +84,17 @@ _RAW_BODIES: dict[str, dict[str, Any]] = {
 
 
 _SBD_EXAMPLE = "InvoiceSbd"
+# the headers of the built-in SMP's answers (``smp_handlers``)
+_REVALIDATED = {
+    "Cache-Control": {
+        "description": "kept by caches, but asked for again (If-None-Match) before each use",
+        "schema": {"type": "string", "const": smp_handlers.CACHE_CONTROL},
+    },
+    "ETag": {
+        "description": "the answer's; If-None-Match naming it is answered 304 while unchanged",
+        "schema": {"type": "string"},
+    },
+}
 
 
 def _raw_body(media_type: str) -> dict[str, Any]:
@@ -293,6 +304,9 @@ def document(
             shown["example"] = example
         elif route.content_type != "application/json":
             shown.update(_raw_answer(route))
+        if route.tag == "smp":
+            op["responses"]["200"]["headers"] = _REVALIDATED
+            op["responses"]["304"] = {"description": "Not Modified", "headers": _REVALIDATED}
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
         if route.body is not None:

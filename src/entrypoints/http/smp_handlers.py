@@ -6,11 +6,22 @@ answers 404 for the others.
 
 Identifiers arrive percent-encoded in one path segment each (``iso6523-actorid-upis%3A%3A...``);
 they are read from the raw path, so they are decoded exactly once.
+
+An answer may change at any moment (a participant removed, a document type added, an access
+point's certificate replaced), and a sender that used a stale one would send to an endpoint
+that is no longer the participant's. So every answer is ``Cache-Control: no-cache``: a cache
+(an access point's, a proxy's) may keep it but asks again before each use, with the answer's
+``ETag`` (a digest of its bytes) in ``If-None-Match``, and is answered ``304 Not Modified``
+without a body while the answer is unchanged. A lifetime (``max-age``) would save that round
+trip but serve a removed endpoint for as long.
 """
 
 from __future__ import annotations
 
-from aiohttp import web
+import base64
+import hashlib
+
+from aiohttp import ETag, web
 from dependency_injector.wiring import Provide
 
 from fourcorner.adapters.smp.reader import SmpReader
@@ -20,6 +31,7 @@ from fourcorner.entrypoints.http.rendering import XML as XML_DOCUMENT
 from fourcorner.entrypoints.http.routing import Reply, Req, Route
 
 XML = "text/xml"
+CACHE_CONTROL = "no-cache"  # kept, but asked for again before each use (module docstring)
 
 
 def _segments(req: Req, prefix: str) -> tuple[Environment, list[str]]:
@@ -33,8 +45,26 @@ def _segments(req: Req, prefix: str) -> tuple[Environment, list[str]]:
     return environment, rest
 
 
-def _xml(body: bytes) -> Reply:
-    return Reply(200, web.Response(body=body, content_type=XML, charset="utf-8"))
+def entity_tag(body: bytes) -> str:
+    """The ``ETag`` of an answer: 128 bits of its SHA-256, the same for the same bytes (the
+    signature of a document is the same for the same document: RSA PKCS #1 v1.5)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(body).digest()[:16]).rstrip(b"=").decode()
+
+
+def _unchanged(asked: tuple[ETag, ...] | None, tag: str) -> bool:
+    """Whether ``If-None-Match`` names ``tag`` (compared weakly, RFC 9110 13.1.2) or is ``*``."""
+    return asked is not None and any(t.value in (tag, "*") for t in asked)
+
+
+def _xml(req: Req, body: bytes) -> Reply:
+    tag = entity_tag(body)
+    headers = {"Cache-Control": CACHE_CONTROL}
+    if _unchanged(req.raw.if_none_match, tag):
+        answer = web.Response(status=304, headers=headers)
+    else:
+        answer = web.Response(body=body, content_type=XML, charset="utf-8", headers=headers)
+    answer.etag = tag
+    return Reply(answer.status, answer)
 
 
 async def service_group(
@@ -45,7 +75,7 @@ async def service_group(
     environment, segments = _segments(req, prefix)
     if len(segments) != 1:
         raise NotFound(resource="participant", ident="/".join(segments))
-    return _xml(await reader.service_group(environment, segments[0]))
+    return _xml(req, await reader.service_group(environment, segments[0]))
 
 
 async def service_metadata(
@@ -56,7 +86,7 @@ async def service_metadata(
     environment, segments = _segments(req, prefix)
     if len(segments) != 3 or segments[1] != "services":
         raise NotFound(resource="service metadata", ident="/".join(segments))
-    return _xml(await reader.service_metadata(environment, segments[0], segments[2]))
+    return _xml(req, await reader.service_metadata(environment, segments[0], segments[2]))
 
 
 async def business_card(
@@ -68,7 +98,7 @@ async def business_card(
     segments = segments[1:]  # after "businesscard"
     if len(segments) != 1:
         raise NotFound(resource="business card", ident="/".join(segments))
-    return _xml(await reader.business_card(environment, segments[0]))
+    return _xml(req, await reader.business_card(environment, segments[0]))
 
 
 def routes(smp_prefix: str = "/smp") -> tuple[Route, ...]:

@@ -537,21 +537,29 @@ async def test_participants_of_another_org_are_not_found_and_lists_filter(api):
     assert status == 404 and body["code"] == "AT-1040"
 
 
-async def published_contacts(api, org_id, ident):
-    """The TechnicalContactUrl of each endpoint the built-in SMP serves for the participant
-    ``ident`` (created in ``org_id`` and given an invoice)."""
-    status, p = await participant(api, org_id, ident, who=BOB)
+async def receiving_invoices(api, org_id, ident, who=ALICE):
+    """The TEST participant ``ident`` made in ``org_id`` by ``who`` and given an invoice:
+    the participant, the path of its supported document types, and its ServiceGroup's and
+    the invoice's SignedServiceMetadata's paths in the built-in SMP."""
+    status, p = await participant(api, org_id, ident, who=who)
     assert status == 201, p
-    _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=BOB)
+    _, docs = await api.call("GET", "/document_types?filter=state:eq:active", as_=who)
     doc = next(d for d in docs["items"] if "billing:3.0" in d["value"])
     proc = doc["process-ids"][0]
     entry = {"documentId": doc["id"], "processId": f"{proc['scheme']}::{proc['value']}"}
     path = f"/orgs/{org_id}/participants/{p['id']}/supported_document_types"
-    status, _ = await api.call("PUT", path, as_=BOB, json={"supportedDocumentTypes": [entry]})
+    status, _ = await api.call("PUT", path, as_=who, json={"supportedDocumentTypes": [entry]})
     assert status == 200
     pid = urllib.parse.quote(f"iso6523-actorid-upis::{ident}", safe="")
     document = urllib.parse.quote(f"{doc['scheme']}::{doc['value']}", safe="")
-    resp = await api.client.get(f"/smp/test/{pid}/services/{document}")
+    return p, path, f"/smp/test/{pid}", f"/smp/test/{pid}/services/{document}"
+
+
+async def published_contacts(api, org_id, ident):
+    """The TechnicalContactUrl of each endpoint the built-in SMP serves for the participant
+    ``ident`` (created in ``org_id`` and given an invoice)."""
+    *_, metadata = await receiving_invoices(api, org_id, ident, who=BOB)
+    resp = await api.client.get(metadata)
     assert resp.status == 200
     root = etree.fromstring(await resp.read())
     return [e.text or "" for e in root.iter(f"{{{SMP_NS}}}TechnicalContactUrl")]
