@@ -108,7 +108,9 @@ async def withdraw_left(
     most for each. Their deletion withdrew each card it knew of before it committed, but an
     index asked for meanwhile can come after that: taken back here, after the deletion is
     seen. A card of the same identifier that a participant made since has asked for is
-    kept. A directory that does not answer keeps the card: an error is logged."""
+    kept, and indexed again should it have asked between that check and the withdrawal
+    (``_after_withdrawal``). A directory that does not answer keeps the card: an error is
+    logged."""
     if not gone:
         return
     async with ctx.uow() as uow:
@@ -118,9 +120,11 @@ async def withdraw_left(
             made_since = await participants.by_identifier(p.identifier_key, p.environment)
             if made_since is None or not made_since.directory.in_directory:
                 left.append(p)
+    withdrawn = []
     for p in left:
         try:
             await asyncio.wait_for(net.directory.withdraw(p.environment, p.identifier_key), limit)
+            withdrawn.append(p)
             continue
         except ServiceUnavailable as e:
             reason = e.reason
@@ -135,6 +139,30 @@ async def withdraw_left(
                 "error": reason,
             },
         )
+    await _after_withdrawal(ctx, net, withdrawn)
+
+
+async def _after_withdrawal(ctx: Context, net: Network, withdrawn: Sequence[Participant]) -> None:
+    """The participants of the identifiers whose cards were ``withdrawn``, made since the
+    deleted ones: one may have asked the directory to index its card after the check before
+    the withdrawal, which then took its card away. Each is marked
+    (``Participant.card_withdrawn``), with the lock its other writers take: a card of its own
+    in the directory is indexed again at once (``reindex``; the workers ask again should
+    that go unanswered), and a request to index it whose answer is not recorded yet has it
+    asked for again (``participants.request_publication``)."""
+    if not withdrawn:
+        return
+    marked = []
+    async with ctx.uow() as uow:
+        participants, repository = Participants(uow), uow.repository(PARTICIPANTS)
+        for p in withdrawn:
+            since = await participants.by_identifier(p.identifier_key, p.environment)
+            current = await repository.lock(since.id) if since is not None else None
+            if current is not None:
+                marked.append(current.card_withdrawn(ctx.clock(), net.directory_delays[0]))
+                await repository.update(marked[-1])
+        await uow.commit()
+    await reindex(ctx, net, marked)
 
 
 async def reindex(ctx: Context, net: Network, participants: Iterable[Participant]) -> None:

@@ -341,22 +341,32 @@ async def request_publication(
     """Ask the directory of each participant's environment to index its business card (served
     by that environment's SMP): the first time, again, or an ``OUTDATED`` one whose asking
     after a change failed. Should a directory not answer, nothing is recorded (503) and the
-    request may be repeated."""
+    request may be repeated. A card that a withdrawal for a deleted participant of the same
+    identifier may have taken away after the directory indexed it (``directory_cards``'s
+    ``withdraw_left`` moved the revision on meanwhile) is recorded as asked for and outdated,
+    and asked for again at once."""
     chosen = await _chosen(ctx, principal, org_id, ids)
     for p in chosen:  # network calls, outside any unit of work
         await net.directory.publish(p.environment, p.identifier_key)
     now = ctx.clock()
+    undone = []
     async with ctx.uow() as uow:
         # held in id order, not the order the client names them: batches over the same
         # participants in other orders wait for each other instead of deadlocking
         held = {p.id: p for p in await uow.repository(PARTICIPANTS).lock_many(ids)}
         for p in chosen:
             current = held.get(p.id)
-            if current is None or not current.same_card(p):
-                continue  # changed meanwhile: the change asks the directory again itself
-            # a worker's retry in flight meanwhile records nothing after this
-            await uow.repository(PARTICIPANTS).update(current.directory_asked(now, None, ()))
+            if current is None:
+                continue
+            if current.same_card(p):
+                # a worker's retry in flight meanwhile records nothing after this
+                await uow.repository(PARTICIPANTS).update(current.directory_asked(now, None, ()))
+            elif not current.directory.in_directory:  # its identifier's card withdrawn since
+                undone.append(current.indexed_then_withdrawn(now, net.directory_delays[0]))
+                await uow.repository(PARTICIPANTS).update(undone[-1])
+            # else changed meanwhile: the change asks the directory again itself
         await uow.commit()
     # deleted meanwhile, maybe after the deletion withdrew the card: withdrawn again
     await directory_cards.withdraw_left(ctx, net, [p for p in chosen if p.id not in held])
+    await directory_cards.reindex(ctx, net, undone)
     return [str(p.id) for p in chosen]

@@ -98,8 +98,10 @@ LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
 class DirectoryRetry:
     """The service's own bookkeeping of asking the directory again (never shown).
 
-    ``revision`` counts the changes of the served card while it is in the directory: an
-    answer the directory gave for an older card is never recorded over a newer one.
+    ``revision`` counts the changes of the served card while it is in the directory, and
+    the withdrawals of its identifier's card made for another participant
+    (``Participant.card_withdrawn``): an answer the directory gave for an older card, or
+    before such a withdrawal, is never recorded over a newer one.
     ``attempts``: how often the directory was asked since that change and did not answer.
     ``due``: when an ``OUTDATED`` publication is asked for next; a worker's claim moves it on
     by its lease, so no other worker asks meanwhile. ``given_up``: the attempts ran out, and
@@ -156,6 +158,25 @@ class Participant:
             return self
         retry = DirectoryRetry(self.directory_retry.revision + 1, 0, now + wait)
         return attrs.evolve(self, directory=self.directory.card_changed(now), directory_retry=retry)
+
+    def card_withdrawn(self, now: datetime, wait: timedelta) -> Participant:
+        """The directory was told at ``now`` to drop the card of this participant's identifier
+        (another participant's, deleted, withdrawn again), which may have taken this one's
+        away: a card of its own in the directory is to be indexed again, as after a change
+        (``card_changed``); the revision moves on in any case, so that a request to index it
+        still in flight, which the withdrawal may have undone, sees it (``same_card``) and
+        has it asked for again (``indexed_then_withdrawn``)."""
+        if self.directory.in_directory:
+            return self.card_changed(now, wait)
+        retry = attrs.evolve(self.directory_retry, revision=self.directory_retry.revision + 1)
+        return attrs.evolve(self, directory_retry=retry)
+
+    def indexed_then_withdrawn(self, now: datetime, wait: timedelta) -> Participant:
+        """The directory was asked at ``now`` to index the card, but the revision moved on
+        since it was read (``card_withdrawn``): a withdrawal for another participant may have
+        taken the card away after it was indexed. In the directory, outdated: to be asked for
+        again at once, and by a worker after ``wait`` should that not have been answered."""
+        return self.directory_asked(now, None, ()).card_changed(now, wait)
 
     def directory_claimed(self, until: datetime) -> Participant:
         """Claimed by a worker that asks the directory until ``until`` at most."""
