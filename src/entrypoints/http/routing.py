@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from typing import Any
@@ -237,11 +238,14 @@ def json_response(status: int, body: Any, headers: Mapping[str, str] | None = No
 
 def check_text(request: web.Request) -> None:
     """Refuse path and query values that are not text the service can store and write back
-    (a request line decoded leniently carries undecodable bytes as lone surrogates)."""
+    (a request line decoded leniently carries undecodable bytes as lone surrogates), and query
+    names and values whose percent escapes are not UTF-8 (decoded, they read as U+FFFD: a
+    search or filter for other text than the client sent)."""
     for name, value in request.match_info.items():
         problem = text_problem(value)
         if problem:
             raise InvalidInput.one(name, problem)
+    replaced = False
     for name, value in request.query.items():
         problem = text_problem(name)
         if problem:
@@ -249,6 +253,22 @@ def check_text(request: web.Request) -> None:
         problem = text_problem(value)
         if problem:
             raise InvalidInput.one(name, problem)
+        replaced = replaced or "\ufffd" in name or "\ufffd" in value
+    if replaced:  # U+FFFD sent as such is text; only then are the escapes read again
+        _check_escapes(request.rel_url.raw_query_string)
+
+
+def _check_escapes(raw_query: str) -> None:
+    for pair in raw_query.split("&"):
+        raw_name, _, raw_value = pair.partition("=")
+        for raw, of_name in ((raw_name, True), (raw_value, False)):
+            try:
+                urllib.parse.unquote_to_bytes(raw.replace("+", " ")).decode()
+            except UnicodeError:
+                problem = f"{quoted(raw)} has percent escapes that do not decode as UTF-8"
+                if of_name:
+                    raise InvalidInput.one("query", f"a parameter name: {problem}") from None
+                raise InvalidInput.one(urllib.parse.unquote_plus(raw_name), problem) from None
 
 
 async def read_body(

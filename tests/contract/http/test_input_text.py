@@ -126,6 +126,48 @@ async def test_query_and_path_values_that_are_not_text_are_400(api):
         assert (status, got["code"]) == (400, "AT-1005"), got
 
 
+async def test_query_escapes_that_are_not_utf8_are_400_not_a_search_for_u_fffd(api):
+    """Decoded leniently, ``%FF`` reads as U+FFFD: the search would be for other text than
+    the client sent, and answer 200 with what matches that."""
+    org = await api.org(ALICE)
+    listing = f"/orgs/{org['id']}/participants"
+    for query, field in (
+        ("search=%FF", "search"),
+        ("filter=name:eq:a%C0%AE", "filter"),
+        ("filter=name:eq:a&filter=name:eq:%ED%A0%80", "filter"),
+        ("search=a&x=%FE%FF", "x"),
+        ("%FF=1", "query"),
+        ("sea%72ch=%E2%82", "search"),
+    ):
+        status, got = await api.call("GET", f"{listing}?{query}", as_=ALICE)
+        assert (status, got["code"]) == (400, "AT-1001"), (query, got)
+        assert got["details"][0]["field"] == field, (query, got)
+    # U+FFFD sent as its UTF-8 escapes is text, and so is any other UTF-8
+    for query in ("search=%EF%BF%BD", "search=%C3%A5+%F0%9F%98%80", "search=%EF%BF%BD&x=%C3%A5"):
+        status, got = await api.call("GET", f"{listing}?{query}", as_=ALICE)
+        assert status == 200, (query, got)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.lists(st.integers(0x20, 0xFF), min_size=1, max_size=12).map(bytes))
+async def test_a_query_value_is_refused_exactly_when_its_bytes_are_not_utf8(api, data):
+    """(No control bytes: a control character is refused for being one.)"""
+    try:
+        data.decode()
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
+    escaped = urllib.parse.quote_from_bytes(data, safe="")
+    status, got = await api.call("GET", f"/document_types?category={escaped}", as_=ALICE)
+    assert status in (200, 400), got
+    refused = status == 400 and "do not decode as UTF-8" in got["error"]
+    assert refused is not utf8, (data, got)
+
+
 async def test_credentials_with_bytes_that_are_not_utf8_are_401(api):
     """Header values are decoded leniently: undecodable bytes become lone surrogates."""
     for header in (b"Authorization: Bearer \xff\xfe", b"X-Api-Key: fck_\xed\xa0\x80"):
