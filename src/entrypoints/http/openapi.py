@@ -307,6 +307,13 @@ def document(
         if route.tag == "smp":
             op["responses"]["200"]["headers"] = _REVALIDATED
             op["responses"]["304"] = {"description": "Not Modified", "headers": _REVALIDATED}
+        for ctype, alternative in route.also:
+            other: dict[str, Any] = {"schema": alternative.schema(components)}
+            if isinstance(alternative, Answer) and (
+                sample := examples.answer(converter, alternative)
+            ):
+                other["example"] = sample
+            op["responses"][str(route.status)]["content"][ctype] = other
         if route.role is not None:
             op["security"] = [{"bearer": []}, {"apiKey": []}]
         if route.body is not None:

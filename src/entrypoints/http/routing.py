@@ -145,6 +145,9 @@ class Route:
     query: tuple[QueryParam, ...] = ()
     errors: tuple[str, ...] = ()
     content_type: str = "application/json"
+    # other media types its success answer may have, each with what it holds (an artefact's
+    # content is the XML of most kinds, or a validation result's JSON summary)
+    also: tuple[tuple[str, Response], ...] = ()
     # the media types of a body that is not JSON (an SBD or billing document, an AS4 message),
     # read by the handler itself
     takes: tuple[str, ...] = ()

@@ -365,6 +365,7 @@ ROUTES = (
         "transactions",
         response=XML,
         content_type="application/xml",
+        also=(("application/json", responses.VALIDATION),),
     ),
     Route(
         "GET",

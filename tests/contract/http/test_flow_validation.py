@@ -135,6 +135,32 @@ async def test_the_upload_url_validates_the_same_way(api):
     assert body["code"] == "AT-1131" and "BR-03" in [d["id"] for d in body["details"]]
 
 
+async def test_every_artefact_answers_a_media_type_its_operation_documents(api):
+    """A validation result's JSON summary was served as application/json from an operation
+    that documented application/xml only."""
+    org, sender, ap = await sending_org(api, 92)
+    status, body = await send(api, org, ap, make_sbd(sender=sender))
+    assert status == 202, body
+    base = f"/orgs/{org['id']}/transactions/{body['transactionId']}/artefacts"
+    doc = await (await api.client.get("/openapi.json")).json()
+    path = "/orgs/{orgId}/transactions/{transactionId}/artefacts/{artefactId}"
+    documented = doc["paths"][path]["get"]["responses"]["200"]["content"]
+    _, artefacts = await api.call("GET", base, as_=ALICE)
+    served = set()
+    for a in artefacts["items"]:
+        headers = {"Authorization": f"Bearer {api.token(ALICE)}"}
+        resp = await api.client.get(f"{base}/{a['id']}", headers=headers)
+        assert resp.status == 200 and resp.content_type == a["contentType"], a
+        assert resp.content_type in documented, (a, list(documented))
+        served.add(resp.content_type)
+        if resp.content_type == "application/json":
+            name = documented["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+            schema = doc["components"]["schemas"][name]
+            keys = set(await resp.json())
+            assert set(schema["required"]) <= keys <= set(schema["properties"]), keys
+    assert served == {"application/xml", "application/json"}, artefacts
+
+
 async def validation_artefacts(
     api: Any, org: dict[str, Any], tx_id: str, who: str = ALICE
 ) -> tuple[dict[str, Any], bytes]:
