@@ -261,6 +261,17 @@ def check_text(request: web.Request) -> None:
         _check_escapes(request.rel_url.raw_query_string)
 
 
+def check_once(request: web.Request, params: Iterable[QueryParam]) -> None:
+    """Refuse a parameter that takes one value given more than once (``limit=1&limit=500``,
+    two ``Idempotency-Key`` headers): which of them counts would be a guess."""
+    for param in params:
+        given = request.query if param.where == "query" else request.headers
+        if not param.repeated and len(given.getall(param.name, ())) > 1:
+            raise InvalidInput.one(
+                param.name, f"{param.name} takes one value, given more than once"
+            )
+
+
 def _check_escapes(raw_query: str) -> None:
     for pair in raw_query.split("&"):
         raw_name, _, raw_value = pair.partition("=")
@@ -361,6 +372,7 @@ def endpoint(
                     return web.Response(status=200, body=known, content_type="application/json")
         try:
             check_text(request)
+            check_once(request, route.query)
             body, sent = (
                 await read_body(request, conv, route.body, ignore)
                 if route.body is not None

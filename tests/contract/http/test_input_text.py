@@ -14,12 +14,15 @@ from typing import Any
 import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from multidict import CIMultiDict
 
 from fourcorner.application.collections import ORGANISATIONS
 from fourcorner.domain.organisation import Contact
 from fourcorner.entrypoints.container import resolve
 from fourcorner.entrypoints.http.limits import MAX_JSON_DEPTH
+from sbd_factory import make_sbd
 
+from .test_flow_validation import sending_org
 from .test_participants import gln, participant
 
 ALICE, ROOT = "alice@example.com", "root@example.com"
@@ -166,6 +169,43 @@ async def test_a_query_value_is_refused_exactly_when_its_bytes_are_not_utf8(api,
     assert status in (200, 400), got
     refused = status == 400 and "do not decode as UTF-8" in got["error"]
     assert refused is not utf8, (data, got)
+
+
+async def test_a_parameter_that_takes_one_value_given_twice_is_400_and_sends_nothing(api):
+    """``limit=1&limit=500`` answered with the first, ``category=Invoice&category=CreditNote``
+    with invoices only, and of two Idempotency-Key headers the second was ignored."""
+    org, sender, ap = await sending_org(api, 83)
+    listing = f"/orgs/{org['id']}/participants"
+    for path, name in (
+        (f"{listing}?limit=1&limit=500", "limit"),
+        (f"{listing}?search=a&search=b", "search"),
+        (f"{listing}?sort=name&filter=name:ne:x&sort=-name", "sort"),
+        ("/document_types?category=Invoice&category=CreditNote", "category"),
+        ("/constants?key=a&key=b", "key"),
+        (f"/orgs/{org['id']}/transactions/upload_url?ap={ap}&ap={ap}", "ap"),
+    ):
+        status, got = await api.call("GET", path, as_=ALICE)
+        assert (status, got["code"]) == (400, "AT-1001"), (path, got)
+        assert got["details"][0]["field"] == name, (path, got)
+    sends = f"/orgs/{org['id']}/transactions"
+    once = {"Content-Type": "application/xml", "Authorization": f"Bearer {api.token(ALICE)}"}
+    twice = CIMultiDict(once)
+    twice.extend([("Idempotency-Key", "k1"), ("Idempotency-Key", "k2")])
+    for path, headers, name in (
+        (f"{sends}?ap={ap}", twice, "Idempotency-Key"),
+        (f"{sends}?ap={ap}&mlsType=ALWAYS_SEND&mlsType=FAILURE_ONLY", once, "mlsType"),
+    ):
+        resp = await api.client.post(path, data=make_sbd(sender=sender), headers=headers)
+        got = await resp.json()
+        assert (resp.status, got["code"]) == (400, "AT-1001"), got
+        assert got["details"][0]["field"] == name, got
+    _, listed = await api.call("GET", f"{sends}/to_network", as_=ALICE)
+    assert listed["items"] == []
+    # a filter is repeated, and any parameter given once answers
+    status, got = await api.call(
+        "GET", f"{listing}?filter=name:ne:x&filter=name:ne:y&limit=1", as_=ALICE
+    )
+    assert status == 200 and len(got["items"]) == 1, got
 
 
 async def test_credentials_with_bytes_that_are_not_utf8_are_401(api):
