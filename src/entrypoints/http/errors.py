@@ -6,7 +6,10 @@ but no use case raises them."""
 
 from __future__ import annotations
 
+from typing import Self
+
 import attrs
+from aiohttp import hdrs, web
 
 from fourcorner.domain import errors
 from fourcorner.domain.errors import DomainError, ErrorKind
@@ -71,6 +74,13 @@ class UnsupportedMediaType(DomainError):
 
     def message(self) -> str:
         return f"Content type {self.got or '(none)'} is not accepted here; send {self.expected}."
+
+    @classmethod
+    def of(cls, request: web.BaseRequest, expected: str = "application/json") -> Self:
+        """The refusal of ``request``'s body, naming the type it was sent with: aiohttp reads
+        a missing or empty Content-Type as application/octet-stream, which was not sent."""
+        sent = request.headers.get(hdrs.CONTENT_TYPE, "").strip()
+        return cls(got=request.content_type if sent else "", expected=expected)
 
 
 @attrs.define(eq=False, slots=False)

@@ -291,7 +291,7 @@ async def read_body(
     """The body as ``cls``, and the read-only fields of ``ignore`` it holds (``read_only``)."""
     ctype = request.content_type
     if ctype not in JSON_TYPES and not ctype.endswith("+json"):
-        raise UnsupportedMediaType(got=ctype if request.can_read_body else "")
+        raise UnsupportedMediaType.of(request)
     declared, limit = request.content_length, request.client_max_size
     if declared is not None and declared > limit:  # refused before a byte of it is read
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=declared)

@@ -73,7 +73,7 @@ async def spool(
     elif ctype == "multipart/form-data":
         stream = await _file_part(request, request.config_dict.get(PACE))
     else:
-        raise UnsupportedMediaType(got=ctype, expected="application/xml or multipart/form-data")
+        raise UnsupportedMediaType.of(request, "application/xml or multipart/form-data")
     taken = await body(stream, incoming, limit, digest, pace=request.config_dict.get(PACE))
     if isinstance(taken, bytes) and not taken:
         raise MalformedBody(reason=f"the body is empty; {expected} is expected")

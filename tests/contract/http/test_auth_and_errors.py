@@ -1,7 +1,9 @@
 """Authentication failures, error shapes, and bad input that changes nothing."""
 
+import asyncio
 import json
 import re
+import uuid
 
 import pytest
 
@@ -48,6 +50,29 @@ async def test_malformed_bodies(api, data, ctype, status, code):
     )
     assert (got, body["code"]) == (status, code), body
     assert (await api.me(ALICE))["memberships"] == []
+
+
+async def test_a_body_sent_without_a_content_type_is_refused_as_untyped(api):
+    """aiohttp reads a missing or empty Content-Type as application/octet-stream: the
+    refusal named that type, which the client never sent."""
+    org = await api.org(ALICE)
+    sends = f"/orgs/{org['id']}/transactions?ap={uuid.uuid4()}"
+    for path, header in (("/orgs", b""), ("/orgs", b"Content-Type: \r\n"), (sends, b"")):
+        reader, writer = await asyncio.open_connection("127.0.0.1", api.client.port)
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode())
+        writer.write(f"Authorization: Bearer {api.token(ALICE)}\r\n".encode())
+        writer.write(header + b"Content-Length: 2\r\n\r\n{}")
+        answer = await reader.read()
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 415 "), answer
+        error = json.loads(body)
+        assert error["code"] == "AT-1003" and "(none)" in error["error"], (path, error)
+        assert "octet-stream" not in error["error"], error
+    status, error = await api.call(
+        "POST", "/orgs", as_=ALICE, data=b"{}", headers={"Content-Type": "text/plain"}
+    )
+    assert status == 415 and "text/plain" in error["error"], error
 
 
 async def test_an_oversized_body_is_413(api):
