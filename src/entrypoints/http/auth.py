@@ -54,12 +54,16 @@ class Authenticator:
         self._known: StampedMemo[str, tuple[Principal, datetime | None]] = StampedMemo()
 
     async def __call__(self, request: web.Request) -> Principal:
-        header = request.headers.get("Authorization")
-        key = request.headers.get("X-Api-Key") if header is None else None
-        if header is None and key is None:
+        headers = request.headers.getall("Authorization", ())
+        keys = request.headers.getall("X-Api-Key", ())
+        if len(headers) + len(keys) != 1:
+            # of two, a proxy in front may have checked the one this would not use
+            what = "no credentials" if not headers and not keys else "more than one credential"
             raise Unauthorised(
-                reason="no credentials: send 'Authorization: Bearer <token>' or 'X-Api-Key: <key>'"
+                reason=f"{what}: send 'Authorization: Bearer <token>' or 'X-Api-Key: <key>'"
             )
+        header = headers[0] if headers else None
+        key = keys[0] if keys else None
         if key is not None:
             key = key.strip()
         counted: list[str] = []  # worked out only when some failure is remembered

@@ -2,6 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
+from multidict import CIMultiDict
+
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
 
@@ -247,3 +249,30 @@ async def test_a_key_never_grants_a_person_access_a_users_token_does(api):
         "PUT", f"{o}/members/{carols}", as_=ALICE, json={"role": "orgadmin"}
     )
     assert status == 200 and answer["role"] == "orgadmin", answer
+
+
+async def test_a_request_with_more_than_one_credential_is_401_whichever_would_pass(api):
+    """Of two Authorization headers the first counted, and a token beside a key won over it:
+    a proxy in front that checked the other one would let another caller through."""
+    org = await api.org(ALICE)
+    _, created = await make_key(api, org["id"])
+    key, token, other = created["key"], api.token(ALICE), api.token(BOB)
+    await api.me(BOB)
+    for pairs in (
+        [("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {other}")],
+        [("Authorization", f"Bearer {token}"), ("Authorization", "Bearer not-a-token")],
+        [("X-Api-Key", key), ("X-Api-Key", key)],
+        [("Authorization", f"Bearer {token}"), ("X-Api-Key", key)],
+        [("Authorization", f"Bearer {other}"), ("X-Api-Key", "fck_not-a-key")],
+    ):
+        resp = await api.client.get(f"/orgs/{org['id']}", headers=CIMultiDict(pairs))
+        body = await resp.json()
+        assert (resp.status, body["code"]) == (401, "AT-1018"), (pairs, body)
+        assert "more than one credential" in body["error"], body
+        # and nothing is changed by such a request
+        resp = await api.client.put(
+            f"/orgs/{org['id']}", headers=CIMultiDict(pairs), json={"shortName": "changed"}
+        )
+        assert resp.status == 401
+    status, got = await api.call("GET", f"/orgs/{org['id']}", key=key)
+    assert status == 200 and got["shortName"] == org["shortName"], got
