@@ -184,8 +184,9 @@ def host_key(url: str) -> str:
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
-    """A webhook's URL: http(s), a host, at most 2000 characters; unless private targets are
-    allowed, no host ``address_problem`` refuses (checked again on every delivery, after DNS)."""
+    """A webhook's URL: http(s), a host, a port other than 0, at most 2000 characters; unless
+    private targets are allowed, no host ``address_problem`` refuses (checked again on every
+    delivery, after DNS)."""
     problem = _url_problem(url, allow_private)
     if problem:
         raise InvalidInput([Detail("$.url", problem)])
@@ -198,9 +199,11 @@ def _url_problem(url: str, allow_private: bool) -> str | None:
         return "the url holds spaces, backslashes or control characters"
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises on a port that is not a number below 65536
+        port = parts.port  # raises on a port that is not a number below 65536
     except ValueError as e:
         return f"the url is not valid ({e})"
+    if port == 0:  # no connection is made to it: every delivery would fail
+        return "the url's port is 1 to 65535, not 0"
     if parts.scheme not in ("http", "https"):
         return "the url is http or https"
     if not parts.hostname:

@@ -183,6 +183,17 @@ def test_malformed_urls_are_refused_even_when_private_targets_are_allowed(url):
         check_url(url, allow_private=True)
 
 
+@given(st.integers(0, 65535), st.sampled_from(["http", "https"]), st.booleans())
+def test_a_port_is_refused_exactly_when_it_is_0(port, scheme, allow_private):
+    """Port 0 passed: no connection is ever made to it, so every delivery would fail."""
+    url = f"{scheme}://hooks.example.com:{port}/in"
+    if port == 0:
+        with pytest.raises(InvalidInput, match="port"):
+            check_url(url, allow_private=allow_private)
+    else:
+        check_url(url, allow_private=allow_private)
+
+
 # --- one host, however spelled -----------------------------------------------------------------
 
 LABELS = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)

@@ -117,6 +117,25 @@ async def test_private_targets_in_any_form_are_refused_when_made_or_changed(api)
     assert [w["id"] for w in listed["items"]] == [made["id"]]
 
 
+async def test_a_webhook_to_port_0_is_refused_when_made_or_changed(api):
+    org = await api.org(ALICE)
+    path = f"/orgs/{org['id']}/webhooks"
+    status, err = await api.call(
+        "POST",
+        path,
+        as_=ALICE,
+        json={"url": "https://hooks.example.com:0/in", "events": ["webhook.test"]},
+    )
+    assert (status, err["code"]) == (400, "AT-1001") and "port" in err["error"], err
+    made = await hook(api, org["id"], "https://hooks.example.com:8443/in")
+    status, err = await api.call(
+        "PUT", f"{path}/{made['id']}", as_=ALICE, json={"url": "http://hooks.example.com:0/"}
+    )
+    assert (status, err["code"]) == (400, "AT-1001"), err
+    _, listed = await api.call("GET", path, as_=ALICE)
+    assert [w["url"] for w in listed["items"]] == ["https://hooks.example.com:8443/in"]
+
+
 async def test_private_targets_are_accepted_when_allowed(start_api):
     api = await start_api("memory", webhook_allow_private_targets=True)
     org = await api.org(ALICE)
