@@ -10,6 +10,7 @@ import cattrs
 
 from fourcorner.domain import errors
 from fourcorner.domain.events import MLS_RESPONSE_CODES
+from fourcorner.domain.network_services import Environment
 from fourcorner.domain.roles import Role
 from fourcorner.domain.send_failures import TXE_CATALOGUE
 from fourcorner.entrypoints.http import descriptions, examples, responses, smp_handlers
@@ -242,6 +243,8 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
         schema: dict[str, Any] = (
             {"type": "string", "format": "uuid"} if _is_uuid(name) else {"type": "string"}
         )
+        if name == "environment":  # the SMP's: its path segment (else 404)
+            schema["enum"] = [e.value.lower() for e in Environment]
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     for q in route.query:
         schema = dict(q.schema)

@@ -74,6 +74,21 @@ async def test_enums_are_the_values_the_server_takes(api):
         assert events == constants["values"], name
 
 
+async def test_the_smp_environments_documented_are_the_ones_served(api):
+    """The SMP's {environment} was any string: a client (or schemathesis) reading the
+    document could not learn that only 'test' and 'prod' are served."""
+    _, doc = await api.call("GET", "/openapi.json")
+    for path, item in doc["paths"].items():
+        if "{environment}" not in path:
+            continue
+        [param] = [p for p in item["get"]["parameters"] if p["name"] == "environment"]
+        assert param["schema"]["enum"] == ["test", "prod"], path
+    for environment, served in (("test", True), ("prod", True), ("TEST", False), ("x", False)):
+        resp = await api.client.get(f"/smp/{environment}/iso6523-actorid-upis::0088:1")
+        body = await resp.json()
+        assert resp.status in (400, 404) and ("No SMP" not in body["error"]) is served, body
+
+
 async def test_error_codes_are_documented(api):
     _, doc = await api.call("GET", "/openapi.json")
     for code in ("AT-1018", "AT-1120", "AT-1001"):
