@@ -4,13 +4,16 @@ pass through to the store."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
+import psycopg
 import pytest
 
+from fourcorner.adapters.postgres import PostgresStorage
 from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
 from fourcorner.adapters.sql.table import Table
 from fourcorner.application.collections import DELIVERIES
@@ -276,3 +279,84 @@ def test_the_webhooks_a_claim_leaves_out_are_one_parameter(dialect: Dialect) -> 
         shapes.add(statement.sql)
         assert len(statement.params) == 5  # status, due time, lease, the webhooks, the limit
     assert len(shapes) == 1
+
+
+async def _blocked_by(conn: psycopg.AsyncConnection[Any], pid: int, count: int) -> None:
+    """Wait until ``count`` sessions wait, directly or through one another, on ``pid``."""
+    for _ in range(500):
+        cursor = await conn.execute(
+            "SELECT pid, pg_blocking_pids(pid), wait_event_type, wait_event, state, left(query, 120) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        everything = await cursor.fetchall()
+        waits = {row[0]: set(row[1]) for row in everything}
+        found = {pid}
+        while grown := {w for w, on in waits.items() if on & found} - found:
+            found |= grown
+        if len(found) > count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{count} sessions never waited on {pid}: {everything}")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("round_", range(3))
+async def test_a_move_of_pending_deliveries_never_deadlocks_a_workers_outcome_write(
+    open_storage: Any, postgres_url_and_schema: tuple[str, str], round_: int
+) -> None:
+    """``move_pending`` (a webhook PUT) locks the webhook's pending deliveries in id order
+    while a worker writes the outcomes of a batch of the same ones (``update_leased``): the
+    worker's statement locks them in id order too, whatever its plan, so one waits for the
+    other. The batch's rows lie on disk in falling id order after many others, so that a
+    join probing the table would lock them high ids first; a third session holds the middle
+    one until both wait, then lets go: locked in two orders, they would deadlock here."""
+    subject = await open_storage("postgres")
+    storage, (url, schema) = subject.storage, postgres_url_and_schema
+    api = PostgresStorage(url, schema=schema)  # the webhook PUT's process
+    await api.open()
+    hook, lease = uuid.uuid4(), T0 + timedelta(minutes=5)
+    hosts = ("a.example.com:443", "b.example.com:443")
+    rows = [
+        Delivery(uuid.uuid4(), uuid.uuid4(), hook, ORG_A, T0, T0, lease_until=lease, host=hosts[0])
+        for _ in range(60)
+    ]
+    rows.sort(key=lambda d: str(d.id), reverse=True)
+    others = [
+        Delivery(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), ORG_A, T0, T0, host=hosts[1])
+        for _ in range(2000)
+    ]
+    try:
+        async with storage.unit_of_work() as uow:
+            await Deliveries(uow).add_many(others)
+            await uow.commit()
+        for d in rows:  # one after another: on disk in this order
+            async with storage.unit_of_work() as uow:
+                await Deliveries(uow).add(d)
+                await uow.commit()
+        options = f"-c search_path={schema}"
+        async with await psycopg.AsyncConnection.connect(url, options=options) as holder:
+            await holder.execute("ANALYZE deliveries")
+            await holder.commit()
+            middle = sorted(str(d.id) for d in rows)[len(rows) // 2]
+            await holder.execute("SELECT 1 FROM deliveries WHERE id = %s FOR UPDATE", (middle,))
+
+            async def move() -> int:
+                async with api.unit_of_work() as uow:
+                    moved = await Deliveries(uow).move_pending(hook, hosts[1])
+                    await uow.commit()
+                    return moved
+
+            async def outcome() -> None:
+                async with storage.unit_of_work() as uow:
+                    await uow.repository(DELIVERIES).update_leased([(d, lease) for d in rows])
+                    await uow.commit()
+
+            worker = asyncio.ensure_future(outcome())
+            await _blocked_by(holder, holder.info.backend_pid, 1)
+            put = asyncio.ensure_future(move())
+            await _blocked_by(holder, holder.info.backend_pid, 2)
+            await holder.commit()
+            await worker
+            assert await put == len(rows)
+    finally:
+        await api.close()
+        await subject.close()

@@ -132,7 +132,10 @@ class Table:
         # ``Repository.update_leased``: an update while the lease column holds the lease
         # given (a parameter after those of ``update_values``); in PostgreSQL many in one
         # statement, each row of ``update_many_values`` followed by that lease and the row's
-        # position, which the statement returns for each record written
+        # position, which the statement returns for each record written. Its records are
+        # locked in id order first (``held``), as ``lock_many`` locks them: the join alone
+        # locks them in its plan's order (a hash join probing the table: the rows' order on
+        # disk), and a unit of work locking some of them in id order meanwhile deadlocks it.
         self.update_leased_sql: str | None = None
         self.update_leased_many_sql: str | None = None
         if collection.lease is not None:
@@ -141,7 +144,12 @@ class Table:
             if self.update_many_sql is not None:
                 at = len(self._updated) + 1  # after the updated columns and the id
                 self.update_leased_many_sql = (
-                    f"{self.update_many_sql} AND t.{lease} = (r.v->>{at})::timestamptz"
+                    f"WITH r AS MATERIALIZED (SELECT v FROM json_array_elements({p}::json) AS e(v)),"  # noqa: S608
+                    f' held AS MATERIALIZED (SELECT "id" FROM {name}'
+                    f' WHERE "id" IN (SELECT {typed["id"]} FROM r) ORDER BY "id" FOR UPDATE)'
+                    f" UPDATE {name} AS t SET {sets} FROM r, held"
+                    f' WHERE held."id" = {typed["id"]} AND t."id" = held."id"'
+                    f" AND t.{lease} = (r.v->>{at})::timestamptz"
                     f" RETURNING (r.v->>{at + 1})::integer"
                 )
         # a record is read as its ``data`` and, where the collection has a lease, the lease's
