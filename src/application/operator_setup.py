@@ -84,6 +84,19 @@ class CertificateKept(Exception):
         )
 
 
+class SeatChanged(Exception):
+    """The database's operator receives message level statuses as ``held`` in
+    ``environment`` (its seat's participant), and this process would as ``wanted``: another
+    seat id. A provider's seat is its identity in the network; its participant is not moved."""
+
+    def __init__(self, environment: Environment, held: str, wanted: str) -> None:
+        super().__init__(
+            f"the database's operator is the participant {held} in {environment.value}, "
+            f"this process's seat id makes it {wanted}"
+        )
+        self.environment, self.held, self.wanted = environment, held, wanted
+
+
 @attrs.frozen
 class Replacement:
     """The operator's ``service`` certificate of ``environment``, ``stored`` until ``new``
@@ -191,8 +204,12 @@ async def _ensure_spid_participant(
     participants = Participants(uow)
     if mls is None or await participants.by_identifier(ident, env) is not None:
         return
+    pid = _operator_id("participant:spid", env)
+    held = await participants.get(pid)
+    if held is not None:  # another seat's: the certificates written before are undone
+        raise SeatChanged(env, held.participant_identifier, ident)
     p = Participant(
-        id=_operator_id("participant:spid", env),
+        id=pid,
         org_id=OPERATOR_ORG_ID,
         name="operator (message level status)",
         participant_identifier=ident,

@@ -434,6 +434,9 @@ async def web_app(container: Container, *, workers: bool = False) -> web.Applica
     except operator_setup.CertificateKept as e:  # another process stored others meanwhile
         await settle(container.shutdown_resources())
         raise StartupError(operator_guard.kept_line(settings, e)) from None
+    except operator_setup.SeatChanged as e:
+        await settle(container.shutdown_resources())
+        raise StartupError(operator_guard.seat_line(settings, e)) from None
     await migrate_data(container)
     await _ensure_smp(container)
     stop = asyncio.Event()

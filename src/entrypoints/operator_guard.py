@@ -34,6 +34,7 @@ from fourcorner.adapters.sql.dialect import POSTGRES, SQLITE, Dialect
 from fourcorner.application.operator_setup import (
     CertificateKept,
     OperatorEnvironment,
+    SeatChanged,
     certificate_id,
 )
 from fourcorner.domain.certificates import Certificate, Service
@@ -152,6 +153,17 @@ def kept_line(settings: Settings, kept: CertificateKept) -> str:
             f"replace-operator-certificate with the new files ({REPLACING})"
         )
     return line
+
+
+def seat_line(settings: Settings, changed: SeatChanged) -> str:
+    """The line that refuses a start (or a replacement) with another seat id than the one
+    the database's operator has."""
+    return (
+        f"{PREFIX}SEAT_ID is {settings.seat_id}, but the database's operator receives message "
+        f"level statuses as {changed.held} ({changed.environment.value}), another seat's: a "
+        f"provider keeps its seat id, and this one is not moved to another; set "
+        f"{PREFIX}SEAT_ID to the operator's seat id, and keep AP certificates of that seat"
+    )
 
 
 def _missing_line(settings: Settings, missing: Path, stored: Stored) -> str:

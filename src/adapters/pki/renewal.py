@@ -11,12 +11,12 @@ leave the other processes signing with keys the published certificates no longer
 Whether the new certificate itself chains to the trust anchors, is valid now and matches its
 key is ``inspect_certificate``'s part, checked before it is stored.
 
-A certificate that is no successor (another subject: another seat id, another SMP name) takes
-the place of the stored one only by the operator's deliberate replacement (``fourcorner
-replace-operator-certificate``), and only when ``deliberate_problems`` finds nothing: the
-checks above, the key usages the service's own certificates need (``usage_problems``), and
-not a test PKI's certificate in place of the network's, which any process still holding the
-network's files would put back as going live.
+A certificate that is no successor (another subject: another SMP name, another organisation
+beside the seat id) takes the place of the stored one only by the operator's deliberate
+replacement (``fourcorner replace-operator-certificate``), and only when
+``deliberate_problems`` finds nothing: the checks above, the key usages the service's own
+certificates need (``usage_problems``), and not a test PKI's certificate in place of the
+network's, which any process still holding the network's files would put back as going live.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``fourcorner replace-operator-certificate``: the operator's deliberate replacement of the
 stored operator certificates by this data dir's files, for a certificate that is no renewal
-of the stored one (another subject: another seat id, another SMP name), which ``serve`` and
-``worker`` refuse to store (``adapters.pki.renewal``).
+of the stored one (another subject: another SMP name, another organisation beside the seat
+id), which ``serve`` and ``worker`` refuse to store (``adapters.pki.renewal``). The seat id
+stays (``operator_setup.SeatChanged``).
 
 It reads what ``serve`` reads (``FOURCORNER_OPERATOR_CERTS_DIR``, or the test PKI in
 ``<data dir>/pki``, which it never creates), checks each file that differs from the stored
@@ -118,11 +119,15 @@ async def _replace(
                     f"private key of the operator's certificate {cert.id} ({e.reason}); give "
                     f"this process the key of the running ones ({PREFIX}AT_REST_KEY or keys/)"
                 ) from None
-        return await operator_setup.replace_certificates(
-            await resolve(container.context),
-            await resolve(container.network),
-            environments,
-            seat_spid(settings.seat_id),
-        )
+        try:
+            return await operator_setup.replace_certificates(
+                await resolve(container.context),
+                await resolve(container.network),
+                environments,
+                seat_spid(settings.seat_id),
+            )
+        except operator_setup.SeatChanged as e:
+            line = operator_guard.seat_line(settings, e)
+            raise StartupError(f"nothing was replaced: {line}") from None
     finally:
         await settle(container.shutdown_resources())

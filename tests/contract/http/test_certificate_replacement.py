@@ -171,3 +171,31 @@ def test_without_stored_certificates_a_pki_or_the_at_rest_key_nothing_is_made(
     with pytest.raises(StartupError, match=r"at-rest key .* does not exist"):
         replace_operator_certificates(on(lone), db_wait=5)
     assert not (lone / "keys").exists()
+
+
+def test_another_seat_id_is_refused_in_one_line_by_the_command_and_a_start(
+    tmp_path: Path, shared_pki: Path, on: On
+) -> None:
+    """The operator's participant (``0242:<SPID>``, where it receives message level
+    statuses) is its seat's: a process with another ``FOURCORNER_SEAT_ID`` is refused in one
+    line naming it, by the command and by a start, and nothing is stored."""
+    older, first = tmp_path / "older", tmp_path / "first"
+    shutil.copytree(shared_pki, older / "pki")
+    shutil.copytree(shared_pki, first / "pki")
+    start(on(older))
+    shutil.copytree(older / "keys", first / "keys")
+    before = stored_pems(on(older))
+    pki = load_test_pki(first / "pki")
+    cert, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, OTHER_SEAT, days=365)
+    put(first / "pki", AP_CERT, cert)
+    put(first / "pki", AP_KEY, key)
+    config = attrs.evolve(on(first), seat_id=OTHER_SEAT)
+    with pytest.raises(StartupError) as refusal:
+        replace_operator_certificates(config, db_wait=5)
+    line = str(refusal.value)
+    assert line.startswith(f"nothing was replaced: FOURCORNER_SEAT_ID is {OTHER_SEAT}, "), line
+    assert "0242:000001" in line and "\n" not in line, line
+    assert stored_pems(config) == before
+    line = refused(attrs.evolve(on(older), seat_id=OTHER_SEAT))
+    assert line.startswith(f"FOURCORNER_SEAT_ID is {OTHER_SEAT}, "), line
+    assert stored_pems(config) == before
