@@ -1,7 +1,8 @@
 """What the operator's deliberate replacement of a stored certificate checks
 (``deliberate_problems``): another subject is allowed, but the new certificate must chain to
 the trust anchors, be valid now, match its key and have the key usages its use needs
-(``usage_problems``), and a test PKI's may not take the network's place."""
+(``usage_problems``), an AP certificate's CN must be the operator's seat id, and a test PKI's
+may not take the network's place."""
 
 from __future__ import annotations
 
@@ -39,15 +40,50 @@ def other_seat(pki: TestPki, *, begin: datetime = NOW, days: float = 365) -> str
     return cert_pem(cert)
 
 
-def problems(pki: TestPki, new: str, key: str = "", stored: str = "") -> list[str]:
+def another_organisation(pki: TestPki) -> str:
+    """The AP certificate of ``pki`` with the seat id ``SEAT`` as its CN beside another
+    organisation name (another subject), issued again by its AP CA."""
+    cert = pki.ap_certificate
+    subject = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "another organisation"),
+            x509.NameAttribute(NameOID.COMMON_NAME, SEAT),
+        ]
+    )
+    again = x509.CertificateBuilder(
+        issuer_name=cert.issuer,
+        subject_name=subject,
+        public_key=cert.public_key(),
+        serial_number=x509.random_serial_number(),
+        not_valid_before=cert.not_valid_before_utc,
+        not_valid_after=cert.not_valid_after_utc,
+        extensions=list(cert.extensions),
+    )
+    return cert_pem(again.sign(pki.ap_ca_key, hashes.SHA256()))
+
+
+def problems(
+    pki: TestPki, new: str, key: str = "", stored: str = "", seat: str = OTHER_SEAT
+) -> list[str]:
     files = (new, pki.ap_chain_pem, key or pki.ap_key_pem)
     return deliberate_problems(
-        Service.AP, stored or pki.ap_certificate_pem, files, pki.trust_anchors, NOW
+        Service.AP, stored or pki.ap_certificate_pem, files, pki.trust_anchors, NOW, seat
     )
 
 
 def test_another_subject_under_the_trust_anchors_may_replace_it(pki: TestPki) -> None:
     assert problems(pki, other_seat(pki)) == []
+    assert problems(pki, another_organisation(pki), seat=SEAT) == []
+
+
+@given(
+    seat=st.sampled_from([SEAT, OTHER_SEAT]) | st.from_regex(r"P[A-Z]{2}[0-9]{6}", fullmatch=True)
+)
+def test_an_ap_certificate_whose_cn_is_not_the_seat_id_is_refused(pki: TestPki, seat: str) -> None:
+    """Peers know the operator's seat by its AP certificate's CN: the process's seat id."""
+    found = problems(pki, other_seat(pki), seat=seat)
+    wrong = [f"its CN is {OTHER_SEAT!r}, not the seat id {seat}"]
+    assert found == ([] if seat == OTHER_SEAT else wrong)
 
 
 def test_a_certificate_that_does_not_chain_to_the_anchors_is_refused(
@@ -60,6 +96,7 @@ def test_a_certificate_that_does_not_chain_to_the_anchors_is_refused(
         (stranger.ap_certificate_pem, stranger.ap_chain_pem, stranger.ap_key_pem),
         pki.trust_anchors,
         NOW,
+        OTHER_SEAT,
     )
     assert len(found) == 1 and found[0].endswith("(its chain)"), found
     assert "not trusted" in found[0] or "neither in the chain" in found[0], found

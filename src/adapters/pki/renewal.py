@@ -33,6 +33,7 @@ from fourcorner.adapters.pki.certificates import (
     CHAIN_FIELD,
     KEY_FIELD,
     ChainError,
+    common_name,
     inspect_certificate,
     instant,
     verify_chain,
@@ -139,12 +140,14 @@ def deliberate_problems(
     new: tuple[str, str, str],
     trust_anchors: Sequence[x509.Certificate],
     now: datetime,
+    seat_id: str,
 ) -> list[str]:
     """Why the operator may not replace the stored ``service`` certificate ``stored_pem``
     with ``new`` (its certificate, chain and private key, PEM) even deliberately; empty when
     it may: it chains to ``trust_anchors``, is valid at ``now`` and matches its key
-    (``inspect_certificate``), has the key usages its use needs (``usage_problems``), and is
-    not a test PKI's in place of the network's. Its subject may be another."""
+    (``inspect_certificate``), has the key usages its use needs (``usage_problems``), an AP
+    certificate names the operator's ``seat_id`` as its CN (peers know the seat by it), and
+    it is not a test PKI's in place of the network's. Its subject may be another."""
     cert_pem, chain_pem, key_pem = new
     try:
         inspect_certificate(cert_pem, chain_pem, key_pem, trust_anchors, now)
@@ -152,6 +155,10 @@ def deliberate_problems(
         return [f"{d.problem} ({_FIELDS.get(d.field, d.field)})" for d in e.details()]
     cert = x509.load_pem_x509_certificate(cert_pem.encode())
     problems = usage_problems(service, cert)
+    if service is Service.AP and (name := common_name(cert)) != seat_id:
+        problems.append(
+            f"its CN is {'none' if name is None else repr(name)}, not the seat id {seat_id}"
+        )
     try:
         stored = x509.load_pem_x509_certificate(stored_pem.encode())
     except ValueError:

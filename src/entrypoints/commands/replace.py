@@ -76,7 +76,9 @@ def replace_operator_certificates(settings: Settings, db_wait: float = DB_WAIT) 
                 continue
             file = operator_guard.local_file(settings, env.environment, service)
             changed = True
-            problems = deliberate_problems(service, cert.cert_pem, new, anchors, now)
+            problems = deliberate_problems(
+                service, cert.cert_pem, new, anchors, now, settings.seat_id
+            )
             found = f"{file}: {', '.join(problems)}"
             if problems and found not in refused:  # a test PKI's file serves TEST and PROD
                 refused.append(found)

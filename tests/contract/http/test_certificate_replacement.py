@@ -21,7 +21,15 @@ import pytest
 
 import pg
 from fourcorner.adapters.pki import ensure_test_pki
-from fourcorner.adapters.pki.testpki import AP_CERT, AP_KEY, current_leaf_pem, load_test_pki
+from fourcorner.adapters.pki.testpki import (
+    AP_CERT,
+    AP_KEY,
+    SMP_CERT,
+    SMP_KEY,
+    SMP_NAME,
+    current_leaf_pem,
+    load_test_pki,
+)
 from fourcorner.domain.certificates import Service
 from fourcorner.entrypoints.commands.replace import replace_operator_certificates
 from fourcorner.entrypoints.config import Settings
@@ -30,6 +38,7 @@ from fourcorner.entrypoints.operator_guard import stored_certificates
 from fourcorner.entrypoints.preflight import StartupError
 
 SEAT, OTHER_SEAT = "PFC000001", "PFC000002"
+OTHER_SMP = "another SMP"
 
 
 On = Callable[[Path], Settings]
@@ -89,11 +98,24 @@ def test_a_new_subject_replaces_the_stored_certificate_only_by_the_command(
     config = on(first)
     before = stored_pems(config)
 
-    # another seat id: an AP certificate of the same test AP CA, for another subject
-    pki = load_test_pki(first / "pki")
+    # an AP certificate of another seat id than the process's: refused by the command too
+    wrong = tmp_path / "wrong"
+    shutil.copytree(first, wrong)
+    pki = load_test_pki(wrong / "pki")
     cert, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, OTHER_SEAT, days=365)
-    put(first / "pki", AP_CERT, cert)
-    put(first / "pki", AP_KEY, key)
+    put(wrong / "pki", AP_CERT, cert)
+    put(wrong / "pki", AP_KEY, key)
+    line = refused(on(wrong))
+    assert "another subject" in line and "run fourcorner replace-operator-certificate" in line
+    with pytest.raises(StartupError) as refusal:
+        replace_operator_certificates(on(wrong), db_wait=5)
+    assert f"ap.pem: its CN is '{OTHER_SEAT}', not the seat id {SEAT}" in str(refusal.value)
+    assert stored_pems(config) == before
+
+    # another SMP name: an SMP certificate of the same test SMP CA, for another subject
+    cert, key = current_leaf_pem(pki.smp_ca, pki.smp_ca_key, OTHER_SMP, days=365)
+    put(first / "pki", SMP_CERT, cert)
+    put(first / "pki", SMP_KEY, key)
     line = refused(config)
     assert "another subject" in line and "run fourcorner replace-operator-certificate" in line
     assert stored_pems(config) == before
@@ -105,26 +127,26 @@ def test_a_new_subject_replaces_the_stored_certificate_only_by_the_command(
     assert stored_pems(config) == before
 
     lines = replace_operator_certificates(config, db_wait=5)
-    assert len(lines) == 3, lines  # the TEST and PROD AP certificates, then what to do
+    assert len(lines) == 3, lines  # the TEST and PROD SMP certificates, then what to do
     for line, environment in zip(lines, ("TEST", "PROD"), strict=False):
-        assert line.startswith(f"replaced the operator's {environment} AP certificate "), line
-        assert f"CN={OTHER_SEAT}" in line and str(first / "pki" / AP_CERT) in line, line
+        assert line.startswith(f"replaced the operator's {environment} SMP certificate "), line
+        assert f"CN={OTHER_SMP}" in line and str(first / "pki" / SMP_CERT) in line, line
     assert "restart every process with these files" in lines[-1]
     after = stored_pems(config)
-    assert {k for k, v in after.items() if v == cert} == {k for k in before if k[1] is Service.AP}
-    assert {k: v for k, v in after.items() if k[1] is Service.SMP} == {
-        k: v for k, v in before.items() if k[1] is Service.SMP
+    assert {k for k, v in after.items() if v == cert} == {k for k in before if k[1] is Service.SMP}
+    assert {k: v for k, v in after.items() if k[1] is Service.AP} == {
+        k: v for k, v in before.items() if k[1] is Service.AP
     }
     logged = [
         r for r in caplog.records if getattr(r, "event", "") == "operator.certificate_replaced"
     ]
-    assert [(r.environment, r.service) for r in logged] == [("TEST", "AP"), ("PROD", "AP")]
-    assert all(f"CN={OTHER_SEAT}" in r.subject and SEAT in r.replaced_subject for r in logged)
+    assert [(r.environment, r.service) for r in logged] == [("TEST", "SMP"), ("PROD", "SMP")]
+    assert all(f"CN={OTHER_SMP}" in r.subject and SMP_NAME in r.replaced_subject for r in logged)
 
     start(config)  # the new files start
     assert stored_pems(config) == after
     line = refused(on(older))  # the files from before the replacement do not
-    assert str(older / "pki" / AP_CERT) in line and "another subject" in line, line
+    assert str(older / "pki" / SMP_CERT) in line and "another subject" in line, line
     assert stored_pems(config) == after
     assert replace_operator_certificates(config, db_wait=5) == [
         "the database holds this data dir's operator certificates already: nothing to replace"
