@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fourcorner.adapters.pki import TestPki, cert_pem, ensure_test_pki, issue_leaf, new_ca
@@ -203,3 +203,22 @@ def test_the_ap_certificate_needs_signatures_key_encipherment_and_an_rsa_key(
 def test_the_test_pki_certificates_have_what_they_need(pki: TestPki) -> None:
     assert usage_problems(Service.AP, pki.ap_certificate) == []
     assert usage_problems(Service.SMP, pki.smp_certificate) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(offset=st.integers(-3600, 120))
+def test_one_of_the_stored_subject_must_be_newer(pki: TestPki, offset: int) -> None:
+    """A certificate of the stored one's subject is a renewal, which a start stores, or an
+    older one, which would roll a renewal back: refused unless it begins after the stored."""
+    begins = pki.ap_certificate.not_valid_before_utc + timedelta(seconds=offset)
+    cert, _ = issue_leaf(
+        pki.ap_ca,
+        pki.ap_ca_key,
+        SEAT,
+        not_before=begins,
+        not_after=NOW + timedelta(days=9),
+        key=pki.ap_key,
+    )
+    found = problems(pki, cert_pem(cert), seat=SEAT)
+    older = [p for p in found if p.startswith("it is the stored one's subject and not newer")]
+    assert found == older and len(older) == (offset <= 0), found

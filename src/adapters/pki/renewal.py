@@ -146,8 +146,9 @@ def deliberate_problems(
     with ``new`` (its certificate, chain and private key, PEM) even deliberately; empty when
     it may: it chains to ``trust_anchors``, is valid at ``now`` and matches its key
     (``inspect_certificate``), has the key usages its use needs (``usage_problems``), an AP
-    certificate names the operator's ``seat_id`` as its CN (peers know the seat by it), and
-    it is not a test PKI's in place of the network's. Its subject may be another."""
+    certificate names the operator's ``seat_id`` as its CN (peers know the seat by it), it
+    is not a test PKI's in place of the network's, and one of the stored one's subject is
+    newer (no rollback). Its subject may be another."""
     cert_pem, chain_pem, key_pem = new
     try:
         inspect_certificate(cert_pem, chain_pem, key_pem, trust_anchors, now)
@@ -163,6 +164,13 @@ def deliberate_problems(
         stored = x509.load_pem_x509_certificate(stored_pem.encode())
     except ValueError:
         return problems  # nothing usable is kept
+    if cert.subject == stored.subject and cert.not_valid_before_utc <= stored.not_valid_before_utc:
+        problems.append(
+            f"it is the stored one's subject and not newer (valid from "
+            f"{instant(cert.not_valid_before_utc)}, the stored one from "
+            f"{instant(stored.not_valid_before_utc)}): an older certificate is not put back, "
+            "and a renewal is what a start stores"
+        )
     if issued_by_test_ca(cert) and not issued_by_test_ca(stored):
         problems.append(
             "it is a test PKI's and the stored one the network's (a process with the "

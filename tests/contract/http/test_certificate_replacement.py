@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,29 @@ def test_another_seat_id_is_refused_in_one_line_by_the_command_and_a_start(
     line = refused(attrs.evolve(on(older), seat_id=OTHER_SEAT))
     assert line.startswith(f"FOURCORNER_SEAT_ID is {OTHER_SEAT}, "), line
     assert stored_pems(config) == before
+
+
+def test_the_command_does_not_roll_a_renewal_back_to_the_older_certificate(
+    tmp_path: Path, shared_pki: Path, on: On
+) -> None:
+    """A start stores a renewal (the same subject, newer); the command, run with the older,
+    still valid files, refuses to put the older one back, as a start refuses them."""
+    stale, renewed = tmp_path / "stale", tmp_path / "renewed"
+    shutil.copytree(shared_pki, stale / "pki")
+    start(on(stale))
+    shutil.copytree(stale, renewed)
+    pki = load_test_pki(renewed / "pki")
+    later = datetime.now(UTC) + timedelta(seconds=30)
+    cert, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, SEAT, days=365, now=later)
+    put(renewed / "pki", AP_CERT, cert)
+    put(renewed / "pki", AP_KEY, key)
+    start(on(renewed))  # a renewal: stored
+    after = stored_pems(on(renewed))
+    assert {v for k, v in after.items() if k[1] is Service.AP} == {cert}
+    assert "not newer" in refused(on(stale))
+    with pytest.raises(StartupError) as refusal:
+        replace_operator_certificates(on(stale), db_wait=5)
+    line = str(refusal.value)
+    assert line.startswith(f"nothing was replaced: {stale / 'pki' / AP_CERT}: "), line
+    assert "the stored one's subject and not newer" in line, line
+    assert stored_pems(on(stale)) == after
