@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -97,6 +98,11 @@ class SeatChanged(Exception):
         self.environment, self.held, self.wanted = environment, held, wanted
 
 
+# the problem of a deliberate replacement whose stored certificate is no longer the one the
+# new one was checked against
+CHANGED_SINCE_CHECKED = "another process stored it after the files were checked"
+
+
 @attrs.frozen
 class Replacement:
     """The operator's ``service`` certificate of ``environment``, ``stored`` until ``new``
@@ -123,22 +129,28 @@ async def ensure_operator(
     """At start: the operator organisation, its certificates, SMPs and access points, and its
     own participant ``0242:<spid>`` where message level statuses reach it. Processes starting
     together on a new database race to add them: the loser finds them there and goes on."""
-    await again_on_clash(lambda: _ensure_operator(ctx, net, environments, spid, None))
+    await again_on_clash(lambda: _ensure_operator(ctx, net, environments, spid, None, {}))
 
 
 async def replace_certificates(
-    ctx: Context, net: Network, environments: list[OperatorEnvironment], spid: str | None = None
+    ctx: Context,
+    net: Network,
+    environments: list[OperatorEnvironment],
+    checked: Mapping[tuple[Environment, Service], str],
+    spid: str | None = None,
 ) -> list[Replacement]:
     """The operator's deliberate replacement: ``ensure_operator``, each stored certificate
     that differs from the one of ``environments`` replaced by it whether or not it is its
     successor (another subject too), once it passes the inspection; which were replaced,
     each logged (``operator.certificate_replaced``). The caller has checked that the new
-    certificates may serve (``adapters.pki.renewal.deliberate_problems``)."""
+    certificates may serve (``adapters.pki.renewal.deliberate_problems``) in place of the
+    stored ones it read, ``checked`` (PEM by environment and service): ``CertificateKept``,
+    and nothing replaced, when one stored now is another (a process stored it since)."""
     replaced: list[Replacement] = []
 
     async def attempt() -> None:
         replaced.clear()
-        await _ensure_operator(ctx, net, environments, spid, replaced)
+        await _ensure_operator(ctx, net, environments, spid, replaced, checked)
 
     await again_on_clash(attempt)
     for one in replaced:
@@ -163,8 +175,10 @@ async def _ensure_operator(
     environments: list[OperatorEnvironment],
     spid: str | None,
     replaced: list[Replacement] | None,
+    checked: Mapping[tuple[Environment, Service], str],
 ) -> None:
-    """``ensure_operator``; with ``replaced``, a deliberate replacement (recorded there)."""
+    """``ensure_operator``; with ``replaced``, a deliberate replacement (recorded there) of
+    the certificates ``checked``."""
     now = ctx.clock()
     async with ctx.uow() as uow:
         orgs = uow.repository(ORGANISATIONS)
@@ -187,7 +201,7 @@ async def _ensure_operator(
             )
         inspected: dict[str, InspectedCertificate] = {}
         for env in environments:
-            await _ensure_environment(ctx, net, uow, env, now, inspected, replaced)
+            await _ensure_environment(ctx, net, uow, env, now, inspected, replaced, checked)
         if spid is not None:
             # one in each environment: an identifier is unique per environment (each has its
             # own SML), and a status goes back in the environment of the document it is about
@@ -236,6 +250,7 @@ async def _ensure_environment(
     now: Any,
     inspected: dict[str, InspectedCertificate],
     replaced: list[Replacement] | None,
+    checked: Mapping[tuple[Environment, Service], str],
 ) -> None:
     certs = uow.repository(CERTIFICATES)
     ids = {}
@@ -262,6 +277,8 @@ async def _ensure_environment(
             )
             if problem is not None:
                 raise CertificateKept(env.environment, service, existing, problem)
+        elif existing is not None and existing.cert_pem != checked.get((env.environment, service)):
+            raise CertificateKept(env.environment, service, existing, CHANGED_SINCE_CHECKED)
         info = inspected.get(pem) or net.certificates.inspect(pem, chain, key, now)
         inspected[pem] = info
         cert = Certificate(

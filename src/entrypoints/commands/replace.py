@@ -126,10 +126,17 @@ async def _replace(
                 await resolve(container.context),
                 await resolve(container.network),
                 environments,
+                {key: cert.cert_pem for key, cert in stored.items()},
                 seat_spid(settings.seat_id),
             )
         except operator_setup.SeatChanged as e:
             line = operator_guard.seat_line(settings, e)
             raise StartupError(f"nothing was replaced: {line}") from None
+        except operator_setup.CertificateKept as e:  # stored by a start since it was read
+            raise StartupError(
+                f"nothing was replaced: the operator's {e.environment.value} "
+                f'{e.service.value} certificate is "{e.stored.subject}" now: {e.problem}; '
+                f"run it again"
+            ) from None
     finally:
         await settle(container.shutdown_resources())

@@ -22,6 +22,7 @@ import pytest
 
 import pg
 from fourcorner.adapters.pki import ensure_test_pki
+from fourcorner.adapters.pki.renewal import deliberate_problems
 from fourcorner.adapters.pki.testpki import (
     AP_CERT,
     AP_KEY,
@@ -32,6 +33,7 @@ from fourcorner.adapters.pki.testpki import (
     load_test_pki,
 )
 from fourcorner.domain.certificates import Service
+from fourcorner.entrypoints.commands import replace
 from fourcorner.entrypoints.commands.replace import replace_operator_certificates
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, settle, web_app
@@ -248,3 +250,40 @@ def test_the_command_does_not_roll_a_renewal_back_to_the_older_certificate(
     assert line.startswith(f"nothing was replaced: {stale / 'pki' / AP_CERT}: "), line
     assert "the stored one's subject and not newer" in line, line
     assert stored_pems(on(stale)) == after
+
+
+def test_a_certificate_stored_after_the_command_checked_its_files_is_kept(
+    tmp_path: Path, shared_pki: Path, on: On, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command checks its files against the stored certificates, then stores them: a
+    renewal another process's start stores in between is kept, and nothing is replaced."""
+    older, first, renewed = tmp_path / "older", tmp_path / "first", tmp_path / "renewed"
+    shutil.copytree(shared_pki, older / "pki")
+    start(on(older))
+    shutil.copytree(older, first)
+    shutil.copytree(older, renewed)
+    pki = load_test_pki(first / "pki")
+    cert, key = current_leaf_pem(pki.smp_ca, pki.smp_ca_key, OTHER_SMP, days=365)
+    put(first / "pki", SMP_CERT, cert)
+    put(first / "pki", SMP_KEY, key)
+    later = datetime.now(UTC) + timedelta(seconds=30)
+    cert, key = current_leaf_pem(pki.ap_ca, pki.ap_ca_key, SEAT, days=365, now=later)
+    put(renewed / "pki", AP_CERT, cert)
+    put(renewed / "pki", AP_KEY, key)
+    checks = []
+
+    def checked_then_renewed(*args: Any) -> list[str]:
+        if not checks:
+            start(on(renewed))  # another process's start, after the command read the records
+        checks.append(args)
+        return deliberate_problems(*args)
+
+    monkeypatch.setattr(replace, "deliberate_problems", checked_then_renewed)
+    with pytest.raises(StartupError) as refusal:
+        replace_operator_certificates(on(first), db_wait=5)
+    assert checks
+    line = str(refusal.value)
+    assert line.startswith("nothing was replaced: the operator's TEST AP certificate "), line
+    assert "another process stored it after the files were checked; run it again" in line
+    assert stored_pems(on(first)) == stored_pems(on(renewed))
+    assert {v for k, v in stored_pems(on(first)).items() if k[1] is Service.AP} == {cert}
