@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any, Generic, Literal, TypeVar
 
 import attrs
@@ -143,19 +144,37 @@ async def reseal_all(
     it is (what needs it refuses with ``SecretUnusable``)."""
     done, unopened = 0, list[str]()
     for field in FIELDS:
-        query = Query(limit=batch)
-        while True:
-            async with ctx.uow() as uow:
-                page = await uow.repository(field.collection).list(query)
-            due = [r.id for r in page.items if _due(field, sealer, r, rotate, unopened)]
+        async for records in _pages(ctx, field, batch):
+            due = [r.id for r in records if _due(field, sealer, r, rotate, unopened)]
             if due:
                 done += await _reseal_batch(ctx, sealer, field, due, rotate, unopened)
-            if page.next_cursor is None:
-                break
-            query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
     if done:
         log.info("secrets sealed again under the current key", extra={"resealed": done})
     return Resealed(done, tuple(unopened))
+
+
+async def first_sealed(ctx: Context) -> str | None:
+    """The name of a stored secret (``SealedField.name``), the first found; None when the
+    database holds none (every record's field empty)."""
+    for field in FIELDS:
+        async for records in _pages(ctx, field, PAGE):
+            for record in records:
+                if getattr(record, field.attribute):
+                    return field.name(record.id)
+    return None
+
+
+async def _pages(ctx: Context, field: SealedField[Any], batch: int) -> AsyncIterator[list[Any]]:
+    """The records of ``field``'s collection, ``batch`` at a time, each page read in a unit
+    of work of its own."""
+    query = Query(limit=batch)
+    while True:
+        async with ctx.uow() as uow:
+            page = await uow.repository(field.collection).list(query)
+        yield list(page.items)
+        if page.next_cursor is None:
+            return
+        query = attrs.evolve(query, after=Cursor.decode(page.next_cursor))
 
 
 def _due(

@@ -401,15 +401,17 @@ async def _ensure_smp(container: Container) -> None:
     await sml.ensure_smp(ctx, await resolve(container.network), urls)
 
 
-async def migrate_data(container: Container) -> None:
+async def migrate_data(container: Container, *, reseal: bool = True) -> None:
     """The data migrations that need the application's ports (the schema's ran when the
-    storage opened): certificates stored before their public keys were kept get them, and
-    secrets sealed before they were bound to their records are sealed again, bound. Both are
-    idempotent and safe beside other processes; ``fourcorner serve`` runs them before it
-    serves, and ``fourcorner migrate`` runs them too."""
+    storage opened): certificates stored before their public keys were kept get them, and,
+    with ``reseal``, secrets sealed before they were bound to their records are sealed again,
+    bound. Both are idempotent and safe beside other processes; ``fourcorner serve`` runs them
+    before it serves, and ``fourcorner migrate`` runs them too (the second only with an
+    at-rest key: see ``commands.migrate``)."""
     ctx = await resolve(container.context)
     await certificate_keys.record_all(ctx, await resolve(container.certificate_inspector))
-    await sealed.reseal_all(ctx, await resolve(container.sealer))
+    if reseal:
+        await sealed.reseal_all(ctx, await resolve(container.sealer))
 
 
 async def web_app(container: Container, *, workers: bool = False) -> web.Application:
