@@ -533,14 +533,25 @@ async def operator_stored(container: Container, stop: asyncio.Event) -> bool:
         extra={"event": "worker.waiting", "poll_seconds": OPERATOR_POLL},
     )
     loops.waiting = NO_OPERATOR
+    failed: set[str] = set()  # the kinds of failed looks logged
     try:
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), OPERATOR_POLL)
                 return False
-            if await asyncio.to_thread(
-                operator_guard.check, settings, container.operator_environments
-            ):
+            try:
+                stored = await asyncio.to_thread(operator_guard.stored_certificates, settings)
+            except operator_guard.READ_ERRORS as e:
+                _look_failed(settings, e, failed)
+                continue
+            except ValueError as e:  # a stored record is no certificate's: as at start
+                raise StartupError(str(e)) from None
+            line = await asyncio.to_thread(
+                operator_guard.refusal, settings, stored, container.operator_environments
+            )
+            if line is not None:
+                raise StartupError(line)
+            if stored:
                 log.info(
                     "the operator's certificates are stored: the workers start",
                     extra={"event": "worker.waited"},
@@ -549,3 +560,17 @@ async def operator_stored(container: Container, stop: asyncio.Event) -> bool:
         return False
     finally:
         loops.waiting = STARTING
+
+
+def _look_failed(settings: Settings, error: Exception, failed: set[str]) -> None:
+    """A look of ``operator_stored`` failed (the database restarts, say): logged once for
+    each kind of error, and looked again at the next poll."""
+    kind = f"{type(error).__module__}.{type(error).__qualname__}"
+    if kind in failed:
+        return
+    failed.add(kind)
+    log.warning(
+        f"{operator_guard.read_problem(settings, error)}; the worker looks again every "
+        f"{OPERATOR_POLL:g} seconds",
+        extra={"event": "worker.wait_failed", "problem": kind},
+    )

@@ -219,20 +219,27 @@ def _order(item: tuple[tuple[Environment, Service], Certificate]) -> tuple[int, 
     return list(Environment).index(environment), list(Service).index(service)
 
 
+# the drivers' errors of a database that cannot be read (now: it may restart)
+READ_ERRORS = (psycopg.Error, sqlite3.Error)
+
+
+def read_problem(settings: Settings, error: Exception) -> str:
+    """The line that says the database cannot be read (``error``, one of ``READ_ERRORS``)."""
+    if isinstance(error, psycopg.Error):
+        return (
+            f"the database {preflight.database_address(settings.database)} "
+            f"({PREFIX}DATABASE_URL) cannot be read: {preflight.database_reason(error)}"
+        )
+    return f"the database {settings.sqlite_path} ({PREFIX}DATABASE_URL) cannot be read: {error}"
+
+
 def read(settings: Settings) -> Stored:
     """The operator's certificates the database holds (``stored_certificates``);
     ``StartupError`` in one line when they cannot be read."""
     try:
         stored = stored_certificates(settings)
-    except psycopg.Error as e:
-        raise StartupError(
-            f"the database {preflight.database_address(settings.database)} "
-            f"({PREFIX}DATABASE_URL) cannot be read: {preflight.database_reason(e)}"
-        ) from None
-    except sqlite3.Error as e:
-        raise StartupError(
-            f"the database {settings.sqlite_path} ({PREFIX}DATABASE_URL) cannot be read: {e}"
-        ) from None
+    except READ_ERRORS as e:
+        raise StartupError(read_problem(settings, e)) from None
     except ValueError as e:
         raise StartupError(str(e)) from None
     return stored

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import shutil
 import socket
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import psycopg
 import pytest
 
 import pg
 from fourcorner.adapters.postgres.storage import PING_WAIT
 from fourcorner.entrypoints import container as composition
+from fourcorner.entrypoints import operator_guard
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import build_container, run_workers, settle, web_app
 from fourcorner.entrypoints.operator_guard import stored_certificates
@@ -294,3 +297,49 @@ async def test_a_waiting_worker_stops_when_told(tmp_path: Path, caplog: Any):
     stop.set()
     await asyncio.wait_for(running, 5)
     assert not (tmp_path / "pki").exists()
+
+
+async def test_a_waiting_worker_looks_again_after_a_failed_look(
+    tmp_path: Path, monkeypatch: Any, caplog: Any
+):
+    """A look that fails while the worker waits (the database restarts, a connection drops)
+    is logged once for each kind of error and made again at the next poll; the worker starts
+    once serve has stored the certificates."""
+    monkeypatch.setattr(composition, "OPERATOR_POLL", 0.02)
+    caplog.set_level(logging.INFO, logger="fourcorner.workers")
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    settings = Settings(data_dir=tmp_path, database_url=url).check()
+    shutil.rmtree(tmp_path / "pki")
+    read = operator_guard.stored_certificates
+    failures: list[Exception] = [
+        *(sqlite3.OperationalError("database is locked") for _ in range(3)),
+        *(psycopg.OperationalError("connection refused") for _ in range(3)),
+    ]
+    looks: list[int] = []
+
+    def flaky(settings: Settings, timeout: float = 10.0) -> Any:
+        looks.append(len(failures))
+        if len(looks) > 1 and failures:  # the first look, at start, finds none
+            raise failures.pop(0)
+        return read(settings, timeout)
+
+    monkeypatch.setattr(operator_guard, "stored_certificates", flaky)
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_workers(build_container(settings), stop))
+    try:
+        async with asyncio.timeout(10):
+            while failures or len(looks) < 9:
+                assert not running.done(), running.exception()
+                await asyncio.sleep(0.01)
+        failed = [r for r in caplog.records if getattr(r, "event", "") == "worker.wait_failed"]
+        kinds = ["sqlite3.OperationalError", "psycopg.OperationalError"]
+        assert [r.problem for r in failed] == kinds
+        assert all("cannot be read" in r.getMessage() for r in failed)
+        await serve_started(Settings(data_dir=tmp_path, database_url=url).check())
+        async with asyncio.timeout(10):
+            while not [r for r in caplog.records if getattr(r, "event", "") == "worker.waited"]:
+                assert not running.done(), running.exception()
+                await asyncio.sleep(0.01)
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(running, return_exceptions=True), 30)
