@@ -282,20 +282,20 @@ def test_the_webhooks_a_claim_leaves_out_are_one_parameter(dialect: Dialect) -> 
 
 
 async def _blocked_by(conn: psycopg.AsyncConnection[Any], pid: int, count: int) -> None:
-    """Wait until ``count`` sessions wait, directly or through one another, on ``pid``."""
+    """Wait until ``count`` sessions wait, directly or through one another, on ``pid``;
+    ``conn`` in autocommit (a transaction sees one snapshot of ``pg_stat_activity``)."""
     for _ in range(500):
         cursor = await conn.execute(
-            "SELECT pid, pg_blocking_pids(pid), wait_event_type, wait_event, state, left(query, 120) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
         )
-        everything = await cursor.fetchall()
-        waits = {row[0]: set(row[1]) for row in everything}
+        waits = {row[0]: set(row[1]) for row in await cursor.fetchall()}
         found = {pid}
         while grown := {w for w, on in waits.items() if on & found} - found:
             found |= grown
         if len(found) > count:
             return
         await asyncio.sleep(0.01)
-    raise AssertionError(f"{count} sessions never waited on {pid}: {everything}")
+    raise AssertionError(f"{count} sessions never waited on {pid}: {waits}")
 
 
 @pytest.mark.postgres
@@ -333,7 +333,10 @@ async def test_a_move_of_pending_deliveries_never_deadlocks_a_workers_outcome_wr
                 await Deliveries(uow).add(d)
                 await uow.commit()
         options = f"-c search_path={schema}"
-        async with await psycopg.AsyncConnection.connect(url, options=options) as holder:
+        async with (
+            await psycopg.AsyncConnection.connect(url, options=options) as holder,
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as watcher,
+        ):
             await holder.execute("ANALYZE deliveries")
             await holder.commit()
             middle = sorted(str(d.id) for d in rows)[len(rows) // 2]
@@ -351,9 +354,9 @@ async def test_a_move_of_pending_deliveries_never_deadlocks_a_workers_outcome_wr
                     await uow.commit()
 
             worker = asyncio.ensure_future(outcome())
-            await _blocked_by(holder, holder.info.backend_pid, 1)
+            await _blocked_by(watcher, holder.info.backend_pid, 1)
             put = asyncio.ensure_future(move())
-            await _blocked_by(holder, holder.info.backend_pid, 2)
+            await _blocked_by(watcher, holder.info.backend_pid, 2)
             await holder.commit()
             await worker
             assert await put == len(rows)
