@@ -22,12 +22,14 @@ from fourcorner.adapters.pki.renewal import deliberate_problems, usage_problems
 from fourcorner.domain.certificates import Service
 
 SEAT, OTHER_SEAT = "PFC000001", "PFC000002"
+# Every certificate here is made at NOW, never at the wall clock: in the whole suite the
+# module's test PKI is made many minutes after collection, past its five minutes' backdating
 NOW = datetime.now(UTC)
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return ensure_test_pki(tmp_path_factory.mktemp("pki"), seat_id=SEAT)
+    return ensure_test_pki(tmp_path_factory.mktemp("pki"), seat_id=SEAT, clock=lambda: NOW)
 
 
 def other_seat(pki: TestPki, *, begin: datetime = NOW, days: float = 365) -> str:
@@ -89,7 +91,9 @@ def test_an_ap_certificate_whose_cn_is_not_the_seat_id_is_refused(pki: TestPki, 
 def test_a_certificate_that_does_not_chain_to_the_anchors_is_refused(
     pki: TestPki, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    stranger = ensure_test_pki(tmp_path_factory.mktemp("stranger"), seat_id=OTHER_SEAT)
+    stranger = ensure_test_pki(
+        tmp_path_factory.mktemp("stranger"), seat_id=OTHER_SEAT, clock=lambda: NOW
+    )
     found = deliberate_problems(
         Service.AP,
         pki.ap_certificate_pem,
