@@ -228,3 +228,14 @@ def test_each_failure_counted_is_given_to_the_share_and_nothing_else_is():
     tracker.failed(["addr:a", "key:p"])
     tracker.failed(["addr:a"])
     assert tracker.retry_after(["addr:a"]) == 20 and tracker.retry_after(["key:p"]) == 0
+
+
+def test_a_wait_of_one_interval_is_that_interval_whatever_the_float_rounding():
+    """A key refused for one interval is told that interval, not a second more: the wait is
+    computed from several clock readings and may come out a hair above it (12.000000000000114
+    seconds at this clock, which the property above found)."""
+    clock = Clock()
+    clock.now = 1005.5543310920929
+    tracker = FailureTracker(1, 12.0, clock=clock)
+    tracker.heard({"addr:a": 1})
+    assert tracker.retry_after(["addr:a"]) == 12

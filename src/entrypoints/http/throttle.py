@@ -104,8 +104,10 @@ class FailureTracker:
             until = self._until.get(key)
             if until is not None:
                 wait = max(wait, until + self._interval - now - self._window)
-        # the tolerance absorbs rounding: limit failures at once leave exactly the window
-        return math.ceil(wait) if wait > _TOLERANCE else 0
+        # the tolerance absorbs rounding both ways: limit failures at once leave exactly the
+        # window, and a wait of one interval computed from several clock readings may come out
+        # a hair above it (12.000000000000114 s is 12 s, not 13)
+        return math.ceil(wait - _TOLERANCE) if wait > _TOLERANCE else 0
 
     def failed(self, keys: Iterable[str]) -> None:
         """Count one failure against each of ``keys``."""
