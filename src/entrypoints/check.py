@@ -160,7 +160,7 @@ def database(report: Report, settings: Settings, timeout: float) -> Held:
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout) as conn:
                 applied = _sqlite_versions(conn)
-                held = _held(report, applied, SQLITE, conn.execute)
+                held = _held(report, applied, SQLITE, lambda q, p: conn.execute(q, p).fetchall())
         except sqlite3.Error as e:
             report.add(FAIL, "database", f"{where} cannot be read: {e}")
             return Held()
@@ -171,13 +171,14 @@ def database(report: Report, settings: Settings, timeout: float) -> Held:
     try:
         with psycopg.connect(
             settings.database, connect_timeout=max(1, int(timeout)), **kwargs
-        ) as conn:
-            conn.read_only = True
-            row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+        ) as pg:
+            pg.read_only = True
+            row = pg.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
             exists = bool(row and row[0])
-            cursor = conn.execute("SELECT version FROM schema_migrations") if exists else None
+            cursor = pg.execute("SELECT version FROM schema_migrations") if exists else None
             applied = {r[0] for r in cursor.fetchall()} if cursor else set()
-            held = _held(report, applied, POSTGRES, conn.execute)
+            # autocommit (connect_kwargs): a statement that fails leaves the next ones readable
+            held = _held(report, applied, POSTGRES, lambda q, p: pg.execute(q, p).fetchall())
     except psycopg.Error as e:
         report.add(
             FAIL,
@@ -193,20 +194,21 @@ def _held(
     report: Report,
     applied: set[int],
     dialect: Dialect,
-    execute: Callable[[str, Sequence[Any]], Any],
+    fetch: Callable[[str, Sequence[Any]], Any],
 ) -> Held:
-    """What the database holds for the other checks, read on its open connection (nothing
-    before the tables)."""
+    """What the database holds for the other checks, read on its open connection by
+    ``fetch`` (the rows of a statement), nothing before the tables; a read that fails is said
+    on its own line."""
     if not applied:
         return Held()
-
-    def fetch(sql: str, params: Sequence[Any]) -> Any:
-        return execute(sql, params).fetchall()
-
     try:
         texts = tuple(operator_guard.certificate_texts(fetch, dialect))
-    except (sqlite3.Error, psycopg.Error):
-        texts = ()  # as on a database that cannot be read: the lines below say why
+    except (sqlite3.Error, psycopg.Error) as e:
+        texts = ()
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        report.add(
+            WARN, "certificates", f"the operator's stored certificates cannot be read: {why}"
+        )
     try:
         return Held(stored_secrets.every(fetch, dialect), texts)
     except (sqlite3.Error, psycopg.Error, ValueError) as e:

@@ -272,3 +272,23 @@ async def test_check_opens_a_postgres_database_once(
     with pg.fresh_schema("fc_check") as schema:
         env = {"database_url": pg.URL, "database_schema": schema}
         await check_opens_the_database_once(monkeypatch, tmp_path, **env)
+
+
+@pytest.mark.postgres
+async def test_a_failed_read_on_postgresql_spoils_none_of_the_other_checks(tmp_path: Path) -> None:
+    """The checks read the database on one connection: a statement that fails there (here the
+    operator's certificates, their column renamed) is said on its own line (before, the
+    certificates' check ran as if none were stored, with nothing said), and the statements
+    after it are still answered on their own (the connection is in autocommit), not with
+    "current transaction is aborted"."""
+    with pg.fresh_schema("fc_check") as schema:
+        env = {"database_url": pg.URL, "database_schema": schema}
+        await sealed_by(Settings(data_dir=tmp_path / "var", at_rest_key=KEY, **env))
+        with psycopg.connect(pg.URL, autocommit=True) as conn:
+            conn.execute(f'ALTER TABLE "{schema}".certificates RENAME COLUMN data TO kept')
+        status, lines = check(tmp_path / "var", at_rest_key=KEY, **env)
+        assert status == 0, lines  # warnings: the database's shape is not this release's
+        said = found(lines, "warn", "certificates", "certificates cannot be read", '"data"')
+        assert "\n" not in said, said
+        assert not [line for line in lines if "aborted" in line], lines
+        found(lines, "warn", "stored secrets", "not checked against the at-rest key", '"data"')
