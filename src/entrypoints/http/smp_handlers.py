@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from aiohttp import ETag, web
+from aiohttp import ETag, hdrs, web
 from dependency_injector.wiring import Provide
 
 from fourcorner.adapters.smp.reader import SmpReader
@@ -51,15 +51,19 @@ def entity_tag(body: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(body).digest()[:16]).rstrip(b"=").decode()
 
 
-def _unchanged(asked: tuple[ETag, ...] | None, tag: str) -> bool:
-    """Whether ``If-None-Match`` names ``tag`` (compared weakly, RFC 9110 13.1.2) or is ``*``."""
-    return asked is not None and any(t.value in (tag, "*") for t in asked)
+def _unchanged(request: web.Request, tag: str) -> bool:
+    """Whether ``If-None-Match`` names ``tag`` (compared weakly, RFC 9110 13.1.2) or is ``*``,
+    bare: aiohttp reads the tag ``"*"`` as the wildcard too, and that is a tag like another."""
+    if any(v.strip() == "*" for v in request.headers.getall(hdrs.IF_NONE_MATCH, ())):
+        return True
+    asked: tuple[ETag, ...] | None = request.if_none_match
+    return asked is not None and any(t.value == tag for t in asked)
 
 
 def _xml(req: Req, body: bytes) -> Reply:
     tag = entity_tag(body)
     headers = {"Cache-Control": CACHE_CONTROL}
-    if _unchanged(req.raw.if_none_match, tag):
+    if _unchanged(req.raw, tag):
         answer = web.Response(status=304, headers=headers)
     else:
         answer = web.Response(body=body, content_type=XML, charset="utf-8", headers=headers)
