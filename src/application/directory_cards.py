@@ -155,12 +155,13 @@ async def _after_withdrawal(ctx: Context, net: Network, withdrawn: Sequence[Part
     marked = []
     async with ctx.uow() as uow:
         participants, repository = Participants(uow), uow.repository(PARTICIPANTS)
-        for p in withdrawn:
-            since = await participants.by_identifier(p.identifier_key, p.environment)
-            current = await repository.lock(since.id) if since is not None else None
-            if current is not None:
-                marked.append(current.card_withdrawn(ctx.clock(), net.directory_delays[0]))
-                await repository.update(marked[-1])
+        since = [
+            await participants.by_identifier(p.identifier_key, p.environment) for p in withdrawn
+        ]
+        # held in id order, as a batch's other writers hold them: none deadlocks with this
+        for current in await repository.lock_many([p.id for p in since if p is not None]):
+            marked.append(current.card_withdrawn(ctx.clock(), net.directory_delays[0]))
+            await repository.update(marked[-1])
         await uow.commit()
     await reindex(ctx, net, marked)
 
