@@ -140,9 +140,12 @@ class Metrics:
         wait = throttle.retry_after(counted)
         if wait:
             raise TooManyFailedAttempts(retry_after=wait)
-        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        # one Authorization header only: of two, a proxy in front may have checked the other
+        [header, *more] = request.headers.getall("Authorization", ("",))
+        scheme, _, sent = header.partition(" ")
         digest = hashlib.sha256(sent.strip().encode("utf-8", "surrogatepass")).digest()
-        if scheme.lower() != "bearer" or not hmac.compare_digest(digest, self._token):
+        wrong = scheme.lower() != "bearer" or not hmac.compare_digest(digest, self._token)
+        if wrong or more:
             throttle.failed(counted)
             raise Unauthorised(reason="the metrics need 'Authorization: Bearer <metrics token>'")
 

@@ -5,6 +5,7 @@ import json
 import re
 import uuid
 
+import multidict
 import pytest
 
 ALICE = "alice@example.com"
@@ -176,6 +177,19 @@ async def test_with_a_metrics_token_a_scrape_without_it_is_401(start_api, sent):
     # another credential of the API is no metrics token
     status, _ = await api.call("GET", "/users/me", as_=ALICE)
     assert status == 200
+
+
+async def test_a_scrape_with_two_authorization_headers_is_401_whichever_is_the_token(start_api):
+    """As the API refuses more than one credential: of two headers, a proxy in front may have
+    checked the one not used."""
+    api = await start_api("sqlite", metrics_token=METRICS_TOKEN)
+    right, other = f"Bearer {METRICS_TOKEN}", "Bearer not-the-token"
+    for pair in ((right, other), (other, right), (right, right)):
+        headers = multidict.CIMultiDict([("Authorization", pair[0]), ("Authorization", pair[1])])
+        resp = await api.client.get("/metrics", headers=headers)
+        assert resp.status == 401 and (await resp.json())["code"] == "AT-1018", pair
+    ok = await api.client.get("/metrics", headers={"Authorization": right})
+    assert ok.status == 200
 
 
 async def test_wrong_metrics_tokens_are_throttled_per_address(start_api):
