@@ -228,10 +228,10 @@ async def test_a_worker_started_before_serve_waits_unready_for_the_operator_s_ce
     the certificates (of the test PKI the server made)."""
     monkeypatch.setattr(composition, "OPERATOR_POLL", 0.05)
     caplog.set_level(logging.INFO, logger="fourcorner.workers")
-    shared = tmp_path / "shared"
-    shared.mkdir(mode=0o700)
+    data_dir = tmp_path / "one-data-dir"
+    data_dir.mkdir(mode=0o700)
     with pg.fresh_schema("fc_wport") if backend == "postgres" else nullcontext("") as schema:
-        settings = settings_for(backend, shared, schema)
+        settings = settings_for(backend, data_dir, schema)
         async with worker(settings) as get:
             for _ in range(3):  # some looks later
                 status, body, _ = await get("/readyz")
@@ -240,7 +240,7 @@ async def test_a_worker_started_before_serve_waits_unready_for_the_operator_s_ce
                 assert "fourcorner serve stores them at its first start" in body["error"], body
                 await asyncio.sleep(0.1)
             assert (await get("/healthz"))[0] == 200
-            assert not (shared / "pki").exists()
+            assert not (data_dir / "pki").exists()
             assert stored_certificates(settings) == {}
             assert len(waited(caplog)) == 1
 
@@ -250,7 +250,7 @@ async def test_a_worker_started_before_serve_waits_unready_for_the_operator_s_ce
             stored = stored_certificates(settings)
             assert len(stored) == 4
             assert {c.cert_pem for c in stored.values()} == {
-                (shared / "pki" / name).read_text() for name in ("ap.pem", "smp.pem")
+                (data_dir / "pki" / name).read_text() for name in ("ap.pem", "smp.pem")
             }
 
 
