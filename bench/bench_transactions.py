@@ -7,6 +7,11 @@ Modes: ``burst`` (``--transactions`` posted ``--concurrency`` at a time: tx/s th
 loop, target >= 100) and ``rate@N`` (an open-loop arrival of N tx/s for ``--seconds``, each POST
 sent at its time whatever the earlier ones did: POST -> COMPLETED p50 <= 1 s and p99 <= 3 s at
 50 tx/s). COMPLETED is seen by polling the sender's list every 0.1 s (at most one poll late).
+``--loops whole`` runs the loop the issue names (intake, lookup, AS4 out, receipt, AS4 in,
+MLS, webhooks): each document asks for a status (``MLS_TYPE`` ``ALWAYS_SEND``), so B's access
+point sends an AB back to A's over AS4, and both organisations have a webhook at a receiver in
+this process (A: ``transaction.sent`` and ``mls.received``, B: ``transaction.received``); a
+transaction is done when the last of its three webhooks arrives (no polling then).
 Each figure comes with the CPU time per transaction of serve, of its validation workers, of
 the worker, of the local PostgreSQL server (its backends serving those processes, and its own
 processes: WAL writer, checkpointer, ...) and of this process (the load generator), their sum
@@ -39,6 +44,7 @@ from typing import Any
 
 import aiohttp
 import psycopg
+from aiohttp import web
 from common import BIN, env_for, free_port, py_spy, stop, wait_ready
 from common import cpu_seconds as process_cpu
 
@@ -156,15 +162,83 @@ async def setup(
     return oid, ap
 
 
+class Hooks:
+    """The webhook receiver of the whole loop: A hears ``transaction.sent`` and
+    ``mls.received`` of each document it sends, B ``transaction.received``; a transaction is
+    done when all three arrived (the time of the last). The documents ask for a status
+    (``MLS_TYPE`` ``ALWAYS_SEND``), so B's access point sends an AB back to A's over AS4: the
+    loop of the issue (intake, lookup, AS4 out, receipt, AS4 in, MLS, webhooks)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self.heard: dict[str, dict[str, float]] = {}  # A's transaction id -> event -> time
+        self.instances: dict[str, str] = {}  # docInstanceId -> A's transaction id
+        self.early: dict[str, float] = {}  # transaction.received heard before A's sent
+        self.watched: dict[str, dict[str, float]] = {}
+        self.problems: list[str] = []
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=4 * 1024 * 1024)
+        app.router.add_post("/hook", self.handle)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+    def watch(self, tx_id: str, done: dict[str, float]) -> None:
+        self.watched[tx_id] = done
+
+    async def handle(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        now, name, payload = time.time(), body["eventType"], body["payload"]
+        if name == "transaction.sent":
+            self.instances[payload["docInstanceId"]] = payload["id"]
+            self.heard.setdefault(payload["id"], {})[name] = now
+            if (at := self.early.pop(payload["docInstanceId"], None)) is not None:
+                self.heard[payload["id"]]["transaction.received"] = at
+        elif name == "mls.received":
+            if payload["mlsResponseCode"] != "AB":
+                self.problems.append(f"an MLS {payload['mlsResponseCode']}: {payload}")
+            self.heard.setdefault(payload["transactionId"], {})[name] = now
+        elif name == "transaction.received":
+            if payload.get("valid") is not True:
+                self.problems.append(f"received not valid: {payload}")
+            sent = self.instances.get(payload["docInstanceId"])
+            if sent is None:
+                self.early[payload["docInstanceId"]] = now
+            else:
+                self.heard.setdefault(sent, {})[name] = now
+        return web.Response(status=200)
+
+    def check(self) -> None:
+        if self.problems:
+            raise SystemExit(self.problems[0])
+        for tx_id, events in self.heard.items():
+            done = self.watched.get(tx_id)
+            if done is not None and len(events) == 3:
+                done.setdefault(tx_id, max(events.values()))
+
+
 class Loop:
     """Organisation A sends to organisation B on the same server; ``posted`` and ``done``
     are the (intended) POST time and the time COMPLETED was seen, by transaction id."""
 
-    def __init__(self, base: str, env: dict[str, str], size: int, kind: str = "invoice") -> None:
+    def __init__(
+        self,
+        base: str,
+        env: dict[str, str],
+        size: int,
+        kind: str = "invoice",
+        hooks: Hooks | None = None,
+    ) -> None:
         self.base = base
         self.kind = kind
         self.env = env
         self.size = size
+        self.hooks = hooks  # the whole loop: a status asked for, webhooks heard
         self.posted: dict[str, float] = {}
         self.done: dict[str, float] = {}
         self.failures = 0
@@ -173,11 +247,28 @@ class Loop:
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         self.ta, tb = token(self.env, "a@example.com"), token(self.env, "b@example.com")
         self.org, self.ap = await setup(self.session, self.base, self.ta, "2120000787", gln(1))
-        await setup(self.session, self.base, tb, "5560360793", gln(2))
+        org_b, _ = await setup(self.session, self.base, tb, "5560360793", gln(2))
+        if self.hooks is not None:
+            await self.hooks.start()
+            for org, tok, names in (
+                (self.org, self.ta, ["transaction.sent", "mls.received"]),
+                (org_b, tb, ["transaction.received"]),
+            ):
+                status, body = await call(
+                    self.session,
+                    "POST",
+                    f"{self.base}/orgs/{org}/webhooks",
+                    tok,
+                    json={"url": self.hooks.url, "events": names},
+                )
+                if status != 201:
+                    raise SystemExit(f"POST webhooks answered {status}: {body}")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.session.close()
+        if self.hooks is not None:
+            await self.hooks.stop()
 
     def payloads(self, n: int, kind: str = "invoice") -> list[bytes]:
         document, process = PAYLOADS[kind]
@@ -192,6 +283,8 @@ class Loop:
                 process=process.partition("::")[2],  # the value; make_sbd adds the scheme
                 payload=body,
                 pad_to=self.size or None,
+                # the whole loop: the receiving access point sends a status back (AB)
+                mls_type="ALWAYS_SEND" if self.hooks is not None else None,
             )
             for _ in range(n)
         ]
@@ -208,6 +301,8 @@ class Loop:
         if status != 202:
             raise SystemExit(f"POST answered {status}: {body}")
         self.posted[body["transactionId"]] = at
+        if self.hooks is not None:
+            self.hooks.watch(body["transactionId"], self.done)
 
     async def poll(self, since: float) -> None:
         """Mark the transactions seen COMPLETED; only those created after ``since`` are read."""
@@ -234,8 +329,11 @@ class Loop:
     async def until_done(self, n: int, started: float, poster: asyncio.Future[Any]) -> None:
         while len([i for i in self.posted if i in self.done]) < n or not poster.done():
             await asyncio.sleep(0.1)  # reads only what was created since the oldest pending
-            pending = [t for i, t in self.posted.items() if i not in self.done]
-            await self.poll(min(pending, default=time.time()) - 2)
+            if self.hooks is not None:  # done as the last of its webhooks arrives
+                self.hooks.check()
+            else:
+                pending = [t for i, t in self.posted.items() if i not in self.done]
+                await self.poll(min(pending, default=time.time()) - 2)
             if time.time() - started > 900:
                 raise SystemExit("the loop did not finish in 15 minutes")
         await poster
@@ -319,11 +417,15 @@ def run(
     workdir: Path,
     profile: Path | None,
     kind: str = "invoice",
+    whole: bool = False,
 ) -> dict[str, dict[str, float]]:
     """The figures of one backend and one version of the code (``code``: a PYTHONPATH to run,
-    None: this checkout), with documents of one kind (``PAYLOADS``)."""
+    None: this checkout), with documents of one kind (``PAYLOADS``); ``whole``: the loop with
+    a status sent back and webhooks heard (``Hooks``)."""
     port = free_port()
     extra = {"FOURCORNER_PUBLIC_URL": f"http://127.0.0.1:{port}", **dict(args.set)}
+    if whole:  # the load generator's receiver listens on this machine
+        extra["FOURCORNER_WEBHOOK_ALLOW_PRIVATE_TARGETS"] = "true"
     if code is not None:
         extra["PYTHONPATH"] = code
     schema = None
@@ -338,13 +440,15 @@ def run(
     try:
 
         async def measure() -> None:
-            async with Loop(f"http://127.0.0.1:{port}", env, args.size, kind) as lp:
+            hooks = Hooks() if whole else None
+            async with Loop(f"http://127.0.0.1:{port}", env, args.size, kind, hooks) as lp:
                 await lp.burst(args.warmup, args.warmup)  # rules compiled, connections open
                 cpu0 = cpu_seconds(procs)
                 for mode in args.modes.split(","):
                     spies = []
                     if profile is not None:
-                        name = profile / f"{backend}-{'base' if code else 'this'}-{kind}-{mode}"
+                        label = f"{kind}-whole" if whole else kind
+                        name = profile / f"{backend}-{'base' if code else 'this'}-{label}-{mode}"
                         spies = record(procs, name, args.profile_seconds)
                     if mode == "burst":
                         out[mode] = await lp.burst(args.transactions, args.concurrency)
@@ -518,11 +622,24 @@ def main() -> None:
         default="invoice",
         help="invoice (validated), order (no rules apply: the loop without validation), or both",
     )
+    p.add_argument(
+        "--loops",
+        default="document",
+        help="document (the document there and its receipt back, as measured since the"
+        " start), whole (also a status sent back, MLS_TYPE ALWAYS_SEND, and the three"
+        " webhooks, transaction.sent, transaction.received and mls.received, heard by this"
+        " process: done when the last arrives), or both, in turn",
+    )
     p.add_argument("--pg-url", default=PG_URL)
     args = p.parse_args()
-    kinds = args.payloads.split(",")
-    if unknown := set(kinds) - set(PAYLOADS):
+    payloads = args.payloads.split(",")
+    if unknown := set(payloads) - set(PAYLOADS):
         p.error(f"--payloads: unknown {', '.join(sorted(unknown))}; known: {', '.join(PAYLOADS)}")
+    loops = args.loops.split(",")
+    if unknown := set(loops) - {"document", "whole"}:
+        p.error(f"--loops: unknown {', '.join(sorted(unknown))}; known: document, whole")
+    # each payload over each loop, labelled "invoice", "invoice/whole", ...
+    kinds = [k if loop == "document" else f"{k}/whole" for k in payloads for loop in loops]
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     codes: list[str | None] = [None] if not args.baseline else [args.baseline, None]
@@ -532,7 +649,10 @@ def main() -> None:
             for _ in range(args.rounds):
                 for code in codes:
                     for kind in kinds:
-                        figures = run(args, backend, code, Path(t), args.profile, kind)
+                        payload, _, whole = kind.partition("/")
+                        figures = run(
+                            args, backend, code, Path(t), args.profile, payload, bool(whole)
+                        )
                         for mode, f in figures.items():
                             results.setdefault((backend, code, kind, mode), []).append(f)
                             print(
@@ -547,13 +667,13 @@ def main() -> None:
             for mode in args.modes.split(","):
                 for kind in kinds:
                     this = _median(results[(backend, None, kind, mode)])
-                    line = f"{backend:9} {kind:7} {mode:5} {_fmt(this)}"
+                    line = f"{backend:9} {kind:13} {mode:5} {_fmt(this)}"
                     if args.baseline:
                         base = _median(results[(backend, args.baseline, kind, mode)])
                         line += (
                             f"  | baseline {_fmt(base)}  ({this['tx/s'] / base['tx/s']:.2f}x tx/s)"
                         )
-                    if kind == "invoice":
+                    if kind.startswith("invoice"):
                         line += "  " + _verdict(mode, this)
                     print(line)
                 if {"invoice", "order"} <= set(kinds):
