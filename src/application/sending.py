@@ -260,9 +260,9 @@ class SendingWorker:
         if ap is None or creds is None:
             await self._cannot_send(tx, txe.AP_REFUSED, "the access point no longer exists")
             return
+        made: list[tuple[str, bytes]] = []  # the status's document, made now: kept below
         if tx.kind is Kind.MLS:
-            sbd = await self._mls_document(tx)
-            addressing = Addressing.of(self._docs.envelopes.read(sbd))
+            sbd, addressing, made = await self._mls_document(tx, first=first)
         else:
             sbd = await self._docs.blobs.get(blob_key(tx.id, ArtefactType.BUSINESS_DOCUMENT))
             addressing = addressing_of(tx)
@@ -301,10 +301,12 @@ class SendingWorker:
         addressed = (tx.sender_sp, tx.receiver_sp) == parties
         kept_now: list[tuple[str, bytes]] = []
         if not prepared.reused:
+            # a status's document made now goes with its message (before it: a kept message
+            # always finds its document kept too)
             if addressed or len(prepared.data) > KEPT_WITH_PARTIES:
-                await self._docs.blobs.put(kept_key, prepared.data)
+                await self._docs.blobs.put_all([*made, (kept_key, prepared.data)])
             else:
-                kept_now.append((kept_key, prepared.data))
+                kept_now += [*made, (kept_key, prepared.data)]
         if not addressed:
             tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now), blobs=kept_now)
         started = time.perf_counter()
@@ -318,13 +320,22 @@ class SendingWorker:
         telemetry.sent(tx, failure.code, took)
         await self._attempt_failed(tx, failure, cause_of(outcome), asked=outcome.retry_after)
 
-    async def _mls_document(self, tx: Transaction) -> bytes:
-        """The MLS SBD of an MLS job, made once and kept, so a retry resends the same bytes."""
+    async def _mls_document(
+        self, tx: Transaction, *, first: bool
+    ) -> tuple[bytes, Addressing, list[tuple[str, bytes]]]:
+        """The MLS SBD of an MLS job, its addressing, and the blob to keep when it was made
+        now (none when an earlier attempt kept it). It is made once and kept with the AS4
+        message that carries it, before that is posted, so a retry resends the same bytes;
+        one that was never posted is made anew. A first attempt (``first``) looks for no
+        kept one: none can be."""
         key = blob_key(tx.id, ArtefactType.MLS)
-        try:
-            return await self._docs.blobs.get(key)
-        except (FileNotFoundError, KeyError):
-            pass
+        if not first:
+            try:
+                sbd = await self._docs.blobs.get(key)
+            except (FileNotFoundError, KeyError):
+                pass
+            else:
+                return sbd, Addressing.of(self._docs.envelopes.read(sbd)), []
         now = self._ctx.clock()
         rejected = tx.mls_response_code == "RE"
         status = MessageLevelStatus(
@@ -348,8 +359,7 @@ class SendingWorker:
             country_c1=tx.sender_country,
         )
         sbd = self._docs.envelopes.write(envelope, self._docs.envelopes.write_mls(status))
-        await self._docs.blobs.put(key, sbd)
-        return sbd
+        return sbd, Addressing.of(envelope), [(key, sbd)]
 
     async def _cannot_send(self, tx: Transaction, failure: txe.TransportFailure, why: str) -> None:
         """Nothing could be attempted: FAILED at once, no attempt counted."""

@@ -52,6 +52,7 @@ from fourcorner.application.ports import (
     Refused,
 )
 from fourcorner.application.publishing import wire_profile
+from fourcorner.application.transactions import blob_key, message_key
 from fourcorner.domain import send_failures as txe
 from fourcorner.domain.envelope import (
     MLS_DOCUMENT_TYPE,
@@ -445,11 +446,11 @@ async def test_a_receiver_the_network_does_not_know_fails_the_send_unsent(loop: 
     assert loop.transport.sent == [] and loop.b.reader.read_messages == []
 
 
-async def test_an_unreachable_access_point_is_retried_with_the_same_message(
+async def retrying_pair(
     tmp_path: Path, pkis: dict[str, Path]
-) -> None:
-    """Cut off, the send waits for its next attempt; mended, the message kept from the first
-    attempt goes out unchanged and is taken in once."""
+) -> tuple[InMemoryApTransport, tuple[Service, Service]]:
+    """A and B retrying failed sends at once, A's participant sending to B's; the caller
+    shuts their containers down."""
     network, lookup = LoopbackNetwork(), InMemoryParticipantLookup()
     transport = InMemoryApTransport(network, spool=tmp_path)
     services = []
@@ -461,10 +462,19 @@ async def test_an_unreachable_access_point_is_retried_with_the_same_message(
             await start(seat, data, network, transport, lookup, send_retry_delays="0.001")
         )
     a, b = services
+    await add_participant(a, SENDER, receives=False)
+    await add_participant(b, RECEIVER, receives=True)
+    lookup.register(Identifier(PARTICIPANT_SCHEME, RECEIVER), b.endpoint, [(INVOICE, PROCESS)])
+    return transport, (a, b)
+
+
+async def test_an_unreachable_access_point_is_retried_with_the_same_message(
+    tmp_path: Path, pkis: dict[str, Path]
+) -> None:
+    """Cut off, the send waits for its next attempt; mended, the message kept from the first
+    attempt goes out unchanged and is taken in once."""
+    transport, (a, b) = await retrying_pair(tmp_path, pkis)
     try:
-        await add_participant(a, SENDER, receives=False)
-        await add_participant(b, RECEIVER, receives=True)
-        lookup.register(Identifier(PARTICIPANT_SCHEME, RECEIVER), b.endpoint, [(INVOICE, PROCESS)])
         transport.cut(b.ap.ap_url)
         sent = await a.send(invoice()[0])
         await a.sending_round()
@@ -483,7 +493,49 @@ async def test_an_unreachable_access_point_is_retried_with_the_same_message(
         assert second.prepared.reused and second.prepared.data == first.prepared.data
         assert len(await b.transactions(direction=Direction.FROM_NETWORK)) == 1
     finally:
-        for s in services:
+        for s in (a, b):
+            await s.container.shutdown_resources()
+
+
+async def test_a_status_cut_off_is_kept_with_its_message_and_sent_again_unchanged(
+    tmp_path: Path, pkis: dict[str, Path]
+) -> None:
+    """B's positive MLS cannot reach A: the status's document, made for the first attempt,
+    is kept with the AS4 message that carries it, before that is posted; mended, the same
+    bytes go out, A matches them, and both kept blobs go."""
+    transport, (a, b) = await retrying_pair(tmp_path, pkis)
+    try:
+        sbd, instance = invoice(mls_type=MlsType.ALWAYS_SEND)
+        sent = await a.send(sbd)
+        await a.sending_round()
+        (job,) = await b.transactions(kind=Kind.MLS)
+        document, message = blob_key(job.id, ArtefactType.MLS), message_key(job.id)
+
+        transport.cut(a.ap.ap_url)
+        await b.sending_round()
+        waiting = await b.transaction(job.id)
+        assert waiting.transaction_status is Status.PROCESSING and waiting.attempts == 1
+        kept = bytes(await b.docs.blobs.get(document))
+        assert b.docs.envelopes.read(kept).document_type == MLS_DOCUMENT_TYPE
+        assert await b.docs.blobs.get(message) == transport.sent[-1].prepared.data
+
+        transport.mend(a.ap.ap_url)
+        while (await b.transaction(job.id)).transaction_status is Status.PROCESSING:
+            await b.sending_round()
+        assert (await b.transaction(job.id)).transaction_status is Status.COMPLETED
+        first, second = transport.sent[-2:]
+        assert isinstance(first.outcome, Refused) and first.outcome.retryable
+        assert second.prepared.reused and second.prepared.data == first.prepared.data
+        assert (await a.transaction(sent.id)).mls_response_code == "AB"
+        (status,) = a.reader.read_messages
+        assert status.sbd == kept  # the document made for the first attempt, unchanged
+        stored = read_mls(await a.artefact(sent.id, ArtefactType.MLS))
+        assert (stored.response_code, stored.original_instance_id) == ("AB", instance)
+        for key in (document, message):
+            with pytest.raises((FileNotFoundError, KeyError)):
+                await b.docs.blobs.get(key)
+    finally:
+        for s in (a, b):
             await s.container.shutdown_resources()
 
 

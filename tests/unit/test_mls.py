@@ -343,6 +343,28 @@ def test_an_mls_in_its_sbd_reads_back_with_the_mls_document_type_and_process() -
     assert read_mls(data) == REJECTION
 
 
+@given(
+    statuses(),
+    spids,
+    moments,
+    st.sampled_from(["BE", "SE", "NO", "DE"]),
+    st.uuids().map(str),
+)
+def test_an_mls_envelope_reads_back_as_made(
+    status: MessageLevelStatus, receiver: str, created: datetime, country: str, instance: str
+) -> None:
+    """The sending worker addresses a status it makes from the envelope it made (it does not
+    read back the SBD it wrote): what a receiver reads of that SBD is the same envelope."""
+    envelope = mls_envelope(
+        status,
+        receiver=Identifier("iso6523-actorid-upis", f"0242:{receiver}"),
+        instance_id=instance,
+        created_at=created,
+        country_c1=country,
+    )
+    assert read_envelope(write_sbd(envelope, write_mls(status))) == envelope
+
+
 def test_the_mls_constants_are_the_network_values() -> None:
     assert str(MLS_DOCUMENT_TYPE) == (
         "busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
