@@ -286,48 +286,70 @@ async def take(
         raise _answered_already(inbound)
     now = ctx.clock()
     key = f"{original.id.hex}-mls-{ctx.new_id().hex[:8]}"
-    hooks = await webhooks.webhooks_of(ctx, original.org_id)  # before the blob is written
-    size = (await docs.blobs.put_all([(key, inbound.sbd)]))[0]
-    async with ctx.uow() as uow:
-        current = await uow.repository(TRANSACTIONS).lock(original.id)
-        assert current is not None
-        if current.mls_response_code is not None:  # a status was taken meanwhile
-            await docs.blobs.delete(key)
-            if current.answered_by(inbound.message_id, signer):
-                return  # this very message, which came twice at once
-            raise _answered_already(inbound)
-        updated = current.mls_received(
+    hooks = await webhooks.webhooks_of(ctx, original.org_id)  # read before the unit of work
+
+    def taken(tx: Transaction) -> Transaction:
+        return tx.mls_received(
             status.response_code,
             status.description,
             now,
             message_id=inbound.message_id,
             signer=signer,
         )
-        await uow.repository(TRANSACTIONS).update(updated)
-        await uow.repository(ARTEFACTS).add(
-            Artefact(
-                ctx.new_id(),
-                original.id,
-                original.org_id,
-                ArtefactType.MLS,
-                "application/xml",
-                size,
-                key,
-                now,
+
+    meanwhile: Transaction | None = None  # the stored one, when a status was taken meanwhile
+    async with ctx.uow() as uow:
+        # First: a small one goes in this unit of work (durable with it, gone with a
+        # rollback), a large one is stored now, before any lock is held.
+        (size,) = await docs.blobs.put_all_in(uow, [(key, inbound.sbd)])
+        repo = uow.repository(TRANSACTIONS)
+        # As read above (most often): recorded in one statement, if it still is. Otherwise
+        # (another status, or a change of the document meanwhile) decided again on the stored
+        # one, read under a lock.
+        updated = taken(original)
+        current = original
+        if not await repo.replace(original, updated):
+            locked = await repo.lock(original.id)
+            assert locked is not None
+            current = locked
+            if locked.mls_response_code is not None:
+                meanwhile = locked
+            else:
+                updated = taken(locked)
+                await repo.update(updated)
+        if meanwhile is None:
+            # a new id, its row count unread: it goes out with the event or the commit
+            await uow.repository(ARTEFACTS).add_many(
+                [
+                    Artefact(
+                        ctx.new_id(),
+                        original.id,
+                        original.org_id,
+                        ArtefactType.MLS,
+                        "application/xml",
+                        size,
+                        key,
+                        now,
+                    )
+                ]
             )
-        )
-        await webhooks.raise_event(
-            ctx,
-            uow,
-            original.org_id,
-            events.MLS_RECEIVED,
-            {
-                "transactionId": str(original.id),
-                "mlsResponseCode": status.response_code,
-                "originalInstanceId": status.original_instance_id,
-            },
-            hooks,
-        )
-        await uow.commit()
+            await webhooks.raise_event(
+                ctx,
+                uow,
+                original.org_id,
+                events.MLS_RECEIVED,
+                {
+                    "transactionId": str(original.id),
+                    "mlsResponseCode": status.response_code,
+                    "originalInstanceId": status.original_instance_id,
+                },
+                hooks,
+            )
+            await uow.commit()
+    if meanwhile is not None:  # rolled back: a large blob stored before it goes too
+        await docs.blobs.delete(key)
+        if meanwhile.answered_by(inbound.message_id, signer):
+            return  # this very message, which came twice at once
+        raise _answered_already(inbound)
     if updated.transaction_status is not current.transaction_status:
         telemetry.transaction_status(updated)

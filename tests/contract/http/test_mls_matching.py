@@ -5,6 +5,7 @@ refused and changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -290,3 +291,45 @@ async def test_a_retried_status_gets_a_receipt_not_an_error(start_api, backend):
     assert (got["transactionStatus"], got["mlsResponseCode"]) == ("REJECTED", "RE")
     _, found = await api.call("GET", f"/orgs/{a['id']}/transactions/{tx}/artefacts", as_=ALICE)
     assert [x["type"] for x in found["items"]].count("MLS") == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_statuses_racing_for_one_document_are_taken_once(start_api, backend):
+    """Statuses about one document posted at once, round after round: two different
+    messages, of which one is taken and the other refused; the same message twice, taken once
+    and answered with a receipt both times. Each document ends with one status, one MLS
+    artefact and one mls.received event, however the two met."""
+    api = await start_api(backend, workers=True, public=True)
+    a = await api.org(ALICE)
+    b = await api.org(BOB, legal_id="5560360793")
+    pa, pb = f"0088:{gln(62)}", f"0088:{gln(63)}"
+    await receiving_participant(api, a, pa, ALICE)
+    await receiving_participant(api, b, pb, BOB)
+    path = await mls_path(api)
+    for round_ in range(6):
+        own = str(uuid.uuid4())
+        tx = await send(api, a, ALICE, make_sbd(sender=pa, receiver=pb, instance_id=own))
+        await completed(api, a, ALICE, tx)
+        if round_ % 2 == 0:  # two messages about the same document
+            answers = await asyncio.gather(
+                post_message(api, status_message(api, "RE", own), path),
+                post_message(api, status_message(api, "RE", own), path),
+            )
+            assert answers.count(None) == 1, answers
+            refused = next(x for x in answers if x is not None)
+            assert refused.startswith("EBMS:0004") and "status already" in refused
+        else:  # one message, twice at once (a retry crossing the first attempt)
+            msg = status_message(api, "RE", own, message_id=f"{uuid.uuid4()}@c3.test")
+            answers = await asyncio.gather(
+                post_message(api, msg, path), post_message(api, msg, path)
+            )
+            assert answers == [None, None]
+        got = await transaction(api, a, ALICE, tx)
+        assert (got["transactionStatus"], got["mlsResponseCode"]) == ("REJECTED", "RE")
+        _, found = await api.call("GET", f"/orgs/{a['id']}/transactions/{tx}/artefacts", as_=ALICE)
+        assert [x["type"] for x in found["items"]].count("MLS") == 1
+        _, heard = await api.call(
+            "GET", f"/orgs/{a['id']}/webhooks/events?filter=eventType:eq:mls.received", as_=ALICE
+        )
+        about = [e for e in heard["items"] if e["payload"]["transactionId"] == tx]
+        assert len(about) == 1, heard
