@@ -259,12 +259,16 @@ class Transaction:
         reason: str = "",
         description: str = "",
         lines: tuple[tuple[str, str, str], ...] = (),
+        seat: str = "",
     ) -> Transaction:
         """A message level status about ``document`` (received at ``ap``, of this service
         provider ``spid``, from the access point whose seat id is ``sender_seat``) to send
         back to its sender from ``due``: AB (``about``: the received transaction), or RE for
         a document refused (``reason``: the status reason code, with ``description``; ``lines``:
-        its line responses, when there is more than one)."""
+        its line responses, when there is more than one). ``seat``: this access point's seat
+        id, the status's sender party, recorded with the receiver's from the start (the
+        access point the document came from): a send to that access point records no
+        parties of its own."""
         if response_code not in ("AB", "RE") or (response_code == "RE") != bool(reason):
             raise IllegalTransition(
                 record="message level status",
@@ -291,6 +295,7 @@ class Transaction:
             created_ns=created_ns,
             last_modified_at=now,
             next_attempt_at=due,
+            sender_sp=seat,
             receiver_sp=sender_seat,
             about=about,
             origin=origin_of(sender_seat, document.sender),

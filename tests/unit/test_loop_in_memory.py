@@ -342,6 +342,8 @@ async def test_a_document_goes_round_the_loop_and_its_mls_comes_back(loop: Loop)
     (job,) = await b.transactions(kind=Kind.MLS)
     assert (job.transaction_status, job.mls_response_code) == (Status.UNPROCESSED, "AB")
     assert job.receiver_id == spid_participant(seat_spid(SEAT_A)).value
+    # its parties known from the start: B's access point, back to the one the document came from
+    assert (job.sender_sp, job.receiver_sp) == (SEAT_B, SEAT_A)
 
     # B sends its status; A's receiving use case matches it to the document it sent
     assert await b.sending_round() == 1

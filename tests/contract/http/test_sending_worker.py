@@ -189,7 +189,7 @@ async def test_a_receivers_long_words_are_kept_and_logged_cut(
 
 class Puts:
     """The blob store, recording which blobs went in a unit of work (``put_all_in``) and
-    which on their own (``put``)."""
+    which on their own (``put``, ``put_all``)."""
 
     def __init__(self, blobs: Any) -> None:
         self.blobs, self.alone, self.in_uow = blobs, list[str](), list[list[str]]()
@@ -200,6 +200,10 @@ class Puts:
     async def put(self, key: str, data: bytes) -> int:
         self.alone.append(key)
         return int(await self.blobs.put(key, data))
+
+    async def put_all(self, blobs: Any) -> list[int]:
+        self.alone += [key for key, _ in blobs]
+        return list(await self.blobs.put_all(blobs))
 
     async def put_all_in(self, uow: Any, blobs: Any) -> list[int]:
         self.in_uow.append([key for key, _ in blobs])
