@@ -32,6 +32,7 @@ class ErrorKind(enum.Enum):
     RULE = "rule"  # 422
     TOO_MANY = "too_many"  # 429
     UNAVAILABLE = "unavailable"  # 503
+    VERSION_NOT_SUPPORTED = "version_not_supported"  # 505
     INTERNAL = "internal"  # 500
 
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Mu
 from typing import Any
 
 import cattrs
-from aiohttp import web
+from aiohttp import HttpVersion, web
 from aiohttp.web_urldispatcher import (
     AbstractResource,
     AbstractRoute,
@@ -149,6 +149,10 @@ def _from_http(exc: web.HTTPException, request: web.Request, max_size: int) -> D
     return errors.Forbidden(reason=exc.reason) if exc.status == 403 else errors.DomainError()
 
 
+_SPOKEN = frozenset({HttpVersion(1, 1), HttpVersion(1, 0)})
+"""The HTTP versions a request line may name (``VersionNotSupported`` otherwise)."""
+
+
 def wrapper(
     max_size: int, metrics: Metrics | None = None, *, hsts: bool = False
 ) -> Callable[[Handler, str | None], Handler]:
@@ -174,6 +178,9 @@ def wrapper(
             request[REQUEST_ID] = request_id = _request_id(request, new_id)
             error: DomainError | None = None
             try:
+                if request.version not in _SPOKEN:
+                    version = request.version
+                    raise http_errors.VersionNotSupported(version=f"{version[0]}.{version[1]}")
                 if _REFUSED_EXPECT in request:
                     raise http_errors.ExpectationFailed(expect=request[_REFUSED_EXPECT])
                 response = await handler(request)

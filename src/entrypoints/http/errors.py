@@ -54,6 +54,21 @@ class ExpectationFailed(DomainError):
 
 
 @attrs.define(eq=False, slots=False)
+class VersionNotSupported(DomainError):
+    """A request line naming an HTTP version other than 1.0 and 1.1, which this server speaks
+    (RFC 9110, 15.6.6): ``HTTP/2.0`` or ``HTTP/0.9`` in an HTTP/1 request line is no request it
+    can read as its sender meant it. Answered before the body is read, whatever the route."""
+
+    code = "AT-1044"
+    kind = ErrorKind.VERSION_NOT_SUPPORTED
+    title = "HTTP version not supported"
+    version: str = ""
+
+    def message(self) -> str:
+        return f"HTTP/{self.version} is not supported; this server speaks HTTP/1.1 and HTTP/1.0."
+
+
+@attrs.define(eq=False, slots=False)
 class BodyTooLarge(DomainError):
     code = "AT-1002"
     kind = ErrorKind.TOO_LARGE

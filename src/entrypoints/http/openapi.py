@@ -42,6 +42,7 @@ _STATUS_OF_KIND = {
     errors.ErrorKind.RULE: 422,
     errors.ErrorKind.TOO_MANY: 429,
     errors.ErrorKind.UNAVAILABLE: 503,
+    errors.ErrorKind.VERSION_NOT_SUPPORTED: 505,
     errors.ErrorKind.INTERNAL: 500,
 }
 

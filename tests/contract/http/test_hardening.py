@@ -163,6 +163,54 @@ async def test_a_target_no_route_can_match_is_a_404_in_the_api_shape(api, line):
     assert b"server: fourcorner" in lowered and b"x-content-type-options: nosniff" in lowered
 
 
+@pytest.mark.parametrize(
+    ("version", "status", "code"),
+    [
+        (b"HTTP/2.0", b"505", b"AT-1044"),
+        (b"HTTP/0.9", b"505", b"AT-1044"),
+        # versions the HTTP/1 parser itself does not read: a malformed request line
+        (b"HTTP/1.2", b"400", b"AT-1001"),
+        (b"HTTP/3.0", b"400", b"AT-1001"),
+    ],
+)
+@pytest.mark.parametrize("target", [b"GET /healthz", b"GET /no/such/route", b"POST /orgs"])
+async def test_a_request_line_of_another_http_version_is_refused_in_the_api_shape(
+    api, version, status, code, target
+):
+    """This server speaks HTTP/1.1 and 1.0: a request line naming another version is
+    refused in the error shape on any route, its handler never run: 505 for one the parser
+    reads (``HTTP/2.0``, ``HTTP/0.9``), 400 for one it does not."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", api.client.port)
+    try:
+        writer.write(
+            target + b" " + version + b"\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
+        )
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split()[1] == status, raw[:300]
+    assert b'"code":"' + code + b'"' in body
+    if status == b"505":
+        assert version[5:] in body
+    lowered = head.lower()
+    assert b"server: fourcorner" in lowered and b"x-request-id: " in lowered
+
+
+async def test_http_1_0_and_1_1_request_lines_are_served(api):
+    for version in (b"HTTP/1.0", b"HTTP/1.1"):
+        reader, writer = await asyncio.open_connection("127.0.0.1", api.client.port)
+        try:
+            writer.write(b"GET /healthz " + version + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+            raw = await asyncio.wait_for(reader.read(), 10)
+        finally:
+            writer.close()
+        assert raw.split()[1] == b"200", raw[:300]
+
+
 def _org_body(name: str) -> dict[str, str]:
     return {
         "legalIdentifier": "2120000787",
