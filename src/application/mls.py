@@ -128,7 +128,6 @@ async def _rejection(
         org_id=ap.org_id,
         ap=ap,
         spid=exchange.spid,
-        seat=exchange.seat_id,
         sender_seat=inbound.sender_certificate_cn,
         response_code="RE",
         created_ns=ctx.clock_ns(),
@@ -159,7 +158,7 @@ def positive_job(
         org_id=received.org_id,
         ap=ap,
         spid=exchange.spid,
-        seat=exchange.seat_id,
+        seat=received.receiver_sp,  # this access point, as the received document records it
         sender_seat=received.sender_sp,
         response_code="AB",
         created_ns=ctx.clock_ns(),

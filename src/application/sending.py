@@ -198,7 +198,7 @@ class SendingWorker:
 
     async def run_once(self) -> int:
         jobs = await self.claim(self._x.concurrency)
-        await asyncio.gather(*(self._process(job) for job in jobs))
+        await asyncio.gather(*(self.process(job) for job in jobs))
         await self._remove_finished()
         return len(jobs)
 
@@ -213,7 +213,7 @@ class SendingWorker:
                 except Exception:
                     log.exception("claiming transactions failed")
             for job in jobs:
-                task = asyncio.create_task(self._process(job))
+                task = asyncio.create_task(self.process(job))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
             # fewer than asked: none was left due (another claim now would find none, a round
@@ -236,7 +236,10 @@ class SendingWorker:
             except Exception:
                 log.exception("removing the blobs of finished sends failed")
 
-    async def _process(self, job: Claimed) -> None:
+    async def process(self, job: Claimed) -> None:
+        """Send ``job``, claimed by this worker; a send another worker took over is abandoned
+        (logged), and so is one that fails unexpectedly (logged, tried again once its lease
+        runs out)."""
         tx = job.tx
         try:
             await self._send(tx, first=job.first)
@@ -301,12 +304,17 @@ class SendingWorker:
         addressed = (tx.sender_sp, tx.receiver_sp) == parties
         kept_now: list[tuple[str, bytes]] = []
         if not prepared.reused:
-            # a status's document made now goes with its message (before it: a kept message
-            # always finds its document kept too)
-            if addressed or len(prepared.data) > KEPT_WITH_PARTIES:
-                await self._docs.blobs.put_all([*made, (kept_key, prepared.data)])
+            large = len(prepared.data) > KEPT_WITH_PARTIES
+            if large and made:  # stored first: a kept message always finds its document kept
+                await self._docs.blobs.put_all(made)
+                made = []
+            keep = [*made, (kept_key, prepared.data)]  # a status's document goes with its message
+            if addressed:  # no parties to record: kept while the send is still this worker's
+                await self._keep(tx, keep, parties)
+            elif large:
+                await self._docs.blobs.put_all(keep)
             else:
-                kept_now += [*made, (kept_key, prepared.data)]
+                kept_now = keep
         if not addressed:
             tx = await self._apply(tx, lambda t, now: t.addressed(*parties, now), blobs=kept_now)
         started = time.perf_counter()
@@ -319,6 +327,29 @@ class SendingWorker:
         failure = failure_of(outcome)
         telemetry.sent(tx, failure.code, took)
         await self._attempt_failed(tx, failure, cause_of(outcome), asked=outcome.retry_after)
+
+    async def _keep(
+        self, tx: Transaction, blobs: list[tuple[str, bytes]], parties: tuple[str, str]
+    ) -> None:
+        """The blobs of a send whose parties are recorded already, kept before it is posted,
+        in a unit of work that holds the stored transaction: only while the send is still this
+        worker's (its claim's lease, and a move of the attempt still allowed, as recording the
+        parties would check); ``IllegalTransition`` otherwise, and nothing is kept, so a
+        worker whose lease ran out posts nothing over what another worker sent or finished. A
+        large blob is written while the transaction is held (rare: a message over
+        ``KEPT_WITH_PARTIES``)."""
+        async with self._ctx.uow() as uow:
+            current = await uow.repository(TRANSACTIONS).lock(tx.id)
+            if current is None or current.lease_until != tx.lease_until:
+                raise IllegalTransition(
+                    record="transaction",
+                    state=current.transaction_status.value if current else "removed",
+                    move="kept for a send",
+                    reason="another worker took it over (this one's lease ran out)",
+                )
+            current.addressed(*parties, self._ctx.clock())  # raises when the send is over
+            await self._docs.blobs.put_all_in(uow, blobs)
+            await uow.commit()
 
     async def _mls_document(
         self, tx: Transaction, *, first: bool

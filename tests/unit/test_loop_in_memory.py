@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,14 @@ from fourcorner.domain.errors import ServiceUnavailable
 from fourcorner.domain.network_services import AccessPoint, Environment
 from fourcorner.domain.organisation import Organisation
 from fourcorner.domain.participant import SupportedDocumentType
-from fourcorner.domain.transaction import ArtefactType, Direction, Kind, Status, Transaction
+from fourcorner.domain.transaction import (
+    NO_LEASE,
+    ArtefactType,
+    Direction,
+    Kind,
+    Status,
+    Transaction,
+)
 from fourcorner.domain.webhook import DeliveryStatus, hex_signature, standard_signature
 from fourcorner.entrypoints.config import Settings
 from fourcorner.entrypoints.container import Container, build_container, resolve
@@ -539,6 +547,37 @@ async def test_a_status_cut_off_is_kept_with_its_message_and_sent_again_unchange
     finally:
         for s in (a, b):
             await s.container.shutdown_resources()
+
+
+@pytest.mark.parametrize("meanwhile", ["finished", "taken over"])
+async def test_a_worker_whose_lease_ran_out_posts_no_status(loop: Loop, meanwhile: str) -> None:
+    """B's worker claims a status to send and stalls past its lease; meanwhile another worker
+    finished the send, or claimed it again. Waking, the stale worker keeps nothing and posts
+    nothing (a status's parties are known from the start, so no write of the parties checks
+    this for it)."""
+    a, b = loop.a, loop.b
+    await a.send(invoice(mls_type=MlsType.ALWAYS_SEND)[0])
+    assert await a.sending_round() == 1
+    worker = await resolve(b.container.sending_worker)
+    (claimed,) = await worker.claim(1)
+    assert claimed.first and claimed.tx.kind is Kind.MLS
+    async with b.ctx.uow() as uow:
+        repo = uow.repository(TRANSACTIONS)
+        stored = await repo.lock(claimed.tx.id)
+        assert stored is not None
+        if meanwhile == "finished":
+            other = attrs.evolve(stored, transaction_status=Status.COMPLETED, lease_until=NO_LEASE)
+        else:
+            other = stored.claimed(b.ctx.clock() + timedelta(minutes=3), timedelta(minutes=2))
+        await repo.update(other)
+        await uow.commit()
+    posted = len(loop.transport.sent)
+    await worker.process(claimed)
+    assert len(loop.transport.sent) == posted
+    for key in (blob_key(claimed.tx.id, ArtefactType.MLS), message_key(claimed.tx.id)):
+        with pytest.raises((FileNotFoundError, KeyError)):
+            await b.docs.blobs.get(key)
+    assert await b.transaction(claimed.tx.id) == other
 
 
 # --- webhook attempts -------------------------------------------------------------------------

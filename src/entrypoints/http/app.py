@@ -3,6 +3,7 @@ log) and the routes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -153,6 +154,18 @@ _SPOKEN = frozenset({HttpVersion(1, 1), HttpVersion(1, 0)})
 """The HTTP versions a request line may name (``VersionNotSupported`` otherwise)."""
 
 
+def _refused_version(request: web.Request) -> http_errors.VersionNotSupported:
+    """The refusal of a request naming another HTTP version, which is answered in this
+    server's own (RFC 9112, 2.3: HTTP/1.1): aiohttp writes an answer's status line with the
+    request's version, which it keeps in ``_version`` and caches in ``_cache`` (there is no
+    public way to set it; ``test_hardening`` checks the status line)."""
+    version = request.version
+    with contextlib.suppress(AttributeError, TypeError):
+        request._version = HttpVersion(1, 1)
+        request._cache.pop("version", None)
+    return http_errors.VersionNotSupported(version=f"{version[0]}.{version[1]}")
+
+
 def wrapper(
     max_size: int, metrics: Metrics | None = None, *, hsts: bool = False
 ) -> Callable[[Handler, str | None], Handler]:
@@ -179,8 +192,7 @@ def wrapper(
             error: DomainError | None = None
             try:
                 if request.version not in _SPOKEN:
-                    version = request.version
-                    raise http_errors.VersionNotSupported(version=f"{version[0]}.{version[1]}")
+                    raise _refused_version(request)
                 if _REFUSED_EXPECT in request:
                     raise http_errors.ExpectationFailed(expect=request[_REFUSED_EXPECT])
                 response = await handler(request)
@@ -201,6 +213,8 @@ def wrapper(
                 )
                 response = error_response(error := errors.DomainError(), request_id)
             secure(response.headers, private=_private(request), hsts=hsts)
+            if isinstance(error, http_errors.VersionNotSupported):
+                response.force_close()  # nothing more of it is read
             # an answer before the body has arrived whole ends the connection, lingering
             unread = body_unread(request)
             if unread:

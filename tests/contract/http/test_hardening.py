@@ -195,6 +195,9 @@ async def test_a_request_line_of_another_http_version_is_refused_in_the_api_shap
     assert b'"code":"' + code + b'"' in body
     if status == b"505":
         assert version[5:] in body
+        # answered in this server's own version (RFC 9112, 2.3), and the connection closed
+        assert head.startswith(b"HTTP/1.1 505 "), raw[:300]
+        assert b"connection: close" in head.lower()
     lowered = head.lower()
     assert b"server: fourcorner" in lowered and b"x-request-id: " in lowered
 

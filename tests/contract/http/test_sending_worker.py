@@ -331,14 +331,14 @@ async def test_a_claim_that_finds_fewer_than_it_asks_for_is_not_repeated_at_once
         return jobs
 
     sent = asyncio.Event()
-    process = sending._process
+    process = sending.process
 
     async def processed(job: Any) -> None:
         await process(job)
         sent.set()
 
     sending.claim = counted  # type: ignore[method-assign]
-    sending._process = processed  # type: ignore[method-assign]
+    sending.process = processed  # type: ignore[method-assign]
     stop = asyncio.Event()
     running = asyncio.create_task(sending.run(stop))
     async with asyncio.timeout(10):
