@@ -175,7 +175,6 @@ class Hooks:
         self.heard: dict[str, dict[str, float]] = {}  # A's transaction id -> event -> time
         self.instances: dict[str, str] = {}  # docInstanceId -> A's transaction id
         self.early: dict[str, float] = {}  # transaction.received heard before A's sent
-        self.watched: dict[str, dict[str, float]] = {}
         self.problems: list[str] = []
 
     async def start(self) -> None:
@@ -187,9 +186,6 @@ class Hooks:
 
     async def stop(self) -> None:
         await self.runner.cleanup()
-
-    def watch(self, tx_id: str, done: dict[str, float]) -> None:
-        self.watched[tx_id] = done
 
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -213,13 +209,13 @@ class Hooks:
                 self.heard.setdefault(sent, {})[name] = now
         return web.Response(status=200)
 
-    def check(self) -> None:
+    def check(self, posted: dict[str, float], done: dict[str, float]) -> None:
+        """Each transaction of ``posted`` whose three webhooks arrived marked ``done`` (at
+        the last), and no longer looked at."""
         if self.problems:
             raise SystemExit(self.problems[0])
-        for tx_id, events in self.heard.items():
-            done = self.watched.get(tx_id)
-            if done is not None and len(events) == 3:
-                done.setdefault(tx_id, max(events.values()))
+        for tx_id in [t for t, events in self.heard.items() if len(events) == 3 and t in posted]:
+            done.setdefault(tx_id, max(self.heard.pop(tx_id).values()))
 
 
 class Loop:
@@ -301,8 +297,6 @@ class Loop:
         if status != 202:
             raise SystemExit(f"POST answered {status}: {body}")
         self.posted[body["transactionId"]] = at
-        if self.hooks is not None:
-            self.hooks.watch(body["transactionId"], self.done)
 
     async def poll(self, since: float) -> None:
         """Mark the transactions seen COMPLETED; only those created after ``since`` are read."""
@@ -330,7 +324,7 @@ class Loop:
         while len([i for i in self.posted if i in self.done]) < n or not poster.done():
             await asyncio.sleep(0.1)  # reads only what was created since the oldest pending
             if self.hooks is not None:  # done as the last of its webhooks arrives
-                self.hooks.check()
+                self.hooks.check(self.posted, self.done)
             else:
                 pending = [t for i, t in self.posted.items() if i not in self.done]
                 await self.poll(min(pending, default=time.time()) - 2)

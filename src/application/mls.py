@@ -298,7 +298,6 @@ async def take(
             signer=signer,
         )
 
-    meanwhile: Transaction | None = None  # the stored one, when a status was taken meanwhile
     async with ctx.uow() as uow:
         # First: a small one goes in this unit of work (durable with it, gone with a
         # rollback), a large one is stored now, before any lock is held.
@@ -307,18 +306,15 @@ async def take(
         # As read above (most often): recorded in one statement, if it still is. Otherwise
         # (another status, or a change of the document meanwhile) decided again on the stored
         # one, read under a lock.
-        updated = taken(original)
-        current = original
+        current, updated = original, taken(original)
         if not await repo.replace(original, updated):
             locked = await repo.lock(original.id)
             assert locked is not None
             current = locked
-            if locked.mls_response_code is not None:
-                meanwhile = locked
-            else:
-                updated = taken(locked)
+            if current.mls_response_code is None:
+                updated = taken(current)
                 await repo.update(updated)
-        if meanwhile is None:
+        if current.mls_response_code is None:  # else: another status was taken meanwhile
             # a new id, its row count unread: it goes out with the event or the commit
             await uow.repository(ARTEFACTS).add_many(
                 [
@@ -347,9 +343,9 @@ async def take(
                 hooks,
             )
             await uow.commit()
-    if meanwhile is not None:  # rolled back: a large blob stored before it goes too
+    if current.mls_response_code is not None:  # rolled back: a large blob stored goes too
         await docs.blobs.delete(key)
-        if meanwhile.answered_by(inbound.message_id, signer):
+        if current.answered_by(inbound.message_id, signer):
             return  # this very message, which came twice at once
         raise _answered_already(inbound)
     if updated.transaction_status is not current.transaction_status:
