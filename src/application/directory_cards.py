@@ -152,16 +152,16 @@ async def _after_withdrawal(ctx: Context, net: Network, withdrawn: Sequence[Part
     asked for again (``participants.request_publication``)."""
     if not withdrawn:
         return
-    marked = []
     async with ctx.uow() as uow:
         participants, repository = Participants(uow), uow.repository(PARTICIPANTS)
         since = [
             await participants.by_identifier(p.identifier_key, p.environment) for p in withdrawn
         ]
         # held in id order, as a batch's other writers hold them: none deadlocks with this
-        for current in await repository.lock_many([p.id for p in since if p is not None]):
-            marked.append(current.card_withdrawn(ctx.clock(), net.directory_delays[0]))
-            await repository.update(marked[-1])
+        held = await repository.lock_many([p.id for p in since if p is not None])
+        now = ctx.clock()
+        marked = [current.card_withdrawn(now, net.directory_delays[0]) for current in held]
+        await repository.update_many(marked, before=held)
         await uow.commit()
     await reindex(ctx, net, marked)
 

@@ -205,15 +205,22 @@ def _held(
         texts = tuple(operator_guard.certificate_texts(fetch, dialect))
     except (sqlite3.Error, psycopg.Error) as e:
         texts = ()
-        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         report.add(
-            WARN, "certificates", f"the operator's stored certificates cannot be read: {why}"
+            WARN,
+            "certificates",
+            f"the operator's stored certificates cannot be read: {_first_line(e)}",
         )
     try:
         return Held(stored_secrets.every(fetch, dialect), texts)
     except (sqlite3.Error, psycopg.Error, ValueError) as e:
-        report.add(WARN, "stored secrets", f"not checked against the at-rest key: {e}")
+        report.add(WARN, "stored secrets", f"not checked against the at-rest key: {_first_line(e)}")
         return Held(None, texts)
+
+
+def _first_line(error: Exception) -> str:
+    """What a driver's error says, on one line (PostgreSQL's add ``LINE 1: ...`` below)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _sqlite_versions(conn: sqlite3.Connection) -> set[int]:

@@ -546,17 +546,18 @@ async def operator_stored(container: Container, stop: asyncio.Event) -> bool:
                 continue
             except ValueError as e:  # a stored record is no certificate's: as at start
                 raise StartupError(str(e)) from None
+            if not stored:
+                continue  # nothing to check yet
             line = await asyncio.to_thread(
                 operator_guard.refusal, settings, stored, container.operator_environments
             )
             if line is not None:
                 raise StartupError(line)
-            if stored:
-                log.info(
-                    "the operator's certificates are stored: the workers start",
-                    extra={"event": "worker.waited"},
-                )
-                return True
+            log.info(
+                "the operator's certificates are stored: the workers start",
+                extra={"event": "worker.waited"},
+            )
+            return True
         return False
     finally:
         loops.waiting = STARTING
