@@ -62,6 +62,16 @@ def _chain(text: str) -> list[x509.Certificate]:
     return x509.load_pem_x509_certificates(text.encode()) if text.strip() else []
 
 
+def _not_newer(new: x509.Certificate, stored: x509.Certificate) -> str | None:
+    """Why ``new`` does not succeed ``stored`` in time, or None when it was issued later."""
+    if new.not_valid_before_utc > stored.not_valid_before_utc:
+        return None
+    return (
+        f"it is not newer (valid from {instant(new.not_valid_before_utc)}, the stored one "
+        f"from {instant(stored.not_valid_before_utc)})"
+    )
+
+
 def replacement_problem(
     stored_pem: str,
     stored_chain_pem: str,
@@ -91,11 +101,8 @@ def replacement_problem(
         )
     if _usages(new) != _usages(stored):
         return "its key usages are not the stored certificate's"
-    if new.not_valid_before_utc <= stored.not_valid_before_utc:
-        return (
-            f"it is not newer (valid from {instant(new.not_valid_before_utc)}, the stored one "
-            f"from {instant(stored.not_valid_before_utc)})"
-        )
+    if (older := _not_newer(new, stored)) is not None:
+        return older
     if test_pki:
         try:
             # when it was issued: an expired stored certificate may be renewed too
@@ -164,12 +171,10 @@ def deliberate_problems(
         stored = x509.load_pem_x509_certificate(stored_pem.encode())
     except ValueError:
         return problems  # nothing usable is kept
-    if cert.subject == stored.subject and cert.not_valid_before_utc <= stored.not_valid_before_utc:
+    if cert.subject == stored.subject and (older := _not_newer(cert, stored)) is not None:
         problems.append(
-            f"it is the stored one's subject and not newer (valid from "
-            f"{instant(cert.not_valid_before_utc)}, the stored one from "
-            f"{instant(stored.not_valid_before_utc)}): an older certificate is not put back, "
-            "and a renewal is what a start stores"
+            f"it is the stored one's subject and {older.removeprefix('it is ')}: an older "
+            "certificate is not put back, and a renewal is what a start stores"
         )
     if issued_by_test_ca(cert) and not issued_by_test_ca(stored):
         problems.append(
